@@ -1,0 +1,45 @@
+"""The `envcraft` command: wiring only; every command's logic lives in its library module."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+
+from envcraft import __version__
+from envcraft.cli import envs, session
+
+app = typer.Typer(
+    name="envcraft",
+    help="Executable RL environments and verifiable tasks for tool-using LLM agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(envs.app, name="envs")
+app.add_typer(session.session_app, name="session")
+app.command("call")(session.call)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"envcraft {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
+) -> None:
+    """envcraft: build, check and use RL environments and tasks."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.CRITICAL,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,35 @@
+"""What an environment is, and the one runtime every environment runs on."""
+
+from envcraft.core.clock import Clock
+from envcraft.core.environment import Environment, Initial, StateModel
+from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
+from envcraft.core.package import EnvPackage, PackageError, builtin_ids, load_package
+from envcraft.core.repository import Repository
+from envcraft.core.session import Session, SessionError
+from envcraft.core.state import canonical_json, diff, state_hash
+from envcraft.core.tool import ToolSpec, tool
+from envcraft.core.workspace import Workspace
+
+__all__ = [
+    "Clock",
+    "EnvPackage",
+    "Environment",
+    "ErrorCategory",
+    "Initial",
+    "PackageError",
+    "Repository",
+    "Session",
+    "SessionError",
+    "StateModel",
+    "ToolFailure",
+    "ToolSpec",
+    "Workspace",
+    "builtin_ids",
+    "canonical_json",
+    "diff",
+    "error_result",
+    "is_error",
+    "load_package",
+    "state_hash",
+    "tool",
+]

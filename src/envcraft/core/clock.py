@@ -1,0 +1,33 @@
+"""Deterministic time: a session's clock is a pure function of ``base_time`` and the action index.
+
+Wall-clock time would make replays diverge and rewards irreproducible (paper Table 15, rule 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+DEFAULT_BASE_TIME = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+DEFAULT_TICK = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Clock:
+    base_time: datetime = DEFAULT_BASE_TIME
+    tick: timedelta = DEFAULT_TICK
+
+    def at(self, action_index: int) -> datetime:
+        """The time at which action number ``action_index`` (0-based) happens."""
+        return self.base_time + self.tick * action_index
+
+
+def parse_time(value: str | datetime) -> datetime:
+    """Parse ISO-8601; naive times are taken as UTC so every clock is comparable."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def iso(moment: datetime) -> str:
+    """Second-precision ISO-8601 in UTC with a ``Z`` suffix."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,146 @@
+"""The ``Environment`` base class: documentation + tools + explicit state + transitions."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+
+from pydantic import BaseModel, ConfigDict
+
+from envcraft.core.clock import Clock
+from envcraft.core.errors import (
+    INTERNAL_ERROR_MESSAGE,
+    ErrorCategory,
+    ToolFailure,
+    error_result,
+    is_error,
+)
+from envcraft.core.repository import Repository
+from envcraft.core.tool import TOOL_ATTR, ToolSpec, build_spec
+from envcraft.core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from envcraft.core.package import EnvPackage
+
+log = logging.getLogger("envcraft.tools")
+
+
+class StateModel(BaseModel):
+    """Base for environment state models: unknown fields are refused, assignments checked."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+@dataclass
+class Initial:
+    """An initial state ``S0``: the explicit state plus the workspace files (Claw)."""
+
+    state: BaseModel
+    files: dict[str, str] = field(default_factory=dict)
+
+
+class Environment:
+    """Subclass this, set ``State`` to a pydantic model and declare tools with ``@tool``.
+
+    The runtime binds ``state``, ``data``, ``workspace`` and the action index before each
+    call; tool code reads and mutates ``self.state`` and calls ``self.fail(...)`` for any
+    failure. Never store mutable data anywhere else: only ``self.state`` is persisted.
+    """
+
+    State: ClassVar[type[BaseModel]] = StateModel
+    tools: ClassVar[dict[str, ToolSpec]] = {}
+    package: ClassVar[EnvPackage | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        specs: dict[str, ToolSpec] = {}
+        for klass in reversed(cls.__mro__):
+            for name, member in vars(klass).items():
+                if callable(member) and hasattr(member, TOOL_ATTR):
+                    specs[name] = build_spec(name, member)
+        cls.tools = specs
+
+    def __init__(
+        self,
+        state: BaseModel,
+        *,
+        data: Repository | None = None,
+        workspace: Workspace | None = None,
+        clock: Clock | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.state: Any = state
+        self.data = data or Repository(None)
+        self._workspace = workspace
+        self.clock = clock or Clock()
+        self.seed = seed
+        self.action_index = 0
+
+    # -- what tool code uses ------------------------------------------------------------
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            self.fail(ErrorCategory.INTERNAL_ERROR, "this environment has no workspace")
+        return self._workspace
+
+    def now(self) -> datetime:
+        """Deterministic current time: ``base_time + tick * action_index``."""
+        return self.clock.at(self.action_index)
+
+    @property
+    def rng(self) -> random.Random:
+        """A random generator seeded by the session seed and the action index."""
+        return random.Random(f"{self.seed}:{self.action_index}")
+
+    def fail(self, category: ErrorCategory | str, message: str, **details: Any) -> NoReturn:
+        """Abort the call with a structured error; the state is left as it was."""
+        raise ToolFailure(category, message, **details)
+
+    # -- class-level description ----------------------------------------------------------
+    @classmethod
+    def describe(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def openai_tools(cls) -> list[dict[str, Any]]:
+        return [spec.openai_schema() for spec in cls.tools.values()]
+
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """A seeded initial state; override to generate realistic entities and files."""
+        del seed, size, data
+        return Initial(state=cls.State())
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def invoke(self, name: str, args: Any) -> dict[str, Any]:
+        """Run one tool against the bound state. Never raises.
+
+        On any failure the caller must discard ``self.state`` (it may be half-mutated);
+        :class:`envcraft.core.session.Session` does this by restoring its last snapshot.
+        """
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            return error_result(
+                ErrorCategory.NOT_FOUND,
+                f"unknown tool '{name}'; available: {', '.join(sorted(self.tools))}",
+                tool=str(name),
+                available=sorted(self.tools),
+            )
+        kwargs = spec.validate(args)
+        if is_error(kwargs):
+            return kwargs
+        try:
+            result = spec.function(self, **kwargs)
+        except ToolFailure as failure:
+            return failure.to_result()
+        except Exception:
+            log.exception("tool %s.%s raised", type(self).__name__, name)
+            return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=name)
+        if not isinstance(result, dict):
+            log.error("tool %s.%s returned %s, not a dict", type(self).__name__, name, type(result))
+            return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=name)
+        return result

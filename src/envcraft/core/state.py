@@ -1,0 +1,78 @@
+"""Canonical state form: the bytes we persist, the hash we log, the diff we verify."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+MISSING = "<missing>"
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def state_hash(value: Any) -> str:
+    """sha256 of the canonical JSON of ``value`` (a state dict or any JSON value)."""
+    return sha256_text(canonical_json(value))
+
+
+def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """Structural diff as a list of ``{"op", "path", "before", "after"}`` changes.
+
+    ``op`` is ``added``, ``removed`` or ``changed``. Dicts are compared key by key; lists
+    element by element when their lengths match, otherwise as a whole value, so an
+    inserted element is one change rather than a cascade of shifted ones.
+    """
+    if isinstance(before, dict) and isinstance(after, dict):
+        changes: list[dict[str, Any]] = []
+        for key in sorted(set(before) | set(after), key=str):
+            sub = f"{path}/{_escape(str(key))}"
+            if key not in after:
+                changes.append({"op": "removed", "path": sub, "before": before[key], "after": None})
+            elif key not in before:
+                changes.append({"op": "added", "path": sub, "before": None, "after": after[key]})
+            else:
+                changes.extend(diff(before[key], after[key], sub))
+        return changes
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        changes = []
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            changes.extend(diff(b, a, f"{path}/{i}"))
+        return changes
+    if before == after and type(before) is type(after):
+        return []
+    return [{"op": "changed", "path": path or "/", "before": before, "after": after}]
+
+
+def get_path(value: Any, path: str) -> Any:
+    """Read a JSON-pointer-like path produced by :func:`diff`; ``MISSING`` if absent."""
+    if path in ("", "/"):
+        return value
+    for raw in path.lstrip("/").split("/"):
+        key = _unescape(raw)
+        if isinstance(value, dict):
+            if key not in value:
+                return MISSING
+            value = value[key]
+        elif isinstance(value, list):
+            if not key.isdigit() or int(key) >= len(value):
+                return MISSING
+            value = value[int(key)]
+        else:
+            return MISSING
+    return value
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~")

@@ -1,0 +1,200 @@
+"""A session's workspace directory: confined paths and transactional writes.
+
+Every path an agent or a tool names is relative to the workspace root; absolute paths,
+``..`` components and symlinks that resolve outside the root are refused with a
+structured ``permission_denied`` error. Writes made by domain tools are staged and only
+reach the disk when the call succeeds, so a failed call leaves the workspace untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from envcraft.core.errors import ErrorCategory, ToolFailure
+
+_DELETED = object()
+MAX_TEXT_BYTES = 4 * 1024 * 1024
+
+
+def atomic_write_bytes(path: Path, data: bytes, fsync: bool = False) -> None:
+    """Write via a temp file in the same directory and ``os.replace`` it into place."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+class Workspace:
+    """Confined view of one session's workspace directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._staged: dict[str, bytes | object] = {}
+
+    # -- confinement -----------------------------------------------------------------
+    def resolve(self, path: str) -> Path:
+        """Map an agent-supplied relative path to a real path inside the workspace."""
+        rel = self.normalize(path)
+        target = self.root.joinpath(*PurePosixPath(rel).parts) if rel != "." else self.root
+        real = Path(os.path.realpath(target))
+        if real != self.root and self.root not in real.parents:
+            raise ToolFailure(
+                ErrorCategory.PERMISSION_DENIED,
+                f"path '{path}' leaves the workspace (through a symbolic link); access denied",
+                path=path,
+            )
+        return target
+
+    @staticmethod
+    def normalize(path: str) -> str:
+        """Validate and normalize a relative POSIX path; ``"."`` is the root."""
+        if not isinstance(path, str) or "\x00" in path:
+            raise ToolFailure(ErrorCategory.INVALID_ARGUMENT, "path must be a string", path=path)
+        pure = PurePosixPath(path.strip() or ".")
+        if pure.is_absolute() or path.startswith("~"):
+            raise ToolFailure(
+                ErrorCategory.PERMISSION_DENIED,
+                f"path '{path}' is absolute; use a path relative to the workspace",
+                path=path,
+            )
+        if ".." in pure.parts:
+            raise ToolFailure(
+                ErrorCategory.PERMISSION_DENIED,
+                f"path '{path}' contains '..'; paths must stay inside the workspace",
+                path=path,
+            )
+        return pure.as_posix()
+
+    # -- reads (see staged writes first) ------------------------------------------------
+    def exists(self, path: str) -> bool:
+        rel = self.normalize(path)
+        if rel in self._staged:
+            return self._staged[rel] is not _DELETED
+        return self.resolve(rel).exists()
+
+    def read_bytes(self, path: str) -> bytes:
+        rel = self.normalize(path)
+        staged = self._staged.get(rel)
+        if staged is _DELETED:
+            raise ToolFailure(ErrorCategory.NOT_FOUND, f"file '{path}' does not exist", path=path)
+        if isinstance(staged, bytes):
+            return staged
+        target = self.resolve(rel)
+        if not target.is_file():
+            kind = "is a directory" if target.is_dir() else "does not exist"
+            raise ToolFailure(ErrorCategory.NOT_FOUND, f"file '{path}' {kind}", path=path)
+        if target.stat().st_size > MAX_TEXT_BYTES:
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT, f"file '{path}' is too large to read", path=path
+            )
+        return target.read_bytes()
+
+    def read_text(self, path: str) -> str:
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT, f"file '{path}' is not UTF-8 text", path=path
+            ) from None
+
+    def list(self, path: str = ".", recursive: bool = True) -> list[str]:
+        """Relative paths of files under ``path`` (staged changes included), sorted."""
+        rel = self.normalize(path)
+        base = self.resolve(rel)
+        found: set[str] = set()
+        if base.is_dir():
+            walker = base.rglob("*") if recursive else base.iterdir()
+            for entry in walker:
+                if entry.is_file() or entry.is_symlink():
+                    found.add(entry.relative_to(self.root).as_posix())
+        elif rel not in self._staged:
+            if base.exists():
+                return [rel]
+            raise ToolFailure(ErrorCategory.NOT_FOUND, f"directory '{path}' does not exist")
+        prefix = "" if rel == "." else rel.rstrip("/") + "/"
+        for name, staged in self._staged.items():
+            if not name.startswith(prefix):
+                continue
+            if not recursive and "/" in name[len(prefix) :]:
+                continue
+            if staged is _DELETED:
+                found.discard(name)
+            else:
+                found.add(name)
+        return sorted(found)
+
+    # -- staged writes --------------------------------------------------------------------
+    def write_text(self, path: str, content: str) -> None:
+        self.write_bytes(path, content.encode("utf-8"))
+
+    def write_bytes(self, path: str, content: bytes) -> None:
+        rel = self.normalize(path)
+        if rel == ".":
+            raise ToolFailure(ErrorCategory.INVALID_ARGUMENT, "cannot write to the workspace root")
+        target = self.resolve(rel)
+        if target.is_dir():
+            raise ToolFailure(ErrorCategory.CONFLICT, f"'{path}' is a directory", path=path)
+        self.resolve(PurePosixPath(rel).parent.as_posix())
+        self._staged[rel] = content
+
+    def delete(self, path: str) -> None:
+        if not self.exists(path):
+            raise ToolFailure(ErrorCategory.NOT_FOUND, f"file '{path}' does not exist", path=path)
+        self._staged[self.normalize(path)] = _DELETED
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._staged)
+
+    def commit(self) -> None:
+        """Apply staged writes atomically, file by file."""
+        staged, self._staged = self._staged, {}
+        for rel, content in staged.items():
+            target = self.resolve(rel)
+            if content is _DELETED:
+                target.unlink(missing_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.resolve(rel)  # the created parents must still be inside
+            assert isinstance(content, bytes)
+            atomic_write_bytes(target, content)
+
+    def rollback(self) -> None:
+        self._staged.clear()
+
+    # -- snapshots ------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, str]:
+        """Every committed file as text (non-UTF-8 files as ``<binary sha256:...>``)."""
+        files: dict[str, str] = {}
+        if not self.root.is_dir():
+            return files
+        for entry in sorted(self.root.rglob("*")):
+            if entry.is_symlink() or not entry.is_file():
+                continue
+            data = entry.read_bytes()
+            try:
+                files[entry.relative_to(self.root).as_posix()] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                files[entry.relative_to(self.root).as_posix()] = (
+                    f"<binary sha256:{hashlib.sha256(data).hexdigest()}>"
+                )
+        return files
+
+    def populate(self, files: dict[str, str]) -> None:
+        """Write an initial set of files (used when a session is created)."""
+        for rel, content in files.items():
+            self.write_text(rel, content)
+        self.commit()
