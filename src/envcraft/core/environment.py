@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -49,6 +50,8 @@ class Environment:
     The runtime binds ``state``, ``data``, ``workspace`` and the action index before each
     call; tool code reads and mutates ``self.state`` and calls ``self.fail(...)`` for any
     failure. Never store mutable data anywhere else: only ``self.state`` is persisted.
+    ``call_tool`` is the session's own door (locked, logged); system tools use it to serve
+    domain-tool calls made from inside the sandboxed shell.
     """
 
     State: ClassVar[type[BaseModel]] = StateModel
@@ -79,6 +82,7 @@ class Environment:
         self.clock = clock or Clock()
         self.seed = seed
         self.action_index = 0
+        self.call_tool: Callable[[str, dict[str, Any] | None], dict[str, Any]] = self.invoke
 
     # -- what tool code uses ------------------------------------------------------------
     @property

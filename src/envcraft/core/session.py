@@ -83,6 +83,7 @@ class Session:
             clock=package.clock,
             seed=seed,
         )
+        self.env.call_tool = self.call
         self._loaded_hash = committed.hash
         self._owned_tmp: Path | None = None
 
@@ -156,6 +157,9 @@ class Session:
     # -- the one door -------------------------------------------------------------------
     def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run one tool call; returns its result dict or a structured error. Never raises."""
+        spec = self.package.env_class.tools.get(tool) if isinstance(tool, str) else None
+        if spec is not None and not spec.annotations.exclusive:
+            return self._call_unlocked(tool, args)
         try:
             committed = self._store.begin()
         except StoreError as exc:
@@ -202,6 +206,32 @@ class Session:
         }
         self._store.commit(entry, new_text, new_hash)
         self._loaded_hash = new_hash
+        return result
+
+    def _call_unlocked(self, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
+        """A system tool: run without the lock (it may call back in), then log it."""
+        try:
+            result = self.env.invoke(tool, args)
+            if self._workspace is not None:
+                if is_error(result):
+                    self._workspace.rollback()
+                else:
+                    self._workspace.commit()
+            committed = self._store.begin()
+        except StoreError as exc:
+            return exc.to_result()
+        except BaseException:
+            log.exception("session infrastructure failure on %s", tool)
+            return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
+        entry = {
+            "index": committed.index,
+            "time": iso(self.env.clock.at(committed.index)),
+            "tool": tool,
+            "args": args,
+            "result": result,
+            "state_hash": committed.hash,
+        }
+        self._store.commit(entry, None, committed.hash)
         return result
 
     def _rollback(self, text: str) -> None:

@@ -25,6 +25,9 @@ class ToolAnnotations:
 
     ``produces``/``consumes`` name entity kinds (e.g. ``"order_id"``); ``reads``/``writes``
     name state fields when static analysis cannot see them; ``read_only`` marks query tools.
+    ``exclusive=False`` marks a system tool (shell, file tools) that never touches
+    ``self.state``: it runs outside the session lock, so commands it starts can call domain
+    tools of the same session through ``Environment.call_tool``.
     """
 
     produces: tuple[str, ...] = ()
@@ -32,6 +35,7 @@ class ToolAnnotations:
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     read_only: bool | None = None
+    exclusive: bool = True
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ def tool(
     reads: tuple[str, ...] | list[str] = (),
     writes: tuple[str, ...] | list[str] = (),
     read_only: bool | None = None,
+    exclusive: bool = True,
 ) -> Callable[[F], F]: ...
 def tool(function: Any = None, **hints: Any) -> Any:
     """Declare an environment method as a tool.
