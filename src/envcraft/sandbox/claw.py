@@ -1,0 +1,102 @@
+"""``ClawEnvironment``: an environment whose agent also lives in a workspace.
+
+It adds the built-in system tools (``shell``, ``read_file``, ``write_file``, ``edit_file``,
+``list_files``) to the environment's own domain tools. File tools are confined to the
+session workspace by :class:`envcraft.core.workspace.Workspace`; ``shell`` runs under
+bubblewrap (see :mod:`envcraft.sandbox.shell`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envcraft.core.environment import Environment
+from envcraft.core.tool import tool
+
+MAX_READ_CHARS = 200_000
+
+
+class ClawEnvironment(Environment):
+    """Base class for Claw environments: domain tools plus workspace and shell tools."""
+
+    @tool(exclusive=False, read_only=True)
+    def read_file(self, path: str, offset: int = 0, limit: int = MAX_READ_CHARS) -> dict[str, Any]:
+        """Read a text file from the workspace.
+
+        Args:
+            path: File path relative to the workspace root.
+            offset: Character offset to start reading at.
+            limit: Maximum number of characters to return.
+
+        Returns:
+            The file content (possibly truncated), its total length and whether it was truncated.
+        """
+        if offset < 0 or limit < 1:
+            self.fail("invalid_argument", "offset must be >= 0 and limit >= 1", field="offset")
+        text = self.workspace.read_text(path)
+        chunk = text[offset : offset + min(limit, MAX_READ_CHARS)]
+        return {
+            "path": path,
+            "content": chunk,
+            "total_chars": len(text),
+            "truncated": offset + len(chunk) < len(text),
+        }
+
+    @tool(exclusive=False)
+    def write_file(self, path: str, content: str) -> dict[str, Any]:
+        """Create or overwrite a text file in the workspace (parent folders are created).
+
+        Args:
+            path: File path relative to the workspace root.
+            content: The complete new content of the file.
+
+        Returns:
+            The path and the number of characters written.
+        """
+        created = not self.workspace.exists(path)
+        self.workspace.write_text(path, content)
+        return {"path": path, "chars": len(content), "created": created}
+
+    @tool(exclusive=False)
+    def edit_file(self, path: str, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
+        """Replace an exact string in a workspace file.
+
+        Args:
+            path: File path relative to the workspace root.
+            old: The exact text to find; it must occur exactly once unless replace_all is true.
+            new: The replacement text.
+            replace_all: Replace every occurrence instead of requiring a unique one.
+
+        Returns:
+            The path and the number of replacements made.
+        """
+        if not old:
+            self.fail("invalid_argument", "old must not be empty", field="old")
+        text = self.workspace.read_text(path)
+        count = text.count(old)
+        if count == 0:
+            self.fail("not_found", f"the text to replace was not found in '{path}'", path=path)
+        if count > 1 and not replace_all:
+            self.fail(
+                "conflict",
+                f"the text to replace occurs {count} times in '{path}'; "
+                "give more context or set replace_all",
+                path=path,
+                occurrences=count,
+            )
+        self.workspace.write_text(path, text.replace(old, new))
+        return {"path": path, "replacements": count if replace_all else 1}
+
+    @tool(exclusive=False, read_only=True)
+    def list_files(self, path: str = ".", recursive: bool = True) -> dict[str, Any]:
+        """List files in the workspace.
+
+        Args:
+            path: Folder relative to the workspace root ("." for the root).
+            recursive: Include files in sub-folders.
+
+        Returns:
+            The sorted relative paths of the files found.
+        """
+        files = self.workspace.list(path, recursive=recursive)
+        return {"path": path, "files": files, "count": len(files)}
