@@ -166,8 +166,18 @@ class FileStore:
                 if entry.get("state_hash") != state_digest and not orphan_dropped:
                     handle.truncate(start)
                     orphan_dropped = True
+                    self._remove_stale_state_temps()
                     continue
                 return int(entry["index"]) + 1
+
+    def _remove_stale_state_temps(self) -> None:
+        """An orphan's writer may have died between creating its temp file and ``os.replace``.
+
+        Only a lock holder writes ``state.json``, and we hold the lock, so every such temp
+        file is stale; without this each crash could leak one state-sized file.
+        """
+        for stale in self.root.glob(f".{STATE_FILE}.*.tmp"):
+            stale.unlink(missing_ok=True)
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
