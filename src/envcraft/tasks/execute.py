@@ -1,0 +1,344 @@
+"""Run a task's calls in fresh sessions from its S0 and record everything a verifier may read.
+
+One :class:`Outcome` is the whole observable result of a run: each environment's initial and
+final state, the shared workspace before and after, a snapshot after every user turn and
+the action log. Golden runs, replays, agent trajectories and validation mutations are all
+Outcomes, so the verifier sees one shape whatever produced it.
+
+Packages are found by id among the built-in environments, or through
+``task.provenance["packages"]`` (``{env id: package directory}``) for environments that
+live elsewhere (test fixtures, freshly synthesized packages).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envcraft.core.errors import ErrorCategory, error_result, is_error
+from envcraft.core.package import EnvPackage, PackageError, load_package
+from envcraft.core.session import Session
+from envcraft.core.state import MISSING, state_hash
+from envcraft.core.workspace import Workspace
+from envcraft.tasks.model import Task
+
+# A tool name no environment can declare (tool names are identifiers): calling it is a
+# failed call that changes nothing but still consumes an action index.
+PROBE_TOOL = "__envcraft_probe__"
+_DERIVED = re.compile(r"^derived:(\d+)\.(.+)$")
+
+Call = Mapping[str, Any]
+
+
+class ExecutionError(ValueError):
+    """A task that cannot be run at all (unknown package, S0 that does not validate)."""
+
+
+@dataclass
+class Action:
+    """One call as it happened: which turn, which environment, what was asked, what came back."""
+
+    turn: int
+    env: str
+    tool: str
+    args: Any
+    result: dict[str, Any]
+    provenance: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "env": self.env,
+            "tool": self.tool,
+            "args": self.args,
+            "result": self.result,
+        }
+
+
+@dataclass
+class TurnSnapshot:
+    """Every environment's state and the workspace right after one user turn."""
+
+    final: dict[str, dict[str, Any]]
+    files: dict[str, str]
+
+
+@dataclass
+class Outcome:
+    """The observable result of one run of a task (see the module docstring)."""
+
+    initial: dict[str, dict[str, Any]]
+    final: dict[str, dict[str, Any]]
+    initial_files: dict[str, str]
+    files: dict[str, str]
+    turns: list[TurnSnapshot]
+    actions: list[Action]
+    packages: dict[str, str] = field(default_factory=dict)
+
+    def turn_calls(self) -> list[list[dict[str, Any]]]:
+        """The actions regrouped as per-turn call lists (what :func:`execute` takes)."""
+        grouped: list[list[dict[str, Any]]] = [[] for _ in self.turns]
+        for action in self.actions:
+            grouped[action.turn].append(
+                {"env": action.env, "tool": action.tool, "args": action.args, "provenance": action.provenance}
+            )
+        return grouped
+
+
+def outcome_hash(outcome: Outcome) -> str:
+    """The identity of a run's end point: every final state plus the workspace."""
+    return state_hash({"states": outcome.final, "workspace": outcome.files})
+
+
+def resolve_packages(task: Task, packages: Mapping[str, EnvPackage] | None = None) -> dict[str, EnvPackage]:
+    """The package of each of the task's environments (explicit, recorded path, or built-in id)."""
+    recorded = task.provenance.get("packages", {}) if isinstance(task.provenance, dict) else {}
+    found: dict[str, EnvPackage] = {}
+    for env in task.envs:
+        if packages is not None and env in packages:
+            found[env] = packages[env]
+            continue
+        ref = recorded.get(env, env) if isinstance(recorded, dict) else env
+        try:
+            found[env] = load_package(ref)
+        except PackageError as exc:
+            raise ExecutionError(f"task {task.id}: {exc}") from None
+    return found
+
+
+def reference_turns(task: Task) -> list[list[dict[str, Any]]]:
+    """The golden calls grouped by user turn (with their argument provenance)."""
+    grouped: list[list[dict[str, Any]]] = [[] for _ in task.turns]
+    for call in task.reference.calls:
+        if not 0 <= call.turn < len(grouped):
+            raise ExecutionError(
+                f"task {task.id}: reference call in turn {call.turn}, task has {len(grouped)}"
+            )
+        grouped[call.turn].append(call.model_dump(include={"env", "tool", "args", "provenance"}))
+    return grouped
+
+
+def execute(
+    task: Task,
+    turns: Sequence[Sequence[Call]],
+    *,
+    packages: Mapping[str, EnvPackage] | None = None,
+) -> Outcome:
+    """Run ``turns`` (calls ``{"env", "tool", "args"}`` grouped by user turn) from the task's S0.
+
+    A call to an unknown environment or tool, or with bad arguments, is a failed call with a
+    structured error result, never an exception. The outcome always has one snapshot per
+    turn of the task (turns the run did not reach keep the last state).
+    """
+    found = resolve_packages(task, packages)
+    padded = [list(t) for t in turns] + [[] for _ in range(len(task.turns) - len(turns))]
+    return run_calls(found, task.initial_state, task.workspace, padded)
+
+
+def execute_reference(task: Task, *, packages: Mapping[str, EnvPackage] | None = None) -> Outcome:
+    """The golden run of a task, replayed in fresh sessions."""
+    return execute(task, reference_turns(task), packages=packages)
+
+
+def run_calls(
+    packages: Mapping[str, EnvPackage],
+    initial_state: Mapping[str, Mapping[str, Any]],
+    files: Mapping[str, str],
+    turns: Sequence[Sequence[Call]],
+    *,
+    probe: bool = False,
+    rebind: Callable[[int, Any, dict[str, str], list[dict[str, Any]]], Any] | None = None,
+) -> Outcome:
+    """Run calls in fresh in-memory sessions sharing one temporary workspace.
+
+    ``probe`` makes a failed call before every call (shifting the clock and the seeded
+    rng without changing state); ``rebind(call index, args, provenance, results)`` may rewrite
+    arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
+    """
+    needs_workspace = any(p.kind == "claw" for p in packages.values())
+    workdir = Path(tempfile.mkdtemp(prefix="envcraft-run-")) if needs_workspace else None
+    try:
+        sessions = _open_sessions(packages, initial_state, files, workdir)
+        snapshot_files = (lambda: Workspace(workdir).snapshot()) if workdir else (lambda: dict(files))
+        initial = {env: s.state() for env, s in sessions.items()}
+        initial_files = snapshot_files()
+        actions: list[Action] = []
+        snapshots: list[TurnSnapshot] = []
+        index = 0
+        for turn, calls in enumerate(turns):
+            for raw in calls:
+                env, tool, args, provenance = _parse_call(raw)
+                session = sessions.get(env)
+                if not isinstance(raw, Mapping):
+                    result = error_result(
+                        ErrorCategory.INVALID_ARGUMENT, "a call must be an object {env, tool, args}"
+                    )
+                elif session is None:
+                    known = ", ".join(sorted(sessions))
+                    result = error_result(
+                        ErrorCategory.NOT_FOUND,
+                        f"unknown environment '{env}'; this task's environments: {known}",
+                        env=env,
+                    )
+                elif not isinstance(tool, str) or not tool:
+                    result = error_result(ErrorCategory.INVALID_ARGUMENT, "a call must name a tool")
+                else:
+                    if probe:
+                        session.call(PROBE_TOOL, {})
+                    if rebind is not None:
+                        args = rebind(index, args, provenance, [a.result for a in actions])
+                    result = session.call(tool, args)
+                actions.append(Action(turn, env, str(tool), args, result, provenance))
+                index += 1
+            snapshots.append(TurnSnapshot({e: s.state() for e, s in sessions.items()}, snapshot_files()))
+        final = {env: s.state() for env, s in sessions.items()}
+        return Outcome(
+            initial=initial,
+            final=final,
+            initial_files=initial_files,
+            files=snapshot_files(),
+            turns=snapshots,
+            actions=actions,
+            packages={env: str(p.root) for env, p in packages.items()},
+        )
+    finally:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _open_sessions(
+    packages: Mapping[str, EnvPackage],
+    initial_state: Mapping[str, Mapping[str, Any]],
+    files: Mapping[str, str],
+    workdir: Path | None,
+) -> dict[str, Session]:
+    sessions: dict[str, Session] = {}
+    for env, package in packages.items():
+        if env not in initial_state:
+            raise ExecutionError(f"no initial state for environment '{env}'")
+        try:
+            sessions[env] = Session.memory(
+                package,
+                state=dict(initial_state[env]),
+                files=dict(files),
+                workspace_dir=workdir if package.kind == "claw" else None,
+            )
+        except ValueError as exc:
+            first = str(exc).splitlines()[0]
+            raise ExecutionError(f"initial state of '{env}' does not validate: {first}") from None
+    return sessions
+
+
+def _parse_call(raw: Any) -> tuple[str, Any, Any, dict[str, str]]:
+    if not isinstance(raw, Mapping):
+        return "", None, None, {}
+    provenance = raw.get("provenance")
+    return (
+        str(raw.get("env", "")),
+        raw.get("tool"),
+        raw.get("args", {}),
+        dict(provenance) if isinstance(provenance, Mapping) else {},
+    )
+
+
+def noop_outcome(outcome: Outcome) -> Outcome:
+    """The run of an agent that did nothing: every snapshot is S0."""
+    return Outcome(
+        initial=outcome.initial,
+        final=outcome.initial,
+        initial_files=outcome.initial_files,
+        files=outcome.initial_files,
+        turns=[TurnSnapshot(outcome.initial, outcome.initial_files) for _ in outcome.turns],
+        actions=[],
+        packages=outcome.packages,
+    )
+
+
+def shifted_replay(golden: Outcome) -> Outcome | None:
+    """Replay a golden run with a failed probe call before every call.
+
+    Every value that depends on the action index (clock times, seeded random ids) comes
+    out different, while a value the task's intents determine does not; the verifier
+    synthesizer and the validator use the difference to tell incidental values from
+    required ones. Arguments taken from earlier results (per the call's provenance, or by
+    finding the literal value in an earlier golden result) are re-read from this run's own
+    results. Returns None when the replay diverges (a call's success changes): no evidence.
+    """
+    try:
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
+    except PackageError:
+        return None
+    golden_results = [a.result for a in golden.actions]
+
+    def rebind(index: int, args: Any, provenance: dict[str, str], results: list[dict[str, Any]]) -> Any:
+        if not isinstance(args, dict):
+            return args
+        rebound = dict(args)
+        for name, value in args.items():
+            source = _provenance_source(provenance.get(name, ""), index)
+            if source is None:
+                source = _find_source(value, golden_results[:index])
+            if source is not None:
+                new = _read_result(results, source)
+                if new is not MISSING:
+                    rebound[name] = copy.deepcopy(new)
+        return rebound
+
+    shifted = run_calls(
+        packages, golden.initial, golden.initial_files, golden.turn_calls(), probe=True, rebind=rebind
+    )
+    for before, after in zip(golden.actions, shifted.actions, strict=True):
+        if is_error(before.result) != is_error(after.result):
+            return None
+    return shifted
+
+
+def _provenance_source(provenance: str, index: int) -> tuple[int, list[str]] | None:
+    """``derived:<call>.<dotted field path>`` as (call index, path parts), if it names an earlier call."""
+    match = _DERIVED.match(provenance)
+    if match is None or int(match.group(1)) >= index:
+        return None
+    return int(match.group(1)), match.group(2).split(".")
+
+
+def _find_source(value: Any, results: Sequence[Any]) -> tuple[int, list[str]] | None:
+    """Where a literal string argument first appears in earlier results (call, path), if anywhere."""
+    if not isinstance(value, str) or len(value) < 2:
+        return None
+    for call, result in enumerate(results):
+        path = _locate(result, value)
+        if path is not None:
+            return call, path
+    return None
+
+
+def _locate(node: Any, value: str) -> list[str] | None:
+    if isinstance(node, str):
+        return [] if node == value else None
+    items: Any = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in items:
+        found = _locate(child, value)
+        if found is not None:
+            return [str(key), *found]
+    return None
+
+
+def _read_result(results: Sequence[Any], source: tuple[int, list[str]]) -> Any:
+    call, parts = source
+    if call >= len(results):
+        return MISSING
+    node: Any = results[call]
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return MISSING
+    return node

@@ -1,0 +1,90 @@
+"""Task-set directories on disk: ``DIR/tasks.jsonl`` (one task a line) and optional ``DIR/stats.json``.
+
+Writes are atomic (temp file + ``os.replace``) so a reader never sees half a task set, and a
+malformed line is reported by its number, because task sets are edited and merged by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from envcraft.core.workspace import atomic_write_bytes
+from envcraft.tasks.model import Task
+
+TASKS_FILE = "tasks.jsonl"
+STATS_FILE = "stats.json"
+
+
+class TaskSetError(ValueError):
+    """A task-set directory or JSONL file that cannot be read; the message names the place."""
+
+
+def write_tasks(directory: str | Path, tasks: Iterable[Task]) -> Path:
+    """Write ``tasks`` to ``directory/tasks.jsonl`` atomically; returns the file's path."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    lines = (json.dumps(t.model_dump(mode="json"), ensure_ascii=False) + "\n" for t in tasks)
+    path = root / TASKS_FILE
+    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
+    return path
+
+
+def read_tasks(directory: str | Path) -> list[Task]:
+    """Read every task of a task-set directory (or of a ``.jsonl`` file given directly)."""
+    path = tasks_path(directory)
+    tasks: list[Task] = []
+    for number, value in iter_jsonl(path):
+        try:
+            tasks.append(Task.model_validate(value))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "task"
+            raise TaskSetError(f"{path} line {number}: invalid task: {where}: {first['msg']}") from None
+    return tasks
+
+
+def tasks_path(directory: str | Path) -> Path:
+    """The ``tasks.jsonl`` of a task-set directory; a ``.jsonl`` path is taken as is."""
+    path = Path(directory)
+    if path.is_file():
+        return path
+    candidate = path / TASKS_FILE
+    if not candidate.is_file():
+        raise TaskSetError(f"{path}: no {TASKS_FILE} (not a task-set directory)")
+    return candidate
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` for each non-blank line; ``TaskSetError`` on bad JSON."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TaskSetError(f"{path} line {number}: not valid JSON: {exc.msg}") from None
+
+
+def read_stats(directory: str | Path) -> dict[str, Any] | None:
+    """The set's ``stats.json`` (written by the generator), or None when there is none."""
+    path = Path(directory) / STATS_FILE
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TaskSetError(f"{path}: not valid JSON: {exc.msg}") from None
+    return value if isinstance(value, dict) else None
+
+
+def write_json(path: str | Path, value: Any) -> None:
+    """Write one JSON document atomically (stats, summaries)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
