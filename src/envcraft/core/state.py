@@ -28,7 +28,8 @@ def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
 
     ``op`` is ``added``, ``removed`` or ``changed``. Dicts are compared key by key; lists
     element by element when their lengths match, otherwise as a whole value, so an
-    inserted element is one change rather than a cascade of shifted ones.
+    inserted element is one change rather than a cascade of shifted ones. Paths are JSON
+    Pointers (RFC 6901): ``""`` is the whole value and ``"/"`` is the key ``""``.
     """
     if isinstance(before, dict) and isinstance(after, dict):
         changes: list[dict[str, Any]] = []
@@ -48,14 +49,14 @@ def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
         return changes
     if before == after and type(before) is type(after):
         return []
-    return [{"op": "changed", "path": path or "/", "before": before, "after": after}]
+    return [{"op": "changed", "path": path, "before": before, "after": after}]
 
 
 def get_path(value: Any, path: str) -> Any:
-    """Read a JSON-pointer-like path produced by :func:`diff`; ``MISSING`` if absent."""
-    if path in ("", "/"):
+    """Read a JSON Pointer produced by :func:`diff` (``""`` is the root); ``MISSING`` if absent."""
+    if path == "":
         return value
-    for raw in path.lstrip("/").split("/"):
+    for raw in path.removeprefix("/").split("/"):
         key = _unescape(raw)
         if isinstance(value, dict):
             if key not in value:
