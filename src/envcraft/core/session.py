@@ -164,10 +164,16 @@ class Session:
             committed = self._store.begin()
         except StoreError as exc:
             return exc.to_result()
+        except BaseException:
+            log.exception("session infrastructure failure on %s", tool)
+            return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
         try:
             return self._call_locked(committed.text, committed.hash, committed.index, tool, args)
         except BaseException:
             self._store.abort()
+            # The tool may have mutated the bound state before the commit failed: drop it.
+            self._rollback(committed.text)
+            self._loaded_hash = committed.hash
             log.exception("session infrastructure failure on %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
 
@@ -185,13 +191,14 @@ class Session:
         if not is_error(result):
             try:
                 dumped = canonical_json(env.state.model_dump(mode="json"))
+                dumped_hash = sha256_text(dumped)  # also refuses text UTF-8 cannot hold (lone surrogates)
                 json.dumps(result)
             except (TypeError, ValueError, ValidationError):
                 log.exception("tool %s produced an unserializable state or result", tool)
                 result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
             else:
                 if dumped != text:
-                    new_text, new_hash = dumped, sha256_text(dumped)
+                    new_text, new_hash = dumped, dumped_hash
         if is_error(result):
             self._rollback(text)
         elif self._workspace is not None:
@@ -231,7 +238,11 @@ class Session:
             "result": result,
             "state_hash": committed.hash,
         }
-        self._store.commit(entry, None, committed.hash)
+        try:
+            self._store.commit(entry, None, committed.hash)
+        except BaseException:
+            log.exception("could not log system tool call %s", tool)
+            return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
         return result
 
     def _rollback(self, text: str) -> None:

@@ -124,7 +124,7 @@ class FileStore:
 
     def commit(self, entry: dict[str, Any], new_text: str | None, new_hash: str) -> None:
         try:
-            line = (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            line = _log_line(entry)
             with open(self.log_path, "ab") as handle:
                 handle.write(line)
                 if self.fsync:
@@ -178,6 +178,16 @@ class FileStore:
         """
         for stale in self.root.glob(f".{STATE_FILE}.*.tmp"):
             stale.unlink(missing_ok=True)
+
+
+def _log_line(entry: dict[str, Any]) -> bytes:
+    """One JSON line; text UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape in an
+    agent's arguments) is kept as a JSON escape, so the call is still logged exactly."""
+    text = json.dumps(entry, ensure_ascii=False, default=str)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(entry, default=str) + "\n").encode("ascii")
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
