@@ -1,0 +1,1452 @@
+"""Inventory ledger: multi-warehouse stock whose every movement is a posted journal.
+
+The reference environment of the *transactional workspace* archetype: changes are staged
+in a draft journal (begin), validated as a whole and posted atomically (commit) or dropped
+(rollback). Postings respect the invariants of a real stock ledger: on-hand never negative,
+reserved never above on-hand, transfer legs posted together, purchase orders never
+over-received, closed periods untouchable, and counted stock frozen until reconciled.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core.clock import iso
+
+JournalStatus = Literal["draft", "posted", "rolled_back"]
+JournalSource = Literal["manual", "shipment", "cycle_count"]
+MovementKind = Literal["receipt", "transfer_out", "transfer_in", "adjustment", "shipment", "count_variance"]
+PoStatus = Literal["open", "partially_received", "received", "cancelled"]
+OrderStatus = Literal["open", "reserved", "shipped", "cancelled"]
+
+BASE_TIME = datetime.fromisoformat("2026-01-02T08:00:00+00:00")
+
+
+# -- state ----------------------------------------------------------------------------------------
+class Operator(StateModel):
+    """The person the agent acts for: where they may change stock and how much they may adjust."""
+
+    name: str = "operator"
+    warehouses: list[str] = Field(default_factory=list)
+    approval_limit: float = 0.0
+    can_close_periods: bool = False
+
+
+class Balance(StateModel):
+    opening: int = 0  # on-hand when the ledger started; on_hand == opening + posted movements
+    on_hand: int = 0
+    reserved: int = 0
+
+
+class Warehouse(StateModel):
+    warehouse_id: str
+    name: str
+    city: str
+    stock: dict[str, Balance] = Field(default_factory=dict)
+
+
+class Sku(StateModel):
+    sku_id: str
+    name: str
+    category: str
+    uom: str
+    unit_cost: float
+
+
+class PoLine(StateModel):
+    ordered: int
+    received: int = 0
+
+
+class PurchaseOrder(StateModel):
+    po_id: str
+    supplier: str
+    warehouse_id: str
+    status: PoStatus
+    expected_date: str
+    lines: dict[str, PoLine]
+
+
+class SalesOrder(StateModel):
+    order_id: str
+    customer: str
+    warehouse_id: str
+    status: OrderStatus
+    ship_by: str
+    lines: dict[str, int]
+
+
+class JournalLine(StateModel):
+    line_no: int
+    kind: MovementKind
+    warehouse_id: str
+    sku_id: str
+    quantity: int  # signed change of on-hand
+    reason_code: str = ""
+    reference: str = ""  # PO id, transfer id, order id or count id
+    note: str = ""
+
+
+class Journal(StateModel):
+    journal_id: str
+    memo: str
+    period: str
+    source: JournalSource
+    status: JournalStatus
+    created_at: str
+    posted_at: str = ""
+    lines: list[JournalLine] = Field(default_factory=list)
+    next_line_no: int = 1
+
+
+class Movement(StateModel):
+    movement_id: str
+    seq: int
+    journal_id: str
+    period: str
+    kind: MovementKind
+    warehouse_id: str
+    sku_id: str
+    quantity: int
+    reason_code: str = ""
+    reference: str = ""
+    posted_at: str
+
+
+class CountLine(StateModel):
+    system_quantity: int
+    counted: int | None = None
+
+
+class CycleCount(StateModel):
+    count_id: str
+    warehouse_id: str
+    period: str
+    status: Literal["open", "reconciled"]
+    started_at: str
+    reconciled_at: str = ""
+    lines: dict[str, CountLine]
+
+
+class Period(StateModel):
+    period: str
+    status: Literal["open", "closed"]
+    closed_at: str = ""
+    closed_after_seq: int = 0  # the last movement seq at closing time
+    closing_value: float = 0.0
+
+
+class LedgerState(StateModel):
+    operator: Operator = Field(default_factory=Operator)
+    warehouses: dict[str, Warehouse] = Field(default_factory=dict)
+    skus: dict[str, Sku] = Field(default_factory=dict)
+    purchase_orders: dict[str, PurchaseOrder] = Field(default_factory=dict)
+    orders: dict[str, SalesOrder] = Field(default_factory=dict)
+    journals: dict[str, Journal] = Field(default_factory=dict)
+    movements: dict[str, Movement] = Field(default_factory=dict)
+    cycle_counts: dict[str, CycleCount] = Field(default_factory=dict)
+    periods: dict[str, Period] = Field(default_factory=dict)
+    next_journal: int = 1
+    next_movement: int = 1
+    next_transfer: int = 1
+    next_count: int = 1
+
+
+# -- the environment ----------------------------------------------------------------------------
+class InventoryLedger(Environment):
+    """Multi-warehouse inventory ledger of a distribution company.
+
+    Stock changes are posted through journals: open one with begin_transaction, stage
+    receipt, transfer and adjustment lines, check it with get_journal, then
+    commit_transaction posts every line at once (or none) and rollback_transaction drops
+    it. Customer orders reserve stock (reserve_stock) and ship it (ship_order). Cycle counts
+    freeze the counted SKUs until reconciled. Months close in order with close_period;
+    a closed month accepts no postings.
+    """
+
+    State = LedgerState
+    state: LedgerState
+
+    # -- reads -------------------------------------------------------------------------------
+    @tool(read_only=True, produces=["warehouse_id"])
+    def list_warehouses(self) -> dict[str, Any]:
+        """List the warehouses, whether you may post stock changes there, and their stock totals.
+
+        Returns:
+            Warehouses with id, name, city, can_post, the number of SKUs stocked and units on hand
+            and reserved; plus your operator profile (approval limit, period-close right).
+        """
+        rows = []
+        for wh in sorted(self.state.warehouses.values(), key=lambda w: w.warehouse_id):
+            rows.append(
+                {
+                    "warehouse_id": wh.warehouse_id,
+                    "name": wh.name,
+                    "city": wh.city,
+                    "can_post": wh.warehouse_id in self.state.operator.warehouses,
+                    "skus_stocked": sum(1 for b in wh.stock.values() if b.on_hand > 0),
+                    "units_on_hand": sum(b.on_hand for b in wh.stock.values()),
+                    "units_reserved": sum(b.reserved for b in wh.stock.values()),
+                }
+            )
+        return {"warehouses": rows, "operator": self.state.operator.model_dump()}
+
+    @tool(read_only=True, produces=["sku_id"])
+    def search_skus(self, query: str = "", category: str = "") -> dict[str, Any]:
+        """Search the item master by words in the SKU name or id, optionally within a category.
+
+        Args:
+            query: Words that must all appear in the SKU id or name (case does not matter); empty for all.
+            category: Only SKUs of this category (e.g. safety, packaging, electronics); empty for all.
+
+        Returns:
+            Matching SKUs with id, name, category, unit of measure, standard unit cost and total on hand.
+        """
+        words = query.lower().split()
+        found = []
+        for sku in sorted(self.state.skus.values(), key=lambda s: s.sku_id):
+            text = f"{sku.sku_id} {sku.name}".lower()
+            if category and sku.category != category.strip().lower():
+                continue
+            if all(word in text for word in words):
+                total = sum(
+                    wh.stock[sku.sku_id].on_hand
+                    for wh in self.state.warehouses.values()
+                    if sku.sku_id in wh.stock
+                )
+                found.append({**sku.model_dump(), "total_on_hand": total})
+        return {"skus": found, "count": len(found)}
+
+    @tool(read_only=True, consumes=["sku_id", "warehouse_id"], produces=["warehouse_id"])
+    def get_stock(self, sku_id: str, warehouse_id: str = "") -> dict[str, Any]:
+        """Show a SKU's stock per warehouse: on hand, reserved, available, pending drafts and freezes.
+
+        Args:
+            sku_id: The SKU id, e.g. SKU-10482.
+            warehouse_id: Only this warehouse (e.g. WH-RNO); empty for every warehouse.
+
+        Returns:
+            One row per warehouse with on_hand, reserved, available (on_hand - reserved),
+            pending_in_drafts (net change staged in draft journals) and frozen_by (an open cycle
+            count id, or null).
+        """
+        sku = self._sku(sku_id)
+        if warehouse_id:
+            self._warehouse(warehouse_id)
+        frozen = _frozen_pairs(self.state)
+        pending = _pending_in_drafts(self.state)
+        rows = []
+        for wh in sorted(self.state.warehouses.values(), key=lambda w: w.warehouse_id):
+            if warehouse_id and wh.warehouse_id != warehouse_id:
+                continue
+            balance = wh.stock.get(sku_id, Balance())
+            rows.append(
+                {
+                    "warehouse_id": wh.warehouse_id,
+                    "on_hand": balance.on_hand,
+                    "reserved": balance.reserved,
+                    "available": balance.on_hand - balance.reserved,
+                    "pending_in_drafts": pending.get((wh.warehouse_id, sku_id), 0),
+                    "frozen_by": frozen.get((wh.warehouse_id, sku_id)),
+                }
+            )
+        return {"sku_id": sku_id, "name": sku.name, "uom": sku.uom, "stock": rows}
+
+    @tool(read_only=True, consumes=["warehouse_id"], produces=["po_id", "sku_id"])
+    def list_purchase_orders(
+        self, status: PoStatus | None = None, warehouse_id: str = "", supplier: str = ""
+    ) -> dict[str, Any]:
+        """List purchase orders with what is still to be received on each line.
+
+        Args:
+            status: Only purchase orders in this status; all when omitted.
+            warehouse_id: Only POs delivered to this warehouse; empty for all.
+            supplier: Words that must appear in the supplier name; empty for all.
+
+        Returns:
+            Purchase orders with supplier, receiving warehouse, status, expected date and lines
+            (ordered, received, remaining, pending_in_drafts).
+        """
+        staged = _staged_receipts(self.state)
+        words = supplier.lower().split()
+        rows = []
+        for po in sorted(self.state.purchase_orders.values(), key=lambda p: p.po_id):
+            if status and po.status != status:
+                continue
+            if warehouse_id and po.warehouse_id != warehouse_id:
+                continue
+            if not all(w in po.supplier.lower() for w in words):
+                continue
+            lines = [
+                {
+                    "sku_id": sku_id,
+                    "ordered": line.ordered,
+                    "received": line.received,
+                    "remaining": line.ordered - line.received,
+                    "pending_in_drafts": staged.get((po.po_id, sku_id), 0),
+                }
+                for sku_id, line in sorted(po.lines.items())
+            ]
+            rows.append({**po.model_dump(exclude={"lines"}), "lines": lines})
+        return {"purchase_orders": rows, "count": len(rows)}
+
+    @tool(read_only=True, consumes=["warehouse_id"], produces=["order_id", "sku_id"])
+    def list_orders(
+        self, status: OrderStatus | None = None, warehouse_id: str = "", customer: str = ""
+    ) -> dict[str, Any]:
+        """List customer orders with the stock available for each line at the shipping warehouse.
+
+        Args:
+            status: Only orders in this status; all when omitted.
+            warehouse_id: Only orders shipping from this warehouse; empty for all.
+            customer: Words that must appear in the customer name; empty for all.
+
+        Returns:
+            Orders with customer, warehouse, status, ship-by date and lines (quantity and the
+            available quantity at that warehouse).
+        """
+        words = customer.lower().split()
+        rows = []
+        for order in sorted(self.state.orders.values(), key=lambda o: o.order_id):
+            if status and order.status != status:
+                continue
+            if warehouse_id and order.warehouse_id != warehouse_id:
+                continue
+            if not all(w in order.customer.lower() for w in words):
+                continue
+            stock = self.state.warehouses[order.warehouse_id].stock
+            lines = [
+                {
+                    "sku_id": sku_id,
+                    "quantity": qty,
+                    "available_at_warehouse": _available(stock.get(sku_id, Balance())),
+                }
+                for sku_id, qty in sorted(order.lines.items())
+            ]
+            rows.append({**order.model_dump(exclude={"lines"}), "lines": lines})
+        return {"orders": rows, "count": len(rows)}
+
+    @tool(read_only=True, consumes=["journal_id"])
+    def get_journal(self, journal_id: str) -> dict[str, Any]:
+        """Show a journal with its lines and, for a draft, a dry run of committing it now.
+
+        Args:
+            journal_id: The journal id, e.g. JNL-00003.
+
+        Returns:
+            The journal (memo, period, status, lines) and for drafts: would_commit (true when
+            commit_transaction would succeed now) and violations (what would block it).
+        """
+        journal = self._journal(journal_id)
+        result: dict[str, Any] = journal.model_dump()
+        if journal.status == "draft":
+            violations = _posting_violations(self.state, journal)
+            result["would_commit"] = not violations and bool(journal.lines)
+            result["violations"] = violations
+        return result
+
+    @tool(read_only=True, consumes=["sku_id", "warehouse_id", "journal_id"], produces=["movement_id"])
+    def list_movements(
+        self,
+        sku_id: str = "",
+        warehouse_id: str = "",
+        period: str = "",
+        journal_id: str = "",
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """List posted stock movements (the ledger), newest first.
+
+        Args:
+            sku_id: Only movements of this SKU; empty for all.
+            warehouse_id: Only movements at this warehouse; empty for all.
+            period: Only movements posted to this period (YYYY-MM); empty for all.
+            journal_id: Only movements of this journal; empty for all.
+            limit: Maximum number of movements to return (1 to 200).
+
+        Returns:
+            Movements (id, journal, period, kind, warehouse, SKU, signed quantity, reason, reference)
+            and the total number matching.
+        """
+        if not 1 <= limit <= 200:
+            self.fail("invalid_argument", "limit must be between 1 and 200", field="limit")
+        matching = [
+            m.model_dump()
+            for m in sorted(self.state.movements.values(), key=lambda m: -m.seq)
+            if (not sku_id or m.sku_id == sku_id)
+            and (not warehouse_id or m.warehouse_id == warehouse_id)
+            and (not period or m.period == period)
+            and (not journal_id or m.journal_id == journal_id)
+        ]
+        return {"movements": matching[:limit], "total": len(matching)}
+
+    @tool(read_only=True, produces=["period", "journal_id", "count_id"])
+    def list_periods(self) -> dict[str, Any]:
+        """List accounting periods with what blocks closing each open one.
+
+        Returns:
+            Periods (YYYY-MM) oldest first with status, closing value for closed ones, and for open
+            ones: draft_journals and open_counts that block closing, and whether an older period
+            is still open.
+        """
+        rows = []
+        older_open = False
+        for period in sorted(self.state.periods.values(), key=lambda p: p.period):
+            row: dict[str, Any] = period.model_dump()
+            if period.status == "open":
+                row["draft_journals"] = _drafts_in(self.state, period.period)
+                row["open_counts"] = _open_counts_in(self.state, period.period)
+                row["older_period_open"] = older_open
+                row["closable"] = not (row["draft_journals"] or row["open_counts"] or older_open)
+                older_open = True
+            rows.append(row)
+        return {"periods": rows, "current_period": self._current_period()}
+
+    # -- journals ------------------------------------------------------------------------------
+    @tool(produces=["journal_id"], consumes=["period"])
+    def begin_transaction(self, memo: str, period: str = "") -> dict[str, Any]:
+        """Open a draft journal: a transaction whose lines post together or not at all.
+
+        Args:
+            memo: What the transaction is for (e.g. "Receive PO-4411 at Reno").
+            period: Accounting period to post to (YYYY-MM); empty for the current period.
+
+        Returns:
+            The new journal id, its period and status ("draft").
+        """
+        if not memo.strip():
+            self.fail("invalid_argument", "memo must not be empty", field="memo")
+        target = self._open_period(period or self._current_period())
+        journal_id = f"JNL-{self.state.next_journal:05d}"
+        self.state.next_journal += 1
+        self.state.journals[journal_id] = Journal(
+            journal_id=journal_id,
+            memo=memo.strip(),
+            period=target.period,
+            source="manual",
+            status="draft",
+            created_at=iso(self.now()),
+        )
+        return {"journal_id": journal_id, "period": target.period, "status": "draft"}
+
+    @tool(consumes=["journal_id", "po_id", "sku_id"])
+    def add_receipt_line(self, journal_id: str, po_id: str, sku_id: str, quantity: int) -> dict[str, Any]:
+        """Stage the receipt of purchase-order units into the PO's warehouse.
+
+        Args:
+            journal_id: A draft journal id.
+            po_id: The purchase order, e.g. PO-4411.
+            sku_id: A SKU on that purchase order.
+            quantity: Units received (at least 1, at most what remains to be received).
+
+        Returns:
+            The staged line and what remains to receive on the PO line after this journal.
+        """
+        journal = self._draft(journal_id)
+        po = self.state.purchase_orders.get(po_id)
+        if po is None:
+            self.fail("not_found", f"no purchase order '{po_id}'", po_id=po_id)
+        if po.status in ("received", "cancelled"):
+            self.fail(
+                "invalid_transition",
+                f"purchase order {po_id} is {po.status}; only open or partially received POs can be received",
+                po_id=po_id,
+                status=po.status,
+            )
+        line = po.lines.get(sku_id)
+        if line is None:
+            self.fail(
+                "not_found",
+                f"SKU {sku_id} is not on purchase order {po_id}",
+                po_id=po_id,
+                sku_id=sku_id,
+                po_skus=sorted(po.lines),
+            )
+        self._positive(quantity)
+        self._require_scope(po.warehouse_id)
+        staged = _staged_receipts(self.state).get((po_id, sku_id), 0)
+        remaining = line.ordered - line.received - staged
+        if quantity > remaining:
+            self.fail(
+                "conflict",
+                f"receiving {quantity} would over-receive {po_id}/{sku_id}: ordered {line.ordered}, "
+                f"received {line.received}, staged in drafts {staged}",
+                po_id=po_id,
+                sku_id=sku_id,
+                ordered=line.ordered,
+                received=line.received,
+                staged_in_drafts=staged,
+                remaining=max(remaining, 0),
+            )
+        added = self._add_line(journal, "receipt", po.warehouse_id, sku_id, quantity, reference=po_id)
+        return {"journal_id": journal_id, "line": added.model_dump(), "remaining_after": remaining - quantity}
+
+    @tool(consumes=["journal_id", "sku_id", "warehouse_id"], produces=["transfer_id"])
+    def add_transfer_line(
+        self, journal_id: str, sku_id: str, from_warehouse_id: str, to_warehouse_id: str, quantity: int
+    ) -> dict[str, Any]:
+        """Stage a transfer between two warehouses as a pair of legs that post (or drop) together.
+
+        Args:
+            journal_id: A draft journal id.
+            sku_id: The SKU to move.
+            from_warehouse_id: Warehouse the units leave.
+            to_warehouse_id: Warehouse the units arrive at (different from the source).
+            quantity: Units to move (at least 1, at most the source's available quantity).
+
+        Returns:
+            The transfer id and its two staged legs (transfer_out and transfer_in).
+        """
+        journal = self._draft(journal_id)
+        self._sku(sku_id)
+        source = self._warehouse(from_warehouse_id)
+        self._warehouse(to_warehouse_id)
+        if from_warehouse_id == to_warehouse_id:
+            self.fail(
+                "invalid_argument",
+                "from_warehouse_id and to_warehouse_id must differ",
+                field="to_warehouse_id",
+            )
+        self._positive(quantity)
+        self._require_scope(from_warehouse_id)
+        self._require_scope(to_warehouse_id)
+        self._require_available(journal, source, sku_id, quantity)
+        transfer_id = f"TRF-{self.state.next_transfer:04d}"
+        self.state.next_transfer += 1
+        out_leg = self._add_line(
+            journal, "transfer_out", from_warehouse_id, sku_id, -quantity, reference=transfer_id
+        )
+        in_leg = self._add_line(
+            journal, "transfer_in", to_warehouse_id, sku_id, quantity, reference=transfer_id
+        )
+        return {
+            "journal_id": journal_id,
+            "transfer_id": transfer_id,
+            "legs": [out_leg.model_dump(), in_leg.model_dump()],
+        }
+
+    @tool(consumes=["journal_id", "sku_id", "warehouse_id"])
+    def add_adjustment_line(
+        self, journal_id: str, warehouse_id: str, sku_id: str, quantity: int, reason_code: str, note: str = ""
+    ) -> dict[str, Any]:
+        """Stage a stock adjustment with a reason code (signed quantity: negative removes units).
+
+        Reason codes: DAMAGED, EXPIRED, SHRINKAGE, SAMPLE (decrease only); FOUND,
+        RETURN_TO_STOCK (increase only); CORRECTION (either way). SHRINKAGE, SAMPLE,
+        RETURN_TO_STOCK and CORRECTION need a note. The line's value (|quantity| x unit cost)
+        must be within your approval limit.
+
+        Args:
+            journal_id: A draft journal id.
+            warehouse_id: Warehouse whose stock changes.
+            sku_id: The SKU adjusted.
+            quantity: Signed change of on-hand units (not zero).
+            reason_code: One of the reason codes above.
+            note: Free-text justification (required by some reason codes).
+
+        Returns:
+            The staged line and its value.
+        """
+        journal = self._draft(journal_id)
+        warehouse = self._warehouse(warehouse_id)
+        sku = self._sku(sku_id)
+        codes = self.data.json("reason_codes.json")
+        code = codes.get(reason_code.strip().upper())
+        if code is None:
+            self.fail(
+                "invalid_argument",
+                f"unknown reason code '{reason_code}'",
+                field="reason_code",
+                accepted=sorted(codes),
+            )
+        reason = reason_code.strip().upper()
+        if quantity == 0:
+            self.fail("invalid_argument", "quantity must not be zero", field="quantity")
+        direction = code["direction"]
+        if (direction == "decrease" and quantity > 0) or (direction == "increase" and quantity < 0):
+            self.fail(
+                "invalid_argument",
+                f"reason {reason} only allows a {direction} (got quantity {quantity})",
+                field="quantity",
+                direction=direction,
+            )
+        if code["requires_note"] and not note.strip():
+            self.fail("invalid_argument", f"reason {reason} requires a note", field="note")
+        self._require_scope(warehouse_id)
+        value = round(abs(quantity) * sku.unit_cost, 2)
+        limit = self.state.operator.approval_limit
+        if value > limit:
+            self.fail(
+                "permission_denied",
+                f"adjustment of {abs(quantity)} x {sku_id} is worth {value:.2f}, above the approval limit "
+                f"of {limit:.2f} of {self.state.operator.name}; split it or ask a supervisor",
+                sku_id=sku_id,
+                value=value,
+                approval_limit=limit,
+                missing_permission="approve_adjustment_above_limit",
+            )
+        if quantity < 0:
+            self._require_available(journal, warehouse, sku_id, -quantity)
+        added = self._add_line(
+            journal, "adjustment", warehouse_id, sku_id, quantity, reason, "", note.strip()
+        )
+        return {"journal_id": journal_id, "line": added.model_dump(), "value": value}
+
+    @tool(consumes=["journal_id"])
+    def remove_line(self, journal_id: str, line_no: int) -> dict[str, Any]:
+        """Remove a staged line from a draft journal (removing a transfer leg removes both legs).
+
+        Args:
+            journal_id: A draft journal id.
+            line_no: The line number shown by get_journal.
+
+        Returns:
+            The line numbers removed and the lines left.
+        """
+        journal = self._draft(journal_id)
+        line = next((ln for ln in journal.lines if ln.line_no == line_no), None)
+        if line is None:
+            self.fail(
+                "not_found",
+                f"journal {journal_id} has no line {line_no}",
+                journal_id=journal_id,
+                line_nos=[ln.line_no for ln in journal.lines],
+            )
+        paired = line.kind in ("transfer_out", "transfer_in")
+        removed = [
+            ln.line_no
+            for ln in journal.lines
+            if ln.line_no == line_no or (paired and ln.reference == line.reference)
+        ]
+        journal.lines = [ln for ln in journal.lines if ln.line_no not in removed]
+        return {"journal_id": journal_id, "removed_line_nos": removed, "lines_left": len(journal.lines)}
+
+    @tool(consumes=["journal_id"], produces=["movement_id"])
+    def commit_transaction(self, journal_id: str) -> dict[str, Any]:
+        """Validate a draft journal as a whole and post every line to the ledger atomically.
+
+        Nothing is posted when any line would break a rule (negative on-hand, reserved above
+        on-hand, over-received PO, frozen SKU, closed period): the error lists each violation.
+
+        Args:
+            journal_id: A draft journal id.
+
+        Returns:
+            The journal id, status "posted", and the movement ids created.
+        """
+        journal = self._draft(journal_id)
+        if not journal.lines:
+            self.fail(
+                "invalid_transition",
+                f"journal {journal_id} has no lines; add lines or roll it back",
+                journal_id=journal_id,
+                status=journal.status,
+            )
+        movement_ids = self._post(journal)
+        return {"journal_id": journal_id, "status": journal.status, "movement_ids": movement_ids}
+
+    @tool(consumes=["journal_id"])
+    def rollback_transaction(self, journal_id: str) -> dict[str, Any]:
+        """Discard a draft journal: none of its lines will ever post.
+
+        Args:
+            journal_id: A draft journal id.
+
+        Returns:
+            The journal id and its status ("rolled_back").
+        """
+        journal = self._draft(journal_id)
+        journal.status = "rolled_back"
+        return {"journal_id": journal_id, "status": journal.status, "discarded_lines": len(journal.lines)}
+
+    # -- customer orders -----------------------------------------------------------------------
+    @tool(consumes=["order_id"])
+    def reserve_stock(self, order_id: str) -> dict[str, Any]:
+        """Reserve stock for every line of an open order at its warehouse (all lines or none).
+
+        Args:
+            order_id: The customer order, e.g. SO-20931.
+
+        Returns:
+            The order id, its status ("reserved") and the reserved quantities.
+        """
+        order = self._order(order_id)
+        if order.status != "open":
+            self.fail(
+                "invalid_transition",
+                f"order {order_id} is {order.status}; only open orders can be reserved",
+                order_id=order_id,
+                status=order.status,
+            )
+        self._require_scope(order.warehouse_id)
+        stock = self.state.warehouses[order.warehouse_id].stock
+        shortages = [
+            {"sku_id": sku_id, "needed": qty, "available": _available(stock.get(sku_id, Balance()))}
+            for sku_id, qty in sorted(order.lines.items())
+            if qty > _available(stock.get(sku_id, Balance()))
+        ]
+        if shortages:
+            self.fail(
+                "conflict",
+                f"not enough available stock at {order.warehouse_id} to reserve {order_id}",
+                order_id=order_id,
+                warehouse_id=order.warehouse_id,
+                shortages=shortages,
+            )
+        for sku_id, qty in order.lines.items():
+            stock[sku_id].reserved += qty
+        order.status = "reserved"
+        return {"order_id": order_id, "status": order.status, "reserved": dict(sorted(order.lines.items()))}
+
+    @tool(consumes=["order_id"])
+    def release_reservation(self, order_id: str) -> dict[str, Any]:
+        """Release the stock reserved for an order; the order goes back to open.
+
+        Args:
+            order_id: A reserved customer order.
+
+        Returns:
+            The order id, its status ("open") and the quantities released.
+        """
+        order = self._order(order_id)
+        if order.status != "reserved":
+            self.fail(
+                "invalid_transition",
+                f"order {order_id} is {order.status}; only reserved orders hold stock to release",
+                order_id=order_id,
+                status=order.status,
+            )
+        self._require_scope(order.warehouse_id)
+        stock = self.state.warehouses[order.warehouse_id].stock
+        for sku_id, qty in order.lines.items():
+            stock[sku_id].reserved -= qty
+        order.status = "open"
+        return {"order_id": order_id, "status": order.status, "released": dict(sorted(order.lines.items()))}
+
+    @tool(consumes=["order_id", "period"], produces=["journal_id", "movement_id"])
+    def ship_order(self, order_id: str, period: str = "") -> dict[str, Any]:
+        """Ship a reserved order: posts a shipment journal that issues the reserved units.
+
+        Args:
+            order_id: A reserved customer order.
+            period: Accounting period to post to (YYYY-MM); empty for the current period.
+
+        Returns:
+            The order id, its status ("shipped"), the shipment journal id and movement ids.
+        """
+        order = self._order(order_id)
+        if order.status != "reserved":
+            hint = " Reserve it first." if order.status == "open" else ""
+            self.fail(
+                "invalid_transition",
+                f"order {order_id} is {order.status}; only reserved orders can ship.{hint}",
+                order_id=order_id,
+                status=order.status,
+            )
+        self._require_scope(order.warehouse_id)
+        target = self._open_period(period or self._current_period())
+        journal = self._system_journal(
+            f"Shipment of {order_id} to {order.customer}", target.period, "shipment"
+        )
+        for sku_id, qty in sorted(order.lines.items()):
+            self._add_line(journal, "shipment", order.warehouse_id, sku_id, -qty, reference=order_id)
+        movement_ids = self._post(journal)
+        order.status = "shipped"
+        return {
+            "order_id": order_id,
+            "status": order.status,
+            "journal_id": journal.journal_id,
+            "movement_ids": movement_ids,
+        }
+
+    # -- cycle counts ----------------------------------------------------------------------------
+    @tool(consumes=["warehouse_id", "sku_id", "period"], produces=["count_id"])
+    def start_cycle_count(self, warehouse_id: str, sku_ids: list[str], period: str = "") -> dict[str, Any]:
+        """Start a cycle count: snapshot the system quantities and freeze those SKUs at the warehouse.
+
+        While the count is open, no posting may move a counted SKU at that warehouse.
+
+        Args:
+            warehouse_id: The warehouse to count.
+            sku_ids: The SKUs to count (at least one, no repeats).
+            period: Period the count belongs to (YYYY-MM); empty for the current period.
+
+        Returns:
+            The count id and the frozen SKUs with their system quantities.
+        """
+        warehouse = self._warehouse(warehouse_id)
+        if not sku_ids:
+            self.fail("invalid_argument", "sku_ids must name at least one SKU", field="sku_ids")
+        if len(set(sku_ids)) != len(sku_ids):
+            self.fail("invalid_argument", "sku_ids must not repeat a SKU", field="sku_ids")
+        for sku_id in sku_ids:
+            self._sku(sku_id)
+        self._require_scope(warehouse_id)
+        target = self._open_period(period or self._current_period())
+        frozen = _frozen_pairs(self.state)
+        clashes = {s: frozen[(warehouse_id, s)] for s in sku_ids if (warehouse_id, s) in frozen}
+        if clashes:
+            self.fail(
+                "conflict",
+                f"SKUs already being counted at {warehouse_id}: {sorted(clashes)}",
+                warehouse_id=warehouse_id,
+                counted_by=clashes,
+            )
+        count_id = f"CC-{self.state.next_count:04d}"
+        self.state.next_count += 1
+        lines = {
+            s: CountLine(system_quantity=warehouse.stock.get(s, Balance()).on_hand) for s in sorted(sku_ids)
+        }
+        self.state.cycle_counts[count_id] = CycleCount(
+            count_id=count_id,
+            warehouse_id=warehouse_id,
+            period=target.period,
+            status="open",
+            started_at=iso(self.now()),
+            lines=lines,
+        )
+        return {
+            "count_id": count_id,
+            "warehouse_id": warehouse_id,
+            "period": target.period,
+            "frozen": {s: ln.system_quantity for s, ln in lines.items()},
+        }
+
+    @tool(consumes=["count_id", "sku_id"])
+    def record_count(self, count_id: str, sku_id: str, counted_quantity: int) -> dict[str, Any]:
+        """Record the physically counted quantity of one SKU in an open cycle count (recount overwrites).
+
+        Args:
+            count_id: An open cycle count, e.g. CC-0002.
+            sku_id: A SKU in that count.
+            counted_quantity: Units found on the shelf (0 or more).
+
+        Returns:
+            The count id, the SKU, its system and counted quantity, and the SKUs still to count.
+        """
+        count = self._open_count(count_id)
+        line = count.lines.get(sku_id)
+        if line is None:
+            self.fail(
+                "not_found",
+                f"SKU {sku_id} is not part of count {count_id}",
+                count_id=count_id,
+                sku_ids=sorted(count.lines),
+            )
+        if counted_quantity < 0:
+            self.fail("invalid_argument", "counted_quantity must be 0 or more", field="counted_quantity")
+        line.counted = counted_quantity
+        return {
+            "count_id": count_id,
+            "sku_id": sku_id,
+            "system_quantity": line.system_quantity,
+            "counted": counted_quantity,
+            "uncounted": sorted(s for s, ln in count.lines.items() if ln.counted is None),
+        }
+
+    @tool(consumes=["count_id", "period"], produces=["journal_id", "movement_id"])
+    def reconcile_cycle_count(self, count_id: str, period: str = "") -> dict[str, Any]:
+        """Post the count variances (reason CYCLE_COUNT) and lift the freeze.
+
+        Every SKU must be counted. The total absolute variance value must be within your
+        approval limit, and no SKU may end with less on hand than is reserved for orders.
+
+        Args:
+            count_id: An open cycle count whose lines are all counted.
+            period: Accounting period to post to (YYYY-MM); empty for the count's own period.
+
+        Returns:
+            The count id, its status ("reconciled"), the variances and the variance journal id
+            (null when every count matched).
+        """
+        count = self._open_count(count_id)
+        uncounted = sorted(s for s, ln in count.lines.items() if ln.counted is None)
+        if uncounted:
+            self.fail(
+                "invalid_transition",
+                f"count {count_id} is still open with uncounted SKUs {uncounted}; record them first",
+                count_id=count_id,
+                status=count.status,
+                uncounted=uncounted,
+            )
+        self._require_scope(count.warehouse_id)
+        target = self._open_period(period or count.period)
+        stock = self.state.warehouses[count.warehouse_id].stock
+        variances = {
+            s: int(ln.counted or 0) - stock.get(s, Balance()).on_hand
+            for s, ln in sorted(count.lines.items())
+            if int(ln.counted or 0) != stock.get(s, Balance()).on_hand
+        }
+        value = round(sum(abs(v) * self.state.skus[s].unit_cost for s, v in variances.items()), 2)
+        limit = self.state.operator.approval_limit
+        if value > limit:
+            self.fail(
+                "permission_denied",
+                f"count {count_id} has variances worth {value:.2f}, above the approval limit of "
+                f"{limit:.2f} of {self.state.operator.name}; recount or ask a supervisor",
+                count_id=count_id,
+                value=value,
+                approval_limit=limit,
+                missing_permission="approve_adjustment_above_limit",
+            )
+        count.status = "reconciled"
+        count.reconciled_at = iso(self.now())
+        journal_id = None
+        if variances:
+            journal = self._system_journal(f"Cycle count {count_id} variances", target.period, "cycle_count")
+            reason = self.data.json("policy.json")["count_variance_reason"]
+            for sku_id, delta in variances.items():
+                self._add_line(
+                    journal, "count_variance", count.warehouse_id, sku_id, delta, reason, reference=count_id
+                )
+            self._post(journal)
+            journal_id = journal.journal_id
+        return {
+            "count_id": count_id,
+            "status": count.status,
+            "variances": variances,
+            "variance_value": value,
+            "journal_id": journal_id,
+        }
+
+    # -- period close ----------------------------------------------------------------------------
+    @tool(consumes=["period"])
+    def close_period(self, period: str) -> dict[str, Any]:
+        """Close an accounting period: no posting will ever land in it again.
+
+        Periods close oldest first. A period with draft journals or open cycle counts cannot
+        close; list_periods shows the blockers.
+
+        Args:
+            period: The period to close (YYYY-MM).
+
+        Returns:
+            The period, its status ("closed"), closing time and inventory value at period end.
+        """
+        target = self.state.periods.get(period)
+        if target is None:
+            self.fail("not_found", f"no period '{period}'", period=period, periods=sorted(self.state.periods))
+        if target.status == "closed":
+            self.fail(
+                "invalid_transition",
+                f"period {period} is already closed",
+                period=period,
+                status=target.status,
+            )
+        older = sorted(
+            p.period for p in self.state.periods.values() if p.status == "open" and p.period < period
+        )
+        if older:
+            self.fail(
+                "invalid_transition",
+                f"period {period} cannot close while older periods are open: {older}",
+                period=period,
+                status=target.status,
+                open_older_periods=older,
+            )
+        if not self.state.operator.can_close_periods:
+            self.fail(
+                "permission_denied",
+                f"{self.state.operator.name} may not close period {period}",
+                period=period,
+                missing_permission="close_period",
+            )
+        drafts = _drafts_in(self.state, period)
+        counts = _open_counts_in(self.state, period)
+        if drafts or counts:
+            self.fail(
+                "conflict",
+                f"period {period} still has draft journals {drafts} and open cycle counts {counts}; "
+                "commit or roll back the journals and reconcile the counts first",
+                period=period,
+                draft_journals=drafts,
+                open_counts=counts,
+            )
+        target.status = "closed"
+        target.closed_at = iso(self.now())
+        target.closed_after_seq = self.state.next_movement - 1
+        target.closing_value = _value_at_period_end(self.state, period)
+        return target.model_dump()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _current_period(self) -> str:
+        return self.now().strftime("%Y-%m")
+
+    def _warehouse(self, warehouse_id: str) -> Warehouse:
+        warehouse = self.state.warehouses.get(warehouse_id)
+        if warehouse is None:
+            self.fail(
+                "not_found",
+                f"no warehouse '{warehouse_id}'",
+                warehouse_id=warehouse_id,
+                warehouses=sorted(self.state.warehouses),
+            )
+        return warehouse
+
+    def _sku(self, sku_id: str) -> Sku:
+        sku = self.state.skus.get(sku_id)
+        if sku is None:
+            self.fail("not_found", f"no SKU '{sku_id}'; search_skus finds SKU ids", sku_id=sku_id)
+        return sku
+
+    def _order(self, order_id: str) -> SalesOrder:
+        order = self.state.orders.get(order_id)
+        if order is None:
+            self.fail("not_found", f"no customer order '{order_id}'", order_id=order_id)
+        return order
+
+    def _journal(self, journal_id: str) -> Journal:
+        journal = self.state.journals.get(journal_id)
+        if journal is None:
+            self.fail("not_found", f"no journal '{journal_id}'", journal_id=journal_id)
+        return journal
+
+    def _draft(self, journal_id: str) -> Journal:
+        journal = self._journal(journal_id)
+        if journal.status != "draft":
+            self.fail(
+                "invalid_transition",
+                f"journal {journal_id} is {journal.status}; only draft journals can change",
+                journal_id=journal_id,
+                status=journal.status,
+            )
+        return journal
+
+    def _open_count(self, count_id: str) -> CycleCount:
+        count = self.state.cycle_counts.get(count_id)
+        if count is None:
+            self.fail("not_found", f"no cycle count '{count_id}'", count_id=count_id)
+        if count.status != "open":
+            self.fail(
+                "invalid_transition",
+                f"cycle count {count_id} is {count.status}",
+                count_id=count_id,
+                status=count.status,
+            )
+        return count
+
+    def _open_period(self, period: str) -> Period:
+        target = self.state.periods.get(period)
+        if target is None:
+            self.fail("not_found", f"no period '{period}'", period=period, periods=sorted(self.state.periods))
+        if target.status != "open":
+            self.fail(
+                "invalid_transition",
+                f"period {period} is closed and accepts no postings; post to an open period",
+                period=period,
+                status=target.status,
+            )
+        return target
+
+    def _positive(self, quantity: int) -> None:
+        if quantity < 1:
+            self.fail("invalid_argument", "quantity must be at least 1", field="quantity")
+
+    def _require_scope(self, warehouse_id: str) -> None:
+        if warehouse_id not in self.state.operator.warehouses:
+            self.fail(
+                "permission_denied",
+                f"{self.state.operator.name} may not change stock at {warehouse_id}",
+                warehouse_id=warehouse_id,
+                missing_permission=f"post:{warehouse_id}",
+            )
+
+    def _require_available(self, journal: Journal, warehouse: Warehouse, sku_id: str, quantity: int) -> None:
+        balance = warehouse.stock.get(sku_id, Balance())
+        staged = sum(
+            ln.quantity
+            for ln in journal.lines
+            if ln.warehouse_id == warehouse.warehouse_id and ln.sku_id == sku_id
+        )
+        available = _available(balance) + staged
+        if quantity > available:
+            self.fail(
+                "conflict",
+                f"only {max(available, 0)} of {sku_id} available at {warehouse.warehouse_id} "
+                f"(on hand {balance.on_hand}, reserved {balance.reserved}, staged in this journal {staged})",
+                warehouse_id=warehouse.warehouse_id,
+                sku_id=sku_id,
+                requested=quantity,
+                available=max(available, 0),
+            )
+
+    def _add_line(
+        self,
+        journal: Journal,
+        kind: MovementKind,
+        warehouse_id: str,
+        sku_id: str,
+        quantity: int,
+        reason_code: str = "",
+        reference: str = "",
+        note: str = "",
+    ) -> JournalLine:
+        line = JournalLine(
+            line_no=journal.next_line_no,
+            kind=kind,
+            warehouse_id=warehouse_id,
+            sku_id=sku_id,
+            quantity=quantity,
+            reason_code=reason_code,
+            reference=reference,
+            note=note,
+        )
+        journal.next_line_no += 1
+        journal.lines.append(line)
+        return line
+
+    def _system_journal(self, memo: str, period: str, source: JournalSource) -> Journal:
+        journal_id = f"JNL-{self.state.next_journal:05d}"
+        self.state.next_journal += 1
+        journal = Journal(
+            journal_id=journal_id,
+            memo=memo,
+            period=period,
+            source=source,
+            status="draft",
+            created_at=iso(self.now()),
+        )
+        self.state.journals[journal_id] = journal
+        return journal
+
+    def _post(self, journal: Journal) -> list[str]:
+        """Post every line of a draft journal, or fail with all violations and post nothing."""
+        self._open_period(journal.period)
+        violations = _posting_violations(self.state, journal)
+        if violations:
+            self.fail(
+                "conflict",
+                f"journal {journal.journal_id} cannot post ({len(violations)} violations); nothing posted",
+                journal_id=journal.journal_id,
+                violations=violations,
+            )
+        stamp = iso(self.now())
+        movement_ids = []
+        for line in journal.lines:
+            balance = self.state.warehouses[line.warehouse_id].stock.setdefault(line.sku_id, Balance())
+            balance.on_hand += line.quantity
+            if line.kind == "shipment":
+                balance.reserved += line.quantity
+            if line.kind == "receipt":
+                po = self.state.purchase_orders[line.reference]
+                po.lines[line.sku_id].received += line.quantity
+                po.status = _po_status(po)
+            seq = self.state.next_movement
+            self.state.next_movement += 1
+            movement_id = f"MOV-{seq:06d}"
+            self.state.movements[movement_id] = Movement(
+                movement_id=movement_id,
+                seq=seq,
+                journal_id=journal.journal_id,
+                period=journal.period,
+                kind=line.kind,
+                warehouse_id=line.warehouse_id,
+                sku_id=line.sku_id,
+                quantity=line.quantity,
+                reason_code=line.reason_code,
+                reference=line.reference,
+                posted_at=stamp,
+            )
+            movement_ids.append(movement_id)
+        journal.status = "posted"
+        journal.posted_at = stamp
+        return movement_ids
+
+    # -- initial states ----------------------------------------------------------------------------
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """A distribution network of ``3 + size`` warehouses plus a partner 3PL outside your scope,
+        near-duplicate SKUs, purchase orders in every status, orders that fit, orders that need a
+        transfer first, an open cycle count blocking the December close."""
+        repo = data if data is not None else Repository(Path(__file__).resolve().parent / "data")
+        base = cls.package.clock.base_time if cls.package else BASE_TIME
+        return Initial(state=_generate(random.Random(seed), max(1, size), repo, base))
+
+
+# -- pure rules shared by tools, dry runs and the generator ----------------------------------------
+def _available(balance: Balance) -> int:
+    return balance.on_hand - balance.reserved
+
+
+def _po_status(po: PurchaseOrder) -> PoStatus:
+    if po.status == "cancelled":
+        return "cancelled"
+    if all(line.received >= line.ordered for line in po.lines.values()):
+        return "received"
+    if any(line.received > 0 for line in po.lines.values()):
+        return "partially_received"
+    return "open"
+
+
+def _frozen_pairs(state: LedgerState) -> dict[tuple[str, str], str]:
+    """(warehouse, sku) -> the open cycle count that freezes it."""
+    return {
+        (count.warehouse_id, sku_id): count.count_id
+        for count in state.cycle_counts.values()
+        if count.status == "open"
+        for sku_id in count.lines
+    }
+
+
+def _pending_in_drafts(state: LedgerState) -> dict[tuple[str, str], int]:
+    pending: dict[tuple[str, str], int] = defaultdict(int)
+    for journal in state.journals.values():
+        if journal.status == "draft":
+            for line in journal.lines:
+                pending[(line.warehouse_id, line.sku_id)] += line.quantity
+    return dict(pending)
+
+
+def _staged_receipts(state: LedgerState) -> dict[tuple[str, str], int]:
+    """(po, sku) -> units staged for receipt in draft journals."""
+    staged: dict[tuple[str, str], int] = defaultdict(int)
+    for journal in state.journals.values():
+        if journal.status == "draft":
+            for line in journal.lines:
+                if line.kind == "receipt":
+                    staged[(line.reference, line.sku_id)] += line.quantity
+    return dict(staged)
+
+
+def _drafts_in(state: LedgerState, period: str) -> list[str]:
+    return sorted(j.journal_id for j in state.journals.values() if j.status == "draft" and j.period == period)
+
+
+def _open_counts_in(state: LedgerState, period: str) -> list[str]:
+    return sorted(
+        c.count_id for c in state.cycle_counts.values() if c.status == "open" and c.period == period
+    )
+
+
+def _posting_violations(state: LedgerState, journal: Journal) -> list[dict[str, Any]]:
+    """Everything that would stop ``journal`` from posting now, judged on its net effect."""
+    violations: list[dict[str, Any]] = []
+    period = state.periods.get(journal.period)
+    if period is None or period.status != "open":
+        violations.append({"rule": "closed_period", "period": journal.period})
+    frozen = _frozen_pairs(state)
+    net: dict[tuple[str, str], int] = defaultdict(int)
+    issued: dict[tuple[str, str], int] = defaultdict(int)
+    received: dict[tuple[str, str], int] = defaultdict(int)
+    for line in journal.lines:
+        pair = (line.warehouse_id, line.sku_id)
+        net[pair] += line.quantity
+        if line.kind == "shipment":
+            issued[pair] -= line.quantity
+        if line.kind == "receipt":
+            received[(line.reference, line.sku_id)] += line.quantity
+        if pair in frozen:
+            violations.append(
+                {
+                    "rule": "frozen_by_count",
+                    "line_no": line.line_no,
+                    "count_id": frozen[pair],
+                    "sku_id": line.sku_id,
+                }
+            )
+    for (po_id, sku_id), qty in sorted(received.items()):
+        po = state.purchase_orders[po_id]
+        line_state = po.lines[sku_id]
+        if po.status in ("received", "cancelled"):
+            violations.append({"rule": "po_not_receivable", "po_id": po_id, "status": po.status})
+        elif line_state.received + qty > line_state.ordered:
+            violations.append(
+                {
+                    "rule": "over_receipt",
+                    "po_id": po_id,
+                    "sku_id": sku_id,
+                    "ordered": line_state.ordered,
+                    "received": line_state.received,
+                    "receiving": qty,
+                }
+            )
+    for (wh_id, sku_id), delta in sorted(net.items()):
+        balance = state.warehouses[wh_id].stock.get(sku_id, Balance())
+        on_hand = balance.on_hand + delta
+        reserved = balance.reserved - issued.get((wh_id, sku_id), 0)
+        if on_hand < 0:
+            violations.append(
+                {
+                    "rule": "negative_on_hand",
+                    "warehouse_id": wh_id,
+                    "sku_id": sku_id,
+                    "on_hand_after": on_hand,
+                }
+            )
+        elif reserved > on_hand:
+            violations.append(
+                {
+                    "rule": "reserved_above_on_hand",
+                    "warehouse_id": wh_id,
+                    "sku_id": sku_id,
+                    "on_hand_after": on_hand,
+                    "reserved": reserved,
+                }
+            )
+    return violations
+
+
+def _value_at_period_end(state: LedgerState, period: str) -> float:
+    """Inventory value at the end of ``period``: opening plus movements posted to it or earlier."""
+    units: dict[tuple[str, str], int] = defaultdict(int)
+    for wh in state.warehouses.values():
+        for sku_id, balance in wh.stock.items():
+            units[(wh.warehouse_id, sku_id)] += balance.opening
+    for movement in state.movements.values():
+        if movement.period <= period:
+            units[(movement.warehouse_id, movement.sku_id)] += movement.quantity
+    return round(sum(qty * state.skus[sku_id].unit_cost for (_, sku_id), qty in units.items()), 2)
+
+
+# -- generator ------------------------------------------------------------------------------------
+def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> LedgerState:
+    state = LedgerState()
+    parties = data.json("parties.json")
+    sites = list(data.json("sites.json"))[: 3 + size]
+    partner = parties["partner_site"]
+    for site in [*sites, partner]:
+        state.warehouses[site["id"]] = Warehouse(
+            warehouse_id=site["id"], name=site["name"], city=site["city"]
+        )
+    scope = [site["id"] for site in sites]
+    state.operator = Operator(
+        name=rng.choice(parties["operators"]), warehouses=scope, approval_limit=1500.0, can_close_periods=True
+    )
+    _add_skus(rng, state, data, 8 + 4 * size)
+    sku_ids = sorted(state.skus)
+    for wh in state.warehouses.values():
+        for sku_id in sku_ids:
+            if rng.random() < 0.7:
+                qty = rng.choice((0, 5, 12, 24, 40, 60, 80, 120, 150, 240))
+                wh.stock[sku_id] = Balance(opening=qty, on_hand=qty)
+    current = base.strftime("%Y-%m")
+    previous = (base.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
+    before = (base.replace(day=1) - timedelta(days=32)).strftime("%Y-%m")
+    state.periods = {
+        before: Period(period=before, status="closed", closed_at=f"{previous}-03T17:00:00Z"),
+        previous: Period(period=previous, status="open"),
+        current: Period(period=current, status="open"),
+    }
+    _add_purchase_orders(rng, state, list(parties["suppliers"]), scope, partner["id"], 3 + 3 * size, base)
+    _add_orders(rng, state, list(parties["customers"]), scope, 4 + 3 * size, base)
+    _add_open_count(rng, state, scope[0], previous, base)
+    return state
+
+
+def _add_skus(rng: random.Random, state: LedgerState, data: Repository, wanted: int) -> None:
+    families = list(data.json("catalog.json"))
+    rng.shuffle(families)
+    numbers = rng.sample(range(10100, 19999), 64)
+    for family in families:
+        for variant in family["variants"]:
+            if len(state.skus) >= wanted:
+                return
+            sku_id = f"SKU-{numbers[len(state.skus)]}"
+            cost = round(family["cost"] * rng.uniform(0.92, 1.08), 2)
+            state.skus[sku_id] = Sku(
+                sku_id=sku_id,
+                name=f"{family['family']} {variant}",
+                category=family["category"],
+                uom=family["uom"],
+                unit_cost=cost,
+            )
+
+
+def _add_purchase_orders(
+    rng: random.Random,
+    state: LedgerState,
+    suppliers: list[str],
+    scope: list[str],
+    partner_id: str,
+    count: int,
+    base: datetime,
+) -> None:
+    sku_ids = sorted(state.skus)
+    numbers = rng.sample(range(4400, 4999), count)
+    for i, number in enumerate(numbers):
+        warehouse_id = partner_id if i == count - 1 else rng.choice(scope)
+        status: PoStatus = rng.choice(("open", "open", "partially_received", "received", "cancelled"))
+        if i < 2:
+            status = ("open", "partially_received")[i]
+        lines = {}
+        for sku_id in rng.sample(sku_ids, rng.randint(1, 3)):
+            ordered = rng.choice((24, 48, 60, 96, 120, 200))
+            received = {"received": ordered, "partially_received": ordered // 2}.get(status, 0)
+            lines[sku_id] = PoLine(ordered=ordered, received=received)
+            if received:
+                balance = state.warehouses[warehouse_id].stock.setdefault(sku_id, Balance())
+                balance.opening += received
+                balance.on_hand += received
+        expected = base + timedelta(days=rng.randint(-6, 10))
+        po_id = f"PO-{number}"
+        state.purchase_orders[po_id] = PurchaseOrder(
+            po_id=po_id,
+            supplier=rng.choice(suppliers),
+            warehouse_id=warehouse_id,
+            status=status,
+            expected_date=expected.strftime("%Y-%m-%d"),
+            lines=lines,
+        )
+
+
+def _add_orders(
+    rng: random.Random, state: LedgerState, customers: list[str], scope: list[str], count: int, base: datetime
+) -> None:
+    numbers = rng.sample(range(20100, 29999), count)
+    for i, number in enumerate(numbers):
+        warehouse_id = rng.choice(scope)
+        stock = state.warehouses[warehouse_id].stock
+        stocked = sorted(s for s, b in stock.items() if _available(b) > 0)
+        if not stocked:
+            continue
+        lines = {}
+        for sku_id in rng.sample(stocked, min(len(stocked), rng.randint(1, 3))):
+            available = _available(stock[sku_id])
+            # Every third order asks for more than the warehouse has: it needs a transfer first.
+            lines[sku_id] = (
+                available + rng.randint(5, 30) if i % 3 == 2 else rng.randint(1, max(1, available // 3))
+            )
+        status: OrderStatus = "open"
+        if i % 3 == 0 and all(qty <= _available(stock[s]) for s, qty in lines.items()):
+            for sku_id, qty in lines.items():
+                stock[sku_id].reserved += qty
+            status = "reserved"
+        order_id = f"SO-{number}"
+        state.orders[order_id] = SalesOrder(
+            order_id=order_id,
+            customer=customers[i % len(customers)],
+            warehouse_id=warehouse_id,
+            status=status,
+            ship_by=(base + timedelta(days=rng.randint(1, 7))).strftime("%Y-%m-%d"),
+            lines=lines,
+        )
+
+
+def _add_open_count(
+    rng: random.Random, state: LedgerState, warehouse_id: str, period: str, base: datetime
+) -> None:
+    """A December count left half done: it freezes two SKUs and blocks the December close."""
+    stock = state.warehouses[warehouse_id].stock
+    candidates = sorted(s for s, b in stock.items() if b.on_hand > b.reserved + 4)
+    if len(candidates) < 2:
+        return
+    chosen = rng.sample(candidates, 2)
+    lines = {s: CountLine(system_quantity=stock[s].on_hand) for s in sorted(chosen)}
+    first = sorted(chosen)[0]
+    lines[first].counted = stock[first].on_hand - rng.randint(1, 3)
+    count_id = f"CC-{state.next_count:04d}"
+    state.next_count += 1
+    state.cycle_counts[count_id] = CycleCount(
+        count_id=count_id,
+        warehouse_id=warehouse_id,
+        period=period,
+        status="open",
+        started_at=iso(base - timedelta(days=2, hours=3)),
+        lines=lines,
+    )
