@@ -6,10 +6,12 @@ module and finds its single :class:`Environment` subclass (or the one the manife
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import re
 import sys
 import tomllib
+import types
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -140,10 +142,30 @@ def read_manifest(root: Path) -> Manifest:
         raise PackageError(f"{path}: {exc}") from None
 
 
-def load_package(ref: str | Path) -> EnvPackage:
-    """Load a package by built-in id or by directory path."""
-    root = resolve_ref(ref)
-    return _load(root.resolve())
+_LOADED: dict[Path, EnvPackage] = {}
+
+
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Compiles ``env.py`` from source on every load, never through ``__pycache__``.
+
+    A cached ``.pyc`` is keyed on (mtime in whole seconds, size), so an edit of the same
+    size within the same second would reload stale code; packages are small to compile.
+    """
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+def load_package(ref: str | Path, *, fresh: bool = False) -> EnvPackage:
+    """Load a package by built-in id or by directory path (cached per directory).
+
+    ``fresh=True`` re-imports ``env.py`` and replaces the cached package, for code that
+    changed on disk (the linter, a synthesis repair loop).
+    """
+    root = resolve_ref(ref).resolve()
+    if fresh or root not in _LOADED:
+        _LOADED[root] = _load(root)
+    return _LOADED[root]
 
 
 def resolve_ref(ref: str | Path) -> Path:
@@ -155,14 +177,14 @@ def resolve_ref(ref: str | Path) -> Path:
     raise PackageError(f"no environment '{ref}' (not a built-in id nor a package directory)")
 
 
-@cache
 def _load(root: Path) -> EnvPackage:
     manifest = read_manifest(root)
     module_path = root / "env.py"
     if not module_path.is_file():
         raise PackageError(f"{root}: no env.py")
     module_name = f"envcraft_env_{manifest.id}_{abs(hash(str(root))):x}"
-    spec = importlib.util.spec_from_file_location(module_name, module_path)
+    loader = _SourceOnlyLoader(module_name, str(module_path))
+    spec = importlib.util.spec_from_file_location(module_name, module_path, loader=loader)
     if spec is None or spec.loader is None:
         raise PackageError(f"{module_path}: cannot be imported")
     module = importlib.util.module_from_spec(spec)
