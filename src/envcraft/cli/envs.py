@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -9,6 +10,7 @@ from rich.table import Table
 
 from envcraft.cli.output import console, die, print_json
 from envcraft.core import EnvPackage, PackageError, builtin_ids, load_package
+from envcraft.core.lint import LintReport, builtin_package_dirs, lint_package
 
 app = typer.Typer(help="Browse and check environment packages.", no_args_is_help=True)
 
@@ -83,3 +85,42 @@ def show(
         )
         table.add_row(spec.name, params, spec.description.splitlines()[0] if spec.description else "")
     console.print(table)
+
+
+@app.command("check")
+def check(
+    env: Annotated[str | None, typer.Argument(help="Built-in id or package directory.")] = None,
+    all_envs: Annotated[bool, typer.Option("--all", help="Check every built-in environment.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Check packages against the environment contract (exit 1 when any has errors)."""
+    if (env is None) == (not all_envs):
+        die("give one environment (id or directory) or --all")
+    try:
+        reports = [lint_package(p) for p in builtin_package_dirs()] if all_envs else [lint_package(env or "")]
+    except PackageError as exc:
+        die(str(exc))
+    if json_out:
+        print_json([r.model_dump() for r in reports] if all_envs else reports[0].model_dump())
+    else:
+        for report in reports:
+            _print_report(report)
+    raise typer.Exit(0 if all(r.ok for r in reports) else 1)
+
+
+def _print_report(report: LintReport) -> None:
+    root = Path(report.package)
+    where = root.relative_to(Path.cwd()) if root.is_relative_to(Path.cwd()) else root
+    for item in report.findings:
+        color = "red" if item.severity == "error" else "yellow"
+        console.print(
+            f"{where / item.file}{f':{item.line}' if item.line else ''}: [{color}]{item.severity}[/{color}] "
+            f"[bold]{item.rule}[/bold] {item.message}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    verdict = "[green]ok[/green]" if report.ok else "[red]failed[/red]"
+    console.print(
+        f"{report.env_id}: {verdict} ({len(report.errors)} errors, {len(report.warnings)} warnings)",
+        highlight=False,
+    )

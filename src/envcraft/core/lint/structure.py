@@ -1,0 +1,199 @@
+"""Package-structure checks: manifest, README, the loaded Environment and its tools, data/.
+
+These need the package on disk and, for the tool checks, an import of ``env.py`` through
+:func:`envcraft.core.package.load_package` (fresh, so an edited package is re-read).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from envcraft.core.docstrings import parse_docstring
+from envcraft.core.environment import Environment
+from envcraft.core.lint.code import SourceAnalysis
+from envcraft.core.lint.report import Finding, finding
+from envcraft.core.package import Manifest, PackageError, load_package
+from envcraft.core.schema import SchemaError
+from envcraft.core.tool import ToolSpec
+
+MIN_README_WORDS = 10
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+def check_manifest(root: Path) -> tuple[Manifest | None, list[Finding]]:
+    """Parse ``envcraft.toml`` into a :class:`Manifest`, pointing each problem at its line."""
+    path = root / "envcraft.toml"
+    if not path.is_file():
+        return None, [finding("manifest", "envcraft.toml", 0, "missing: a package needs id, title and kind")]
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        return None, [finding("manifest", "envcraft.toml", int(match.group(1)) if match else 0, str(exc))]
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        return None, [
+            finding(
+                "manifest",
+                "envcraft.toml",
+                _key_line(text, str(err["loc"][0])) if err["loc"] else 0,
+                f"{'.'.join(str(p) for p in err['loc']) or 'manifest'}: {err['msg']}",
+            )
+            for err in exc.errors(include_url=False)
+        ]
+    findings = []
+    if manifest.id != root.name:
+        message = (
+            f"id {manifest.id!r} differs from the folder name {root.name!r}; built-in lookup uses the folder"
+        )
+        findings.append(finding("manifest-id", "envcraft.toml", _key_line(text, "id"), message))
+    return manifest, findings
+
+
+def _key_line(text: str, key: str) -> int:
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    return next((n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)), 0)
+
+
+def check_readme(root: Path) -> list[Finding]:
+    """README.md is the agent-facing documentation (D_doc): present and saying something."""
+    path = root / "README.md"
+    if not path.is_file():
+        return [finding("readme", "README.md", 0, "missing: README.md is what the agent reads first")]
+    prose = [
+        line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")
+    ]
+    words = len(" ".join(prose).split())
+    if words == 0:
+        return [finding("readme", "README.md", 0, "README.md has no text beyond headings")]
+    if words < MIN_README_WORDS:
+        return [finding("readme-short", "README.md", 0, f"README.md has only {words} words of text")]
+    return []
+
+
+def check_env_class(analysis: SourceAnalysis | None) -> list[Finding]:
+    """env.py exists and defines exactly one Environment subclass (read from the AST)."""
+    if analysis is None:
+        return [finding("env-import", "env.py", 0, "missing: env.py holds the Environment class")]
+    classes = analysis.env_classes
+    if not analysis.parsed or len(classes) == 1:
+        return []
+    names = ", ".join(name for name, _ in classes) or "none"
+    message = f"defines {len(classes)} Environment subclasses ({names}); a package has exactly one"
+    return [finding("env-class", "env.py", classes[1][1] if len(classes) > 1 else 0, message)]
+
+
+def check_loaded(root: Path, manifest: Manifest, analysis: SourceAnalysis) -> list[Finding]:
+    """Import env.py afresh: it loads, its kind fits, its tools are documented and their schemas build."""
+    class_line = analysis.env_classes[0][1] if analysis.env_classes else 0
+    try:
+        env_class = load_package(root, fresh=True).env_class
+    except PackageError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, SchemaError):
+            return [finding("tool-schema", "env.py", class_line, f"tool schema does not build: {cause}")]
+        if len(analysis.env_classes) != 1 and "Environment subclass" in str(exc):
+            return []  # check_env_class already said so, with a line
+        return [finding("env-import", "env.py", class_line, str(exc).split(": ", 1)[-1])]
+    findings = _kind(env_class, manifest, analysis, class_line)
+    own = [s for s in env_class.tools.values() if s.function.__module__ == env_class.__module__]
+    if not own:
+        findings.append(finding("no-tools", "env.py", class_line, f"{env_class.__name__} declares no @tool"))
+    for spec in own:
+        findings.extend(_tool(spec, analysis.tool_lines.get(spec.name, class_line)))
+    return findings
+
+
+def _kind(
+    env_class: type[Environment], manifest: Manifest, analysis: SourceAnalysis, line: int
+) -> list[Finding]:
+    is_claw = any(klass.__name__ == "ClawEnvironment" for klass in env_class.__mro__)
+    name = env_class.__name__
+    if manifest.kind == "claw" and not is_claw:
+        return [finding("manifest-kind", "env.py", line, f"kind = claw but {name} is not a ClawEnvironment")]
+    if manifest.kind == "tool" and is_claw:
+        return [finding("manifest-kind", "env.py", line, f"{name} is a ClawEnvironment but kind = tool")]
+    if manifest.kind == "tool" and analysis.uses_workspace:
+        message = "uses self.workspace but kind = tool (tool sessions have no workspace)"
+        return [finding("manifest-kind", "env.py", line, message)]
+    return []
+
+
+def _tool(spec: ToolSpec, line: int) -> list[Finding]:
+    doc = parse_docstring(spec.function.__doc__)
+    params = list(spec.parameters["properties"])
+    findings = []
+    if not doc.summary:
+        findings.append(
+            finding("tool-docstring", "env.py", line, f"tool {spec.name} has no docstring summary")
+        )
+    undocumented = [p for p in params if not doc.args.get(p)]
+    if undocumented:
+        message = f"tool {spec.name} does not document {', '.join(undocumented)} under Args:"
+        findings.append(finding("tool-docstring", "env.py", line, message))
+    unknown = sorted(set(doc.args) - set(params))
+    if unknown:
+        message = f"tool {spec.name} documents unknown args {', '.join(unknown)}"
+        findings.append(finding("tool-docstring-style", "env.py", line, message))
+    if doc.summary and not doc.returns:
+        message = f"tool {spec.name} has no Returns: section describing its result"
+        findings.append(finding("tool-docstring-style", "env.py", line, message))
+    try:
+        json.dumps(spec.openai_schema())
+    except (TypeError, ValueError) as exc:
+        findings.append(finding("tool-schema", "env.py", line, f"tool {spec.name} schema is not JSON: {exc}"))
+    return findings
+
+
+def check_data(root: Path) -> list[Finding]:
+    """Every json / jsonl / csv file under ``data/`` parses (tools read them through self.data)."""
+    base = root / "data"
+    if not base.is_dir():
+        return []
+    findings = []
+    for path in sorted(p for p in base.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        try:
+            problem = _parse_data(path.read_text(encoding="utf-8"), path.suffix.lower())
+        except UnicodeDecodeError:
+            problem = (0, "not UTF-8 text")
+        if problem:
+            findings.append(finding("data-parse", rel, *problem))
+    return findings
+
+
+def _parse_data(text: str, suffix: str) -> tuple[int, str] | None:
+    """``(line, message)`` for the first parse problem, or None."""
+    if suffix == ".json":
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            return exc.lineno, f"invalid JSON: {exc.msg}"
+    elif suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            try:
+                if line.strip():
+                    json.loads(line)
+            except json.JSONDecodeError as exc:
+                return number, f"invalid JSON line: {exc.msg}"
+    elif suffix == ".csv":
+        reader = csv.reader(io.StringIO(text))
+        try:
+            header = next(reader, None)
+            if not header or not any(cell.strip() for cell in header):
+                return 1, "CSV has no header row"
+            for row in reader:
+                if row and len(row) != len(header):
+                    return reader.line_num, f"row has {len(row)} fields, header has {len(header)}"
+        except csv.Error as exc:
+            return reader.line_num, f"invalid CSV: {exc}"
+    return None
