@@ -53,3 +53,177 @@ def make_task(
     golden = execute(task, turns)
     task.reference.final_hash = outcome_hash(golden)
     return task, golden
+
+
+# A help desk whose ticket ids come from the seeded rng and whose times come from the clock:
+# both move when an agent makes an extra call, so a verifier must not pin them.
+DESK_ENV = '''
+from envcraft import Environment, StateModel, tool
+
+
+class Ticket(StateModel):
+    ticket_id: str
+    title: str
+    priority: str
+    status: str = "open"
+    assignee: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class DeskState(StateModel):
+    tickets: dict[str, Ticket] = {}
+
+
+class Desk(Environment):
+    """A help desk of tickets."""
+
+    State = DeskState
+
+    @tool(read_only=True)
+    def list_tickets(self) -> dict:
+        """List every ticket.
+
+        Returns:
+            The tickets.
+        """
+        return {"tickets": [t.model_dump() for t in self.state.tickets.values()]}
+
+    @tool(produces=["ticket_id"])
+    def create_ticket(self, title: str, priority: str = "normal") -> dict:
+        """Open a ticket.
+
+        Args:
+            title: Short summary.
+            priority: low, normal or high.
+
+        Returns:
+            The new ticket.
+        """
+        ticket_id = f"T-{self.rng.randrange(10**6):06d}"
+        stamp = self.now().isoformat()
+        ticket = Ticket(
+            ticket_id=ticket_id, title=title, priority=priority, created_at=stamp, updated_at=stamp
+        )
+        self.state.tickets[ticket_id] = ticket
+        return ticket.model_dump()
+
+    @tool(consumes=["ticket_id"])
+    def assign(self, ticket_id: str, assignee: str) -> dict:
+        """Assign a ticket.
+
+        Args:
+            ticket_id: The ticket.
+            assignee: Who works on it.
+
+        Returns:
+            The ticket.
+        """
+        ticket = self.state.tickets.get(ticket_id) or self.fail("not_found", f"no ticket {ticket_id}")
+        ticket.assignee = assignee
+        ticket.updated_at = self.now().isoformat()
+        return ticket.model_dump()
+
+    @tool(consumes=["ticket_id"])
+    def close_ticket(self, ticket_id: str) -> dict:
+        """Close a ticket.
+
+        Args:
+            ticket_id: The ticket.
+
+        Returns:
+            The ticket.
+        """
+        ticket = self.state.tickets.get(ticket_id) or self.fail("not_found", f"no ticket {ticket_id}")
+        ticket.status = "closed"
+        ticket.updated_at = self.now().isoformat()
+        return ticket.model_dump()
+
+    @tool(consumes=["ticket_id"])
+    def delete_ticket(self, ticket_id: str) -> dict:
+        """Delete a ticket.
+
+        Args:
+            ticket_id: The ticket.
+
+        Returns:
+            The deleted id.
+        """
+        if self.state.tickets.pop(ticket_id, None) is None:
+            self.fail("not_found", f"no ticket {ticket_id}")
+        return {"deleted": ticket_id}
+'''
+
+# A Claw environment that writes CSV / JSON / text reports (stamped with the clock) into the
+# workspace and can archive (delete) files.
+REPORTS_ENV = '''
+import json
+
+from envcraft import StateModel, tool
+from envcraft.sandbox import ClawEnvironment
+
+
+class ReportsState(StateModel):
+    exports: int = 0
+
+
+class Reports(ClawEnvironment):
+    """Sales reports written into the workspace."""
+
+    State = ReportsState
+
+    @tool
+    def export_sales(self, region: str) -> dict:
+        """Write out/sales.csv, out/summary.json and out/notes.txt for a region.
+
+        Args:
+            region: Sales region.
+
+        Returns:
+            The files written.
+        """
+        stamp = self.now().isoformat()
+        rows = f"region,amount,at\\n{region},120,{stamp}\\n{region},80,{stamp}\\n"
+        self.workspace.write_text("out/sales.csv", rows)
+        summary = {"region": region, "total": 200, "generated_at": stamp}
+        self.workspace.write_text("out/summary.json", json.dumps(summary))
+        self.workspace.write_text("out/notes.txt", f"Report for {region}\\nGenerated {stamp}\\n")
+        self.state.exports += 1
+        return {"files": ["out/sales.csv", "out/summary.json", "out/notes.txt"]}
+
+    @tool
+    def archive(self, path: str) -> dict:
+        """Remove a file from the workspace.
+
+        Args:
+            path: File to remove.
+
+        Returns:
+            The removed path.
+        """
+        self.workspace.delete(path)
+        return {"archived": path}
+'''
+
+
+def write_package(root: Path, env_id: str, kind: str, source: str) -> Path:
+    """An environment package on disk (loaded through the real loader)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "env.py").write_text(source, encoding="utf-8")
+    (root / "envcraft.toml").write_text(
+        f'id = "{env_id}"\ntitle = "{env_id}"\nkind = "{kind}"\n', encoding="utf-8"
+    )
+    return root
+
+
+def ticket(ticket_id: str, title: str, status: str = "open") -> dict[str, Any]:
+    stamp = "2026-01-01T00:00:00+00:00"
+    return {
+        "ticket_id": ticket_id,
+        "title": title,
+        "priority": "normal",
+        "status": status,
+        "assignee": None,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from envcraft.cli.output import console, die, err_console, print_json
-from envcraft.tasks.io import TaskSetError, read_tasks
+from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, read_trajectories
 from envcraft.tasks.model import Task
-from envcraft.tasks.validate import replay_task
+from envcraft.tasks.validate import replay_task, summarize, validate
+from envcraft.tasks.verify import score_trajectory
 
 app = typer.Typer(help="Synthesize, check, replay and score task sets.", no_args_is_help=True)
 
@@ -55,3 +59,91 @@ def replay(directory: TaskDir, json_out: JsonFlag = False) -> None:
             console.print(f"  [red]{failure['task_id']}[/red]: {failure.get('error')}", highlight=False)
     if passed != len(results):
         raise typer.Exit(1)
+
+
+@app.command("check")
+def check(directory: TaskDir, json_out: JsonFlag = False) -> None:
+    """Re-validate every task: golden pass, do-nothing fail, kill rate, leaks (exit 1 if any fails)."""
+    tasks = load_tasks_or_die(directory)
+    try:
+        stats = read_stats(directory)
+    except TaskSetError as exc:
+        die(str(exc))
+    reports = [validate(t, record=False) for t in progress(tasks, len(tasks), "check")]
+    summary = summarize(tasks, reports, stats)
+    if json_out:
+        print_json(summary)
+    else:
+        _print_check(summary)
+    if summary["valid"] != summary["tasks"]:
+        raise typer.Exit(1)
+
+
+def _print_check(summary: dict[str, Any]) -> None:
+    table = Table("measure", "value", show_header=False)
+    coverage = summary["edge_coverage"]
+    rows = [
+        ("tasks", str(summary["tasks"])),
+        ("valid", str(summary["valid"])),
+        ("golden pass", f"{summary['golden_pass_rate']:.1%}"),
+        ("do-nothing fail", f"{summary['noop_fail_rate']:.1%}"),
+        ("mutation kill rate", f"{summary['kill_rate']:.1%} of {summary['mutations']}"),
+        *((f"  {kind}", f"{rate:.1%}") for kind, rate in summary["kill_rate_by_kind"].items()),
+        ("leaked values", str(summary["leaks"])),
+        ("cross-environment", f"{summary['cross_env_rate']:.1%}"),
+        ("edge coverage", "n/a (no stats.json)" if coverage is None else json.dumps(coverage)),
+        ("chain lengths", _bars(summary["chain_lengths"])),
+        ("turns", _bars(summary["turns"])),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    for bad in summary["invalid"][:20]:
+        survivors = f"survivors: {', '.join(bad['survivors'])}" if bad["survivors"] else ""
+        reason = "; ".join(bad["errors"]) or survivors or f"do-nothing scores {bad['noop_score']:.2f}"
+        console.print(f"  [red]{bad['task_id']}[/red]: {reason}", highlight=False)
+
+
+def _bars(histogram: dict[str, int]) -> str:
+    return "  ".join(f"{k}:{v}" for k, v in histogram.items())
+
+
+@app.command("score")
+def score(
+    directory: TaskDir,
+    trajectories: Annotated[Path, typer.Option("--trajectories", help="JSONL of {task_id, turns}.")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Score agent trajectories with their tasks' verifiers: one line per trajectory."""
+    tasks = {t.id: t for t in load_tasks_or_die(directory)}
+    if not trajectories.is_file():
+        die(f"{trajectories}: no such file")
+    lines: list[dict[str, Any]] = []
+    for entry in read_trajectories(trajectories):
+        row: dict[str, Any] = {"line": entry.line, "task_id": entry.task_id}
+        task = tasks.get(entry.task_id) if entry.task_id is not None else None
+        if entry.error is None and task is None:
+            entry.error = f"unknown task id {entry.task_id!r}"
+        if entry.error is not None or task is None or entry.turns is None:
+            row.update(score=None, components={}, error=entry.error)
+        else:
+            row.update(score_trajectory(task, entry.turns).to_json())
+        lines.append(row)
+        if json_out:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    if not json_out:
+        _print_scores(lines)
+    if lines and all(row.get("score") is None for row in lines):
+        raise typer.Exit(1)
+
+
+def _print_scores(lines: list[dict[str, Any]]) -> None:
+    table = Table("line", "task", "score", "note")
+    for row in lines:
+        shown = "-" if row["score"] is None else f"{row['score']:.3f}"
+        table.add_row(str(row["line"]), str(row["task_id"]), shown, row.get("error") or "")
+    console.print(table)
+    scored = [row["score"] for row in lines if row["score"] is not None]
+    if scored:
+        console.print(f"mean score {sum(scored) / len(scored):.3f} over {len(scored)} trajectories")

@@ -284,10 +284,15 @@ def shifted_replay(golden: Outcome) -> Outcome | None:
             source = _provenance_source(provenance.get(name, ""), index)
             if source is None:
                 source = _find_source(value, golden_results[:index])
-            if source is not None:
-                new = _read_result(results, source)
-                if new is not MISSING:
-                    rebound[name] = copy.deepcopy(new)
+            if source is None:
+                continue
+            old, new = _read_result(golden_results, source), _read_result(results, source)
+            if new is MISSING:
+                continue
+            if value == old:
+                rebound[name] = copy.deepcopy(new)
+            elif value == [old]:  # a one-item list argument built from a single derived value
+                rebound[name] = [copy.deepcopy(new)]
         return rebound
 
     shifted = run_calls(

@@ -1,4 +1,5 @@
-"""Task-set directories on disk: ``DIR/tasks.jsonl`` (one task a line) and optional ``DIR/stats.json``.
+"""Task-set directories on disk (``DIR/tasks.jsonl``, one task a line, and an optional
+``DIR/stats.json``) and agent trajectory files (``{"task_id", "turns"}`` per line).
 
 Writes are atomic (temp file + ``os.replace``) so a reader never sees half a task set, and a
 malformed line is reported by its number, because task sets are edited and merged by hand.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +90,37 @@ def write_json(path: str | Path, value: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+@dataclass
+class TrajectoryLine:
+    """One line of a trajectories file: the calls an agent made per user turn, or why it is unusable."""
+
+    line: int
+    task_id: str | None = None
+    turns: list[list[Any]] | None = None
+    error: str | None = None
+
+
+def read_trajectories(path: str | Path) -> Iterator[TrajectoryLine]:
+    """Each non-blank line of a trajectories JSONL file, parsed; bad lines carry an ``error``."""
+    with open(path, encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield _trajectory(number, raw)
+
+
+def _trajectory(number: int, raw: str) -> TrajectoryLine:
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return TrajectoryLine(number, error=f"not valid JSON: {exc.msg}")
+    if not isinstance(value, dict):
+        return TrajectoryLine(number, error="a trajectory must be a JSON object {task_id, turns}")
+    task_id = value.get("task_id")
+    if not isinstance(task_id, str) or not task_id:
+        return TrajectoryLine(number, error="missing task_id (a string)")
+    turns = value.get("turns")
+    if not isinstance(turns, list) or not all(isinstance(t, list) for t in turns):
+        return TrajectoryLine(number, task_id, error="turns must be a list of lists of calls")
+    return TrajectoryLine(number, task_id, turns)

@@ -1,4 +1,12 @@
-"""Proof that a task is solvable and its reward discriminates.
+"""Proof that a task is solvable and that its reward discriminates (mutation testing).
+
+``validate``: the golden run scores exactly 1, a do-nothing run scores below 1, and every
+mutation of the golden outcome scores below 1 — one change dropped, one changed value
+altered, a distractor touched, an unrequested field of an edited record changed, an output
+file deleted or corrupted, one user turn skipped.
+A verifier that lets any mutation through would reward a wrong run, so such a task is
+invalid. Values that legitimately move with the action index (clock, seeded ids; found by
+:func:`shifted_replay`) are not altered: a correct verifier must accept any value there.
 
 ``replay_task``: the golden calls, re-run in fresh sessions, reach the recorded final hash
 and score 1.
@@ -6,12 +14,460 @@ and score 1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from envcraft.tasks.execute import ExecutionError, execute_reference, outcome_hash
+from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks.execute import (
+    ExecutionError,
+    Outcome,
+    execute,
+    execute_reference,
+    noop_outcome,
+    outcome_hash,
+    reference_turns,
+    shifted_replay,
+)
 from envcraft.tasks.model import Task
-from envcraft.tasks.verify import run_verifier
+from envcraft.tasks.verifier_synth import file_format, record_path, runtime
+from envcraft.tasks.verify import build_context, run_verifier, score_contexts
+
+PER_KIND_LIMIT = 12
+KILLED_BELOW = 1.0 - 1e-9
+
+Ctx = dict[str, Any]
+
+
+@dataclass
+class MutationResult:
+    kind: str
+    name: str
+    score: float
+
+    @property
+    def killed(self) -> bool:
+        return self.score < KILLED_BELOW
+
+
+@dataclass
+class ValidationReport:
+    """Everything validation learned about one task; :meth:`quality` goes into ``task.quality``."""
+
+    task_id: str
+    golden_score: float = 0.0
+    noop_score: float = 1.0
+    hash_ok: bool = False
+    mutations: list[MutationResult] = field(default_factory=list)
+    loose: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        return sum(m.killed for m in self.mutations)
+
+    @property
+    def kill_rate(self) -> float:
+        return self.killed / len(self.mutations) if self.mutations else 1.0
+
+    @property
+    def survivors(self) -> list[str]:
+        return [m.name for m in self.mutations if not m.killed]
+
+    @property
+    def valid(self) -> bool:
+        return (
+            not self.errors
+            and self.hash_ok
+            and self.golden_score >= 1.0
+            and self.noop_score < KILLED_BELOW
+            and not self.survivors
+        )
+
+    def quality(self) -> dict[str, Any]:
+        by_kind: dict[str, list[int]] = {}
+        for m in self.mutations:
+            counts = by_kind.setdefault(m.kind, [0, 0])
+            counts[0] += m.killed
+            counts[1] += 1
+        return {
+            "valid": self.valid,
+            "golden_score": self.golden_score,
+            "noop_score": self.noop_score,
+            "replay_hash_ok": self.hash_ok,
+            "mutations_total": len(self.mutations),
+            "mutations_killed": self.killed,
+            "kill_rate": self.kill_rate,
+            "mutations_by_kind": {k: {"killed": v[0], "total": v[1]} for k, v in sorted(by_kind.items())},
+            "survivors": self.survivors,
+            "loose_values": self.loose,
+            "validation_errors": self.errors,
+        }
+
+
+def validate(task: Task, golden: Outcome | None = None, *, record: bool = True) -> ValidationReport:
+    """Validate ``task`` (golden outcome re-executed unless given); results go into ``task.quality``."""
+    report = ValidationReport(task.id)
+    try:
+        run = golden if golden is not None else execute_reference(task)
+    except ExecutionError as exc:
+        report.errors.append(str(exc))
+        return _record(task, report, record)
+    report.hash_ok = outcome_hash(run) == task.reference.final_hash
+    if not report.hash_ok:
+        report.errors.append("golden run does not reach the recorded final hash")
+    mutations = _Mutator(task, run, shifted_replay(run))
+    generated = list(mutations.all())
+    report.loose = mutations.loose
+    contexts = [build_context(run), build_context(noop_outcome(run)), *(ctx for _, _, ctx in generated)]
+    scores = score_contexts(task.verifier.source, contexts)
+    report.golden_score, report.noop_score = scores[0].score, scores[1].score
+    if scores[0].error:
+        report.errors.append(f"golden run: {scores[0].error}")
+    report.mutations = [
+        MutationResult(kind, name, score.score)
+        for (kind, name, _), score in zip(generated, scores[2:], strict=True)
+    ]
+    return _record(task, report, record)
+
+
+def _record(task: Task, report: ValidationReport, record: bool) -> ValidationReport:
+    if record:
+        task.quality.update(report.quality())
+    return report
+
+
+class _Mutator:
+    """Wrong outcomes derived from the golden one, each a verifier context."""
+
+    def __init__(self, task: Task, golden: Outcome, shifted: Outcome | None) -> None:
+        self.task = task
+        self.golden = golden
+        self.shifted = shifted
+        self.base = build_context(golden)
+        self.loose = 0
+
+    def all(self) -> Iterator[tuple[str, str, Ctx]]:
+        for kind, source in (
+            ("drop_change", self._drop_changes()),
+            ("alter_value", self._alter_values()),
+            ("touch_distractor", self._touch_distractors()),
+            ("side_effect", self._side_effects()),
+            ("delete_file", self._delete_files()),
+            ("corrupt_file", self._corrupt_files()),
+            ("revert_turn", self._revert_turns()),
+        ):
+            for count, (name, ctx) in enumerate(source):
+                if count == PER_KIND_LIMIT:
+                    break
+                yield kind, name, ctx
+
+    # -- building contexts ----------------------------------------------------------------
+    def _with_state(self, env: str, path: str, value: Any) -> Ctx:
+        """The golden context with one state path set (``MISSING`` deletes it) at the end of the run."""
+        final = dict(self.base["final"])
+        final[env] = _set_path(final[env], path, value)
+        return self._with_end(final, self.base["files"])
+
+    def _with_file(self, path: str, content: str | None) -> Ctx:
+        files = dict(self.base["files"])
+        if content is None:
+            files.pop(path, None)
+        else:
+            files[path] = content
+        return self._with_end(self.base["final"], files)
+
+    def _with_end(self, final: dict[str, Any], files: dict[str, str]) -> Ctx:
+        turns = list(self.base["turns"])
+        if turns:
+            turns[-1] = {"final": final, "files": files}
+        return {**self.base, "final": final, "files": files, "turns": turns}
+
+    def _stable(self, env: str, path: str, value: Any) -> bool:
+        """True unless the shifted replay shows this value moving with the action index."""
+        if self.shifted is None:
+            return True
+        return _same(get_path(self.shifted.final.get(env, {}), path), value)
+
+    # -- the mutation classes ----------------------------------------------------------------
+    def _changes(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for env in sorted(self.golden.final):
+            for change in diff(self.golden.initial.get(env, {}), self.golden.final[env]):
+                yield env, change
+
+    def _drop_changes(self) -> Iterator[tuple[str, Ctx]]:
+        for env, change in self._changes():
+            before = MISSING if change["op"] == "added" else change["before"]
+            yield f"drop {env}:{change['path']}", self._with_state(env, change["path"], before)
+        for path in sorted(set(self.golden.initial_files) | set(self.golden.files)):
+            old, new = self.golden.initial_files.get(path), self.golden.files.get(path)
+            if old != new and old is not None:  # a created file dropped is a deleted file (below)
+                yield f"revert file {path}", self._with_file(path, old)
+
+    def _alter_values(self) -> Iterator[tuple[str, Ctx]]:
+        for env, change in self._changes():
+            if change["op"] == "removed":
+                continue
+            initial = self.golden.initial.get(env, {})
+            changed = [
+                (change["path"] + suffix, leaf)
+                for suffix, leaf in _leaves(change["after"])
+                if not _same(get_path(initial, change["path"] + suffix), leaf)
+            ]
+            stable = [(path, leaf) for path, leaf in changed if self._stable(env, path, leaf)]
+            if not stable:  # every value it set moves with the clock: nothing a verifier may pin
+                self.loose += 1
+                continue
+            path, leaf = stable[0]
+            yield f"alter {env}:{path}", self._with_state(env, path, _altered(leaf))
+
+    def _distractors(self) -> list[tuple[str, str]]:
+        declared = self.task.provenance.get("distractors", [])
+        found = {(d["env"], d["path"]) for d in declared if isinstance(d, dict) and {"env", "path"} <= set(d)}
+        found |= {(c["env"], c["path"]) for c in self.task.verifier.checks if c.get("kind") == "unchanged"}
+        return sorted(found)
+
+    def _touch_distractors(self) -> Iterator[tuple[str, Ctx]]:
+        for env, path in self._distractors():
+            if env not in self.golden.final:
+                continue
+            value = get_path(self.golden.final[env], path)
+            if value is MISSING or not _same(value, get_path(self.golden.initial[env], path)):
+                continue
+            suffix, leaf = next(_leaves(value))
+            yield f"touch {env}:{path}{suffix}", self._with_state(env, path + suffix, _altered(leaf))
+        for path, content in sorted(self.golden.initial_files.items()):
+            if self.golden.files.get(path) == content:
+                yield f"touch file {path}", self._with_file(path, content + "\naltered\n")
+                break
+
+    def _side_effects(self) -> Iterator[tuple[str, Ctx]]:
+        """An S0 record the run edited, with one more field changed that the task never asked for."""
+        for env in sorted(self.golden.final):
+            initial, final = self.golden.initial[env], self.golden.final[env]
+            records = dict.fromkeys(
+                r for c in diff(initial, final) if (r := record_path(c["path"])) is not None
+            )
+            for record in records:
+                before, after = get_path(initial, record), get_path(final, record)
+                if not isinstance(before, dict) or not isinstance(after, dict):
+                    continue
+                for suffix, leaf in _leaves(after):
+                    path = record + suffix
+                    if _same(get_path(initial, path), leaf) and self._stable(env, path, leaf):
+                        yield f"side effect {env}:{path}", self._with_state(env, path, _altered(leaf))
+                        break
+
+    def _written_files(self) -> list[str]:
+        return [p for p, c in sorted(self.golden.files.items()) if self.golden.initial_files.get(p) != c]
+
+    def _delete_files(self) -> Iterator[tuple[str, Ctx]]:
+        for path in self._written_files():
+            yield f"delete file {path}", self._with_file(path, None)
+
+    def _corrupt_files(self) -> Iterator[tuple[str, Ctx]]:
+        for path in self._written_files():
+            content = self.golden.files[path]
+            moved = self.shifted.files.get(path) if self.shifted else content
+            corrupted = _corrupt(path, content, moved)
+            if corrupted is None:
+                self.loose += 1
+                continue
+            yield f"corrupt file {path}", self._with_file(path, corrupted)
+
+    def _revert_turns(self) -> Iterator[tuple[str, Ctx]]:
+        if len(self.task.turns) < 2:
+            return
+        turns = reference_turns(self.task)
+        golden_hash = outcome_hash(self.golden)
+        for skipped, calls in enumerate(turns):
+            if not calls:
+                continue
+            partial = [[] if i == skipped else t for i, t in enumerate(turns)]
+            try:
+                outcome = execute(self.task, partial, packages=None)
+            except ExecutionError:
+                continue
+            if outcome_hash(outcome) == golden_hash and _same_turns(outcome, self.golden):
+                continue  # the turn changed nothing observable (a lookup): nothing to detect
+            yield f"skip turn {skipped + 1}", build_context(outcome)
+
+
+def _same_turns(a: Outcome, b: Outcome) -> bool:
+    return all(_same(x.final, y.final) and x.files == y.files for x, y in zip(a.turns, b.turns, strict=True))
+
+
+def _corrupt(path: str, content: str, moved: str | None) -> str | None:
+    """``content`` with one value the shifted run agrees on changed, in the file's own format."""
+    fmt = file_format(path, content)
+    if fmt == "json":
+        parsed = json.loads(content)
+        other = _parse_or_missing(moved, "json")
+        for suffix, leaf in _leaves(parsed):
+            if other is MISSING or _same(get_path(other, suffix), leaf):
+                return json.dumps(_set_path(parsed, suffix, _altered(leaf)), indent=2)
+        return None
+    if fmt in ("csv", "tsv"):
+        return _corrupt_table(content, moved, "\t" if fmt == "tsv" else ",")
+    lines = content.split("\n")
+    stable = set(moved.split("\n")) if moved is not None else set(lines)
+    for i, line in enumerate(lines):
+        if line.strip() and line in stable:
+            return "\n".join([*lines[:i], line + " (altered)", *lines[i + 1 :]])
+    return None
+
+
+def _corrupt_table(content: str, moved: str | None, delimiter: str) -> str | None:
+    """Change one cell the shifted run agrees on (a data cell if there is one, else the header)."""
+    rows = list(csv.reader(io.StringIO(content), delimiter=delimiter))
+    other = list(csv.reader(io.StringIO(moved), delimiter=delimiter)) if moved is not None else rows
+    order = [*range(1, len(rows)), 0]
+    for i in order:
+        for j, cell in enumerate(rows[i] if i < len(rows) else []):
+            agreed = i < len(other) and j < len(other[i]) and other[i][j] == cell
+            if cell.strip() and agreed:
+                rows[i] = [*rows[i][:j], cell + "_altered", *rows[i][j + 1 :]]
+                out = io.StringIO()
+                csv.writer(out, delimiter=delimiter, lineterminator="\n").writerows(rows)
+                return out.getvalue()
+    return None
+
+
+def _parse_or_missing(text: str | None, fmt: str) -> Any:
+    if text is None:
+        return MISSING
+    try:
+        return runtime()["parse_file"](text, fmt)
+    except ValueError:
+        return MISSING
+
+
+def _leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``(path suffix, leaf)`` in document order; empty containers are leaves too."""
+    if isinstance(value, dict) and value:
+        for key, sub in value.items():
+            yield from _leaves(sub, f"{prefix}/{_escape(str(key))}")
+    elif isinstance(value, list) and value:
+        for i, sub in enumerate(value):
+            yield from _leaves(sub, f"{prefix}/{i}")
+    else:
+        yield prefix, value
+
+
+def _altered(value: Any) -> Any:
+    """A plausible wrong value of the same kind (a wrong amount, a wrong name, a flipped flag)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value + 1.5
+    if isinstance(value, str):
+        return value + "_altered" if value else "altered"
+    if isinstance(value, list):
+        return [*value, "altered"]
+    if isinstance(value, dict):
+        return {**value, "altered": True}
+    return "altered"
+
+
+def _set_path(root: Any, path: str, value: Any) -> Any:
+    """A copy of ``root`` with ``path`` set (``MISSING`` deletes); only the spine is copied."""
+    parts = [_unescape(p) for p in path.removeprefix("/").split("/")] if path else []
+    return _set_parts(root, parts, value)
+
+
+def _set_parts(node: Any, parts: Sequence[str], value: Any) -> Any:
+    if not parts:
+        return value
+    head, rest = parts[0], parts[1:]
+    if isinstance(node, list):
+        copy_list = list(node)
+        index = int(head)
+        if value is MISSING and not rest:
+            del copy_list[index]
+        else:
+            copy_list[index] = _set_parts(copy_list[index], rest, value)
+        return copy_list
+    copy_dict = dict(node) if isinstance(node, dict) else {}
+    if value is MISSING and not rest:
+        copy_dict.pop(head, None)
+    else:
+        copy_dict[head] = _set_parts(copy_dict.get(head, {}), rest, value)
+    return copy_dict
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is MISSING or b is MISSING:
+        return a is b
+    same: bool = runtime()["same"](a, b)
+    return same
+
+
+def summarize(
+    tasks: Sequence[Task], reports: Sequence[ValidationReport], stats: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The figures ``envcraft tasks check`` prints for a whole task set."""
+    n = len(reports)
+    total = sum(len(r.mutations) for r in reports)
+    by_kind: dict[str, list[int]] = {}
+    for report in reports:
+        for m in report.mutations:
+            counts = by_kind.setdefault(m.kind, [0, 0])
+            counts[0] += m.killed
+            counts[1] += 1
+    leaky = [t.id for t in tasks if _leak_count(t.quality.get("leaks"))]
+    return {
+        "tasks": n,
+        "valid": sum(r.valid for r in reports),
+        "golden_pass_rate": _rate(sum(r.golden_score >= 1.0 and r.hash_ok for r in reports), n),
+        "noop_fail_rate": _rate(sum(r.noop_score < KILLED_BELOW for r in reports), n),
+        "kill_rate": _rate(sum(r.killed for r in reports), total) if total else 1.0,
+        "mutations": total,
+        "kill_rate_by_kind": {k: _rate(v[0], v[1]) for k, v in sorted(by_kind.items())},
+        "leaks": sum(_leak_count(t.quality.get("leaks")) for t in tasks),
+        "leaky_tasks": leaky,
+        "cross_env_rate": _rate(sum(len(t.envs) > 1 for t in tasks), len(tasks)),
+        "edge_coverage": (stats or {}).get("edge_coverage"),
+        "chain_lengths": _histogram(len(t.reference.calls) for t in tasks),
+        "turns": _histogram(len(t.turns) for t in tasks),
+        "invalid": [
+            {"task_id": r.task_id, "errors": r.errors, "survivors": r.survivors, "noop_score": r.noop_score}
+            for r in reports
+            if not r.valid
+        ],
+    }
+
+
+def _rate(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _histogram(values: Iterator[int]) -> dict[str, int]:
+    counts: dict[int, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return {str(k): counts[k] for k in sorted(counts)}
+
+
+def _leak_count(recorded: Any) -> int:
+    """Leaks as the generator records them: a count, or a list of leaked values."""
+    if isinstance(recorded, bool):
+        return int(recorded)
+    if isinstance(recorded, int):
+        return recorded
+    return len(recorded) if isinstance(recorded, list | dict) else 0
 
 
 @dataclass

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envcraft.tasks.execute import Outcome
+from envcraft.tasks.execute import ExecutionError, Outcome, execute
 from envcraft.tasks.model import Task
 
 DEFAULT_TIMEOUT = 10.0
@@ -75,6 +75,19 @@ def build_context(outcome: Outcome) -> dict[str, Any]:
 def run_verifier(task: Task, outcome: Outcome, timeout: float = DEFAULT_TIMEOUT) -> Score:
     """Score one run of ``task`` with its verifier."""
     return score_contexts(task.verifier.source, [build_context(outcome)], timeout)[0]
+
+
+def score_trajectory(task: Task, turns: Sequence[Sequence[Any]], timeout: float = DEFAULT_TIMEOUT) -> Score:
+    """Run an agent's calls (grouped by user turn) in fresh sessions from S0 and score the outcome.
+
+    A call to an unknown tool or with bad arguments is a failed call inside the run, never
+    an error of the scoring itself.
+    """
+    try:
+        outcome = execute(task, turns)
+    except ExecutionError as exc:
+        return Score(0.0, {}, str(exc))
+    return run_verifier(task, outcome, timeout)
 
 
 def score_contexts(
