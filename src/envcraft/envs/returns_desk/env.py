@@ -42,6 +42,7 @@ class Order(StateModel):
     lines: list[OrderLine]
     total_cents: int
     refunded_cents: int = 0
+    cancel_reason: str | None = None
 
 
 class ReturnRequest(StateModel):
@@ -60,7 +61,8 @@ class Refund(StateModel):
     refund_id: str
     order_id: str
     return_id: str | None
-    amount_cents: int
+    amount_cents: int  # the value of the goods refunded; counts against the order total
+    bonus_cents: int = 0  # store-credit bonus paid on top
     method: RefundMethod
     issued_at: str
 
@@ -224,6 +226,7 @@ class ReturnsDesk(Environment):
         if not reason.strip():
             self.fail("invalid_argument", "reason must not be empty", field="reason")
         order.status = "cancelled"
+        order.cancel_reason = reason.strip()
         refund = self._refund(order, None, order.total_cents - order.refunded_cents, "original_payment")
         return {"order_id": order_id, "status": order.status, "refund": refund.model_dump()}
 
@@ -341,7 +344,8 @@ class ReturnsDesk(Environment):
             method: Where the money goes.
 
         Returns:
-            The refund: id, amount in cents, method, and the customer's store credit balance.
+            The refund (id, amount and store-credit bonus in cents, method) and the customer's
+            store credit balance.
         """
         request = self._return(return_id)
         if request.status == "refunded":
@@ -442,15 +446,16 @@ def _make_refund(
     """Record a refund and keep the order, the return and the customer's credit consistent."""
     refund_id = f"RF-{state.next_refund_number:05d}"
     state.next_refund_number += 1
-    paid = amount
+    bonus = 0
     if method == "store_credit":
-        paid = amount + amount * data.json("policies.json")["store_credit_bonus_pct"] // 100
-        state.customers[order.customer_id].store_credit_cents += paid
+        bonus = amount * data.json("policies.json")["store_credit_bonus_pct"] // 100
+        state.customers[order.customer_id].store_credit_cents += amount + bonus
     refund = Refund(
         refund_id=refund_id,
         order_id=order.order_id,
         return_id=request.return_id if request else None,
-        amount_cents=paid,
+        amount_cents=amount,
+        bonus_cents=bonus,
         method=method,
         issued_at=when,
     )
@@ -568,6 +573,7 @@ def _add_order(
     )
     state.orders[order_id] = order
     if status == "cancelled":
+        order.cancel_reason = rng.choice(("ordered by mistake", "found it cheaper", "delivery too slow"))
         _make_refund(data, state, order, None, order.total_cents, "original_payment", iso(placed))
     elif status == "delivered" and delivered is not None and rng.random() < 0.3:
         _add_past_return(rng, state, order, data, delivered)
