@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import envs, session, tasks
+from envcraft.cli import envs, scenarios, session, tasks
 
 app = typer.Typer(
     name="envcraft",
@@ -19,6 +19,7 @@ app = typer.Typer(
 app.add_typer(envs.app, name="envs")
 app.add_typer(session.session_app, name="session")
 app.add_typer(tasks.app, name="tasks")
+app.add_typer(scenarios.app, name="scenarios")
 app.command("call")(session.call)
 
 
