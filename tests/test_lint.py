@@ -404,7 +404,8 @@ def test_kind_must_match_the_code(tmp_path: Path) -> None:
 
 
 def test_environment_without_tools(tmp_path: Path) -> None:
-    source = '"""No tools."""\nfrom envcraft import Environment\n\n\nclass Empty(Environment):\n    """Nil."""'
+    source = '"""No tools."""\nfrom envcraft import Environment\n\n\n'
+    source += 'class Empty(Environment):\n    """Nothing to call."""\n'
     report = lint_package(make_package(tmp_path, {"env.py": source}))
     assert located(report) == {("no-tools", "env.py", 5)} and report.ok
 
