@@ -1,0 +1,91 @@
+"""The verifier runtime: isolated, clamped, and any failure scores 0 with its reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from envcraft.tasks.execute import execute
+from envcraft.tasks.verify import build_context, run_verifier, score_contexts
+
+from .verify_support import make_task
+
+JUNK = {
+    "raises": ("def verify(ctx):\n    raise RuntimeError('boom')\n", "RuntimeError: boom"),
+    "not a dict": ("def verify(ctx):\n    return 1.0\n", "not a dict"),
+    "nan": ("def verify(ctx):\n    return {'score': float('nan')}\n", "non-numeric"),
+    "string score": ("def verify(ctx):\n    return {'score': '1'}\n", "non-numeric"),
+    "bool score": ("def verify(ctx):\n    return {'score': True}\n", "non-numeric"),
+    "bad component": ("def verify(ctx):\n    return {'score': 1, 'components': {'a': 'yes'}}\n", "component"),
+    "components list": ("def verify(ctx):\n    return {'score': 1, 'components': [1]}\n", "components"),
+    "unserializable": ("def verify(ctx):\n    return {'score': 1, 'x': {1, 2}}\n", "not JSON serializable"),
+    "syntax error": ("def verify(ctx:\n", "SyntaxError"),
+    "no verify": ("x = 1\n", "verify"),
+    "exits": ("import sys\ndef verify(ctx):\n    sys.exit(0)\n", "SystemExit"),
+    "hard exit": ("import os\ndef verify(ctx):\n    os._exit(3)\n", "exit status 3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JUNK))
+def test_a_broken_verifier_scores_zero_with_its_reason(name: str) -> None:
+    source, reason = JUNK[name]
+    (score,) = score_contexts(source, [{"final": {}}])
+    assert score.score == 0.0 and score.components == {}
+    assert score.error is not None and reason in score.error
+
+
+def test_a_verifier_that_never_returns_is_stopped() -> None:
+    (score,) = score_contexts("def verify(ctx):\n    while True:\n        pass\n", [{}], timeout=1.0)
+    assert score.score == 0.0 and score.error is not None and "timed out" in score.error
+
+
+def test_scores_and_components_are_clamped_and_stdout_noise_is_ignored() -> None:
+    source = (
+        "def verify(ctx):\n"
+        "    print('debugging output')\n"
+        "    return {'score': ctx['s'], 'components': {'high': 7, 'low': -2.5}}\n"
+    )
+    high, low, exact = score_contexts(source, [{"s": 3.5}, {"s": -1}, {"s": 0.25}])
+    assert (high.score, low.score, exact.score) == (1.0, 0.0, 0.25)
+    assert high.components == {"high": 1.0, "low": 0.0}
+
+
+def test_one_crashing_run_in_a_batch_does_not_spoil_the_others() -> None:
+    source = "def verify(ctx):\n    return {'score': 1 / ctx['d'], 'components': {}}\n"
+    good, bad = score_contexts(source, [{"d": 2}, {"d": 0}])
+    assert good.score == 0.5 and good.error is None
+    assert bad.score == 0.0 and bad.error is not None and "ZeroDivisionError" in bad.error
+
+
+def test_the_context_is_plain_json_with_every_snapshot() -> None:
+    turns = [[{"env": "counter", "tool": "increment", "args": {"name": "a", "by": 2}}], []]
+    task, golden = make_task(turns, initial={"counter": {"counters": {"z": 1}}})
+    ctx = build_context(golden)
+    assert json.loads(json.dumps(ctx)) == ctx
+    assert set(ctx) == {"initial", "final", "initial_files", "files", "turns", "actions"}
+    assert ctx["initial"]["counter"]["counters"] == {"z": 1}
+    assert ctx["final"]["counter"]["counters"] == {"z": 1, "a": 2}
+    assert [t["final"]["counter"]["counters"] for t in ctx["turns"]] == [{"z": 1, "a": 2}] * 2
+    assert ctx["actions"][0] == {
+        "turn": 0,
+        "env": "counter",
+        "tool": "increment",
+        "args": {"name": "a", "by": 2},
+        "result": {"name": "a", "value": 2},
+    }
+    assert run_verifier(task, golden).score == 1.0
+
+
+def test_a_verifier_cannot_reach_back_into_the_run() -> None:
+    """The verifier gets a copy: mutating ctx changes nothing the host holds."""
+    task, golden = make_task([[{"env": "counter", "tool": "increment", "args": {"name": "a", "by": 2}}]])
+    task.verifier.source = (
+        "def verify(ctx):\n"
+        "    ctx['final']['counter']['counters']['a'] = 99\n"
+        "    return {'score': 1.0, 'components': {}}\n"
+    )
+    before = json.dumps(build_context(golden), sort_keys=True)
+    assert run_verifier(task, golden).score == 1.0
+    assert json.dumps(build_context(golden), sort_keys=True) == before
+    assert execute(task, [[]]).final["counter"]["counters"] == {}
