@@ -139,7 +139,9 @@ def test_synthesized_verifiers_always_validate(
 def test_check_command_summarizes_a_task_set(packages: dict[str, str], tmp_path: Path) -> None:
     good = representative(packages)
     weak = representative(packages, EXISTS_ONLY).model_copy(update={"id": "weak"})
-    good.quality["leaks"] = ["T-000009"]
+    # the user text states an id the agent was supposed to look up: a leak
+    good.reference.calls[2].provenance = {"ticket_id": "derived:0.tickets.0.ticket_id"}
+    good.turns[1].user = "Now close T-000001."
     write_tasks(tmp_path, [good, weak])
     write_json(tmp_path / "stats.json", {"edge_coverage": {"desk": 0.95}})
     done = CliRunner().invoke(app, ["tasks", "check", str(tmp_path), "--json"])

@@ -32,6 +32,7 @@ from envcraft.tasks.execute import (
     reference_turns,
     shifted_replay,
 )
+from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
 from envcraft.tasks.verifier_synth import file_format, record_path, runtime
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
@@ -418,7 +419,7 @@ def _same(a: Any, b: Any) -> bool:
 def summarize(
     tasks: Sequence[Task], reports: Sequence[ValidationReport], stats: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The figures ``envcraft tasks check`` prints for a whole task set."""
+    """The figures ``envcraft tasks check`` prints for a whole task set (leaks recomputed from the text)."""
     n = len(reports)
     total = sum(len(r.mutations) for r in reports)
     by_kind: dict[str, list[int]] = {}
@@ -427,7 +428,7 @@ def summarize(
             counts = by_kind.setdefault(m.kind, [0, 0])
             counts[0] += m.killed
             counts[1] += 1
-    leaky = [t.id for t in tasks if _leak_count(t.quality.get("leaks"))]
+    leaks = {t.id: len(find_leaks(t)) for t in tasks}
     return {
         "tasks": n,
         "valid": sum(r.valid for r in reports),
@@ -436,8 +437,8 @@ def summarize(
         "kill_rate": _rate(sum(r.killed for r in reports), total) if total else 1.0,
         "mutations": total,
         "kill_rate_by_kind": {k: _rate(v[0], v[1]) for k, v in sorted(by_kind.items())},
-        "leaks": sum(_leak_count(t.quality.get("leaks")) for t in tasks),
-        "leaky_tasks": leaky,
+        "leaks": sum(leaks.values()),
+        "leaky_tasks": [task_id for task_id, count in leaks.items() if count],
         "cross_env_rate": _rate(sum(len(t.envs) > 1 for t in tasks), len(tasks)),
         "edge_coverage": (stats or {}).get("edge_coverage"),
         "chain_lengths": _histogram(len(t.reference.calls) for t in tasks),
@@ -459,15 +460,6 @@ def _histogram(values: Iterator[int]) -> dict[str, int]:
     for value in values:
         counts[value] = counts.get(value, 0) + 1
     return {str(k): counts[k] for k in sorted(counts)}
-
-
-def _leak_count(recorded: Any) -> int:
-    """Leaks as the generator records them: a count, or a list of leaked values."""
-    if isinstance(recorded, bool):
-        return int(recorded)
-    if isinstance(recorded, int):
-        return recorded
-    return len(recorded) if isinstance(recorded, list | dict) else 0
 
 
 @dataclass
