@@ -1,0 +1,379 @@
+"""Argument values for tool calls: what a user could supply, and which outputs may feed a parameter.
+
+Two questions recur across the engine. *Which output field can feed this parameter?* —
+answered by name, type and entity kind (:func:`param_matches`: a result key ``order_id``,
+``order_ids[]`` or ``orders[].id`` feeds a parameter ``order_id``). *What would a user
+say for it?* — answered from S0 (:class:`StateIndex`: ids and names of entities the user
+would know), the schema (enums, booleans, documented ranges) or a bank of plausible free
+text. Everything is seeded by the caller's ``random.Random``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+# Parameter names that never carry an entity's identity, so a same-named output is no evidence.
+GENERIC = frozenset(
+    {
+        "status",
+        "type",
+        "kind",
+        "reason",
+        "note",
+        "notes",
+        "message",
+        "description",
+        "query",
+        "content",
+        "text",
+        "comment",
+        "title",
+        "limit",
+        "offset",
+        "page",
+        "quantity",
+        "amount",
+        "count",
+        "value",
+        "method",
+        "memo",
+        "body",
+        "subject",
+        "recursive",
+        "replace_all",
+        "old",
+        "new",
+        "category",
+        "max_results",
+        "condition",
+        "priority",
+        "label",
+        "tag",
+        "tags",
+    }
+)
+QUERY_PARAMS = frozenset({"query", "search", "keyword", "keywords", "q", "text_query"})
+NAME_KEYS = ("name", "title", "label", "subject")
+PATH_PARAMS = frozenset({"path", "file", "filename", "file_path", "filepath", "src", "dst", "destination"})
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def json_type(value: Any) -> str | None:
+    """The JSON Schema type name of a scalar (bool before int: ``True`` is an int in Python)."""
+    if isinstance(value, bool):
+        return "boolean"
+    for kind, name in JSON_TYPES.items():
+        if isinstance(value, kind):
+            return name
+    return None
+
+
+def singular(word: str) -> str:
+    """Crude English singular, enough for collection names (``orders`` -> ``order``)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us")):
+        return word[:-1]
+    return word
+
+
+def id_kind(name: str) -> str | None:
+    """Entity kind of an id-like name: ``order_id``/``order_ids`` -> ``order``; else None."""
+    lowered = name.lower()
+    for suffix in ("_ids", "_id"):
+        if lowered.endswith(suffix) and len(lowered) > len(suffix):
+            return lowered[: -len(suffix)]
+    return None
+
+
+def output_kind(schema_path: str) -> str | None:
+    """Entity kind of an output leaf: ``orders[].order_id``, ``order_ids[]``, ``orders[].id``."""
+    parts = [p for p in schema_path.replace("[]", "").split(".") if p]
+    if not parts:
+        return None
+    kind = id_kind(parts[-1])
+    if kind is not None:
+        return kind
+    if parts[-1] == "id" and len(parts) >= 2:
+        return singular(parts[-2])
+    return None
+
+
+def param_type(prop: dict[str, Any]) -> str:
+    """The scalar JSON type a parameter takes (the item type for arrays)."""
+    if prop.get("type") == "array":
+        return str(prop.get("items", {}).get("type", "string"))
+    return str(prop.get("type", "string"))
+
+
+def param_matches(param: str, prop: dict[str, Any], schema_path: str, value_type: str | None) -> bool:
+    """Whether output leaves at ``schema_path`` (of ``value_type``) can feed ``param``."""
+    if "enum" in prop or prop.get("items", {}).get("enum") or value_type != param_type(prop):
+        return False
+    wanted = id_kind(param)
+    leaf = singular(schema_path.replace("[]", "").split(".")[-1])
+    if wanted is not None:
+        kind = output_kind(schema_path)
+        return kind is not None and (
+            kind == wanted or wanted.endswith("_" + kind) or kind.endswith("_" + wanted)
+        )
+    name = singular(param.lower())
+    return value_type == "string" and name not in GENERIC and param.lower() not in GENERIC and leaf == name
+
+
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``(dotted path, scalar)`` for every scalar leaf: ``orders.2.order_id``, ``order_ids.0``."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from flatten(child, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            yield from flatten(child, f"{prefix}.{i}" if prefix else str(i))
+    elif value is not None:
+        yield prefix, value
+
+
+def schema_path(path: str) -> str:
+    """``orders.2.order_id`` -> ``orders[].order_id``: list indices become ``[]`` and keys that are
+    data rather than field names (``reserved.SKU-1`` -> ``reserved.*``) become ``*``."""
+    out: list[str] = []
+    for part in path.split("."):
+        if part.isdigit() and out:
+            out[-1] += "[]"
+        else:
+            out.append(part if _FIELD_NAME.fullmatch(part) else "*")
+    return ".".join(out)
+
+
+def read_path(value: Any, path: str) -> Any:
+    """Follow a dotted path (as :func:`flatten` writes it); ``KeyError`` when absent."""
+    node = value
+    for part in path.split(".") if path else []:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise KeyError(path)
+    return node
+
+
+@dataclass
+class StateIndex:
+    """Values a user could name, found in one S0: by field name and by collection."""
+
+    by_key: dict[str, list[Any]] = field(default_factory=dict)
+    collections: dict[str, list[str]] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    owners: dict[Any, set[str]] = field(default_factory=dict)  # value -> entities holding it
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)  # entity id -> its scalar fields
+
+    @classmethod
+    def build(cls, state: dict[str, Any], files: dict[str, str] | None = None) -> StateIndex:
+        index = cls(files=sorted(files or {}))
+        for name, value in state.items():
+            if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+                index.collections[name] = sorted(str(k) for k in value)
+        for name, ids in index.collections.items():
+            for entity in ids:
+                owner = f"{name}/{entity}"
+                index.records.setdefault(
+                    entity,
+                    {k: v for k, v in state[name][entity].items() if isinstance(v, str | int | float | bool)},
+                )
+                index.owners.setdefault(entity, set()).add(owner)
+                for _, leaf in flatten(state[name][entity]):
+                    index.owners.setdefault(leaf, set()).add(owner)
+        for path, leaf in flatten(state):
+            key = path.rsplit(".", 1)[-1]
+            if key.isdigit():
+                key = schema_path(path).replace("[]", "").rsplit(".", 1)[-1]
+            bucket = index.by_key.setdefault(key, [])
+            if leaf not in bucket:
+                bucket.append(leaf)
+        return index
+
+    def ids_of(self, kind: str) -> list[str]:
+        """Ids of entities of ``kind``: keys of a collection named like it, or fields ``<kind>_id``."""
+        found: list[str] = []
+        for name, ids in self.collections.items():
+            if singular(name) == kind or name == kind or singular(name).endswith("_" + kind):
+                found += [i for i in ids if i not in found]
+        for key in (f"{kind}_id", kind):
+            found += [v for v in self.by_key.get(key, []) if isinstance(v, str) and v not in found]
+        return found
+
+    def values_for(self, param: str, prop: dict[str, Any]) -> list[Any]:
+        """S0 values that fit ``param`` by name (ids by entity kind), with the right type."""
+        wanted = param_type(prop)
+        kind = id_kind(param)
+        if kind is not None:
+            values: list[Any] = self.ids_of(kind)
+        elif param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
+            values = list(self.files)
+        elif param.lower() in QUERY_PARAMS:
+            values = sorted(
+                {
+                    w.strip(",.()")
+                    for key in NAME_KEYS
+                    for v in self.by_key.get(key, [])
+                    if isinstance(v, str)
+                    for w in v.split()
+                    if len(w.strip(",.()")) >= 4
+                }
+            )
+        else:
+            values = list(self.by_key.get(param, [])) or (
+                list(self.collections.get(param + "s", [])) if wanted == "string" else []
+            )
+        return [
+            v for v in values if json_type(v) == wanted or (wanted == "number" and json_type(v) == "integer")
+        ]
+
+
+# -- free text a user could plausibly write --------------------------------------------------
+FREE_TEXT: dict[str, tuple[str, ...]] = {
+    "reason": (
+        "customer changed their mind",
+        "ordered by mistake",
+        "duplicate request",
+        "found a better option",
+        "plans changed",
+        "requested by the account owner",
+        "budget was cut",
+        "no longer needed",
+    ),
+    "note": (
+        "Handled per the customer's phone call.",
+        "Please double-check before closing.",
+        "Follow up next week.",
+        "Agreed with the team lead.",
+        "Priority for this week.",
+    ),
+    "title": (
+        "Quarterly review",
+        "Weekly sync notes",
+        "Supplier follow-up",
+        "Onboarding checklist",
+        "Incident summary",
+        "Budget draft",
+    ),
+    "content": (
+        "# Notes\n\n- Confirmed the details with the requester.\n- Next step: review on Friday.\n",
+        "Summary\n=======\nAll items were checked and reconciled.\n",
+        "TODO\n- call the supplier\n- update the tracker\n",
+    ),
+    "query": ("report", "summary", "weekly", "draft", "plan"),
+    "name": ("Project Atlas", "Blue Harbor", "Northwind review", "Spring launch", "Cedar team"),
+    "email": ("sam.rivera@example.com", "lee.chen@example.com", "ana.costa@example.com"),
+    "memo": ("Monthly correction", "Restock after audit", "Transfer for promotion", "Year-end adjustment"),
+    "message": ("Thanks, this is confirmed.", "Could you share an update?", "Running a few minutes late."),
+}
+_ALIASES = {
+    "notes": "note",
+    "comment": "note",
+    "comments": "note",
+    "description": "note",
+    "details": "note",
+    "subject": "title",
+    "summary": "title",
+    "label": "title",
+    "body": "content",
+    "text": "content",
+    "search": "query",
+    "keyword": "query",
+    "keywords": "query",
+    "new": "content",
+}
+_RANGE = re.compile(r"(?:between\s+)?(-?\d+)\s*(?:to|and|-|–)\s*(-?\d+)")
+_AT_LEAST = re.compile(r"at least\s+(-?\d+)")
+_AT_MOST = re.compile(r"(?:at most|up to|maximum of)\s+(-?\d+)")
+
+
+def numeric_bounds(prop: dict[str, Any]) -> tuple[int | None, int | None]:
+    """Bounds a docstring states for a number ("1 to 100", "at least 1"); None where unstated."""
+    text = str(prop.get("description", "")).lower()
+    low = int(m.group(1)) if (m := _AT_LEAST.search(text)) else None
+    high = int(m.group(1)) if (m := _AT_MOST.search(text)) else None
+    if (m := _RANGE.search(text)) and int(m.group(1)) <= int(m.group(2)):
+        low, high = int(m.group(1)), int(m.group(2))
+    if low is None and prop.get("type") in ("integer", "number"):
+        low = prop.get("minimum")
+    if high is None:
+        high = prop.get("maximum")
+    return low, high
+
+
+def free_text(param: str, rng: random.Random) -> str:
+    """A plausible value for a free-text parameter, picked by the parameter's name."""
+    key = param.lower()
+    key = _ALIASES.get(key, key)
+    for stem, bank in FREE_TEXT.items():
+        if key == stem or key.endswith("_" + stem):
+            return rng.choice(bank)
+    return rng.choice(FREE_TEXT["note"])
+
+
+def near_first(values: list[Any], index: StateIndex, near: set[str]) -> list[Any]:
+    """Values held by one of the entities in ``near`` first (keeps one call's arguments coherent:
+    the sku of *that* order), order otherwise kept."""
+    if not near:
+        return values
+    close = [v for v in values if _hashable(v) and index.owners.get(v, set()) & near]
+    return close + [v for v in values if v not in close]
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def user_values(
+    param: str,
+    prop: dict[str, Any],
+    index: StateIndex,
+    rng: random.Random,
+    limit: int = 6,
+    near: set[str] | None = None,
+) -> list[Any]:
+    """Candidate user-provided values for one parameter, most plausible first (at most ``limit``);
+    values of the entities in ``near`` come first."""
+    kind = prop.get("type")
+    if "enum" in prop:
+        options = list(prop["enum"])
+        rng.shuffle(options)
+        return options[:limit]
+    if kind == "boolean":
+        return rng.sample([True, False], 2)
+    if kind == "array":
+        item = prop.get("items", {})
+        pool = user_values(param, item | {"description": prop.get("description", "")}, index, rng, limit)
+        if not pool:
+            return []
+        return [rng.sample(pool, min(len(pool), rng.choice((1, 1, 2)))) for _ in range(min(limit, 3))]
+    found = index.values_for(param, prop)
+    if param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
+        rng.shuffle(found)
+        fresh = f"notes/{rng.choice(FREE_TEXT['query'])}-{rng.randint(1, 99)}.md"
+        return [*found[: limit - 1], fresh]
+    if kind in ("integer", "number"):
+        low, high = numeric_bounds(prop)
+        found = [v for v in found if (low is None or v >= low) and (high is None or v <= high)]
+        if not found:
+            start = low if low is not None else 1
+            stop = high if high is not None else start + 4
+            found = sorted({start, min(stop, start + 1), min(stop, start + 2), min(stop, max(start, 5))})
+        rng.shuffle(found)
+        return near_first(found, index, near or set())[:limit]
+    if found:
+        rng.shuffle(found)
+        return near_first(found, index, near or set())[:limit]
+    if id_kind(param) is not None:
+        return []
+    return [free_text(param, rng)]

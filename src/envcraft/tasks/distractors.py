@@ -1,0 +1,224 @@
+"""S0 with distractors: near-duplicates of the entities a task is about.
+
+A task whose target is the only plausible entity in S0 rewards sloppy agents. We insert,
+next to each target entity, a near-duplicate under a fresh id: the *same name* (identical
+but for its id), a *similar record* with one field changed, or a *neighbouring time slot*
+(one timestamp shifted). Entities are found generically: any top-level state field that is
+a ``dict[str, record]`` is a collection keyed by id. Every copy is checked with the
+environment's own ``State`` model and dropped if it does not validate. The distractor paths
+go to the verifier synthesizer, which checks that they stay untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from envcraft.tasks.args import id_kind
+
+MAX_DISTRACTORS = 3
+NAME_FIELDS = ("name", "title", "full_name", "display_name", "label", "customer", "supplier")
+_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:\d{2})?$")
+
+
+@dataclass(frozen=True)
+class Distractor:
+    env: str
+    path: str  # JSON pointer of the new entity, e.g. /orders/ORD-100913
+    of: str  # the target it imitates
+    kind: str  # same_name | one_field | time_slot
+    field: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"env": self.env, "path": self.path, "of": self.of, "kind": self.kind, "field": self.field}
+
+
+def add_distractors(
+    initial: dict[str, dict[str, Any]],
+    targets: list[dict[str, str]],
+    state_models: dict[str, type[BaseModel]],
+    rng: random.Random,
+    limit: int = MAX_DISTRACTORS,
+) -> tuple[dict[str, dict[str, Any]], list[Distractor]]:
+    """A copy of ``initial`` with up to ``limit`` near-duplicates of the target entities."""
+    states = copy.deepcopy(initial)
+    made: list[Distractor] = []
+    pool = [t for t in targets if _entity(states.get(t["env"], {}), t["path"]) is not None]
+    rng.shuffle(pool)
+    for target in pool[:limit]:
+        env = target["env"]
+        candidate = copy.deepcopy(states[env])
+        distractor = _insert(candidate, env, target["path"], rng)
+        if distractor is None:
+            continue
+        try:
+            state_models[env].model_validate(candidate)
+        except ValidationError:
+            continue
+        states[env] = candidate
+        made.append(distractor)
+    return states, made
+
+
+def _entity(state: dict[str, Any], path: str) -> dict[str, Any] | None:
+    parts = [_unescape(p) for p in path.lstrip("/").split("/")]
+    if len(parts) != 2:
+        return None
+    collection = state.get(parts[0])
+    if not isinstance(collection, dict):
+        return None
+    entity = collection.get(parts[1])
+    return entity if isinstance(entity, dict) else None
+
+
+def _insert(state: dict[str, Any], env: str, path: str, rng: random.Random) -> Distractor | None:
+    """Add one near-duplicate of the entity at ``path`` to ``state`` (in place)."""
+    name, old_id = (_unescape(p) for p in path.lstrip("/").split("/"))
+    collection: dict[str, Any] = state[name]
+    new_id = _new_id(old_id, set(collection), rng)
+    if new_id is None:
+        return None
+    clone = _replace_string(copy.deepcopy(collection[old_id]), old_id, new_id)
+    kinds = _applicable(clone)
+    if not kinds:
+        return None
+    kind, field_name = rng.choice(kinds)
+    keep = {field_name} if kind == "same_name" else set()
+    for key in _unique_strings(collection):
+        if key not in keep and isinstance(clone.get(key), str):
+            clone[key] = _variant(clone[key], rng)
+    if kind == "one_field":
+        assert field_name is not None
+        clone[field_name] = _similar(clone[field_name], field_name, collection, rng)
+    elif kind == "time_slot":
+        assert field_name is not None
+        clone[field_name] = _shift_time(clone[field_name], rng)
+    collection[new_id] = clone
+    _add_back_references(state, old_id, new_id)
+    return Distractor(env, f"/{_escape(name)}/{_escape(new_id)}", path, kind, field_name)
+
+
+def _applicable(entity: dict[str, Any]) -> list[tuple[str, str | None]]:
+    kinds: list[tuple[str, str | None]] = []
+    names = [k for k in NAME_FIELDS if isinstance(entity.get(k), str)]
+    if names:
+        kinds.append(("same_name", names[0]))
+    for key, value in entity.items():
+        if id_kind(key) or key == "id" or key in names:
+            continue
+        if isinstance(value, str) and _ISO.match(value):
+            kinds.append(("time_slot", key))
+        elif isinstance(value, bool | int | float | str) and value != "":
+            kinds.append(("one_field", key))
+    return kinds
+
+
+def _unique_strings(collection: dict[str, Any]) -> list[str]:
+    """Non-id string fields whose values differ across all entities (emails, handles): a copy
+    must not repeat them, or the environment's lookups by that field become ambiguous."""
+    entities = [e for e in collection.values() if isinstance(e, dict)]
+    if len(entities) < 2:
+        return []
+    keys = set.intersection(*(set(e) for e in entities))
+    unique = []
+    for key in sorted(keys):
+        values = [e[key] for e in entities]
+        if (
+            not id_kind(key)
+            and key != "id"
+            and all(isinstance(v, str) and v for v in values)
+            and len(set(values)) == len(values)
+            and not all(_ISO.match(v) for v in values)
+        ):
+            unique.append(key)
+    return unique
+
+
+def _variant(value: str, rng: random.Random) -> str:
+    """A look-alike of a unique string: ``ann.lee@x.com`` -> ``ann.lee7@x.com``, ``Ann`` -> ``Ann 7``."""
+    digit = str(rng.randint(2, 9))
+    if "@" in value:
+        local, domain = value.split("@", 1)
+        return f"{local}{digit}@{domain}"
+    return f"{value} {digit}"
+
+
+def _similar(value: Any, field_name: str, collection: dict[str, Any], rng: random.Random) -> Any:
+    """A plausible other value for one field: another value seen in the collection, or a nudge."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return max(0, value + rng.choice((-3, -2, -1, 1, 2, 3))) if value not in (0, 1) else value + 1
+    if isinstance(value, float):
+        return round(value * rng.choice((0.9, 1.1, 1.25)), 2) or 1.0
+    seen = sorted(
+        {e.get(field_name) for e in collection.values() if isinstance(e, dict)} - {value, None}, key=str
+    )
+    seen = [v for v in seen if isinstance(v, str)]
+    return rng.choice(seen) if seen else f"{value} (2)"
+
+
+def _shift_time(value: str, rng: random.Random) -> str:
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    shifted = parsed + rng.choice(
+        (timedelta(hours=1), timedelta(hours=-1), timedelta(days=1), timedelta(minutes=30))
+    )
+    text = shifted.isoformat()
+    if value.endswith("Z"):
+        text = text.replace("+00:00", "Z")
+    if len(value) == 16:  # minutes precision, no seconds
+        text = text[:16]
+    return text
+
+
+def _new_id(old: str, taken: set[str], rng: random.Random) -> str | None:
+    """A fresh id shaped like ``old`` (same prefix and width), far from ids a counter would mint."""
+    match = _TRAILING_NUMBER.match(old)
+    if not any(ch.isalpha() for ch in old):
+        return None  # dates, periods, bare numbers: a shifted copy would be a different thing
+    for _ in range(50):
+        if match:
+            prefix, digits = match.groups()
+            number = int(digits) + rng.randint(500, 899)
+            candidate = f"{prefix}{number:0{len(digits)}d}"
+        else:
+            candidate = f"{old}-{rng.randint(2, 99)}"
+        if candidate not in taken:
+            return candidate
+    return None
+
+
+def _replace_string(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _replace_string(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_string(v, old, new) for v in value]
+    return new if value == old else value
+
+
+def _add_back_references(node: Any, old: str, new: str) -> None:
+    """Where S0 lists the original's id (a customer's ``order_ids``), list the copy too."""
+    if isinstance(node, dict):
+        for child in node.values():
+            _add_back_references(child, old, new)
+    elif isinstance(node, list):
+        if old in node and new not in node and all(isinstance(v, str) for v in node):
+            node.append(new)
+        else:
+            for child in node:
+                _add_back_references(child, old, new)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~")

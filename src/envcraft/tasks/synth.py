@@ -1,0 +1,374 @@
+"""Task synthesis: walk -> S0 with distractors -> golden run -> intents -> verifier -> validation.
+
+:func:`make_task` turns one sampled chain into a validated :class:`Task` or says why not.
+:func:`synthesize_shard` makes up to ``quota`` tasks for one environment from one seed —
+a pure function of its arguments, so shards can run in any order, in parallel, or again
+after an interruption, and give the same tasks. :func:`merge` deduplicates shard outputs
+(identical chains with identical arguments) in shard order and computes the set's stats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
+from envcraft.core.state import canonical_json, diff
+from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors
+from envcraft.tasks.execute import ExecutionError, execute, outcome_hash
+from envcraft.tasks.golden import GoldenRun, replay, run_chain
+from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
+from envcraft.tasks.intents import (
+    IntentRenderer,
+    TemplateRenderer,
+    find_leaks,
+    missing_user_values,
+    personas,
+    split_turns,
+)
+from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
+from envcraft.tasks.validate import validate
+from envcraft.tasks.verifier_synth import synthesize_verifier
+from envcraft.tasks.walk import Coverage, Step, sample_walk
+
+ATTEMPTS_PER_TASK = 8  # a shard gives up after quota * this many walks
+
+
+@dataclass
+class SynthConfig:
+    """Knobs of one synthesis run (all recorded with the output)."""
+
+    seed: int = 0
+    p_cross: float = 0.3
+    p_error: float = 0.1
+    size: int = 1
+    distractors: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "p_cross": self.p_cross,
+            "p_error": self.p_error,
+            "size": self.size,
+            "distractors": self.distractors,
+        }
+
+
+@dataclass
+class Library:
+    """The environments of a run, with their tool graphs and the workflow graph."""
+
+    packages: dict[str, EnvPackage]
+    graphs: dict[str, ToolGraph]
+    workflow: WorkflowGraph
+
+
+def load_library(refs: Iterable[str]) -> Library:
+    """Load packages (built-in ids or directories) and build their graphs."""
+    return _load_library(tuple(refs))
+
+
+@cache
+def _load_library(refs: tuple[str, ...]) -> Library:
+    packages: dict[str, EnvPackage] = {}
+    for ref in refs:
+        package = load_package(ref)
+        packages[package.id] = package
+    graphs = {env: build_tool_graph(p) for env, p in sorted(packages.items())}
+    return Library(packages, graphs, build_workflow_graph(list(graphs.values())))
+
+
+@dataclass
+class ShardResult:
+    env: str
+    shard: int
+    tasks: list[Task]
+    attempts: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    tool_ok: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "shard": self.shard,
+            "attempts": self.attempts,
+            "accepted": len(self.tasks),
+            "rejected": dict(sorted(self.rejected.items())),
+            "tool_ok": dict(sorted(self.tool_ok.items())),
+        }
+
+
+def synthesize_shard(
+    library: Library,
+    env: str,
+    shard: int,
+    quota: int,
+    config: SynthConfig,
+    renderer: IntentRenderer | None = None,
+) -> ShardResult:
+    """Up to ``quota`` validated tasks starting in ``env``; deterministic in its arguments."""
+    rng = random.Random(f"shard:{config.seed}:{env}:{shard}")
+    coverage = _shard_coverage(library.graphs[env], shard)
+    result = ShardResult(env, shard, [])
+    seen: set[str] = set()
+    render = renderer or TemplateRenderer(seed=f"{config.seed}:{env}:{shard}")
+    while len(result.tasks) < quota and result.attempts < quota * ATTEMPTS_PER_TASK:
+        result.attempts += 1
+        chain = sample_walk(library.graphs, library.workflow, env, rng, coverage, config.p_cross)
+        if chain is None:
+            result.rejected["walk"] += 1
+            continue
+        tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
+        task, reason = make_task(library, chain, tag, rng, coverage, config, render)
+        if task is None:
+            result.rejected[reason] += 1
+            continue
+        key = dedupe_key(task)
+        if key in seen:
+            result.rejected["duplicate"] += 1
+            continue
+        seen.add(key)
+        result.tasks.append(task)
+        coverage.accept(accepted_steps(task), library.graphs)
+    result.tool_ok.update({f"{e}.{t}": n for (e, t), n in coverage.ok.items()})
+    return result
+
+
+def _shard_coverage(graph: ToolGraph, shard: int) -> Coverage:
+    """Fresh coverage counts, nudged so parallel shards of one environment start on different
+    edges: edges outside this shard's slice start with one virtual use."""
+    coverage = Coverage()
+    edges = sorted(graph.edges)
+    slices = 4
+    for i, (src, dst) in enumerate(edges):
+        if i % slices != shard % slices:
+            coverage.edges[(graph.env, src, dst)] = 1
+    return coverage
+
+
+def make_task(
+    library: Library,
+    chain: list[Step],
+    tag: str,
+    rng: random.Random,
+    coverage: Coverage,
+    config: SynthConfig,
+    renderer: IntentRenderer,
+) -> tuple[Task | None, str]:
+    """One task from one chain, or ``(None, reason)``: the reason names the failed stage."""
+    envs = list(dict.fromkeys(s.env for s in chain))
+    packages = {e: library.packages[e] for e in envs}
+    initial, files = generate_initial(packages, tag, config.size)
+    run = run_chain(chain, packages, library.graphs, initial, files, rng, coverage, config.p_error)
+    if run is None:
+        return None, "golden"
+    distractors: list[dict[str, Any]] = []
+    if config.distractors:
+        run, distractors = _with_distractors(run, packages, rng)
+    turns = split_turns(run.calls, rng)
+    persona = rng.choice(personas())
+    texts = renderer.render(run.calls, persona, turns=turns, graphs=library.graphs)
+    turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
+    calls = [
+        ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
+        for i, c in enumerate(run.calls)
+    ]
+    task = Task(
+        id="pending",
+        envs=envs,
+        kind="claw" if any(p.kind == "claw" for p in packages.values()) else "tool",
+        turns=[Turn(user=t) for t in texts],
+        initial_state=run.initial,
+        workspace=run.files,
+        verifier=Verifier(source=""),
+        reference=Reference(calls=calls, final_hash=""),
+        persona=persona.describe(),
+        provenance=_provenance(packages, chain, run, distractors, tag, turns),
+    )
+    leaks, missing = find_leaks(task), missing_user_values(task)
+    task.quality.update({"leaks": leaks, "missing_user_values": missing})
+    if leaks:
+        return None, "leak"
+    if missing:
+        return None, "missing_user_value"
+    grouped = [
+        [{"env": c.env, "tool": c.tool, "args": c.args} for c in calls if c.turn == t]
+        for t in range(len(turns))
+    ]
+    try:
+        outcome = execute(task, grouped, packages=packages)
+    except ExecutionError:
+        return None, "execute"
+    if [a.result for a in outcome.actions] != [c.result for c in run.calls]:
+        return None, "replay_mismatch"
+    verifier = synthesize_verifier(run.initial, run.files, outcome, distractors, turn_checks=True)
+    if verifier is None:
+        return None, "verifier"
+    task.verifier = verifier
+    task.reference.final_hash = outcome_hash(outcome)
+    task.id = task_id(task)
+    report = validate(task, golden=outcome)
+    if not report.valid:
+        return None, "validation"
+    return task, "ok"
+
+
+def generate_initial(
+    packages: dict[str, EnvPackage], tag: str, size: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Each environment's seeded S0, and the shared workspace (templates + generated files)."""
+    initial: dict[str, dict[str, Any]] = {}
+    files: dict[str, str] = {}
+    for env, package in packages.items():
+        seed = int.from_bytes(hashlib.sha256(f"{tag}:{env}".encode()).digest()[:4], "big")
+        generated = package.env_class.generate(seed=seed, size=size, data=package.data)
+        initial[env] = generated.state.model_dump(mode="json")
+        if package.kind == "claw":
+            files.update({**package.workspace_template, **generated.files})
+    return initial, files
+
+
+def _with_distractors(
+    run: GoldenRun, packages: dict[str, EnvPackage], rng: random.Random
+) -> tuple[GoldenRun, list[dict[str, Any]]]:
+    """The same run on S0 with near-duplicates of its targets, if it still works unchanged there
+    (same outcomes, derived values still describable, distractors untouched); else as it was."""
+    models = {e: p.env_class.State for e, p in packages.items()}
+    seed = rng.random()
+    for limit in (MAX_DISTRACTORS, 1):
+        states, made = add_distractors(run.initial, run.targets(), models, random.Random(seed), limit=limit)
+        if not made:
+            break
+        again = replay(run.calls, packages, states, run.files)
+        if again is not None and not _touches(again, made):
+            return again, [d.to_json() for d in made]
+    return run, []
+
+
+def _touches(run: GoldenRun, made: list[Distractor]) -> bool:
+    for d in made:
+        for change in diff(run.initial[d.env], run.final[d.env]):
+            if change["path"] == d.path or change["path"].startswith(d.path + "/"):
+                return True
+    return False
+
+
+def _provenance(
+    packages: dict[str, EnvPackage],
+    chain: list[Step],
+    run: GoldenRun,
+    distractors: list[dict[str, Any]],
+    tag: str,
+    turns: list[list[int]],
+) -> dict[str, Any]:
+    provenance: dict[str, Any] = {
+        "generator": "envcraft.tasks.synth",
+        "seed": tag,
+        "walk": [f"{s.env}.{s.tool}" for s in chain],
+        "targets": run.targets(),
+        "distractors": distractors,
+        "turn_calls": turns,
+        "hints": [{k: h.to_json() for k, h in c.hints.items()} for c in run.calls],
+        "steps": [
+            {"call": i, "kind": "error_recovery", "expected_error": c.expected_error}
+            for i, c in enumerate(run.calls)
+            if c.expected_error
+        ],
+    }
+    external = {e: str(p.root) for e, p in packages.items() if p.root.parent != BUILTIN_ROOT}
+    if external:
+        provenance["packages"] = external
+    return provenance
+
+
+def task_id(task: Task) -> str:
+    """A content hash: the same chain on the same S0 always gets the same id."""
+    body = canonical_json(
+        {
+            "envs": task.envs,
+            "calls": [c.model_dump() for c in task.reference.calls],
+            "initial": task.initial_state,
+            "workspace": task.workspace,
+        }
+    )
+    return f"{task.envs[0]}-{hashlib.sha256(body.encode()).hexdigest()[:12]}"
+
+
+def dedupe_key(task: Task) -> str:
+    """Duplicate chains with identical arguments collapse to one task."""
+    return canonical_json([[c.env, c.tool, c.args] for c in task.reference.calls])
+
+
+def accepted_steps(task: Task) -> list[Step]:
+    """The successful calls of a task's reference as a chain (failed planned steps excluded)."""
+    errors = {s["call"] for s in task.provenance.get("steps", [])}
+    return [Step(c.env, c.tool) for i, c in enumerate(task.reference.calls) if i not in errors]
+
+
+def merge(shards: list[ShardResult], library: Library) -> tuple[list[Task], dict[str, Any]]:
+    """Shard outputs in shard order, duplicates removed, plus the set's statistics."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    duplicates = 0
+    for shard in shards:
+        for task in shard.tasks:
+            key = dedupe_key(task)
+            if key in seen:
+                duplicates += 1
+                continue
+            seen.add(key)
+            tasks.append(task)
+    stats = corpus_stats(tasks, library, shards)
+    stats["duplicates_removed"] = duplicates
+    return tasks, stats
+
+
+def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult]) -> dict[str, Any]:
+    """Edge coverage per environment, cross-environment share and histograms."""
+    coverage = Coverage()
+    for task in tasks:
+        coverage.accept(accepted_steps(task), library.graphs)
+    ran = Counter[str]()
+    for shard in shards:
+        ran.update(shard.tool_ok)
+    per_env: dict[str, Any] = {}
+    for env, graph in library.graphs.items():
+        executable = {n for n, node in graph.nodes.items() if node.executable or ran[f"{env}.{n}"]}
+        reachable = [(s, d) for (s, d) in graph.edges if s in executable and d in executable]
+        covered = [(s, d) for (s, d) in reachable if coverage.edges[(env, s, d)]]
+        per_env[env] = {
+            "tasks": sum(t.envs[0] == env for t in tasks),
+            "tools": len(graph.nodes),
+            "tools_executed": len(executable),
+            "edges": len(graph.edges),
+            "reachable_edges": len(reachable),
+            "covered_edges": len(covered),
+            "edge_coverage": round(len(covered) / len(reachable), 4) if reachable else 1.0,
+        }
+    cross = sum(len(t.envs) > 1 for t in tasks)
+    kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
+    return {
+        "tasks": len(tasks),
+        "cross_env_tasks": cross,
+        "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
+        "envs": per_env,
+        "cross_edges_covered": len(coverage.cross),
+        "chain_length": _histogram(len(t.reference.calls) for t in tasks),
+        "turns": _histogram(len(t.turns) for t in tasks),
+        "distractors": _histogram(len(t.provenance.get("distractors", [])) for t in tasks),
+        "error_recovery_tasks": sum(bool(t.provenance.get("steps")) for t in tasks),
+        "mean_kill_rate": round(sum(kill) / len(kill), 4) if kill else 0.0,
+        "leaks": sum(len(t.quality.get("leaks", [])) for t in tasks),
+        "attempts": sum(s.attempts for s in shards),
+        "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
+    }
+
+
+def _histogram(values: Iterable[int]) -> dict[str, int]:
+    counts = Counter(values)
+    return {str(k): counts[k] for k in sorted(counts)}

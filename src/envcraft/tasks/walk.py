@@ -1,0 +1,179 @@
+"""Weighted random walks over the tool graphs: the tool chains tasks are made from.
+
+A walk is 2–8 steps long, follows dependency edges, and contains at least one tool that
+can change state or files (a chain of pure reads gives a verifier nothing to check). Edge
+choice is weighted toward edges the accepted corpus has not covered yet
+(``1 / (1 + uses)^2``), and away from tools that keep failing in golden runs. With
+probability ``p_cross`` a walk crosses into another environment along a workflow edge. Walks
+are a pure function of the graphs, the coverage counts and the seeded ``random.Random``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from envcraft.tasks.graph import ToolGraph, WorkflowGraph
+
+MIN_LEN, MAX_LEN = 2, 8
+LENGTH_WEIGHTS = (6, 6, 5, 4, 3, 2, 1)  # for lengths 2..8: short chains are likelier to run
+NOT_WALKED = frozenset({"shell"})  # arguments are programs: nothing sensible to sample
+SYSTEM_WEIGHT = 0.25
+
+
+@dataclass(frozen=True)
+class Step:
+    env: str
+    tool: str
+
+
+@dataclass
+class Coverage:
+    """How often each edge appears in accepted tasks, and how tools fare in golden runs."""
+
+    edges: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (env, src, dst)
+    cross: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)  # (env, src, env, dst)
+    ok: Counter[tuple[str, str]] = field(default_factory=Counter)
+    failed: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def accept(self, chain: list[Step], graphs: dict[str, ToolGraph]) -> None:
+        """Count the edges of an accepted chain (consecutive steps that are graph edges)."""
+        for a, b in itertools.pairwise(chain):
+            if a.env == b.env and (a.tool, b.tool) in graphs[a.env].edges:
+                self.edges[(a.env, a.tool, b.tool)] += 1
+            elif a.env != b.env:
+                self.cross[(a.env, a.tool, b.env, b.tool)] += 1
+
+    def record(self, step: Step, succeeded: bool) -> None:
+        (self.ok if succeeded else self.failed)[(step.env, step.tool)] += 1
+
+    def tool_weight(self, step: Step) -> float:
+        key = (step.env, step.tool)
+        return 1.0 if self.ok[key] else 1.0 / (1.0 + self.failed[key])
+
+
+def sample_walk(
+    graphs: dict[str, ToolGraph],
+    workflow: WorkflowGraph,
+    start_env: str,
+    rng: random.Random,
+    coverage: Coverage,
+    p_cross: float = 0.3,
+) -> list[Step] | None:
+    """One chain starting in ``start_env`` (crossing out of it with probability ``p_cross``);
+    None when no valid chain came out of this draw (the caller draws again)."""
+    length = rng.choices(range(MIN_LEN, MAX_LEN + 1), weights=LENGTH_WEIGHTS)[0]
+    crossings = [e for e in workflow.edges if e.src_env == start_env and e.dst_env in graphs]
+    if crossings and rng.random() < p_cross:
+        weights = [
+            _cross_weight(coverage, e.src_env, e.src, e.dst_env, e.dst)
+            * coverage.tool_weight(Step(e.src_env, e.src))
+            * coverage.tool_weight(Step(e.dst_env, e.dst))
+            for e in crossings
+        ]
+        edge = rng.choices(crossings, weights=weights)[0]
+        head_len = rng.randint(1, max(1, length - 1))
+        head = _backward(graphs[edge.src_env], edge.src, head_len, rng, coverage)
+        tail = _forward(graphs[edge.dst_env], Step(edge.dst_env, edge.dst), length - len(head), rng, coverage)
+        chain = head + tail
+    else:
+        start = _start(graphs[start_env], rng, coverage)
+        if start is None:
+            return None
+        chain = _forward(graphs[start_env], start, length, rng, coverage)
+    finished = _end_with_change(chain, graphs, rng, coverage)
+    if finished is None or len(finished) < MIN_LEN:
+        return None
+    return finished
+
+
+def _walkable(graph: ToolGraph, tool: str) -> bool:
+    return tool not in NOT_WALKED and tool in graph.nodes
+
+
+def _edge_weight(coverage: Coverage, env: str, src: str, dst: str) -> float:
+    return 1.0 / (1.0 + coverage.edges[(env, src, dst)]) ** 2
+
+
+def _cross_weight(coverage: Coverage, src_env: str, src: str, dst_env: str, dst: str) -> float:
+    return 1.0 / (1.0 + coverage.cross[(src_env, src, dst_env, dst)]) ** 2
+
+
+def _node_weight(graph: ToolGraph, step: Step, coverage: Coverage) -> float:
+    base = SYSTEM_WEIGHT if graph.nodes[step.tool].system else 1.0
+    return base * coverage.tool_weight(step)
+
+
+def _start(graph: ToolGraph, rng: random.Random, coverage: Coverage) -> Step | None:
+    """A first tool, weighted by how much uncovered ground its outgoing edges offer."""
+    steps = [Step(graph.env, t) for t in sorted(graph.nodes) if _walkable(graph, t)]
+    weights = [
+        _node_weight(graph, s, coverage)
+        * (0.05 + sum(_edge_weight(coverage, graph.env, s.tool, e.dst) for e in graph.successors(s.tool)))
+        for s in steps
+    ]
+    if not steps or sum(weights) <= 0:
+        return None
+    return rng.choices(steps, weights=weights)[0]
+
+
+def _forward(
+    graph: ToolGraph, start: Step, length: int, rng: random.Random, coverage: Coverage
+) -> list[Step]:
+    chain = [start]
+    while len(chain) < length:
+        nxt = _next(graph, chain[-1].tool, rng, coverage)
+        if nxt is None:
+            break
+        chain.append(nxt)
+    return chain
+
+
+def _next(graph: ToolGraph, tool: str, rng: random.Random, coverage: Coverage) -> Step | None:
+    options = [Step(graph.env, e.dst) for e in graph.successors(tool) if _walkable(graph, e.dst)]
+    if not options:
+        return None
+    weights = [
+        _edge_weight(coverage, graph.env, tool, s.tool) * _node_weight(graph, s, coverage) for s in options
+    ]
+    return rng.choices(options, weights=weights)[0]
+
+
+def _backward(graph: ToolGraph, end: str, length: int, rng: random.Random, coverage: Coverage) -> list[Step]:
+    """A path of ``length`` steps that ends at ``end`` (walking edges in reverse)."""
+    chain = [Step(graph.env, end)]
+    while len(chain) < length:
+        head = chain[0].tool
+        options = [Step(graph.env, s) for (s, d) in sorted(graph.edges) if d == head and _walkable(graph, s)]
+        if not options:
+            break
+        weights = [
+            _edge_weight(coverage, graph.env, s.tool, head) * _node_weight(graph, s, coverage)
+            for s in options
+        ]
+        chain.insert(0, rng.choices(options, weights=weights)[0])
+    return chain
+
+
+def _end_with_change(
+    chain: list[Step], graphs: dict[str, ToolGraph], rng: random.Random, coverage: Coverage
+) -> list[Step] | None:
+    """Make sure the chain changes something: extend it toward a mutating tool if it does not."""
+
+    def mutates(step: Step) -> bool:
+        return graphs[step.env].nodes[step.tool].mutates
+
+    while not any(mutates(s) for s in chain) and len(chain) < MAX_LEN:
+        graph = graphs[chain[-1].env]
+        options = [
+            Step(graph.env, e.dst)
+            for e in graph.successors(chain[-1].tool)
+            if _walkable(graph, e.dst) and graph.nodes[e.dst].mutates
+        ]
+        nxt = rng.choice(options) if options else _next(graph, chain[-1].tool, rng, coverage)
+        if nxt is None:
+            return None
+        chain.append(nxt)
+    return chain if any(mutates(s) for s in chain) else None
