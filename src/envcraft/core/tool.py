@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from envcraft.core.docstrings import parse_docstring
 from envcraft.core.errors import ErrorCategory, error_result
@@ -74,7 +74,7 @@ class ToolSpec:
             model = self.arg_model.model_validate(args)
         except ValidationError as exc:
             return self._argument_error(exc)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {info.alias or name: getattr(model, name) for name, info in type(model).model_fields.items()}
 
     def _argument_error(self, exc: ValidationError) -> dict[str, Any]:
         first = exc.errors(include_url=False)[0]
@@ -153,7 +153,7 @@ def build_spec(name: str, fn: Callable[..., Any]) -> ToolSpec:
     signature = inspect.signature(fn)
     properties: dict[str, Any] = {}
     required: list[str] = []
-    fields: dict[str, Any] = {}
+    fields: dict[str, Any] = {}  # prefixed names + aliases: a parameter may be called "schema"
     for pname, param in list(signature.parameters.items())[1:]:
         if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             raise SchemaError(f"{name}: *args/**kwargs are not allowed in tools")
@@ -165,11 +165,11 @@ def build_spec(name: str, fn: Callable[..., Any]) -> ToolSpec:
             prop["description"] = doc.args[pname]
         if param.default is inspect.Parameter.empty:
             required.append(pname)
-            fields[pname] = (annotation, ...)
+            fields[f"p_{pname}"] = (annotation, Field(..., alias=pname))
         else:
             if param.default is not None:
                 prop["default"] = _json_default(param.default)
-            fields[pname] = (annotation, param.default)
+            fields[f"p_{pname}"] = (annotation, Field(param.default, alias=pname))
         properties[pname] = prop
     arg_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
