@@ -161,6 +161,7 @@ def _arguments(parameters: dict[str, Any], pools: dict[str, tuple[str, ...]]) ->
 def test_call_never_raises_and_failures_change_nothing(env_id: str, tool: str, data: st.DataObject) -> None:
     if not tool:
         load_package(env_id)  # raises the loader's message
+        pytest.skip(f"{env_id} only became loadable after collection (edited meanwhile); rerun")
     session = _session(env_id)
     spec = session.package.env_class.tools[tool]
     args = data.draw(_arguments(spec.parameters, _pools(env_id)), label="args")
