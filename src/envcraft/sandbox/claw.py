@@ -3,21 +3,57 @@
 It adds the built-in system tools (``shell``, ``read_file``, ``write_file``, ``edit_file``,
 ``list_files``) to the environment's own domain tools. File tools are confined to the
 session workspace by :class:`envcraft.core.workspace.Workspace`; ``shell`` runs under
-bubblewrap (see :mod:`envcraft.sandbox.shell`).
+bubblewrap (see :mod:`envcraft.sandbox.shell`). All of them are non-exclusive: they run
+outside the session lock, so domain tools called from the shell can take it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from envcraft.core.environment import Environment
 from envcraft.core.tool import tool
+from envcraft.sandbox.bwrap import SandboxUnavailable
+from envcraft.sandbox.limits import Limits
+from envcraft.sandbox.shell import run_shell
 
 MAX_READ_CHARS = 200_000
 
 
 class ClawEnvironment(Environment):
-    """Base class for Claw environments: domain tools plus workspace and shell tools."""
+    """Base class for Claw environments: domain tools plus workspace and shell tools.
+
+    ``sandbox_limits`` caps what one ``shell`` command may use; override it per class.
+    """
+
+    sandbox_limits: ClassVar[Limits] = Limits()
+
+    @tool(exclusive=False)
+    def shell(self, command: str, timeout: int = 30) -> dict[str, Any]:
+        """Run a bash command in the workspace, inside an isolated sandbox.
+
+        The command starts in /workspace (this session's files, writable) with no network,
+        a private /tmp and resource limits. The environment's own tools are commands here:
+        `envcraft-tool list` shows them, `envcraft-tool TOOL --name value` calls one.
+
+        Args:
+            command: The bash command line to run.
+            timeout: Seconds before the command is killed (at most the environment's limit,
+                120 unless it sets another).
+
+        Returns:
+            exit_code, stdout and stderr (each capped; truncated says whether anything was
+            cut), timed_out, and sandbox (how the command was isolated).
+        """
+        if not command.strip():
+            self.fail("invalid_argument", "command must not be empty", field="command")
+        limit = self.sandbox_limits.max_timeout
+        if not 1 <= timeout <= limit:
+            self.fail("invalid_argument", f"timeout must be between 1 and {limit:g} seconds", field="timeout")
+        try:
+            return run_shell(self, self.workspace.root, command, float(timeout), self.sandbox_limits)
+        except SandboxUnavailable as exc:
+            self.fail("permission_denied", str(exc))
 
     @tool(exclusive=False, read_only=True)
     def read_file(self, path: str, offset: int = 0, limit: int = MAX_READ_CHARS) -> dict[str, Any]:
