@@ -153,7 +153,7 @@ def _arguments(parameters: dict[str, Any], pools: dict[str, tuple[str, ...]]) ->
 
 @pytest.mark.parametrize(("env_id", "tool"), _cases())
 @settings(
-    max_examples=25,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
