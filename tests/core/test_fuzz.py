@@ -21,7 +21,7 @@ from envcraft.core import ErrorCategory, PackageError, Session, builtin_ids, is_
 
 HERE = Path(__file__).resolve().parent
 # Test packages fuzzed with the built-ins: the counter (a tool that mutates then raises) and a
-# claw workspace, so the file tools and workspace rollback are fuzzed even before a built-in claw env.
+# claw workspace whose domain tool writes files and then refuses (workspace rollback under fuzz).
 FIXTURE_PACKAGES = [str(HERE.parent / "fixtures" / "counter"), str(HERE / "fixtures" / "notes")]
 SKIPPED_TOOLS = frozenset({"shell"})  # runs real commands; covered by the sandbox's own tests
 LONE_SURROGATE = json.loads('"\\ud800"')
