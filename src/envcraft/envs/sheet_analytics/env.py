@@ -1,0 +1,1831 @@
+"""Sheet analytics: a spreadsheet cleaning and statistics pipeline over real workspace CSV files.
+
+The reference environment of the *cross-tool pipeline* archetype: each stage reads artifacts
+and writes a new one (profile -> clean -> merge/join -> statistics/pivot -> chart -> report),
+and the state records the lineage: which artifact derives from which input version, under
+which recipe. Files are content-addressed, so an input changed from the shell makes every
+downstream artifact stale, and stages refuse stale, modified, missing or uncertified inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import random
+import re
+import statistics
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+from types import MappingProxyType
+from typing import Any, Literal
+
+from pydantic import Field
+
+from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core.clock import iso
+from envcraft.sandbox import ClawEnvironment
+
+DatasetKind = Literal["raw", "clean", "merged", "joined", "stats", "pivot", "chart", "report"]
+SchemaName = Literal["sales", "products", "regions"]
+CleanOp = Literal[
+    "trim", "normalize_case", "map_values", "parse_date", "parse_number",
+    "fill_missing", "drop_invalid", "dedupe", "derive",
+]  # fmt: skip
+Aggregation = Literal["sum", "mean", "count", "min", "max"]
+ChartType = Literal["bar", "line", "point", "arc"]
+Status = Literal["fresh", "stale", "modified", "missing"]
+
+TABULAR: frozenset[str] = frozenset({"clean", "merged", "joined"})
+REPORTABLE: frozenset[str] = frozenset({"stats", "pivot", "chart"})
+MANIFEST = "pipeline/lineage.json"
+BASE_TIME = datetime.fromisoformat("2026-01-12T09:00:00+00:00")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+DATE_PARTS = ("month", "quarter", "year")
+REPORT_ROWS = 30
+
+
+# -- state ----------------------------------------------------------------------------------------
+class Issue(StateModel):
+    column: str
+    problem: str  # missing, invalid_<type>, unknown_category, duplicate_row, duplicate_key
+    rows: int
+    examples: list[str] = Field(default_factory=list)
+
+
+class ExtraColumn(StateModel):
+    type: str
+    required: bool
+    values: list[str] = Field(default_factory=list)  # allowed values of a category column
+
+
+class Dataset(StateModel):
+    dataset_id: str
+    path: str
+    kind: DatasetKind
+    schema_name: str = ""  # validation schema (sales, products, regions); "" for summaries
+    extra_columns: dict[str, ExtraColumn] = Field(default_factory=dict)  # derived or joined columns
+    columns: list[str] = Field(default_factory=list)
+    rows: int = 0
+    sha256: str
+    version: int = 1
+    stage: str = "register"
+    params: dict[str, str] = Field(default_factory=dict)  # how to re-run the stage
+    inputs: dict[str, str] = Field(default_factory=dict)  # input dataset id -> its sha256 when used
+    recipe_version: int = 0
+    issues: list[Issue] = Field(default_factory=list)
+    validated: bool = False  # issues reflect the current content (profile or stage output)
+    profiled_sha: str = ""
+    created_at: str
+    updated_at: str
+
+
+class Rule(StateModel):
+    rule_no: int
+    operation: CleanOp
+    column: str
+    option: str = ""
+
+
+class Recipe(StateModel):
+    recipe_id: str
+    name: str
+    version: int = 0
+    rules: list[Rule] = Field(default_factory=list)
+    created_at: str
+
+
+class Run(StateModel):
+    run_id: str
+    stage: str
+    output: str
+    inputs: list[str]
+    at: str
+    summary: dict[str, int] = Field(default_factory=dict)
+
+
+class SheetState(StateModel):
+    datasets: dict[str, Dataset] = Field(default_factory=dict)
+    recipes: dict[str, Recipe] = Field(default_factory=dict)
+    runs: dict[str, Run] = Field(default_factory=dict)
+    next_dataset: int = 1
+    next_recipe: int = 1
+    next_run: int = 1
+
+
+Table = tuple[list[str], list[dict[str, str]]]
+
+
+# -- the environment ------------------------------------------------------------------------------
+class SheetAnalytics(ClawEnvironment):
+    """Spreadsheet analytics workspace: CSV sheets under data/, outputs under reports/.
+
+    Register and profile sheets, clean them with recorded recipes (ordered rules), merge
+    quarters, join reference sheets, compute statistics and pivot tables, write Vega-Lite
+    chart specs and a Markdown report. Every artifact records the exact input versions it
+    came from: edit an input with the shell and everything downstream turns stale until you
+    re-register the input and re-run the stages (rerun_stage). Stages refuse stale, modified
+    or uncertified inputs; pipeline/lineage.json mirrors the lineage for inspection.
+    """
+
+    State = SheetState
+    state: SheetState
+
+    # -- reads ---------------------------------------------------------------------------------
+    @tool(read_only=True, produces=["dataset_id", "recipe_id"])
+    def list_datasets(self, kind: DatasetKind | None = None) -> dict[str, Any]:
+        """List registered datasets and artifacts with their freshness, plus the cleaning recipes.
+
+        Args:
+            kind: Only datasets of this kind; all when omitted.
+
+        Returns:
+            Datasets (id, path, kind, rows, version, status fresh/stale/modified/missing,
+            certified, number of issues, inputs) and recipes (id, name, version, rule count).
+        """
+        rows = []
+        for ds in sorted(self.state.datasets.values(), key=lambda d: d.dataset_id):
+            if kind is not None and ds.kind != kind:
+                continue
+            rows.append(
+                {
+                    "dataset_id": ds.dataset_id,
+                    "path": ds.path,
+                    "kind": ds.kind,
+                    "schema": ds.schema_name,
+                    "rows": ds.rows,
+                    "version": ds.version,
+                    "status": self._status(ds),
+                    "certified": self._certified(ds),
+                    "issues": len(ds.issues) if ds.validated else None,
+                    "inputs": sorted(ds.inputs),
+                }
+            )
+        recipes = [
+            {"recipe_id": r.recipe_id, "name": r.name, "version": r.version, "rules": len(r.rules)}
+            for r in sorted(self.state.recipes.values(), key=lambda r: r.recipe_id)
+        ]
+        return {"datasets": rows, "recipes": recipes}
+
+    @tool(read_only=True, consumes=["dataset_id"], produces=["dataset_id", "recipe_id", "run_id"])
+    def show_lineage(self, dataset_id: str) -> dict[str, Any]:
+        """Show where a dataset comes from and what depends on it, with each node's freshness.
+
+        Args:
+            dataset_id: The dataset id, e.g. DS-005.
+
+        Returns:
+            The dataset, its ancestors (each with stage, status and the input version it used),
+            its descendants in the order they can be re-run, its recipe rules (clean stage) and
+            the runs that produced it.
+        """
+        ds = self._dataset(dataset_id)
+        ancestors = []
+        for ancestor_id in _ancestors(self.state, dataset_id):
+            node = self.state.datasets[ancestor_id]
+            ancestors.append(
+                {
+                    "dataset_id": ancestor_id,
+                    "path": node.path,
+                    "stage": node.stage,
+                    "status": self._status(node),
+                }
+            )
+        descendants = [
+            {
+                "dataset_id": d,
+                "path": self.state.datasets[d].path,
+                "status": self._status(self.state.datasets[d]),
+            }
+            for d in _descendants(self.state, dataset_id)
+        ]
+        recipe = self.state.recipes.get(ds.params.get("recipe_id", ""))
+        runs = [r.model_dump() for r in self.state.runs.values() if r.output == dataset_id]
+        return {
+            "dataset": {**ds.model_dump(exclude={"issues"}), "status": self._status(ds)},
+            "ancestors": ancestors,
+            "descendants": descendants,
+            "recipe": recipe.model_dump() if recipe else None,
+            "runs": runs,
+        }
+
+    @tool(read_only=True, consumes=["recipe_id"])
+    def show_recipe(self, recipe_id: str) -> dict[str, Any]:
+        """Show a cleaning recipe's ordered rules and which datasets were cleaned with it.
+
+        Args:
+            recipe_id: The recipe id, e.g. RCP-01.
+
+        Returns:
+            The recipe (name, version, rules) and the clean datasets made with it, each with the
+            recipe version it used.
+        """
+        recipe = self._recipe(recipe_id)
+        used = [
+            {"dataset_id": d.dataset_id, "recipe_version": d.recipe_version, "status": self._status(d)}
+            for d in sorted(self.state.datasets.values(), key=lambda d: d.dataset_id)
+            if d.params.get("recipe_id") == recipe_id
+        ]
+        return {**recipe.model_dump(), "used_by": used}
+
+    # -- sources -------------------------------------------------------------------------------
+    @tool(produces=["dataset_id"])
+    def register_dataset(self, path: str, schema_name: SchemaName) -> dict[str, Any]:
+        """Register a CSV sheet from the workspace as a raw dataset, or accept a new version of one.
+
+        Re-registering a raw dataset's path records its current content as a new version;
+        artifacts made from the old version become stale.
+
+        Args:
+            path: Workspace path of the CSV file, e.g. data/sales_2025Q1.csv.
+            schema_name: The schema its columns must follow: sales, products or regions.
+
+        Returns:
+            The dataset id, version, columns, row count and whether the content changed.
+        """
+        if not path.endswith(".csv"):
+            self.fail("invalid_argument", f"'{path}' is not a .csv file", field="path")
+        text = self.workspace.read_text(path)
+        columns, rows = _parse_csv(text)
+        expected = list(self._schema(schema_name)["columns"])
+        missing = [c for c in expected if c not in columns]
+        if missing:
+            self.fail(
+                "invalid_argument",
+                f"'{path}' lacks columns {missing} of schema {schema_name}",
+                field="schema_name",
+                columns=columns,
+                missing=missing,
+            )
+        existing = _by_path(self.state, path)
+        sha = _sha(text)
+        now = iso(self.now())
+        if existing is not None and existing.kind != "raw":
+            self.fail(
+                "conflict",
+                f"'{path}' is the output of {existing.dataset_id} ({existing.stage}); "
+                f"use rerun_stage({existing.dataset_id}) to rebuild it",
+                dataset_id=existing.dataset_id,
+            )
+        if existing is not None:
+            changed = existing.sha256 != sha
+            if changed or existing.schema_name != schema_name:
+                existing.version += 1
+                existing.sha256 = sha
+                existing.schema_name = schema_name
+                existing.columns, existing.rows = columns, len(rows)
+                existing.issues, existing.validated, existing.profiled_sha = [], False, ""
+                existing.updated_at = now
+            self._sync_manifest()
+            return {
+                "dataset_id": existing.dataset_id,
+                "version": existing.version,
+                "changed": changed,
+                "columns": columns,
+                "rows": len(rows),
+            }
+        ds = Dataset(
+            dataset_id=self._next_dataset_id(),
+            path=path,
+            kind="raw",
+            schema_name=schema_name,
+            columns=columns,
+            rows=len(rows),
+            sha256=sha,
+            created_at=now,
+            updated_at=now,
+        )
+        self.state.datasets[ds.dataset_id] = ds
+        self._sync_manifest()
+        return {
+            "dataset_id": ds.dataset_id,
+            "version": 1,
+            "changed": True,
+            "columns": columns,
+            "rows": len(rows),
+        }
+
+    @tool(consumes=["dataset_id"])
+    def profile_dataset(self, dataset_id: str) -> dict[str, Any]:
+        """Profile a dataset against its schema: blanks, invalid values, case variants and duplicates.
+
+        A dataset must be profiled (at its current version) before it is cleaned.
+
+        Args:
+            dataset_id: A dataset with a schema (raw, clean, merged or joined).
+
+        Returns:
+            Per-column profile (type, blanks, distinct values, invalid count, examples and
+            variant counts) and the list of issues with the cleaning operation that usually fixes each.
+        """
+        ds = self._dataset(dataset_id)
+        if not ds.schema_name:
+            self.fail(
+                "invalid_argument",
+                f"{dataset_id} is a {ds.kind} artifact without a schema; only sheets are profiled",
+                field="dataset_id",
+            )
+        self._require_current(ds)
+        columns, rows = self._load(ds)
+        spec = self._spec(ds)
+        issues = _validate(columns, rows, spec, self._key(ds))
+        ds.issues, ds.validated, ds.profiled_sha = issues, True, ds.sha256
+        ds.updated_at = iso(self.now())
+        self._sync_manifest()
+        return {
+            "dataset_id": dataset_id,
+            "rows": len(rows),
+            "columns": {c: _column_profile(c, rows, spec[c]) for c in columns},
+            "issues": [{**i.model_dump(), "fix": _FIXES.get(i.problem.split("_")[0], "")} for i in issues],
+            "certified": not issues,
+        }
+
+    # -- recipes -------------------------------------------------------------------------------
+    @tool(produces=["recipe_id"])
+    def create_recipe(self, name: str) -> dict[str, Any]:
+        """Create an empty cleaning recipe: an ordered, recorded list of cleaning rules.
+
+        Args:
+            name: A short name, e.g. "Quarterly sales cleanup".
+
+        Returns:
+            The recipe id and version 0.
+        """
+        if not name.strip():
+            self.fail("invalid_argument", "name must not be empty", field="name")
+        recipe_id = f"RCP-{self.state.next_recipe:02d}"
+        self.state.next_recipe += 1
+        self.state.recipes[recipe_id] = Recipe(
+            recipe_id=recipe_id, name=name.strip(), created_at=iso(self.now())
+        )
+        self._sync_manifest()
+        return {"recipe_id": recipe_id, "name": name.strip(), "version": 0}
+
+    @tool(consumes=["recipe_id"])
+    def add_cleaning_rule(
+        self, recipe_id: str, operation: CleanOp, column: str, option: str = ""
+    ) -> dict[str, Any]:
+        """Append a rule to a recipe; rules run in order. Each change bumps the recipe version.
+
+        Operations and options: trim (column or *); normalize_case (title, upper, lower);
+        map_values ("from=to;from=to"); parse_date; parse_number; fill_missing (zero, mean,
+        median, mode, drop_row or value=<literal>); drop_invalid; dedupe (column * or key
+        columns "a,b"; option first or last); derive (column = new column name, option = an
+        arithmetic expression such as "units * unit_price * (1 - discount)").
+
+        Args:
+            recipe_id: The recipe to extend.
+            operation: The cleaning operation.
+            column: The column it applies to (see the operation for * and key lists).
+            option: The operation's option; empty when it takes none.
+
+        Returns:
+            The recipe id, the new rule with its number, and the recipe's new version.
+        """
+        recipe = self._recipe(recipe_id)
+        column = column.strip()
+        if not column:
+            self.fail("invalid_argument", "column must not be empty", field="column")
+        problem = _check_rule(operation, column, option.strip())
+        if problem:
+            self.fail("invalid_argument", problem, field="option", operation=operation)
+        rule = Rule(rule_no=len(recipe.rules) + 1, operation=operation, column=column, option=option.strip())
+        recipe.rules.append(rule)
+        recipe.version += 1
+        self._sync_manifest()
+        return {"recipe_id": recipe_id, "rule": rule.model_dump(), "version": recipe.version}
+
+    @tool(consumes=["recipe_id"])
+    def remove_cleaning_rule(self, recipe_id: str, rule_no: int) -> dict[str, Any]:
+        """Remove a rule from a recipe (later rules are renumbered); bumps the recipe version.
+
+        Args:
+            recipe_id: The recipe.
+            rule_no: The rule number shown by show_recipe.
+
+        Returns:
+            The recipe id, the removed rule and the recipe's new version.
+        """
+        recipe = self._recipe(recipe_id)
+        if not 1 <= rule_no <= len(recipe.rules):
+            self.fail(
+                "not_found",
+                f"recipe {recipe_id} has no rule {rule_no}",
+                recipe_id=recipe_id,
+                rule_count=len(recipe.rules),
+            )
+        removed = recipe.rules.pop(rule_no - 1)
+        for number, rule in enumerate(recipe.rules, start=1):
+            rule.rule_no = number
+        recipe.version += 1
+        self._sync_manifest()
+        return {"recipe_id": recipe_id, "removed": removed.model_dump(), "version": recipe.version}
+
+    # -- stages --------------------------------------------------------------------------------
+    @tool(consumes=["dataset_id", "recipe_id"], produces=["dataset_id", "run_id"])
+    def clean_dataset(self, dataset_id: str, recipe_id: str, output_path: str) -> dict[str, Any]:
+        """Apply a recipe to a profiled dataset and write the cleaned CSV, validated against the schema.
+
+        Args:
+            dataset_id: The dataset to clean; a raw sheet must be profiled at its current version.
+            recipe_id: The recipe to apply (its current version).
+            output_path: Where to write the cleaned CSV, e.g. data/clean/sales_2025Q1.csv.
+
+        Returns:
+            The output dataset id, rows in and out, what each rule changed, and the issues that
+            remain (an empty list means the output is certified for analysis).
+        """
+        ds = self._dataset(dataset_id)
+        self._recipe(recipe_id)
+        if not ds.schema_name:
+            self.fail(
+                "invalid_argument", f"{dataset_id} has no schema and cannot be cleaned", field="dataset_id"
+            )
+        self._require_current(ds)
+        if ds.kind == "raw" and ds.profiled_sha != ds.sha256:
+            self.fail(
+                "invalid_transition",
+                f"raw sheet {dataset_id} (version {ds.version}) is not profiled; run profile_dataset first",
+                dataset_id=dataset_id,
+                status="unprofiled",
+            )
+        return self._run_stage("clean", "clean", [dataset_id], {"recipe_id": recipe_id}, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    def merge_datasets(self, dataset_ids: list[str], output_path: str) -> dict[str, Any]:
+        """Append certified datasets of the same schema and columns into one sheet (rows in input order).
+
+        Args:
+            dataset_ids: Two or more certified datasets, e.g. the four cleaned quarters.
+            output_path: Where to write the merged CSV.
+
+        Returns:
+            The output dataset id, row count and the issues of the merged sheet (duplicates across
+            inputs show up here).
+        """
+        if len(dataset_ids) < 2 or len(set(dataset_ids)) != len(dataset_ids):
+            self.fail(
+                "invalid_argument", "dataset_ids must list two or more distinct datasets", field="dataset_ids"
+            )
+        inputs = [self._certified_input(d) for d in dataset_ids]
+        first = inputs[0]
+        for other in inputs[1:]:
+            if other.schema_name != first.schema_name or other.columns != first.columns:
+                self.fail(
+                    "conflict",
+                    f"{other.dataset_id} does not have the schema and columns of {first.dataset_id}",
+                    dataset_id=other.dataset_id,
+                    expected_columns=first.columns,
+                    columns=other.columns,
+                )
+        return self._run_stage("merge", "merged", dataset_ids, {}, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    def join_datasets(
+        self, left_id: str, right_id: str, key: str, output_path: str, how: Literal["left", "inner"] = "left"
+    ) -> dict[str, Any]:
+        """Join a reference sheet's columns onto a dataset by a key column.
+
+        Args:
+            left_id: The certified dataset whose rows are kept (e.g. merged sales).
+            right_id: The certified lookup dataset (e.g. products); its key values must be unique.
+            key: The column both datasets share, e.g. product_code.
+            output_path: Where to write the joined CSV.
+            how: left keeps unmatched left rows with blank lookup columns; inner drops them.
+
+        Returns:
+            The output dataset id, row count, columns added and how many left rows found no match.
+        """
+        left = self._certified_input(left_id)
+        right = self._certified_input(right_id)
+        if left_id == right_id:
+            self.fail("invalid_argument", "left_id and right_id must differ", field="right_id")
+        for ds in (left, right):
+            if key not in ds.columns:
+                self.fail(
+                    "invalid_argument",
+                    f"key '{key}' is not a column of {ds.dataset_id}",
+                    field="key",
+                    columns=ds.columns,
+                )
+        _, right_rows = self._load(right)
+        counts: dict[str, int] = {}
+        for row in right_rows:
+            counts[row[key]] = counts.get(row[key], 0) + 1
+        dupes = sorted(value for value, n in counts.items() if n > 1)
+        if dupes:
+            self.fail(
+                "conflict",
+                f"key '{key}' is not unique in {right_id}: {dupes[:5]}; dedupe the lookup sheet first",
+                dataset_id=right_id,
+                duplicate_keys=dupes[:10],
+            )
+        return self._run_stage("join", "joined", [left_id, right_id], {"key": key, "how": how}, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    def compute_statistics(
+        self, dataset_id: str, value_column: str, output_path: str, group_by: str = ""
+    ) -> dict[str, Any]:
+        """Summary statistics of a numeric column, overall or per group, written as a CSV.
+
+        Args:
+            dataset_id: A certified dataset (clean, merged or joined).
+            value_column: A numeric column (number, integer, percent or derived).
+            output_path: Where to write the statistics CSV, e.g. reports/revenue_by_region.csv.
+            group_by: A column to group by; a date column may take :month, :quarter or :year
+                (e.g. order_date:quarter). Empty for one overall row.
+
+        Returns:
+            The output dataset id and the statistics rows (count, sum, mean, median, min, max, stdev).
+        """
+        ds = self._certified_input(dataset_id, tabular=True)
+        self._require_numeric(ds, value_column, "value_column")
+        if group_by:
+            self._require_grouping(ds, group_by, "group_by")
+        params = {"value_column": value_column, "group_by": group_by}
+        return self._run_stage("stats", "stats", [dataset_id], params, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    def build_pivot(
+        self,
+        dataset_id: str,
+        index: str,
+        values: str,
+        output_path: str,
+        columns: str = "",
+        aggregation: Aggregation = "sum",
+    ) -> dict[str, Any]:
+        """Pivot a certified dataset: one row per index value, one column per columns value.
+
+        Args:
+            dataset_id: A certified dataset (clean, merged or joined).
+            index: Row grouping column (a date column may take :month, :quarter or :year).
+            values: The numeric column to aggregate (ignored values for count still must exist).
+            output_path: Where to write the pivot CSV, e.g. reports/revenue_region_quarter.csv.
+            columns: Column grouping (same suffixes allowed); empty for a single value column.
+            aggregation: How values are combined.
+
+        Returns:
+            The output dataset id, its header and its rows (a total column is added for sum and count).
+        """
+        ds = self._certified_input(dataset_id, tabular=True)
+        self._require_grouping(ds, index, "index")
+        if columns:
+            self._require_grouping(ds, columns, "columns")
+            if columns == index:
+                self.fail("invalid_argument", "columns must differ from index", field="columns")
+        self._require_numeric(ds, values, "values")
+        params = {"index": index, "columns": columns, "values": values, "aggregation": aggregation}
+        return self._run_stage("pivot", "pivot", [dataset_id], params, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    def create_chart_spec(
+        self,
+        dataset_id: str,
+        chart_type: ChartType,
+        x: str,
+        y: str,
+        title: str,
+        output_path: str,
+        color: str = "",
+    ) -> dict[str, Any]:
+        """Write a Vega-Lite chart spec (JSON, data inlined) from a statistics or pivot artifact.
+
+        Args:
+            dataset_id: A fresh stats or pivot dataset.
+            chart_type: bar, line, point, or arc (pie).
+            x: Category or time column for the x axis (for arc: the slice labels).
+            y: Numeric column for the y axis (for arc: the slice sizes).
+            title: The chart title.
+            output_path: Where to write the spec, ending in .json, e.g. reports/revenue.vl.json.
+            color: Optional column for colour grouping.
+
+        Returns:
+            The output dataset id, the number of data points and the encoding used.
+        """
+        ds = self._dataset(dataset_id)
+        if ds.kind not in ("stats", "pivot"):
+            self.fail(
+                "invalid_argument",
+                f"{dataset_id} is a {ds.kind} dataset; charts are made from stats or pivot artifacts",
+                field="dataset_id",
+            )
+        self._require_current(ds)
+        if not title.strip():
+            self.fail("invalid_argument", "title must not be empty", field="title")
+        for name, column in (("x", x), ("y", y), ("color", color)):
+            if column and column not in ds.columns:
+                self.fail(
+                    "invalid_argument",
+                    f"{name} column '{column}' is not in {dataset_id}",
+                    field=name,
+                    columns=ds.columns,
+                )
+        _, rows = self._load(ds)
+        if any(r[y] and _to_float(r[y]) is None for r in rows):
+            self.fail("invalid_argument", f"y column '{y}' is not numeric", field="y")
+        params = {"chart_type": chart_type, "x": x, "y": y, "title": title.strip(), "color": color}
+        return self._run_stage("chart", "chart", [dataset_id], params, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    def write_report(
+        self, title: str, artifact_ids: list[str], output_path: str, summary: str = ""
+    ) -> dict[str, Any]:
+        """Write a Markdown report embedding statistics and pivot tables, chart references and lineage.
+
+        Args:
+            title: The report title.
+            artifact_ids: Fresh stats, pivot or chart datasets, in the order they should appear.
+            output_path: Where to write the report, ending in .md, e.g. reports/q_sales_review.md.
+            summary: An optional paragraph of findings placed under the title.
+
+        Returns:
+            The output dataset id, the sections written and the ancestors cited in the lineage.
+        """
+        if not title.strip():
+            self.fail("invalid_argument", "title must not be empty", field="title")
+        if not artifact_ids or len(set(artifact_ids)) != len(artifact_ids):
+            self.fail("invalid_argument", "artifact_ids must list distinct artifacts", field="artifact_ids")
+        for artifact_id in artifact_ids:
+            ds = self._dataset(artifact_id)
+            if ds.kind not in REPORTABLE:
+                self.fail(
+                    "invalid_argument",
+                    f"{artifact_id} is a {ds.kind} dataset; reports embed stats, pivot and chart artifacts",
+                    field="artifact_ids",
+                )
+            self._require_current(ds)
+        params = {"title": title.strip(), "summary": summary.strip()}
+        return self._run_stage("report", "report", artifact_ids, params, output_path)
+
+    @tool(consumes=["dataset_id"], produces=["run_id"])
+    def rerun_stage(self, dataset_id: str) -> dict[str, Any]:
+        """Re-run the stage that produced an artifact, with its recorded parameters and current inputs.
+
+        Use it after re-registering a changed input, after changing a recipe, or to restore an
+        artifact edited by hand. Inputs must be fresh: re-run upstream stages first.
+
+        Args:
+            dataset_id: A produced (not raw) dataset.
+
+        Returns:
+            The stage result and whether the artifact's content changed.
+        """
+        ds = self._dataset(dataset_id)
+        if ds.kind == "raw":
+            self.fail(
+                "invalid_argument",
+                f"{dataset_id} is a raw sheet; use register_dataset to accept a new version",
+                field="dataset_id",
+            )
+        for input_id in ds.inputs:
+            self._require_current(self._dataset(input_id), for_dataset=dataset_id)
+        before = ds.sha256
+        result = self._rerun(ds)
+        return {**result, "changed": result["sha256"] != before}
+
+    def _rerun(self, ds: Dataset) -> dict[str, Any]:
+        """Call the stage tool again with the recorded parameters, so every precondition holds again."""
+        p: dict[str, Any] = dict(ds.params)
+        inputs, path = list(ds.inputs), ds.path
+        if ds.stage == "clean":
+            return self.clean_dataset(inputs[0], p["recipe_id"], path)
+        if ds.stage == "merge":
+            return self.merge_datasets(inputs, path)
+        if ds.stage == "join":
+            return self.join_datasets(inputs[0], inputs[1], p["key"], path, p["how"])
+        if ds.stage == "stats":
+            return self.compute_statistics(inputs[0], p["value_column"], path, p["group_by"])
+        if ds.stage == "pivot":
+            return self.build_pivot(inputs[0], p["index"], p["values"], path, p["columns"], p["aggregation"])
+        if ds.stage == "chart":
+            return self.create_chart_spec(
+                inputs[0], p["chart_type"], p["x"], p["y"], p["title"], path, p["color"]
+            )
+        return self.write_report(p["title"], inputs, path, p["summary"])
+
+    # -- stage execution -----------------------------------------------------------------------
+    def _run_stage(
+        self,
+        stage: str,
+        kind: DatasetKind,
+        input_ids: list[str],
+        params: dict[str, str],
+        output_path: str,
+    ) -> dict[str, Any]:
+        """Compute a stage from its inputs, write its file and record the artifact and the run.
+
+        An output path that already holds an artifact of the same kind is rebuilt in place
+        (same id, next version); any other existing artifact there is a conflict.
+        """
+        suffix = {"chart": ".json", "report": ".md"}.get(kind, ".csv")
+        if not output_path.endswith(suffix):
+            self.fail("invalid_argument", f"the {stage} output must be a {suffix} file", field="output_path")
+        if self.workspace.normalize(output_path).startswith("pipeline/"):
+            self.fail(
+                "invalid_argument", "pipeline/ is reserved for the lineage manifest", field="output_path"
+            )
+        target = _by_path(self.state, output_path)
+        if target is not None and target.kind != kind:
+            self.fail(
+                "conflict",
+                f"'{output_path}' already holds {target.dataset_id} ({target.kind}); choose another path",
+                dataset_id=target.dataset_id,
+                kind=target.kind,
+            )
+        upstream = {a for i in input_ids for a in (i, *_ancestors(self.state, i))}
+        if target is not None and target.dataset_id in upstream:
+            self.fail(
+                "conflict",
+                f"'{output_path}' holds {target.dataset_id}, which this stage reads (directly or upstream); "
+                "choose another output_path",
+                dataset_id=target.dataset_id,
+            )
+        inputs = [self.state.datasets[i] for i in input_ids]
+        text, meta = self._compute(stage, inputs, params)
+        summary = meta.pop("summary", {})
+        self.workspace.write_text(output_path, text)
+        now = iso(self.now())
+        ds = target or Dataset(
+            dataset_id=self._next_dataset_id(),
+            path=output_path,
+            kind=kind,
+            sha256="",
+            created_at=now,
+            updated_at=now,
+        )
+        recipe = self.state.recipes.get(params.get("recipe_id", ""))
+        sha = _sha(text)
+        if ds.sha256 != sha or ds.inputs != {i.dataset_id: i.sha256 for i in inputs} or ds.params != params:
+            ds.version += 1 if target is not None else 0
+        ds.kind, ds.stage, ds.params = kind, stage, params
+        ds.schema_name = inputs[0].schema_name if kind in TABULAR else ""
+        ds.extra_columns = meta["extra_columns"]
+        ds.columns, ds.rows, ds.sha256 = meta["columns"], meta["rows"], sha
+        ds.inputs = {i.dataset_id: i.sha256 for i in inputs}
+        ds.recipe_version = recipe.version if recipe else 0
+        ds.issues, ds.validated = meta["issues"], kind in TABULAR
+        ds.profiled_sha, ds.updated_at = "", now
+        self.state.datasets[ds.dataset_id] = ds
+        run_id = f"RUN-{self.state.next_run:04d}"
+        self.state.next_run += 1
+        self.state.runs[run_id] = Run(
+            run_id=run_id, stage=stage, output=ds.dataset_id, inputs=input_ids, at=now, summary=summary
+        )
+        self._sync_manifest()
+        result: dict[str, Any] = {
+            "dataset_id": ds.dataset_id,
+            "path": output_path,
+            "run_id": run_id,
+            "version": ds.version,
+            "rows": ds.rows,
+            "columns": ds.columns,
+            "sha256": sha,
+            "summary": summary,
+        }
+        if kind in TABULAR:
+            result["issues"] = [i.model_dump() for i in ds.issues]
+            result["certified"] = not ds.issues
+        result.update(meta.get("preview", {}))
+        return result
+
+    def _compute(
+        self, stage: str, inputs: list[Dataset], params: dict[str, str]
+    ) -> tuple[str, dict[str, Any]]:
+        """The pure part of a stage: input tables and parameters in, output text and metadata out."""
+        tables = [self._load(ds) for ds in inputs]
+        if stage == "clean":
+            return self._compute_clean(inputs[0], tables[0], params)
+        if stage == "merge":
+            columns = tables[0][0]
+            rows = [row for _, table_rows in tables for row in table_rows]
+            return self._tabular(
+                inputs[0], columns, rows, dict(inputs[0].extra_columns), {"rows_in": len(rows)}
+            )
+        if stage == "join":
+            columns, rows, extra, unmatched = _join(
+                inputs[0], tables[0], inputs[1], tables[1], params, self._spec
+            )
+            summary = {"rows_in": len(tables[0][1]), "unmatched": unmatched}
+            return self._tabular(inputs[0], columns, rows, extra, summary)
+        if stage in ("stats", "pivot"):
+            spec = self._spec(inputs[0])
+            if stage == "stats":
+                columns, rows = _statistics(tables[0][1], params["value_column"], params["group_by"], spec)
+            else:
+                columns, rows = _pivot(tables[0][1], params, spec)
+            meta = {"columns": columns, "rows": len(rows), "extra_columns": {}, "issues": [], "summary": {}}
+            meta["preview"] = {"table": rows[:REPORT_ROWS]}
+            return _write_csv(columns, rows), meta
+        if stage == "chart":
+            spec_doc = _chart_spec(inputs[0], tables[0][1], params)
+            meta = {"columns": [], "rows": len(spec_doc["data"]["values"]), "extra_columns": {}, "issues": []}
+            meta["preview"] = {"encoding": spec_doc["encoding"]}
+            return json.dumps(spec_doc, indent=2) + "\n", meta
+        text = _render_report(self.state, inputs, tables, params, iso(self.now()))
+        meta = {"columns": [], "rows": 0, "extra_columns": {}, "issues": []}
+        meta["preview"] = {"sections": [ds.dataset_id for ds in inputs]}
+        return text, meta
+
+    def _compute_clean(
+        self, source: Dataset, table: Table, params: dict[str, str]
+    ) -> tuple[str, dict[str, Any]]:
+        recipe = self._recipe(params["recipe_id"])
+        columns, rows = list(table[0]), [dict(r) for r in table[1]]
+        extra = dict(source.extra_columns)
+        spec = self._spec(source)
+        changes: dict[str, int] = {}
+        for rule in recipe.rules:
+            targets = columns if rule.column == "*" else [c.strip() for c in rule.column.split(",")]
+            if rule.operation != "derive":
+                unknown = [c for c in targets if c not in columns]
+                if unknown:
+                    self.fail(
+                        "invalid_argument",
+                        f"rule {rule.rule_no} of {recipe.recipe_id} names columns {unknown} "
+                        f"that {source.dataset_id} does not have",
+                        field="recipe_id",
+                        rule_no=rule.rule_no,
+                        columns=columns,
+                    )
+            else:
+                missing = sorted(_expression_names(rule.option) - set(columns))
+                if missing:
+                    self.fail(
+                        "invalid_argument",
+                        f"rule {rule.rule_no} of {recipe.recipe_id} uses columns {missing} that do not exist",
+                        field="recipe_id",
+                        rule_no=rule.rule_no,
+                        columns=columns,
+                    )
+                if rule.column not in columns:
+                    columns.append(rule.column)
+                extra[rule.column] = ExtraColumn(type="number", required=True)
+                spec[rule.column] = {"type": "number", "required": True}
+            rows, changed = _apply_rule(rule, targets, rows, spec)
+            changes[f"rule_{rule.rule_no}_{rule.operation}"] = changed
+        summary = {"rows_in": len(table[1]), "rows_out": len(rows), **changes}
+        return self._tabular(source, columns, rows, extra, summary)
+
+    def _tabular(
+        self,
+        source: Dataset,
+        columns: list[str],
+        rows: list[dict[str, str]],
+        extra: dict[str, ExtraColumn],
+        summary: dict[str, int],
+    ) -> tuple[str, dict[str, Any]]:
+        """Output of a tabular stage: the CSV and its validation against the source's schema."""
+        probe = source.model_copy(update={"extra_columns": extra, "columns": columns})
+        issues = _validate(columns, rows, self._spec(probe), self._key(probe))
+        meta = {
+            "columns": columns,
+            "rows": len(rows),
+            "extra_columns": extra,
+            "issues": issues,
+            "summary": summary,
+        }
+        return _write_csv(columns, rows), meta
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _dataset(self, dataset_id: str) -> Dataset:
+        ds = self.state.datasets.get(dataset_id)
+        if ds is None:
+            self.fail(
+                "not_found", f"no dataset '{dataset_id}'; list_datasets shows them", dataset_id=dataset_id
+            )
+        return ds
+
+    def _recipe(self, recipe_id: str) -> Recipe:
+        recipe = self.state.recipes.get(recipe_id)
+        if recipe is None:
+            self.fail("not_found", f"no recipe '{recipe_id}'", recipe_id=recipe_id)
+        return recipe
+
+    def _schema(self, name: str) -> Any:
+        return self.data.json("schemas.json")[name]
+
+    def _spec(self, ds: Dataset) -> dict[str, dict[str, Any]]:
+        """Column name -> {type, required, values} for every column of ``ds``."""
+        schema = self._schema(ds.schema_name)["columns"] if ds.schema_name else {}
+        spec: dict[str, dict[str, Any]] = {}
+        for column in ds.columns:
+            if column in ds.extra_columns:
+                extra = ds.extra_columns[column]
+                spec[column] = {"type": extra.type, "required": extra.required, "values": extra.values}
+            elif column in schema:
+                spec[column] = dict(schema[column])
+            else:
+                spec[column] = {"type": "text", "required": False}
+        return spec
+
+    def _key(self, ds: Dataset) -> list[str]:
+        return list(self._schema(ds.schema_name)["key"]) if ds.schema_name else []
+
+    def _load(self, ds: Dataset) -> Table:
+        return _parse_csv(self.workspace.read_text(ds.path))
+
+    def _status(self, ds: Dataset, seen: frozenset[str] = frozenset()) -> Status:
+        """fresh, modified (file differs from the recorded version), missing, or stale (an input moved on)."""
+        if not self.workspace.exists(ds.path):
+            return "missing"
+        if _sha(self.workspace.read_text(ds.path)) != ds.sha256:
+            return "modified"
+        recipe = self.state.recipes.get(ds.params.get("recipe_id", ""))
+        if recipe is not None and recipe.version != ds.recipe_version:
+            return "stale"
+        for input_id, used_sha in ds.inputs.items():
+            source = self.state.datasets.get(input_id)
+            if source is None or source.sha256 != used_sha or input_id in seen:
+                return "stale"
+            if self._status(source, seen | {ds.dataset_id}) != "fresh":
+                return "stale"
+        return "fresh"
+
+    def _certified(self, ds: Dataset) -> bool:
+        """Validated at its current content with no issues: fit for analysis."""
+        if ds.kind == "raw":
+            return ds.validated and not ds.issues and ds.profiled_sha == ds.sha256
+        return ds.kind in TABULAR and ds.validated and not ds.issues
+
+    def _require_current(self, ds: Dataset, for_dataset: str = "") -> None:
+        status = self._status(ds)
+        if status == "fresh":
+            return
+        advice = {
+            "missing": "its file is gone; re-run the stage that made it or register the sheet again",
+            "modified": (
+                "its file was edited outside the pipeline; register_dataset accepts a new raw version"
+                if ds.kind == "raw"
+                else "its file was edited outside the pipeline; rerun_stage restores it"
+            ),
+            "stale": "an input changed since it was made; rerun_stage rebuilds it",
+        }[status]
+        who = f" (input of {for_dataset})" if for_dataset else ""
+        self.fail(
+            "invalid_transition",
+            f"{ds.dataset_id}{who} is {status}: {advice}",
+            dataset_id=ds.dataset_id,
+            status=status,
+        )
+
+    def _certified_input(self, dataset_id: str, tabular: bool = False) -> Dataset:
+        ds = self._dataset(dataset_id)
+        self._require_current(ds)
+        if tabular and ds.kind not in TABULAR:
+            self.fail(
+                "invalid_transition",
+                f"{dataset_id} is a {ds.kind} dataset; analyse a cleaned, merged or joined dataset",
+                dataset_id=dataset_id,
+                status=ds.kind,
+            )
+        if not self._certified(ds):
+            state = "not profiled" if not ds.validated else f"has {len(ds.issues)} open issues"
+            self.fail(
+                "invalid_transition",
+                f"{dataset_id} is not certified ({state}); clean it with a recipe until no issues remain",
+                dataset_id=dataset_id,
+                status="uncertified",
+                issues=[i.model_dump() for i in ds.issues][:10],
+            )
+        return ds
+
+    def _require_numeric(self, ds: Dataset, column: str, field: str) -> None:
+        spec = self._spec(ds)
+        if column not in spec:
+            self.fail("invalid_argument", f"'{column}' is not a column of {ds.dataset_id}", field=field)
+        if spec[column]["type"] not in ("number", "integer", "percent"):
+            self.fail(
+                "invalid_argument",
+                f"'{column}' is a {spec[column]['type']} column; a numeric one is needed",
+                field=field,
+            )
+
+    def _require_grouping(self, ds: Dataset, column: str, field: str) -> None:
+        base, _, part = column.partition(":")
+        spec = self._spec(ds)
+        if base not in spec:
+            self.fail("invalid_argument", f"'{base}' is not a column of {ds.dataset_id}", field=field)
+        if part and (part not in DATE_PARTS or spec[base]["type"] != "date"):
+            self.fail(
+                "invalid_argument",
+                f"'{column}': only date columns take a :month, :quarter or :year suffix",
+                field=field,
+            )
+
+    def _next_dataset_id(self) -> str:
+        dataset_id = f"DS-{self.state.next_dataset:03d}"
+        self.state.next_dataset += 1
+        return dataset_id
+
+    def _sync_manifest(self) -> None:
+        """Mirror the lineage into pipeline/lineage.json so it can be inspected from the shell."""
+        self.workspace.write_text(MANIFEST, _manifest(self.state))
+
+    # -- initial states ------------------------------------------------------------------------
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """Four quarterly sales sheets with realistic mess (duplicates, blanks, case and date variants,
+        currency and percent strings, a cross-quarter duplicate), a products sheet with a duplicated
+        code, a regions sheet, a data dictionary, all registered as raw datasets."""
+        del data  # the reference data here is the schema, read at call time
+        base = cls.package.clock.base_time if cls.package else BASE_TIME
+        return _generate(random.Random(seed), max(1, size), iso(base))
+
+
+# -- tables ---------------------------------------------------------------------------------------
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _parse_csv(text: str) -> Table:
+    reader = csv.reader(io.StringIO(text))
+    lines = [row for row in reader if row]
+    if not lines:
+        return [], []
+    header = lines[0]
+    rows = [{c: (row[i] if i < len(row) else "") for i, c in enumerate(header)} for row in lines[1:]]
+    return header, rows
+
+
+def _write_csv(columns: list[str], rows: list[dict[str, str]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([row.get(c, "") for c in columns])
+    return out.getvalue()
+
+
+def _by_path(state: SheetState, path: str) -> Dataset | None:
+    return next((d for d in state.datasets.values() if d.path == path), None)
+
+
+def _ancestors(state: SheetState, dataset_id: str) -> list[str]:
+    found: list[str] = []
+    frontier = list(state.datasets[dataset_id].inputs)
+    while frontier:
+        current = frontier.pop(0)
+        if current in found or current not in state.datasets:
+            continue
+        found.append(current)
+        frontier.extend(state.datasets[current].inputs)
+    return found
+
+
+def _descendants(state: SheetState, dataset_id: str) -> list[str]:
+    """Everything downstream of ``dataset_id``, in an order that re-runs cleanly (inputs first)."""
+    below: set[str] = set()
+    frontier = [dataset_id]
+    while frontier:
+        current = frontier.pop()
+        for ds in state.datasets.values():
+            if current in ds.inputs and ds.dataset_id not in below:
+                below.add(ds.dataset_id)
+                frontier.append(ds.dataset_id)
+    ordered: list[str] = []
+    while len(ordered) < len(below):
+        ready = sorted(
+            d for d in below - set(ordered) if not (set(state.datasets[d].inputs) & below) - set(ordered)
+        )
+        if not ready:  # a cycle cannot be built through the tools; never loop on a hand-made one
+            break
+        ordered.append(ready[0])
+    return ordered
+
+
+def _manifest(state: SheetState) -> str:
+    doc = {
+        "datasets": {
+            d.dataset_id: {
+                "path": d.path,
+                "kind": d.kind,
+                "version": d.version,
+                "sha256": d.sha256,
+                "inputs": d.inputs,
+                "stage": d.stage,
+                "params": d.params,
+            }
+            for d in sorted(state.datasets.values(), key=lambda d: d.dataset_id)
+        },
+        "recipes": {r.recipe_id: r.model_dump() for r in state.recipes.values()},
+        "runs": [r.model_dump() for r in sorted(state.runs.values(), key=lambda r: r.run_id)],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+# -- values ---------------------------------------------------------------------------------------
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_INTEGER = re.compile(r"^-?\d+$")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _to_float(value: str) -> float | None:
+    return float(value) if _NUMBER.match(value) else None
+
+
+def _fmt(value: float) -> str:
+    text = f"{round(value, 4):.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _valid(value: str, spec: dict[str, Any]) -> bool:
+    """Is a non-blank cell in the canonical form of its column type?"""
+    kind = spec["type"]
+    if value != value.strip():
+        return False
+    if kind == "date":
+        return bool(_ISO_DATE.match(value)) and _parse_date(value) == value
+    if kind == "integer":
+        return bool(_INTEGER.match(value))
+    if kind == "number":
+        return bool(_NUMBER.match(value))
+    if kind == "percent":
+        number = _to_float(value)
+        return number is not None and 0 <= number <= 1
+    if kind == "category":
+        return value in spec.get("values", ())
+    return True
+
+
+def _parse_date(value: str) -> str | None:
+    """Any accepted spelling of a date -> YYYY-MM-DD, or None."""
+    text = value.strip().replace(",", "")
+    parts: tuple[int, int, int] | None = None
+    if m := re.match(r"^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$", text):
+        parts = (int(m[1]), int(m[2]), int(m[3]))
+    elif m := re.match(r"^(\d{1,2})/(\d{1,2})/(\d{4})$", text):
+        parts = (int(m[3]), int(m[1]), int(m[2]))
+    elif m := re.match(r"^(\d{1,2})\.(\d{1,2})\.(\d{4})$", text):
+        parts = (int(m[3]), int(m[2]), int(m[1]))
+    elif m := re.match(r"^([A-Za-z]{3})[a-z]* (\d{1,2}) (\d{4})$", text):
+        month = m[1].title()
+        parts = (int(m[3]), MONTHS.index(month) + 1, int(m[2])) if month in MONTHS else None
+    elif m := re.match(r"^(\d{1,2}) ([A-Za-z]{3})[a-z]* (\d{4})$", text):
+        month = m[2].title()
+        parts = (int(m[3]), MONTHS.index(month) + 1, int(m[1])) if month in MONTHS else None
+    if parts is None:
+        return None
+    try:
+        return date(*parts).isoformat()
+    except ValueError:
+        return None
+
+
+def _parse_number(value: str, kind: str) -> str | None:
+    text = value.strip()
+    for token in ("USD", "EUR", "$", "€", " "):
+        text = text.replace(token, "")
+    percent = text.endswith("%")
+    text = text.rstrip("%").replace(",", "")
+    number = _to_float(text)
+    if number is None:
+        return None
+    if percent:
+        number /= 100
+    if kind == "integer":
+        return str(int(number)) if number == int(number) else None
+    if kind == "percent" and not 0 <= number <= 1:
+        return None
+    return _fmt(number)
+
+
+def _date_part(value: str, part: str) -> str:
+    if not part:
+        return value
+    if part == "year":
+        return value[:4]
+    if part == "month":
+        return value[:7]
+    return f"{value[:4]}-Q{(int(value[5:7]) - 1) // 3 + 1}"
+
+
+# -- validation and profiles ---------------------------------------------------------------------
+_FIXES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "missing": "fill_missing (or drop_invalid)",
+        "invalid": "parse_date / parse_number, then drop_invalid for what cannot be parsed",
+        "unknown": "trim, normalize_case, map_values",
+        "duplicate": "dedupe (* for identical rows, the key column for repeated keys)",
+    }
+)
+
+
+def _validate(
+    columns: list[str], rows: list[dict[str, str]], spec: dict[str, dict[str, Any]], key: list[str]
+) -> list[Issue]:
+    issues: list[Issue] = []
+    for column in columns:
+        rule = spec[column]
+        blanks = [i for i, r in enumerate(rows) if not r[column].strip()]
+        if rule["required"] and blanks:
+            issues.append(Issue(column=column, problem="missing", rows=len(blanks)))
+        bad = [r[column] for r in rows if r[column].strip() and not _valid(r[column], rule)]
+        if bad:
+            problem = "unknown_category" if rule["type"] == "category" else f"invalid_{rule['type']}"
+            examples = sorted(set(bad))[:5]
+            issues.append(Issue(column=column, problem=problem, rows=len(bad), examples=examples))
+    rows_seen: set[tuple[str, ...]] = set()
+    keys_seen: set[tuple[str, ...]] = set()
+    duplicate_rows, duplicate_keys = 0, []
+    for row in rows:
+        whole = tuple(row[c] for c in columns)
+        if whole in rows_seen:
+            duplicate_rows += 1
+            continue
+        rows_seen.add(whole)
+        if key and all(k in row for k in key):
+            ident = tuple(row[k] for k in key)
+            if ident in keys_seen:
+                duplicate_keys.append(",".join(ident))
+            keys_seen.add(ident)
+    if duplicate_rows:
+        issues.append(Issue(column="*", problem="duplicate_row", rows=duplicate_rows))
+    if duplicate_keys:
+        issues.append(
+            Issue(
+                column=",".join(key),
+                problem="duplicate_key",
+                rows=len(duplicate_keys),
+                examples=duplicate_keys[:5],
+            )
+        )
+    return issues
+
+
+def _column_profile(column: str, rows: list[dict[str, str]], rule: dict[str, Any]) -> dict[str, Any]:
+    values = [r[column] for r in rows]
+    filled = [v for v in values if v.strip()]
+    invalid = [v for v in filled if not _valid(v, rule)]
+    profile: dict[str, Any] = {
+        "type": rule["type"],
+        "required": rule["required"],
+        "blanks": len(values) - len(filled),
+        "distinct": len(set(filled)),
+        "invalid": len(invalid),
+        "invalid_examples": sorted(set(invalid))[:5],
+    }
+    if rule["type"] == "category":
+        counts: dict[str, int] = {}
+        for value in filled:
+            counts[value] = counts.get(value, 0) + 1
+        profile["value_counts"] = dict(sorted(counts.items()))
+        profile["allowed"] = list(rule.get("values", ()))
+    return profile
+
+
+# -- cleaning rules -------------------------------------------------------------------------------
+_FILL = ("zero", "mean", "median", "mode", "drop_row")
+_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+
+
+def _check_rule(operation: str, column: str, option: str) -> str:
+    """Why a rule is malformed, or "" when it is fine (columns are checked when it runs)."""
+    if operation == "normalize_case" and option not in ("title", "upper", "lower"):
+        return "normalize_case takes option title, upper or lower"
+    if operation == "map_values" and not _parse_mapping(option):
+        return "map_values takes option 'from=to;from=to'"
+    if operation == "fill_missing" and option not in _FILL and not option.startswith("value="):
+        return f"fill_missing takes option {', '.join(_FILL)} or value=<literal>"
+    if operation == "dedupe" and option not in ("", "first", "last"):
+        return "dedupe takes option first or last"
+    if operation == "derive":
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", column):
+            return "derive needs a new column name made of letters, digits and _"
+        try:
+            _Expression(option)
+        except ValueError as exc:
+            return f"derive expression: {exc}"
+    elif operation in ("trim", "parse_date", "parse_number", "drop_invalid") and option:
+        return f"{operation} takes no option"
+    if column == "*" and operation not in ("trim", "dedupe"):
+        return f"{operation} needs a column, not *"
+    return ""
+
+
+def _parse_mapping(option: str) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in option.split(";"):
+        source, sep, target = pair.partition("=")
+        if not sep or not source.strip() or not target.strip():
+            return {}
+        mapping[source.strip().lower()] = target.strip()
+    return mapping
+
+
+def _apply_rule(
+    rule: Rule, targets: list[str], rows: list[dict[str, str]], spec: dict[str, dict[str, Any]]
+) -> tuple[list[dict[str, str]], int]:
+    """Apply one rule; returns the new rows and how many cells or rows it changed."""
+    op, option = rule.operation, rule.option
+    if op == "dedupe":
+        keys = targets
+        ordered = rows if option != "last" else list(reversed(rows))
+        seen: set[tuple[str, ...]] = set()
+        kept = []
+        for row in ordered:
+            ident = tuple(row[k] for k in keys)
+            if ident not in seen:
+                seen.add(ident)
+                kept.append(row)
+        kept = kept if option != "last" else list(reversed(kept))
+        return kept, len(rows) - len(kept)
+    if op == "drop_invalid":
+        column = targets[0]
+        kept = [r for r in rows if (r[column].strip() and _valid(r[column], spec[column]))]
+        return kept, len(rows) - len(kept)
+    if op == "fill_missing" and option == "drop_row":
+        column = targets[0]
+        kept = [r for r in rows if r[column].strip()]
+        return kept, len(rows) - len(kept)
+    changed = 0
+    transform = _cell_transform(rule, targets, rows, spec)
+    for row in rows:
+        for column in targets if op != "derive" else [rule.column]:
+            new = transform(row, column)
+            changed += new != row.get(column)
+            row[column] = new
+    return rows, changed
+
+
+def _cell_transform(
+    rule: Rule, targets: list[str], rows: list[dict[str, str]], spec: dict[str, dict[str, Any]]
+) -> Callable[[dict[str, str], str], str]:
+    op, option = rule.operation, rule.option
+    if op == "trim":
+        return lambda row, c: row[c].strip()
+    if op == "normalize_case":
+        method = {"title": str.title, "upper": str.upper, "lower": str.lower}[option]
+        return lambda row, c: method(row[c])
+    if op == "map_values":
+        mapping = _parse_mapping(option)
+        return lambda row, c: mapping.get(row[c].strip().lower(), row[c])
+    if op == "parse_date":
+        return lambda row, c: _parse_date(row[c]) or row[c]
+    if op == "parse_number":
+        return lambda row, c: (_parse_number(row[c], spec[c]["type"]) or row[c]) if row[c].strip() else row[c]
+    if op == "derive":
+        expression = _Expression(option)
+        return lambda row, c: expression.evaluate(row)
+    fill = _fill_value(option, targets[0], rows, spec[targets[0]])
+    return lambda row, c: row[c] if row[c].strip() else fill
+
+
+def _fill_value(option: str, column: str, rows: list[dict[str, str]], rule: dict[str, Any]) -> str:
+    if option.startswith("value="):
+        return option[len("value=") :]
+    if option == "zero":
+        return "0"
+    filled = [r[column] for r in rows if r[column].strip() and _valid(r[column], rule)]
+    if option == "mode":
+        return statistics.mode(sorted(filled)) if filled else ""
+    numbers = [float(v) for v in filled if _to_float(v) is not None]
+    if not numbers:
+        return ""
+    value = statistics.fmean(numbers) if option == "mean" else statistics.median(numbers)
+    return str(round(value)) if rule["type"] == "integer" else _fmt(value)
+
+
+class _Expression:
+    """A tiny arithmetic language over column names: + - * / parentheses and numbers."""
+
+    def __init__(self, source: str) -> None:
+        self.tokens = self._tokenize(source)
+        self.pos = 0
+        if not self.tokens:
+            raise ValueError("empty expression")
+        with contextlib.suppress(ZeroDivisionError):  # a literal division by zero is still valid syntax
+            self._sum(lambda name: 1.0)
+        if self.pos != len(self.tokens):
+            raise ValueError(f"unexpected '{self.tokens[self.pos][1]}'")
+
+    @staticmethod
+    def _tokenize(source: str) -> list[tuple[str, str]]:
+        tokens: list[tuple[str, str]] = []
+        for match in _TOKEN.finditer(source.strip()):
+            number, name, other = match.groups()
+            if number:
+                tokens.append(("num", number))
+            elif name:
+                tokens.append(("name", name))
+            elif other:
+                if other not in "+-*/()":
+                    raise ValueError(f"unsupported character '{other}'")
+                tokens.append(("op", other))
+        return tokens
+
+    def evaluate(self, row: dict[str, str]) -> str:
+        def lookup(name: str) -> float:
+            number = _to_float(row.get(name, ""))
+            if number is None:
+                raise ArithmeticError(name)
+            return number
+
+        self.pos = 0
+        try:
+            return _fmt(self._sum(lookup))
+        except (ArithmeticError, ZeroDivisionError):
+            return ""
+
+    def _peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _sum(self, lookup: Callable[[str], float]) -> float:
+        value = self._product(lookup)
+        while (token := self._peek()) and token[1] in "+-" and token[0] == "op":
+            self.pos += 1
+            other = self._product(lookup)
+            value = value + other if token[1] == "+" else value - other
+        return value
+
+    def _product(self, lookup: Callable[[str], float]) -> float:
+        value = self._atom(lookup)
+        while (token := self._peek()) and token[1] in "*/" and token[0] == "op":
+            self.pos += 1
+            other = self._atom(lookup)
+            value = value * other if token[1] == "*" else value / other
+        return value
+
+    def _atom(self, lookup: Callable[[str], float]) -> float:
+        token = self._peek()
+        if token is None:
+            raise ValueError("expression ends early")
+        self.pos += 1
+        kind, text = token
+        if kind == "num":
+            return float(text)
+        if kind == "name":
+            return lookup(text)
+        if text == "-":
+            return -self._atom(lookup)
+        if text == "(":
+            value = self._sum(lookup)
+            closing = self._peek()
+            if closing != ("op", ")"):
+                raise ValueError("missing ')'")
+            self.pos += 1
+            return value
+        raise ValueError(f"unexpected '{text}'")
+
+
+def _expression_names(source: str) -> set[str]:
+    return {text for kind, text in _Expression(source).tokens if kind == "name"}
+
+
+# -- analysis stages ------------------------------------------------------------------------------
+def _join(
+    left: Dataset,
+    left_table: Table,
+    right: Dataset,
+    right_table: Table,
+    params: dict[str, str],
+    spec_of: Callable[[Dataset], dict[str, dict[str, Any]]],
+) -> tuple[list[str], list[dict[str, str]], dict[str, ExtraColumn], int]:
+    key, how = params["key"], params["how"]
+    left_columns, left_rows = left_table
+    right_columns, right_rows = right_table
+    right_spec = spec_of(right)
+    added = {c: (c if c not in left_columns else f"{c}_right") for c in right_columns if c != key}
+    extra = dict(left.extra_columns)
+    for source, name in added.items():
+        extra[name] = ExtraColumn(
+            type=right_spec[source]["type"],
+            required=how == "inner",
+            values=list(right_spec[source].get("values", ())),
+        )
+    lookup = {r[key]: r for r in right_rows}
+    rows, unmatched = [], 0
+    for row in left_rows:
+        match = lookup.get(row[key])
+        if match is None:
+            unmatched += 1
+            if how == "inner":
+                continue
+        rows.append({**row, **{name: (match[source] if match else "") for source, name in added.items()}})
+    return [*left_columns, *added.values()], rows, extra, unmatched
+
+
+def _group_value(row: dict[str, str], column: str) -> str:
+    base, _, part = column.partition(":")
+    return _date_part(row[base], part)
+
+
+def _statistics(
+    rows: list[dict[str, str]], value_column: str, group_by: str, spec: dict[str, dict[str, Any]]
+) -> tuple[list[str], list[dict[str, str]]]:
+    del spec
+    groups: dict[str, list[float]] = {}
+    for row in rows:
+        number = _to_float(row[value_column])
+        if number is None:
+            continue
+        groups.setdefault(_group_value(row, group_by) if group_by else "all", []).append(number)
+    label = group_by.replace(":", "_") if group_by else "group"
+    columns = [label, "count", "sum", "mean", "median", "min", "max", "stdev"]
+    out = []
+    for group, numbers in sorted(groups.items()):
+        out.append(
+            {
+                label: group,
+                "count": str(len(numbers)),
+                "sum": _fmt(sum(numbers)),
+                "mean": _fmt(statistics.fmean(numbers)),
+                "median": _fmt(statistics.median(numbers)),
+                "min": _fmt(min(numbers)),
+                "max": _fmt(max(numbers)),
+                "stdev": _fmt(statistics.stdev(numbers)) if len(numbers) > 1 else "0",
+            }
+        )
+    return columns, out
+
+
+def _pivot(
+    rows: list[dict[str, str]], params: dict[str, str], spec: dict[str, dict[str, Any]]
+) -> tuple[list[str], list[dict[str, str]]]:
+    del spec
+    index, columns, values, how = params["index"], params["columns"], params["values"], params["aggregation"]
+    cells: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        number = _to_float(row[values])
+        if number is None:
+            continue
+        column_value = _group_value(row, columns) if columns else values
+        cells.setdefault((_group_value(row, index), column_value), []).append(number)
+    row_keys = sorted({r for r, _ in cells})
+    column_keys = sorted({c for _, c in cells})
+    aggregate: dict[str, Callable[[list[float]], float]] = {
+        "sum": sum,
+        "mean": statistics.fmean,
+        "count": lambda xs: float(len(xs)),
+        "min": min,
+        "max": max,
+    }
+    label = index.replace(":", "_")
+    header = [label, *column_keys]
+    with_total = how in ("sum", "count") and bool(columns)
+    if with_total:
+        header.append("total")
+    out = []
+    for r in row_keys:
+        record = {label: r}
+        for c in column_keys:
+            numbers = cells.get((r, c))
+            record[c] = _fmt(aggregate[how](numbers)) if numbers else ("0" if how in ("sum", "count") else "")
+        if with_total:
+            record["total"] = _fmt(sum(float(record[c]) for c in column_keys))
+        out.append(record)
+    return header, out
+
+
+def _chart_spec(source: Dataset, rows: list[dict[str, str]], params: dict[str, str]) -> dict[str, Any]:
+    x, y, color, chart = params["x"], params["y"], params["color"], params["chart_type"]
+    values = []
+    for row in rows:
+        point: dict[str, Any] = {x: row[x], y: _to_float(row[y]) if row[y] else None}
+        if color:
+            point[color] = row[color]
+        values.append(point)
+    temporal = all(_ISO_DATE.match(str(p[x])) for p in values) and bool(values)
+    if chart == "arc":
+        encoding: dict[str, Any] = {
+            "theta": {"field": y, "type": "quantitative"},
+            "color": {"field": x, "type": "nominal"},
+        }
+    else:
+        encoding = {
+            "x": {"field": x, "type": "temporal" if temporal else "ordinal"},
+            "y": {"field": y, "type": "quantitative"},
+        }
+        if color:
+            encoding["color"] = {"field": color, "type": "nominal"}
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": params["title"],
+        "mark": chart,
+        "data": {"values": values},
+        "encoding": encoding,
+        "usermeta": {"source": source.dataset_id, "source_path": source.path, "source_sha256": source.sha256},
+    }
+
+
+def _markdown_table(columns: list[str], rows: list[dict[str, str]]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(r.get(c, "") for c in columns) + " |" for r in rows[:REPORT_ROWS]]
+    if len(rows) > REPORT_ROWS:
+        lines.append(f"\n_{len(rows) - REPORT_ROWS} more rows in the CSV._")
+    return "\n".join(lines)
+
+
+def _render_report(
+    state: SheetState, inputs: list[Dataset], tables: list[Table], params: dict[str, str], when: str
+) -> str:
+    parts = [f"# {params['title']}", ""]
+    if params["summary"]:
+        parts += [params["summary"], ""]
+    parts += [f"_Generated {when} by the sheet_analytics pipeline._", ""]
+    for ds, (columns, rows) in zip(inputs, tables, strict=True):
+        parts += [f"## {ds.path}", "", f"{ds.kind} artifact {ds.dataset_id}, version {ds.version}.", ""]
+        if ds.kind == "chart":
+            parts += [f"Chart spec (Vega-Lite): `{ds.path}`, {ds.rows} data points.", ""]
+        else:
+            parts += [_markdown_table(columns, rows), ""]
+    parts += ["## Lineage", ""]
+    cited: list[str] = []
+    for ds in inputs:
+        for ancestor in [ds.dataset_id, *_ancestors(state, ds.dataset_id)]:
+            if ancestor in cited:
+                continue
+            cited.append(ancestor)
+            node = state.datasets[ancestor]
+            sources = ", ".join(sorted(node.inputs)) or "workspace sheet"
+            parts.append(f"- {ancestor} `{node.path}` ({node.stage}, v{node.version}) <- {sources}")
+    recipes = sorted({state.datasets[a].params.get("recipe_id", "") for a in cited} - {""})
+    for recipe_id in recipes:
+        recipe = state.recipes[recipe_id]
+        parts += ["", f'Cleaning recipe {recipe_id} "{recipe.name}" (version {recipe.version}):']
+        parts += [f"{r.rule_no}. {r.operation} {r.column} {r.option}".rstrip() for r in recipe.rules]
+    return "\n".join(parts) + "\n"
+
+
+# -- generator ------------------------------------------------------------------------------------
+REGIONS = ("North", "South", "East", "West")
+CHANNELS = ("Online", "Retail", "Partner")
+REPS = (
+    "Ana Souza", "Ben Carter", "Chen Wei", "Dara Okafor", "Eli Novak", "Fatima Zahra",
+    "Gus Lindholm", "Hana Ito", "Ivan Petrov", "Jo Mensah",
+)  # fmt: skip
+MANAGERS = ("Marta Klein", "Omar Haddad", "Lena Fischer", "Raj Patel")
+PRODUCTS = (
+    ("HW-100", "Edge Router 8-port", "Hardware", 212.0),
+    ("HW-101", "Edge Router 16-port", "Hardware", 348.0),
+    ("HW-210", "Rack Server 1U", "Hardware", 1890.0),
+    ("SW-300", "Analytics Suite (annual)", "Software", 0.0),
+    ("SW-301", "Analytics Suite Pro (annual)", "Software", 0.0),
+    ("SV-400", "Onsite Installation", "Services", 140.0),
+    ("SV-410", "Support Plan Gold", "Services", 95.0),
+    ("AC-500", "Rack Rails", "Accessories", 18.5),
+    ("AC-510", "Patch Cable 2m (10-pack)", "Accessories", 9.4),
+)  # fmt: skip
+PRICES: MappingProxyType[str, float] = MappingProxyType(
+    {
+        "HW-100": 329.0, "HW-101": 519.0, "HW-210": 2650.0, "SW-300": 1200.0, "SW-301": 2400.0,
+        "SV-400": 260.0, "SV-410": 180.0, "AC-500": 39.0, "AC-510": 24.9,
+    }
+)  # fmt: skip
+SHEET_COLUMNS = (
+    "order_id",
+    "order_date",
+    "region",
+    "rep",
+    "product_code",
+    "channel",
+    "units",
+    "unit_price",
+    "discount",
+)
+
+DATA_DICTIONARY = """# Sales data dictionary
+
+Quarterly exports from the order system, one file per quarter: `data/sales_2025Q1.csv` ...
+`data/sales_2025Q4.csv`. Reference sheets: `data/products.csv` (product master) and
+`data/regions.csv` (regional managers and quarterly revenue targets).
+
+| column | meaning | canonical form |
+|---|---|---|
+| order_id | order number, unique across the year | SO-25-00042 |
+| order_date | date the order was booked | YYYY-MM-DD |
+| region | sales region | North, South, East, West |
+| rep | sales representative | full name |
+| product_code | product master code | HW-100 |
+| channel | sales channel | Online, Retail, Partner |
+| units | units sold | whole number |
+| unit_price | list price per unit, USD | plain decimal, no currency sign |
+| discount | discount granted, as a fraction | 0.05 for 5%; blank means no discount |
+
+Known quirks of the exports:
+
+* Some regional offices type regions and channels by hand (case, stray spaces, "Web" for Online).
+* The EU office exports dates day-first with dots (31.08.2025); the US office month-first with
+  slashes (08/31/2025).
+* Prices are sometimes exported with a currency sign and thousands separators, discounts as "5%".
+* Re-exports repeat rows, and an order booked at a quarter boundary can appear in both files.
+* Net revenue = units * unit_price * (1 - discount). Margin uses unit_cost from the product master.
+"""
+
+
+def _generate(rng: random.Random, size: int, now: str) -> Initial:
+    state = SheetState()
+    files: dict[str, str] = {"data/README.md": DATA_DICTIONARY}
+    numbers = iter(rng.sample(range(10, 9999), 200 * size))
+    quarters: list[list[list[str]]] = []
+    for quarter in range(4):
+        rows = [_clean_row(rng, quarter, f"SO-25-{next(numbers):05d}") for _ in range(14 + 6 * size)]
+        quarters.append(rows)
+    # An order booked at the Q1/Q2 boundary is exported in both files (a cross-file duplicate key).
+    boundary = list(quarters[0][-1])
+    boundary[1] = "2025-03-31"
+    quarters[0][-1] = boundary
+    quarters[1].append(list(boundary))
+    for quarter, rows in enumerate(quarters):
+        messy = _make_messy(rng, quarter, rows)
+        files[f"data/sales_2025Q{quarter + 1}.csv"] = _write_csv(
+            list(SHEET_COLUMNS), [dict(zip(SHEET_COLUMNS, r, strict=True)) for r in messy]
+        )
+    products = [[code, name, category, _fmt(cost)] for code, name, category, cost in PRODUCTS]
+    products.insert(rng.randint(1, len(products)), list(products[rng.randrange(len(products))]))
+    files["data/products.csv"] = _write_csv(
+        ["product_code", "product_name", "category", "unit_cost"],
+        [
+            dict(zip(("product_code", "product_name", "category", "unit_cost"), p, strict=True))
+            for p in products
+        ],
+    )
+    managers = rng.sample(MANAGERS, 4)
+    files["data/regions.csv"] = _write_csv(
+        ["region", "manager", "quarterly_target"],
+        [
+            {"region": r, "manager": m, "quarterly_target": str(rng.randrange(40, 120) * 1000 * size)}
+            for r, m in zip(REGIONS, managers, strict=True)
+        ],
+    )
+    sheets = [(f"data/sales_2025Q{q}.csv", "sales") for q in range(1, 5)]
+    sheets += [("data/products.csv", "products"), ("data/regions.csv", "regions")]
+    for path, schema in sheets:
+        columns, table_rows = _parse_csv(files[path])
+        dataset_id = f"DS-{state.next_dataset:03d}"
+        state.next_dataset += 1
+        state.datasets[dataset_id] = Dataset(
+            dataset_id=dataset_id,
+            path=path,
+            kind="raw",
+            schema_name=schema,
+            columns=columns,
+            rows=len(table_rows),
+            sha256=_sha(files[path]),
+            created_at=now,
+            updated_at=now,
+        )
+    files[MANIFEST] = _manifest(state)
+    return Initial(state=state, files=files)
+
+
+def _clean_row(rng: random.Random, quarter: int, order_id: str) -> list[str]:
+    day = date(2025, 1 + 3 * quarter, 1) + timedelta(days=rng.randrange(0, 90))
+    code = rng.choice(PRODUCTS)[0]
+    units = (
+        rng.choice((1, 1, 2, 3, 4, 5, 8, 10, 12, 20)) if code.startswith(("AC", "HW")) else rng.randint(1, 4)
+    )
+    discount = rng.choice(("", "", "0.05", "0.1", "0.15"))
+    return [
+        order_id,
+        day.isoformat(),
+        rng.choice(REGIONS),
+        rng.choice(REPS),
+        code,
+        rng.choice(CHANNELS),
+        str(units),
+        _fmt(PRICES[code]),
+        discount,
+    ]
+
+
+def _make_messy(rng: random.Random, quarter: int, rows: list[list[str]]) -> list[list[str]]:
+    """Each quarter has its own export habits, as real regional exports do."""
+    out = [list(r) for r in rows]
+    picks = rng.sample(range(len(out) - 1), 8)
+    # Everyone: hand-typed regions and channels.
+    out[picks[0]][2] = out[picks[0]][2].lower()
+    out[picks[1]][2] = f" {out[picks[1]][2].upper()} "
+    if out[picks[2]][5] == "Online":
+        out[picks[2]][5] = rng.choice(("Web", "web", "online"))
+    else:
+        out[picks[2]][5] = out[picks[2]][5].upper()
+    if quarter == 0:  # US office: month-first dates, a blank unit count, exact re-exported rows
+        for i in picks[3:5]:
+            d = date.fromisoformat(out[i][1])
+            out[i][1] = f"{d.month:02d}/{d.day:02d}/{d.year}"
+        out[picks[5]][6] = ""
+        out += [list(out[picks[6]]), list(out[picks[7]])]
+    elif quarter == 1:  # currency strings and percent discounts; a corrected re-export of one order
+        for i in picks[3:6]:
+            out[i][7] = f"${float(out[i][7]):,.2f}"
+        out[picks[6]][8] = "10%"
+        corrected = list(out[picks[7]])
+        corrected[6] = str(int(corrected[6]) + 1)
+        out.append(corrected)
+    elif quarter == 2:  # EU office: day-first dotted dates, one impossible date
+        for i in picks[3:6]:
+            d = date.fromisoformat(out[i][1])
+            out[i][1] = f"{d.day:02d}.{d.month:02d}.{d.year}"
+        out[picks[6]][1] = "2025-09-31"
+        out[picks[7]][8] = "5%"
+    else:  # year end: missing reps, units exported as decimals, spelled-out dates
+        out[picks[3]][3] = ""
+        out[picks[4]][6] = f"{out[picks[4]][6]}.0"
+        d = date.fromisoformat(out[picks[5]][1])
+        out[picks[5]][1] = f"{MONTHS[d.month - 1]} {d.day} {d.year}"
+        out[picks[6]][7] = f"USD {out[picks[6]][7]}"
+        out.append(list(out[picks[7]]))
+    return out
