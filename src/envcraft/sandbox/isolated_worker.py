@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import linecache
 import math
 import os
 import resource
@@ -30,6 +31,7 @@ from typing import Any, BinaryIO
 MAX_ERROR_CHARS = 2000
 MAX_TRACEBACK_LINES = 30
 _POLL = 0.05
+JOB_FILE = "<job>"
 
 
 def main() -> None:
@@ -107,8 +109,10 @@ def _child(job: dict[str, Any], out: int, protocol_fds: tuple[int, int], devnull
 
 def _call(job: dict[str, Any]) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "envcraft_job"}
+    source = job["source"]
+    linecache.cache[JOB_FILE] = (len(source), None, source.splitlines(True), JOB_FILE)  # for tracebacks
     try:
-        exec(compile(job["source"], "<job>", "exec"), namespace)
+        exec(compile(source, JOB_FILE, "exec"), namespace)
         func = namespace.get(job["func"])
         if not callable(func):
             return {
@@ -118,7 +122,10 @@ def _call(job: dict[str, Any]) -> dict[str, Any]:
             }
         return {"ok": True, "value": func(job["payload"])}
     except BaseException as exc:
-        lines = traceback.format_exc().splitlines()[-MAX_TRACEBACK_LINES:]
+        frames = traceback.format_exception(
+            type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None
+        )
+        lines = "".join(frames).splitlines()[-MAX_TRACEBACK_LINES:]
         return {
             "ok": False,
             "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS],

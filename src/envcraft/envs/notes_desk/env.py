@@ -1,0 +1,258 @@
+"""Notes desk: Markdown meeting notes in a workspace, and the action items decided in them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
+
+from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core.clock import DEFAULT_BASE_TIME, iso
+from envcraft.core.repository import thaw
+from envcraft.sandbox import ClawEnvironment
+
+ItemStatus = Literal["open", "done"]
+CSV_FIELDS = ("item_id", "title", "owner", "due", "status", "meeting")
+
+
+class ActionItem(StateModel):
+    item_id: str
+    title: str
+    owner: str  # a member handle
+    due: str  # YYYY-MM-DD
+    status: ItemStatus
+    meeting: str = ""  # the workspace path of the note it came from
+    created_at: str
+    closed_at: str | None = None
+    note: str = ""
+
+
+class NotesDeskState(StateModel):
+    members: dict[str, str] = {}  # handle -> full name
+    items: dict[str, ActionItem] = {}
+    next_item_number: int = 1
+
+
+class NotesDesk(ClawEnvironment):
+    """A team's notes desk.
+
+    Meeting notes are Markdown files under notes/ in the workspace; each ends with an
+    "Action items" checklist. The tracked action items live in the desk itself: record new
+    ones, reassign or complete them, and export the list to a CSV file for the weekly review.
+    Team members are named by handle (e.g. amara); dates are YYYY-MM-DD.
+    """
+
+    State = NotesDeskState
+    state: NotesDeskState
+
+    @tool(produces=["item_id"])
+    def add_action_item(self, title: str, owner: str, due: str, meeting: str = "") -> dict[str, Any]:
+        """Start tracking an action item.
+
+        Args:
+            title: What will be done, as one short sentence.
+            owner: Handle of the team member who owns it (e.g. amara).
+            due: Due date as YYYY-MM-DD; not in the past.
+            meeting: Workspace path of the meeting note it comes from (e.g. notes/2026-02-23-design-sync.md).
+
+        Returns:
+            The new item with its item_id (AI-001, AI-002, ...).
+        """
+        title = " ".join(title.split())
+        if not title:
+            self.fail("invalid_argument", "title must not be empty", field="title")
+        self._member(owner)
+        due_date = self._date(due, "due")
+        if due_date < self.now().date():
+            self.fail("invalid_argument", f"due date {due} is in the past", field="due")
+        if meeting and not self.workspace.exists(meeting):
+            self.fail("not_found", f"no meeting note '{meeting}' in the workspace", field="meeting")
+        for item in self.state.items.values():
+            if item.status == "open" and item.owner == owner and item.title.lower() == title.lower():
+                self.fail(
+                    "conflict",
+                    f"{owner} already has this open item as {item.item_id}",
+                    item_id=item.item_id,
+                )
+        item_id = f"AI-{self.state.next_item_number:03d}"
+        self.state.next_item_number += 1
+        item = ActionItem(
+            item_id=item_id,
+            title=title,
+            owner=owner,
+            due=due_date.isoformat(),
+            status="open",
+            meeting=meeting,
+            created_at=iso(self.now()),
+        )
+        self.state.items[item_id] = item
+        return item.model_dump()
+
+    @tool(read_only=True, produces=["item_id"])
+    def list_action_items(
+        self, status: Literal["open", "done", "all"] = "open", owner: str = ""
+    ) -> dict[str, Any]:
+        """List tracked action items, earliest due date first.
+
+        Args:
+            status: Only items in this status, or all of them.
+            owner: Only items owned by this handle; everyone's when empty.
+
+        Returns:
+            The matching items and how many there are.
+        """
+        if owner:
+            self._member(owner)
+        items = [
+            item.model_dump()
+            for item in sorted(self.state.items.values(), key=lambda i: (i.due, i.item_id))
+            if (status == "all" or item.status == status) and (not owner or item.owner == owner)
+        ]
+        return {"items": items, "count": len(items)}
+
+    @tool(consumes=["item_id"])
+    def complete_action_item(self, item_id: str, note: str = "") -> dict[str, Any]:
+        """Mark an open action item as done.
+
+        Args:
+            item_id: The item to complete (e.g. AI-004).
+            note: Optional remark on how it was done.
+
+        Returns:
+            The item, now done, with the time it was closed.
+        """
+        item = self._item(item_id)
+        if item.status != "open":
+            self.fail("invalid_transition", f"{item_id} is already {item.status}", status=item.status)
+        item.status = "done"
+        item.closed_at = iso(self.now())
+        item.note = note.strip()
+        return item.model_dump()
+
+    @tool(consumes=["item_id"])
+    def reassign_action_item(self, item_id: str, owner: str) -> dict[str, Any]:
+        """Give an open action item to another team member.
+
+        Args:
+            item_id: The item to reassign (e.g. AI-004).
+            owner: Handle of the new owner.
+
+        Returns:
+            The item with its new owner and the previous one.
+        """
+        item = self._item(item_id)
+        self._member(owner)
+        if item.status != "open":
+            self.fail(
+                "invalid_transition", f"{item_id} is {item.status}; only open items move", status=item.status
+            )
+        if item.owner == owner:
+            self.fail("invalid_argument", f"{item_id} is already owned by {owner}", field="owner")
+        previous, item.owner = item.owner, owner
+        return {**item.model_dump(), "previous_owner": previous}
+
+    @tool
+    def export_action_items(self, path: str = "action_items.csv") -> dict[str, Any]:
+        """Write every tracked action item to a CSV file in the workspace (replacing it).
+
+        Args:
+            path: Workspace path of the CSV file to write; must end in .csv.
+
+        Returns:
+            The path written and the number of rows.
+        """
+        if not path.endswith(".csv"):
+            self.fail("invalid_argument", "path must end in .csv", field="path")
+        items = sorted(self.state.items.values(), key=lambda i: i.item_id)
+        self.workspace.write_text(path, render_csv(items))
+        return {"path": path, "rows": len(items)}
+
+    # -- helpers -------------------------------------------------------------------------
+    def _member(self, handle: str) -> None:
+        if handle not in self.state.members:
+            self.fail(
+                "not_found",
+                f"no team member '{handle}'; handles: {', '.join(sorted(self.state.members))}",
+                field="owner",
+            )
+
+    def _item(self, item_id: str) -> ActionItem:
+        item = self.state.items.get(item_id)
+        if item is None:
+            self.fail("not_found", f"no action item '{item_id}'", item_id=item_id)
+        return item
+
+    def _date(self, value: str, field: str) -> date:
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            self.fail(
+                "invalid_argument", f"{field} must be a date like 2026-03-16, got '{value}'", field=field
+            )
+
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """``size + 2`` weekly meetings; items of all but the latest are already tracked."""
+        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
+        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
+        return _generate(random.Random(seed), max(1, size) + 2, repo, base)
+
+
+# -- pure helpers shared by the tools and the generator ---------------------------------------
+def render_csv(items: list[ActionItem]) -> str:
+    """The export format: one row per item, the columns of :data:`CSV_FIELDS`."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for item in items:
+        writer.writerow({field: getattr(item, field) for field in CSV_FIELDS})
+    return buffer.getvalue()
+
+
+def _generate(rng: random.Random, meetings: int, data: Repository, base: datetime) -> Initial:
+    team = thaw(data.json("team.json"))
+    topics = thaw(data.json("topics.json"))
+    members = {person["handle"]: person["name"] for person in team}
+    state = NotesDeskState(members=members)
+    files: dict[str, str] = {}
+    today = base.date()
+    order = rng.sample(range(len(topics)), len(topics))
+    for number in range(meetings):
+        held = today - timedelta(days=7 * (meetings - number) - rng.randint(0, 2))
+        topic = topics[order[number % len(order)]]
+        attendees = sorted(rng.sample(sorted(members), rng.randint(3, 4)))
+        latest = number == meetings - 1
+        lines = [
+            f"# {topic['title']} — {held.isoformat()}",
+            "",
+            "Attendees: " + ", ".join(f"@{h}" for h in attendees),
+        ]
+        lines += ["", "## Notes", *(f"- {note}" for note in rng.sample(topic["notes"], 2))]
+        lines += ["", "## Action items"]
+        path = f"notes/{held.isoformat()}-{topic['slug']}.md"
+        open_titles = {item.title for item in state.items.values() if item.status == "open"}
+        fresh = [title for title in topic["actions"] if title not in open_titles]
+        for title in rng.sample(fresh, min(len(fresh), rng.randint(2, 3))):
+            owner = rng.choice(attendees)
+            due = held + timedelta(days=rng.randint(7, 21))
+            done = not latest and due < today and rng.random() < 0.7
+            lines.append(f"- [{'x' if done else ' '}] @{owner}: {title} (due {due.isoformat()})")
+            if latest:
+                continue  # the newest meeting's items are not tracked yet
+            item_id = f"AI-{state.next_item_number:03d}"
+            state.next_item_number += 1
+            state.items[item_id] = ActionItem(
+                item_id=item_id,
+                title=title,
+                owner=owner,
+                due=due.isoformat(),
+                status="done" if done else "open",
+                meeting=path,
+                created_at=iso(datetime.combine(held, base.timetz()).replace(hour=17)),
+                closed_at=iso(datetime.combine(due, base.timetz())) if done else None,
+            )
+        files[path] = "\n".join(lines) + "\n"
+    files["action_items.csv"] = render_csv(sorted(state.items.values(), key=lambda i: i.item_id))
+    return Initial(state=state, files=files)

@@ -1,0 +1,149 @@
+"""The warm isolated worker: values come back, time is bounded, the host stays out of reach."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import envcraft
+from envcraft.sandbox import IsolatedWorker, Limits, run_isolated
+
+from .conftest import assert_no_connection, requires_bwrap
+
+pytestmark = requires_bwrap
+
+JOBS = """
+import json
+import os
+
+
+def verify(ctx):
+    done = [i for i in ctx["final"]["items"] if i["status"] == "done"]
+    return {"score": len(done) / len(ctx["final"]["items"]), "components": {"done": len(done)}}
+
+
+def spin(_):
+    while True:
+        pass
+
+
+def taint(_):
+    json.tainted = True
+    return "tainted"
+
+
+def tainted(_):
+    return hasattr(json, "tainted")
+
+
+def read(paths):
+    out = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                out[path] = handle.read(200).decode("utf-8", "replace")
+        except OSError as exc:
+            out[path] = type(exc).__name__
+    return out
+
+
+def listing(_):
+    return sorted(os.listdir("/"))
+
+
+def connect(port):
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2)
+    except OSError as exc:
+        return type(exc).__name__
+    return "connected"
+
+
+def fail(_):
+    raise ValueError("bad context")
+
+
+def not_json(_):
+    return {1, 2}
+
+
+def hog(_):
+    return len(bytearray(2 * 1024 ** 3))
+
+
+def kill_worker(_):
+    os.kill(os.getppid(), 9)
+"""
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[IsolatedWorker]:
+    with IsolatedWorker(Limits(memory_bytes=512 * 1024 * 1024, processes=16)) as shared:
+        yield shared
+
+
+def test_returns_values(worker: IsolatedWorker) -> None:
+    ctx = {"final": {"items": [{"status": "done"}, {"status": "open"}]}}
+    assert worker.run(JOBS, "verify", ctx, timeout=5) == {
+        "ok": True,
+        "value": {"score": 0.5, "components": {"done": 1}},
+        "sandbox": "bubblewrap",
+    }
+
+
+def test_jobs_do_not_see_each_other(worker: IsolatedWorker) -> None:
+    assert worker.run(JOBS, "taint", None, timeout=5)["value"] == "tainted"
+    assert worker.run(JOBS, "tainted", None, timeout=5)["value"] is False
+
+
+def test_times_out_and_keeps_working(worker: IsolatedWorker) -> None:
+    result = worker.run(JOBS, "spin", None, timeout=1)
+    assert (result["ok"], result["timed_out"]) == (False, True)
+    assert worker.run(JOBS, "tainted", None, timeout=5)["ok"] is True
+
+
+def test_restarts_after_the_worker_dies(worker: IsolatedWorker) -> None:
+    died = worker.run(JOBS, "kill_worker", None, timeout=5)
+    assert died["ok"] is False and "died" in died["error"]
+    assert worker.run(JOBS, "tainted", None, timeout=5)["ok"] is True
+
+
+def test_host_files_are_unreadable(worker: IsolatedWorker, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret", encoding="utf-8")
+    paths = [str(secret), envcraft.__file__, "/etc/shadow", "/etc/hostname", "/root/.bashrc"]
+    read = worker.run(JOBS, "read", paths, timeout=5)["value"]
+    assert set(read.values()) == {"FileNotFoundError"}, read
+    assert worker.run(JOBS, "read", ["/usr/bin/env"], timeout=5)["value"]["/usr/bin/env"].startswith(
+        "\x7fELF"
+    )
+    top = worker.run(JOBS, "listing", None, timeout=5)["value"]
+    assert not {"work", "root", "home", "srv", "var", "mnt"} & set(top), top
+
+
+def test_no_network(worker: IsolatedWorker, listener: socket.socket) -> None:
+    result = worker.run(JOBS, "connect", listener.getsockname()[1], timeout=5)
+    assert result["value"] != "connected"
+    assert_no_connection(listener)
+
+
+def test_failures_are_reported(worker: IsolatedWorker) -> None:
+    failed = worker.run(JOBS, "fail", None, timeout=5)
+    assert failed["error"] == "ValueError: bad context"
+    assert failed["traceback"].splitlines()[1:3] == [
+        '  File "<job>", line 50, in fail',
+        '    raise ValueError("bad context")',
+    ]
+    assert "not JSON" in worker.run(JOBS, "not_json", None, timeout=5)["error"]
+    assert "MemoryError" in worker.run(JOBS, "hog", None, timeout=5)["error"]
+    assert "no function" in worker.run(JOBS, "missing", None, timeout=5)["error"]
+    assert worker.run("def broken(:\n", "broken", None, timeout=5)["error"].startswith("SyntaxError")
+    assert "not JSON" in worker.run(JOBS, "verify", {1, 2}, timeout=5)["error"]
+
+
+def test_run_isolated_uses_a_shared_worker() -> None:
+    assert run_isolated("def f(x):\n    return x * 2\n", "f", 21, 5)["value"] == 42
