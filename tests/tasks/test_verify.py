@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +25,7 @@ JUNK = {
     "syntax error": ("def verify(ctx:\n", "SyntaxError"),
     "no verify": ("x = 1\n", "verify"),
     "exits": ("import sys\ndef verify(ctx):\n    sys.exit(0)\n", "SystemExit"),
-    "hard exit": ("import os\ndef verify(ctx):\n    os._exit(3)\n", "exit status 3"),
+    "hard exit": ("import os\ndef verify(ctx):\n    os._exit(3)\n", "status 3"),
 }
 
 
@@ -89,3 +91,26 @@ def test_a_verifier_cannot_reach_back_into_the_run() -> None:
     assert run_verifier(task, golden).score == 1.0
     assert json.dumps(build_context(golden), sort_keys=True) == before
     assert execute(task, [[]]).final["counter"]["counters"] == {}
+
+
+def test_a_verifier_sees_no_host_files_and_no_network(tmp_path: Path) -> None:
+    """Verifiers run confined: host paths are invisible, writes do not land, sockets do not connect."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret", encoding="utf-8")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    probes = {
+        "read": f"open({str(secret)!r}).read()",
+        "write": f"open({str(tmp_path / 'planted.txt')!r}, 'w').write('x')",
+        "connect": f"__import__('socket').create_connection(('127.0.0.1', {port}), timeout=2)",
+    }
+    try:
+        for name, statement in probes.items():
+            source = f"def verify(ctx):\n    {statement}\n    return {{'score': 1.0}}\n"
+            (score,) = score_contexts(source, [{}])
+            assert score.score == 0.0 and score.error, name
+    finally:
+        listener.close()
+    assert not (tmp_path / "planted.txt").exists()

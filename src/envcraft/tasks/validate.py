@@ -25,6 +25,7 @@ from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.execute import (
     ExecutionError,
     Outcome,
+    TurnSnapshot,
     execute,
     execute_reference,
     noop_outcome,
@@ -280,25 +281,68 @@ class _Mutator:
             yield f"corrupt file {path}", self._with_file(path, corrupted)
 
     def _revert_turns(self) -> Iterator[tuple[str, Ctx]]:
+        """The run with one user turn's calls left out.
+
+        Kept only when that loses something: the end state differs where the shifted replay
+        agrees with the golden one, or some effect of the turn never shows up in any later
+        snapshot. A turn whose effects merely come later (lookups that let an environment's
+        timers fire, work done in the next turn) is no wrong run.
+        """
         if len(self.task.turns) < 2:
             return
         turns = reference_turns(self.task)
-        golden_hash = outcome_hash(self.golden)
         for skipped, calls in enumerate(turns):
             if not calls:
                 continue
             partial = [[] if i == skipped else t for i, t in enumerate(turns)]
             try:
-                outcome = execute(self.task, partial, packages=None)
+                outcome = execute(self.task, partial)
             except ExecutionError:
                 continue
-            if outcome_hash(outcome) == golden_hash and _same_turns(outcome, self.golden):
-                continue  # the turn changed nothing observable (a lookup): nothing to detect
+            if self._same_end(outcome) and self._effects_reappear(outcome, skipped):
+                continue
             yield f"skip turn {skipped + 1}", build_context(outcome)
 
+    def _same_end(self, other: Outcome) -> bool:
+        """Same final state and files as the golden run wherever the shifted replay agrees with it."""
+        if self.shifted is None:
+            return outcome_hash(other) == outcome_hash(self.golden)
+        for env, state in self.golden.final.items():
+            volatile = {c["path"] for c in diff(state, self.shifted.final.get(env, {}))}
+            if any(not _under_any(c["path"], volatile) for c in diff(state, other.final.get(env, {}))):
+                return False
+        gold, moved, seen = self.golden.files, self.shifted.files, other.files
+        return all(gold.get(p) == seen.get(p) or gold.get(p) != moved.get(p) for p in set(gold) | set(seen))
 
-def _same_turns(a: Outcome, b: Outcome) -> bool:
-    return all(_same(x.final, y.final) and x.files == y.files for x, y in zip(a.turns, b.turns, strict=True))
+    def _effects_reappear(self, other: Outcome, turn: int) -> bool:
+        """Every stable change of ``turn`` in the golden run shows up in ``other`` then or later."""
+        before = (
+            self.golden.turns[turn - 1]
+            if turn
+            else TurnSnapshot(self.golden.initial, self.golden.initial_files)
+        )
+        after = self.golden.turns[turn]
+        moved = self.shifted.turns[turn] if self.shifted else after
+        later = other.turns[turn:]
+        for env, state in after.final.items():
+            volatile = {c["path"] for c in diff(state, moved.final.get(env, {}))}
+            for change in diff(before.final.get(env, {}), state):
+                if _under_any(change["path"], volatile):
+                    continue
+                value = get_path(state, change["path"])
+                if not any(_same(get_path(snap.final.get(env, {}), change["path"]), value) for snap in later):
+                    return False
+        for path in set(before.files) | set(after.files):
+            content = after.files.get(path)
+            stable_change = content != before.files.get(path) and content == moved.files.get(path)
+            if stable_change and not any(snap.files.get(path) == content for snap in later):
+                return False
+        return True
+
+
+def _under_any(path: str, roots: set[str]) -> bool:
+    """``path`` is one of ``roots``, inside one, or contains one (a value that moved as a whole)."""
+    return any(path == r or path.startswith(r + "/") or r.startswith(path + "/") for r in roots)
 
 
 def _corrupt(path: str, content: str, moved: str | None) -> str | None:

@@ -17,6 +17,7 @@ list, exactly the ``checks`` of the returned :class:`Verifier`, and a small inte
 
 from __future__ import annotations
 
+import itertools
 import pprint
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -291,6 +292,7 @@ def synthesize_verifier(
             builder.file_checks(turn)
     if not builder.checks:
         return None
+    builder.restored_checks()
     builder.guards(protected)
     return Verifier(source=render(builder.checks), checks=builder.checks)
 
@@ -367,6 +369,31 @@ class _Builder:
             before.files if before else run.initial_files,
             run.turns[turn].files,
         )
+
+    def restored_checks(self) -> None:
+        """Values a turn changed that must be back at their S0 value at the end (reserve, then release)."""
+        golden, snapshots = self.golden, self.golden.turns
+        for env in sorted(golden.final):
+            final, moved = (
+                golden.final[env],
+                self.shifted.final.get(env, {}) if self.shifted else golden.final[env],
+            )
+            volatile = {c["path"] for c in diff(final, moved)}
+            touched = {c["path"] for c in diff(golden.initial[env], final)}
+            paths: dict[str, None] = {}
+            states = [golden.initial, *(t.final for t in snapshots)]
+            for before, after in itertools.pairwise(states):
+                for change in diff(before.get(env, {}), after.get(env, {})):
+                    path = change["path"]
+                    if not any(_within(path, p) for p in touched | volatile):
+                        paths[path] = None
+            for path in paths:
+                self._add(f"{env}:{path} back to its S0 value", "goal", kind="unchanged", env=env, path=path)
+        for path in sorted(
+            {p for t in snapshots for p in t.files if t.files.get(p) != golden.initial_files.get(p)}
+        ):
+            if golden.files.get(path) == golden.initial_files.get(path):
+                self._add(f"file {path} back to its S0 content", "goal", kind="files_unchanged", paths=[path])
 
     def state_checks(self, turn: int | None) -> None:
         """Checks for every state change in a window (turn checks: only those overwritten later)."""
@@ -518,6 +545,11 @@ class _Builder:
                 if isinstance(moved, dict):
                     fields.update(c["path"] for c in diff(get_path(after, record), moved))
         return {record: sorted(fields) for record, fields in edited.items()}
+
+
+def _within(path: str, root: str) -> bool:
+    """``path`` is ``root``, inside it, or holds it."""
+    return path == root or path.startswith(root + "/") or root.startswith(path + "/")
 
 
 def record_path(path: str) -> str | None:

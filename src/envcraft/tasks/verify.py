@@ -5,21 +5,20 @@ A verifier is stdlib-only Python source defining ``verify(ctx) -> {"score", "com
 environment, the workspace files before and after, a snapshot after every user turn and
 the action log. A verifier judges *change relative to S0*, never the agent's prose.
 
-The source runs out of process (untrusted code: it may loop, crash or print junk). Any
-failure scores 0 with the reason recorded, so a broken verifier can never hand out reward.
+The source is untrusted code (it may loop, crash or print junk): it runs in the sandbox's
+warm isolated worker (no network, no host files, resource limits, a fresh forked child per
+call). Any failure scores 0 with the reason recorded, so a broken verifier can never hand
+out reward.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import resource
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from envcraft.sandbox import run_isolated
 from envcraft.tasks.execute import ExecutionError, Outcome, execute
 from envcraft.tasks.model import Task
 
@@ -131,58 +130,3 @@ def _to_score(entry: Any) -> Score:
 
 def _clamp(value: float) -> float:
     return min(1.0, max(0.0, value))
-
-
-# -- isolation --------------------------------------------------------------------------------
-# The one place that knows how untrusted verifier code is run. Interim: a fresh isolated
-# interpreter per call under resource limits; to be switched to the sandbox's warm
-# isolated worker as soon as it lands.
-_BOOT = """
-import json, sys
-request = json.loads(sys.stdin.read())
-reply_to, sys.stdout = sys.stdout, sys.stderr
-namespace = {"__name__": "envcraft_verifier"}
-try:
-    exec(compile(request["source"], "<verifier>", "exec"), namespace)
-    value = namespace[request["func"]](request["payload"])
-    reply = {"ok": True, "value": value}
-except BaseException as exc:
-    reply = {"ok": False, "error": type(exc).__name__ + ": " + str(exc)[:300]}
-try:
-    text = json.dumps(reply)
-except (TypeError, ValueError) as exc:
-    text = json.dumps({"ok": False, "error": "result is not JSON: " + str(exc)[:200]})
-reply_to.write(text)
-"""
-_MEMORY_LIMIT = 1 << 30
-
-
-def run_isolated(source: str, func: str, payload: Any, timeout: float) -> dict[str, Any]:
-    """Run ``func(payload)`` defined by ``source`` out of process: ``{"ok", "value"|"error"}``."""
-
-    def limits() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
-        cpu = math.ceil(timeout) + 1
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-
-    request = json.dumps({"source": source, "func": func, "payload": payload})
-    try:
-        done = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", _BOOT],
-            input=request,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            preexec_fn=limits,
-            cwd="/",
-            env={},
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"timed out after {timeout:g}s"}
-    try:
-        reply = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        tail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        return {"ok": False, "error": tail[0][:_MAX_REASON]}
-    return reply if isinstance(reply, dict) else {"ok": False, "error": "no reply"}
