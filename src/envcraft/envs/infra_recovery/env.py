@@ -1,0 +1,1092 @@
+"""Infrastructure recovery: an on-call operations workspace with a guarded host state machine.
+
+Archetype ``constraint_state_machine``: every host is in exactly one state (healthy, degraded,
+down, draining, maintenance, recovering); only the transitions of the table in ``ARCHETYPE.md``
+exist, each behind guards (change control, replica safety, timers, faults fixed). Faults are
+not flags: they are derived from the state and the workspace (disk usage, the configuration a
+host runs), so a host recovers only when its cause is really gone. Logs, runbooks, service
+configurations and incident records are files in the workspace the agent reads and edits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.sandbox import ClawEnvironment
+
+HostState = Literal["healthy", "degraded", "down", "draining", "maintenance", "recovering"]
+Severity = Literal["sev1", "sev2", "sev3"]
+RootCause = Literal["disk_full", "oom", "bad_config", "other"]
+Scalar = str | int | float | bool
+
+SERVING: frozenset[str] = frozenset({"healthy", "degraded"})
+DRAINABLE: frozenset[str] = frozenset({"healthy", "degraded", "down"})
+UNFILLED = ("", "tbd", "todo", "n/a", "-")
+
+
+# -- state ----------------------------------------------------------------------------------------
+class Host(StateModel):
+    host_id: str
+    service_id: str
+    zone: str
+    host_type: str
+    state: HostState
+    state_since: str
+    disk_total_gb: int
+    disk_used_gb: dict[str, int]  # by directory
+    running_config: dict[str, Scalar]  # loaded at the host's last restart
+    restarts: int = 0
+
+
+class Service(StateModel):
+    service_id: str
+    replicas: list[str]
+    applied_config: dict[str, Scalar]  # what the next restart loads
+    applied_at: str
+    changed_at: str  # last change of the service or one of its hosts
+
+
+class Incident(StateModel):
+    incident_id: str
+    service_id: str
+    severity: Severity
+    title: str
+    status: Literal["open", "mitigating", "closed"]
+    opened_at: str
+    closed_at: str | None = None
+    root_cause: RootCause | None = None
+    health_check_id: str | None = None
+
+
+class HealthCheck(StateModel):
+    check_id: str
+    service_id: str
+    at: str
+    passed: bool
+    failures: list[str]
+
+
+class InfraState(StateModel):
+    hosts: dict[str, Host] = {}
+    services: dict[str, Service] = {}
+    incidents: dict[str, Incident] = {}
+    health_checks: dict[str, HealthCheck] = {}
+    next_incident: int = 2041
+    next_check: int = 1
+
+
+# -- configuration files: a flat ``key: value`` YAML subset -------------------------------------
+_INT = re.compile(r"^[+-]?\d+$")
+_FLOAT = re.compile(r"^[+-]?\d+\.\d*$")
+
+
+def parse_config(text: str) -> tuple[dict[str, Scalar], list[str]]:
+    """Parse a flat ``key: value`` file; errors name their line (nesting is not supported)."""
+    values: dict[str, Scalar] = {}
+    errors: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip():
+            continue
+        if raw[0] in " \t":
+            errors.append(f"line {number}: unexpected indentation (nested values are not supported)")
+            continue
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if not sep or not key:
+            errors.append(f"line {number}: expected 'key: value'")
+        elif key in values:
+            errors.append(f"line {number}: duplicate key {key}")
+        else:
+            values[key] = _scalar(value.strip())
+    return values, errors
+
+
+def _scalar(value: str) -> Scalar:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    if value in ("true", "false"):
+        return value == "true"
+    if _INT.match(value):
+        return int(value)
+    if _FLOAT.match(value):
+        return float(value)
+    return value
+
+
+def validate_config(values: dict[str, Scalar], schema: Any, service_id: str) -> list[str]:
+    """Schema violations of a parsed configuration, in a stable order."""
+    errors: list[str] = []
+    keys = schema["keys"]
+    kinds = {"int": int, "str": str, "bool": bool}
+    for key, value in values.items():
+        rule = keys.get(key)
+        if rule is None:
+            errors.append(f"unknown key {key}")
+            continue
+        kind = kinds[rule["type"]]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            errors.append(f"invalid value for {key}: {value!r} (expected {rule['type']})")
+        elif "allowed" in rule and value not in rule["allowed"]:
+            errors.append(f"invalid value for {key}: {value!r} (allowed: {', '.join(rule['allowed'])})")
+        elif isinstance(value, int) and not rule["min"] <= value <= rule["max"]:
+            errors.append(f"invalid value for {key}: {value} (range {rule['min']}-{rule['max']})")
+    for key, rule in keys.items():
+        if rule["required"] and key not in values:
+            errors.append(f"missing required key {key}")
+    if "service" in values and values["service"] != service_id:
+        errors.append(f"invalid value for service: {values['service']!r} (expected {service_id!r})")
+    return errors
+
+
+def render_config(values: dict[str, Scalar]) -> str:
+    lines = []
+    for key, value in values.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        lines.append(f"{key}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def config_digest(values: dict[str, Scalar]) -> str:
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def config_path(service_id: str) -> str:
+    return f"configs/{service_id}.yaml"
+
+
+def record_path(incident_id: str) -> str:
+    return f"ops/incident-{incident_id}.md"
+
+
+def _sections(markdown: str) -> dict[str, str]:
+    """``## Heading`` → body text of a Markdown file."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            current = found.setdefault(line[3:].strip().lower(), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(body).strip() for name, body in found.items()}
+
+
+class InfraRecovery(ClawEnvironment):
+    """On-call operations for a fleet of service hosts.
+
+    Hosts run services and move through a strict lifecycle: a degraded or down host is drained
+    out of rotation, fixed while in maintenance, restarted, and put back in rotation once it
+    has warmed up fault-free. Every change needs an open incident; the incident's ops record
+    (`ops/incident-<id>.md`) is kept in the workspace next to logs (`logs/<host>/*.log`),
+    runbooks (`runbooks/*.md`) and service configurations (`configs/<service>.yaml`). An
+    incident closes only after a passing health check and a completed ops record. Each call
+    takes one minute.
+    """
+
+    State = InfraState
+    state: InfraState
+
+    # -- time-driven transitions: called first by every domain tool ----------------------------------
+    def _advance_clock(self) -> None:
+        """Finish drains and warm-ups whose time has come (a host that still has a fault crashes)."""
+        now = self.now()
+        for host in sorted(self.state.hosts.values(), key=lambda h: h.host_id):
+            info = self._service_info(host.service_id)
+            since = parse_time(host.state_since)
+            if host.state == "draining" and now >= since + timedelta(seconds=info["drain_seconds"]):
+                self._move(host, "maintenance", since + timedelta(seconds=info["drain_seconds"]))
+            elif host.state == "recovering" and self._faults(host):
+                crash = since + timedelta(seconds=info["warmup_seconds"])
+                if now >= crash:
+                    self._move(host, "down", crash)
+                    self._log(
+                        host.host_id, "app.log", crash, "FATAL service exited during warm-up; giving up"
+                    )
+                    incident = self._open_incident(host.service_id)
+                    if incident is not None:
+                        self._timeline(incident, f"{host.host_id} crashed during warm-up (down)", crash)
+
+    # -- reads ----------------------------------------------------------------------------------------
+    @tool(read_only=True, produces=["service_id", "incident_id"])
+    def list_services(self) -> dict[str, Any]:
+        """List services with their replicas' states, open incident and last health check.
+
+        Returns:
+            One entry per service: id, team, replicas by state, how many serve traffic, the open
+            incident id (or null), drain and warm-up periods, and the last health check result.
+        """
+        self._advance_clock()
+        services = []
+        for service in sorted(self.state.services.values(), key=lambda s: s.service_id):
+            info = self._service_info(service.service_id)
+            incident = self._open_incident(service.service_id)
+            last = self._last_check(service.service_id)
+            services.append(
+                {
+                    "service_id": service.service_id,
+                    "team": info["team"],
+                    "description": info["description"],
+                    "replicas": {h: self.state.hosts[h].state for h in service.replicas},
+                    "serving": sum(self.state.hosts[h].state in SERVING for h in service.replicas),
+                    "open_incident": incident.incident_id if incident else None,
+                    "drain_seconds": info["drain_seconds"],
+                    "warmup_seconds": info["warmup_seconds"],
+                    "config": config_path(service.service_id),
+                    "last_health_check": last.model_dump() if last else None,
+                }
+            )
+        return {"services": services, "now": iso(self.now())}
+
+    @tool(read_only=True, produces=["host_id"], consumes=["service_id"])
+    def list_hosts(self, service_id: str = "", state: HostState | None = None) -> dict[str, Any]:
+        """List hosts, optionally of one service or in one state.
+
+        Args:
+            service_id: Only hosts of this service; all services when empty.
+            state: Only hosts in this state.
+
+        Returns:
+            Hosts with id, service, zone, state, since when, and disk usage percent.
+        """
+        self._advance_clock()
+        if service_id:
+            self._service(service_id)
+        hosts = [
+            {
+                "host_id": h.host_id,
+                "service_id": h.service_id,
+                "zone": h.zone,
+                "state": h.state,
+                "state_since": h.state_since,
+                "disk_used_pct": self._disk_pct(h),
+            }
+            for h in sorted(self.state.hosts.values(), key=lambda h: h.host_id)
+            if (not service_id or h.service_id == service_id) and (state is None or h.state == state)
+        ]
+        return {"hosts": hosts, "count": len(hosts), "now": iso(self.now())}
+
+    @tool(read_only=True, consumes=["host_id"])
+    def get_host(self, host_id: str) -> dict[str, Any]:
+        """Show one host: state and timers, disk, memory, and which configuration it runs.
+
+        Args:
+            host_id: The host, e.g. checkout-b1.
+
+        Returns:
+            The host's state, when it entered it and when the next automatic step is due
+            (drain end or warm-up end), disk usage, memory, configuration digests (running vs
+            applied) and restart count.
+        """
+        self._advance_clock()
+        host = self._host(host_id)
+        service = self.state.services[host.service_id]
+        return {
+            "host_id": host.host_id,
+            "service_id": host.service_id,
+            "zone": host.zone,
+            "host_type": host.host_type,
+            "state": host.state,
+            "state_since": host.state_since,
+            "next_step_at": self._next_step(host),
+            "serving": host.state in SERVING,
+            "disk_used_pct": self._disk_pct(host),
+            "memory_mb": self._memory_mb(host),
+            "memory_limit_mb": host.running_config.get("memory_limit_mb"),
+            "running_config": config_digest(host.running_config),
+            "applied_config": config_digest(service.applied_config),
+            "restarts": host.restarts,
+            "now": iso(self.now()),
+        }
+
+    @tool(read_only=True, consumes=["host_id"])
+    def run_diagnostic(self, host_id: str) -> dict[str, Any]:
+        """Diagnose a host from its log files and metrics.
+
+        Scans `logs/<host>/*.log` for known failure signatures and reports disk usage per
+        directory and configuration drift.
+
+        Args:
+            host_id: The host, e.g. checkout-b1.
+
+        Returns:
+            Findings (code, summary, occurrences, a sample log line, the runbook to follow and,
+            for OOM kills, the peak resident memory in MB), disk usage by directory largest first,
+            and whether the host runs the applied configuration.
+        """
+        self._advance_clock()
+        host = self._host(host_id)
+        ops = self.data.json("operations.json")
+        findings = []
+        folder = f"logs/{host_id}"
+        paths = self.workspace.list(folder) if self.workspace.exists(folder) else []
+        lines = [line for path in paths for line in self.workspace.read_text(path).splitlines()]
+        for pattern in ops["diagnostic_patterns"]:
+            regex = re.compile(pattern["regex"])
+            hits = [m for m in (regex.search(line) for line in lines) if m]
+            if not hits:
+                continue
+            finding: dict[str, Any] = {
+                "code": pattern["code"],
+                "summary": pattern["summary"],
+                "occurrences": len(hits),
+                "sample": hits[-1].string,
+                "runbook": pattern["runbook"],
+            }
+            if "rss_kb" in regex.groupindex:
+                finding["peak_rss_mb"] = max(int(m.group("rss_kb")) for m in hits) // 1024
+            findings.append(finding)
+        service = self.state.services[host.service_id]
+        by_path = sorted(host.disk_used_gb.items(), key=lambda item: (-item[1], item[0]))
+        return {
+            "host_id": host_id,
+            "state": host.state,
+            "findings": findings,
+            "disk": {
+                "total_gb": host.disk_total_gb,
+                "used_pct": self._disk_pct(host),
+                "by_path_gb": dict(by_path),
+            },
+            "config_drift": host.running_config != service.applied_config,
+            "memory_limit_mb": host.running_config.get("memory_limit_mb"),
+        }
+
+    # -- incidents ------------------------------------------------------------------------------------
+    @tool(consumes=["service_id"], produces=["incident_id"])
+    def open_incident(self, service_id: str, severity: Severity, title: str) -> dict[str, Any]:
+        """Open an incident for a service and create its ops record in the workspace.
+
+        Args:
+            service_id: The affected service.
+            severity: sev1 (no serving replica), sev2 (reduced capacity or user-visible errors) or
+                sev3 (no user impact).
+            title: One line describing the symptom.
+
+        Returns:
+            The incident id and the path of its ops record.
+        """
+        self._advance_clock()
+        self._service(service_id)
+        if not title.strip():
+            self.fail("invalid_argument", "title must not be empty", field="title")
+        existing = self._open_incident(service_id)
+        if existing is not None:
+            self.fail(
+                "conflict",
+                f"{existing.incident_id} is already open for {service_id}; use it",
+                incident_id=existing.incident_id,
+            )
+        incident_id = f"INC-{self.state.next_incident}"
+        self.state.next_incident += 1
+        now = iso(self.now())
+        incident = Incident(
+            incident_id=incident_id,
+            service_id=service_id,
+            severity=severity,
+            title=title.strip(),
+            status="open",
+            opened_at=now,
+        )
+        self.state.incidents[incident_id] = incident
+        self.workspace.write_text(
+            record_path(incident_id), _record(incident, f"{now} opened: {title.strip()}")
+        )
+        return {"incident_id": incident_id, "status": "open", "record": record_path(incident_id)}
+
+    @tool(consumes=["incident_id"])
+    def append_ops_note(self, incident_id: str, note: str) -> dict[str, Any]:
+        """Add a timestamped line to the Timeline of an incident's ops record.
+
+        Args:
+            incident_id: The incident, e.g. INC-2041.
+            note: What you found or decided, in one line.
+
+        Returns:
+            The incident id, the record path and the line written.
+        """
+        self._advance_clock()
+        incident = self._incident(incident_id)
+        if incident.status == "closed":
+            self.fail(
+                "invalid_transition",
+                f"{incident_id} is closed; its record can no longer change",
+                incident_id=incident_id,
+                status=incident.status,
+            )
+        text = " ".join(note.split())
+        if not text:
+            self.fail("invalid_argument", "note must not be empty", field="note")
+        line = self._timeline(incident, text)
+        return {"incident_id": incident_id, "record": record_path(incident_id), "line": line}
+
+    @tool(consumes=["incident_id"])
+    def close_incident(self, incident_id: str, root_cause: RootCause) -> dict[str, Any]:
+        """Close an incident: needs a passing health check after the last change and a complete record.
+
+        Args:
+            incident_id: The incident, e.g. INC-2041.
+            root_cause: The cause category: disk_full, oom, bad_config or other.
+
+        Returns:
+            The closed incident with the health check that justified closing it.
+        """
+        self._advance_clock()
+        incident = self._incident(incident_id)
+        if incident.status == "closed":
+            self.fail(
+                "invalid_transition",
+                f"{incident_id} is already closed (at {incident.closed_at})",
+                incident_id=incident_id,
+                status=incident.status,
+            )
+        service = self.state.services[incident.service_id]
+        check = self._last_check(service.service_id)
+        if check is None or check.at < service.changed_at:
+            self.fail(
+                "conflict",
+                f"no health check of {service.service_id} since its last change at {service.changed_at}; "
+                "run run_health_check",
+                service_id=service.service_id,
+            )
+        if not check.passed:
+            self.fail(
+                "conflict",
+                f"the last health check {check.check_id} of {service.service_id} failed",
+                check_id=check.check_id,
+                failures=check.failures,
+            )
+        missing = self._unfilled_sections(incident)
+        if missing:
+            self.fail(
+                "conflict",
+                f"the ops record {record_path(incident_id)} is incomplete: fill in {', '.join(missing)}",
+                missing_sections=missing,
+            )
+        incident.status = "closed"
+        incident.closed_at = iso(self.now())
+        incident.root_cause = root_cause
+        incident.health_check_id = check.check_id
+        self._timeline(incident, f"closed (root cause: {root_cause}, health check {check.check_id} passed)")
+        text = self.workspace.read_text(record_path(incident_id))
+        self.workspace.write_text(
+            record_path(incident_id), re.sub(r"(?m)^- Status: .*$", "- Status: closed", text)
+        )
+        return incident.model_dump()
+
+    # -- host lifecycle -------------------------------------------------------------------------------
+    @tool(consumes=["host_id"])
+    def drain_host(self, host_id: str) -> dict[str, Any]:
+        """Take a host out of rotation; it reaches maintenance after the service's drain period.
+
+        Refused for the last healthy replica and for the last replica serving traffic.
+
+        Args:
+            host_id: The host to drain.
+
+        Returns:
+            The host's new state (draining) and when it will be in maintenance.
+        """
+        self._advance_clock()
+        host = self._host(host_id)
+        if host.state not in DRAINABLE:
+            self.fail(
+                "invalid_transition",
+                f"{host_id} is {host.state}; only healthy, degraded or down hosts can be drained",
+                host_id=host_id,
+                state=host.state,
+            )
+        incident = self._authorized(host.service_id)
+        others = [self.state.hosts[h] for h in self.state.services[host.service_id].replicas if h != host_id]
+        if host.state == "healthy" and not any(h.state == "healthy" for h in others):
+            self.fail(
+                "conflict",
+                f"{host_id} is the last healthy replica of {host.service_id}; recover another replica first",
+                host_id=host_id,
+            )
+        if host.state in SERVING and not any(h.state in SERVING for h in others):
+            self.fail(
+                "conflict",
+                f"{host_id} is the last replica of {host.service_id} serving traffic; draining it would "
+                "take the service down",
+                host_id=host_id,
+            )
+        self._move(host, "draining", self.now())
+        self._change(incident, host.service_id, f"drain {host_id} (maintenance at {self._next_step(host)})")
+        return {"host_id": host_id, "state": host.state, "maintenance_at": self._next_step(host)}
+
+    @tool(consumes=["host_id"])
+    def purge_disk(self, host_id: str, path: str) -> dict[str, Any]:
+        """Delete the files of one purgeable directory on a host in maintenance.
+
+        Args:
+            host_id: The host, in maintenance.
+            path: The directory: /var/log/app/archive, /var/crash or /tmp.
+
+        Returns:
+            The space freed and the host's new disk usage.
+        """
+        self._advance_clock()
+        host = self._host(host_id)
+        ops = self.data.json("operations.json")
+        clean = path.rstrip("/") or "/"
+        if clean in ops["protected_paths"]:
+            self.fail(
+                "permission_denied",
+                f"{clean} on {host_id} holds live service data; purging it is not permitted",
+                host_id=host_id,
+                path=clean,
+                missing_permission="purge_protected_path",
+            )
+        if clean not in ops["purgeable_paths"]:
+            self.fail(
+                "invalid_argument",
+                f"{clean} is not a purgeable directory; choose one of {', '.join(ops['purgeable_paths'])}",
+                field="path",
+            )
+        if host.state != "maintenance":
+            self.fail(
+                "invalid_transition",
+                f"{host_id} is {host.state}; files are in use until it is drained into maintenance",
+                host_id=host_id,
+                state=host.state,
+            )
+        incident = self._authorized(host.service_id)
+        freed = host.disk_used_gb.get(clean, 0)
+        if freed == 0:
+            self.fail("conflict", f"{clean} on {host_id} is already empty", host_id=host_id, path=clean)
+        host.disk_used_gb[clean] = 0
+        self._log(host_id, "syslog.log", self.now(), f"ops: purged {clean} (freed {freed}G)")
+        self._change(incident, host.service_id, f"purge {clean} on {host_id} (freed {freed} GB)")
+        return {"host_id": host_id, "path": clean, "freed_gb": freed, "disk_used_pct": self._disk_pct(host)}
+
+    @tool(consumes=["service_id"])
+    def apply_config(self, service_id: str) -> dict[str, Any]:
+        """Validate `configs/<service>.yaml` and make it the configuration hosts load at restart.
+
+        Args:
+            service_id: The service whose configuration file to apply.
+
+        Returns:
+            The applied configuration, its digest, and the replicas that still run an older one.
+        """
+        self._advance_clock()
+        service = self._service(service_id)
+        incident = self._authorized(service_id)
+        values = self._read_config(service_id)
+        schema = self.data.json("config_schema.json")
+        info = self._service_info(service_id)
+        limit = int(values["memory_limit_mb"])
+        needed = -(-info["peak_memory_mb"] * (100 + schema["memory_headroom_pct"]) // 100)
+        if limit < needed:
+            self.fail(
+                "conflict",
+                f"memory_limit_mb {limit} leaves too little headroom: the observed peak of {service_id} "
+                f"is {info['peak_memory_mb']} MB, so at least {needed} MB is required",
+                field="memory_limit_mb",
+                minimum=needed,
+            )
+        ceiling = min(self._memory_mb(self.state.hosts[h]) for h in service.replicas)
+        ceiling = ceiling * schema["max_memory_share_pct"] // 100
+        if limit > ceiling:
+            self.fail(
+                "conflict",
+                f"memory_limit_mb {limit} exceeds {schema['max_memory_share_pct']}% of the smallest host of "
+                f"{service_id} ({ceiling} MB)",
+                field="memory_limit_mb",
+                maximum=ceiling,
+            )
+        if values == service.applied_config:
+            self.fail("conflict", f"{config_path(service_id)} is already the applied configuration")
+        service.applied_config = values
+        service.applied_at = iso(self.now())
+        self._change(incident, service_id, f"apply {config_path(service_id)} ({config_digest(values)})")
+        stale = [h for h in service.replicas if self.state.hosts[h].running_config != values]
+        return {
+            "service_id": service_id,
+            "applied_config": values,
+            "digest": config_digest(values),
+            "hosts_to_restart": stale,
+        }
+
+    @tool(consumes=["host_id"])
+    def restart_host(self, host_id: str) -> dict[str, Any]:
+        """Restart a host in maintenance with the service's applied configuration.
+
+        Args:
+            host_id: The host, in maintenance.
+
+        Returns:
+            The host's new state (recovering) and when its warm-up ends.
+        """
+        self._advance_clock()
+        host = self._host(host_id)
+        if host.state != "maintenance":
+            hint = (
+                f"wait until {self._next_step(host)}"
+                if host.state == "draining"
+                else "drain it into maintenance first"
+                if host.state in DRAINABLE
+                else "it is already restarting"
+            )
+            self.fail(
+                "invalid_transition",
+                f"cannot restart {host_id}: it is {host.state}; {hint}",
+                host_id=host_id,
+                state=host.state,
+            )
+        incident = self._authorized(host.service_id)
+        host.running_config = dict(self.state.services[host.service_id].applied_config)
+        host.restarts += 1
+        self._move(host, "recovering", self.now())
+        self._log(
+            host_id,
+            "app.log",
+            self.now(),
+            f"INFO starting with configuration {config_digest(host.running_config)}",
+        )
+        self._change(incident, host.service_id, f"restart {host_id} (warm until {self._next_step(host)})")
+        return {"host_id": host_id, "state": host.state, "warm_at": self._next_step(host)}
+
+    @tool(consumes=["host_id"])
+    def undrain_host(self, host_id: str) -> dict[str, Any]:
+        """Put a recovered host back in rotation once it has warmed up without faults.
+
+        Args:
+            host_id: The host, recovering.
+
+        Returns:
+            The host's new state (healthy).
+        """
+        self._advance_clock()
+        host = self._host(host_id)
+        if host.state != "recovering":
+            self.fail(
+                "invalid_transition",
+                f"{host_id} is {host.state}; only a recovering host can return to rotation",
+                host_id=host_id,
+                state=host.state,
+            )
+        warm_at = self._next_step(host)
+        if warm_at is not None and self.now() < parse_time(warm_at):
+            self.fail(
+                "invalid_transition",
+                f"{host_id} is still warming up until {warm_at}",
+                host_id=host_id,
+                state=host.state,
+                ready_at=warm_at,
+            )
+        incident = self._authorized(host.service_id)
+        self._move(host, "healthy", self.now())
+        self._change(incident, host.service_id, f"undrain {host_id} (healthy)")
+        return {"host_id": host_id, "state": host.state}
+
+    @tool(consumes=["service_id"], produces=["check_id"])
+    def run_health_check(self, service_id: str) -> dict[str, Any]:
+        """Check a service end to end: its configuration file, the applied configuration, every replica.
+
+        Args:
+            service_id: The service to check.
+
+        Returns:
+            The recorded check: id, time, passed, and the list of failures.
+        """
+        self._advance_clock()
+        service = self._service(service_id)
+        failures: list[str] = []
+        path = config_path(service_id)
+        values, errors = self._config_file(service_id)
+        failures += [f"{path}: {e}" for e in errors]
+        if values is not None and values != service.applied_config:
+            failures.append(f"{path} differs from the applied configuration (apply_config)")
+        for host_id in service.replicas:
+            host = self.state.hosts[host_id]
+            if host.state != "healthy":
+                failures.append(f"{host_id} is not healthy ({host.state})")
+            elif host.running_config != service.applied_config:
+                failures.append(f"{host_id} runs an outdated configuration (restart it)")
+        check_id = f"HC-{self.state.next_check:04d}"
+        self.state.next_check += 1
+        check = HealthCheck(
+            check_id=check_id,
+            service_id=service_id,
+            at=iso(self.now()),
+            passed=not failures,
+            failures=failures,
+        )
+        self.state.health_checks[check_id] = check
+        incident = self._open_incident(service_id)
+        if incident is not None:
+            verdict = "passed" if check.passed else f"failed ({len(failures)} failure(s))"
+            self._timeline(incident, f"health check {check_id} {verdict}")
+        return check.model_dump()
+
+    # -- rules ----------------------------------------------------------------------------------------
+    def _faults(self, host: Host) -> list[str]:
+        """What keeps a host from running well, derived from its disk and running configuration."""
+        faults = []
+        if self._disk_pct(host) >= self.data.json("operations.json")["disk_full_pct"]:
+            faults.append("disk_full")
+        schema = self.data.json("config_schema.json")
+        if validate_config(host.running_config, schema, host.service_id):
+            faults.append("bad_config")
+        elif (
+            int(host.running_config["memory_limit_mb"])
+            < self._service_info(host.service_id)["peak_memory_mb"]
+        ):
+            faults.append("oom")
+        return faults
+
+    def _authorized(self, service_id: str) -> Incident:
+        incident = self._open_incident(service_id)
+        if incident is None:
+            self.fail(
+                "permission_denied",
+                f"no open incident authorizes changes to {service_id}; open one first (change control)",
+                service_id=service_id,
+                missing_permission="open_incident",
+            )
+        return incident
+
+    def _change(self, incident: Incident, service_id: str, what: str) -> None:
+        self.state.services[service_id].changed_at = iso(self.now())
+        if incident.status == "open":
+            incident.status = "mitigating"
+        self._timeline(incident, what)
+
+    def _move(self, host: Host, state: HostState, at: datetime) -> None:
+        host.state = state
+        host.state_since = iso(at)
+        self.state.services[host.service_id].changed_at = max(
+            self.state.services[host.service_id].changed_at, iso(at)
+        )
+
+    def _next_step(self, host: Host) -> str | None:
+        info = self._service_info(host.service_id)
+        period = {"draining": info["drain_seconds"], "recovering": info["warmup_seconds"]}.get(host.state)
+        return iso(parse_time(host.state_since) + timedelta(seconds=period)) if period else None
+
+    def _config_file(self, service_id: str) -> tuple[dict[str, Scalar] | None, list[str]]:
+        """The service's configuration file parsed and validated: (values or None, errors)."""
+        path = config_path(service_id)
+        if not self.workspace.exists(path):
+            return None, ["file is missing"]
+        values, errors = parse_config(self.workspace.read_text(path))
+        if not errors:
+            errors = validate_config(values, self.data.json("config_schema.json"), service_id)
+        return (None, errors) if errors else (values, [])
+
+    def _read_config(self, service_id: str) -> dict[str, Scalar]:
+        path = config_path(service_id)
+        values, errors = self._config_file(service_id)
+        if values is None:
+            category = "not_found" if errors == ["file is missing"] else "invalid_argument"
+            self.fail(category, f"{path} is invalid: {'; '.join(errors)}", path=path, errors=errors)
+        return values
+
+    def _unfilled_sections(self, incident: Incident) -> list[str]:
+        path = record_path(incident.incident_id)
+        sections = _sections(self.workspace.read_text(path)) if self.workspace.exists(path) else {}
+        return [
+            f"## {name}"
+            for name in ("Root cause", "Resolution")
+            if sections.get(name.lower(), "").strip().lower().strip(".") in UNFILLED
+        ]
+
+    def _timeline(self, incident: Incident, what: str, at: datetime | None = None) -> str:
+        """Append a line to the record's Timeline section (recreating a lost record or section)."""
+        path = record_path(incident.incident_id)
+        line = f"- {iso(at or self.now())} {what}"
+        text = self.workspace.read_text(path) if self.workspace.exists(path) else _record(incident, None)
+        lines = text.rstrip("\n").splitlines()
+        if "## Timeline" not in lines:
+            lines += ["", "## Timeline"]
+        end = lines.index("## Timeline") + 1
+        while end < len(lines) and not lines[end].startswith("## "):
+            end += 1
+        while end > 0 and not lines[end - 1].strip():
+            end -= 1
+        lines.insert(end, line)
+        self.workspace.write_text(path, "\n".join(lines) + "\n")
+        return line
+
+    def _log(self, host_id: str, name: str, at: datetime, message: str) -> None:
+        path = f"logs/{host_id}/{name}"
+        old = self.workspace.read_text(path) if self.workspace.exists(path) else ""
+        self.workspace.write_text(path, f"{old}{iso(at)} {host_id} {message}\n")
+
+    # -- lookups --------------------------------------------------------------------------------------
+    def _host(self, host_id: str) -> Host:
+        host = self.state.hosts.get(host_id)
+        if host is None:
+            self.fail("not_found", f"no host '{host_id}'", host_id=host_id)
+        return host
+
+    def _service(self, service_id: str) -> Service:
+        service = self.state.services.get(service_id)
+        if service is None:
+            self.fail("not_found", f"no service '{service_id}'", service_id=service_id)
+        return service
+
+    def _incident(self, incident_id: str) -> Incident:
+        incident = self.state.incidents.get(incident_id)
+        if incident is None:
+            self.fail("not_found", f"no incident '{incident_id}'", incident_id=incident_id)
+        return incident
+
+    def _open_incident(self, service_id: str) -> Incident | None:
+        return next(
+            (i for i in self.state.incidents.values() if i.service_id == service_id and i.status != "closed"),
+            None,
+        )
+
+    def _last_check(self, service_id: str) -> HealthCheck | None:
+        checks = [c for c in self.state.health_checks.values() if c.service_id == service_id]
+        return max(checks, key=lambda c: c.check_id) if checks else None
+
+    def _service_info(self, service_id: str) -> Any:
+        return next(s for s in self.data.json("services.json")["services"] if s["service_id"] == service_id)
+
+    def _memory_mb(self, host: Host) -> int:
+        return int(self.data.json("services.json")["host_types"][host.host_type]["memory_mb"])
+
+    def _disk_pct(self, host: Host) -> int:
+        return sum(host.disk_used_gb.values()) * 100 // host.disk_total_gb
+
+    # -- initial states -------------------------------------------------------------------------------
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """``3 + size`` services with 2–3 replicas each (more with ``size``); one service loses a host
+        to a full disk, one OOMs, one runs a broken configuration (an incident is already open
+        for it), the rest are healthy distractors; logs, configs and a past incident record."""
+        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
+        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
+        generator = _Generator(random.Random(seed), repo, base)
+        state = generator.build(max(1, size))
+        return Initial(state=state, files=generator.files)
+
+
+def _record(incident: Incident, first_line: str | None) -> str:
+    """A fresh ops record in the house format."""
+    timeline = f"- {first_line}\n" if first_line else ""
+    return (
+        f"# {incident.incident_id}: {incident.title}\n\n"
+        f"- Service: {incident.service_id}\n"
+        f"- Severity: {incident.severity}\n"
+        f"- Status: {incident.status}\n"
+        f"- Opened: {incident.opened_at}\n\n"
+        "## Timeline\n"
+        f"{timeline}\n"
+        "## Root cause\nTBD\n\n"
+        "## Resolution\nTBD\n"
+    )
+
+
+# -- the generator ------------------------------------------------------------------------------------
+BAD_CONFIGS: tuple[tuple[str, Scalar, str], ...] = (
+    ("upstream_timeout_ms", "30s", "invalid value for upstream_timeout_ms: '30s' (expected int)"),
+    ("log_level", "verbose", "invalid value for log_level: 'verbose' (allowed: debug, info, warn, error)"),
+    ("db_pool_size", 0, "invalid value for db_pool_size: 0 (range 1-200)"),
+    ("cache_backend", "redis-legacy", "invalid value for cache_backend: 'redis-legacy'"),
+    ("max_conections", 50, "unknown key max_conections"),
+)
+NOISE = (
+    "INFO GET /healthz 200 2ms",
+    "INFO request completed status=200 duration_ms={n}",
+    "WARN slow request path=/v1/items duration_ms={n}",
+    "INFO gc pause {n}ms",
+    "WARN upstream connection reset by peer; retrying",
+    "INFO config reloaded from disk",
+)
+
+
+class _Generator:
+    """Builds a consistent S0: host states match the faults derived from disks and configs."""
+
+    def __init__(self, rng: random.Random, data: Repository, base: datetime) -> None:
+        self.rng, self.data, self.base = rng, data, base
+        self.catalog = list(data.json("services.json")["services"])
+        self.types = data.json("services.json")["host_types"]
+        self.zones = list(data.json("services.json")["zones"])
+        self.state = InfraState()
+        self.files: dict[str, str] = {}
+
+    def build(self, size: int) -> InfraState:
+        chosen = self.rng.sample(self.catalog, min(len(self.catalog), 3 + size))
+        faults = ["disk_full", "oom", "bad_config"] + [""] * (len(chosen) - 3)
+        for info, fault in zip(chosen, faults, strict=True):
+            self._service(info, fault, 2 + self.rng.randint(0, 1) + (size - 1))
+        extra_disk = [s for s, f in zip(chosen, faults, strict=True) if not f][: size - 1]
+        for info in extra_disk:
+            self._fill_disk(self.state.services[info["service_id"]].replicas[-1])
+        self._past_incident()
+        return self.state
+
+    def _service(self, info: Any, fault: str, replicas: int) -> None:
+        service_id = info["service_id"]
+        peak = info["peak_memory_mb"]
+        memory = (-(-peak * 125 // 100) // 512 + 1 + self.rng.randint(0, 2)) * 512
+        host_type = self.rng.choice([t for t in sorted(self.types) if memory <= self._ram(t) * 80 // 100])
+        config: dict[str, Scalar] = {
+            "service": service_id,
+            "port": info["port"],
+            "workers": self.rng.choice((4, 8, 16)),
+            "memory_limit_mb": memory if fault != "oom" else max(256, (peak // 2 // 128) * 128),
+            "db_pool_size": self.rng.choice((10, 20, 40)),
+            "upstream_timeout_ms": self.rng.choice((2000, 3000, 5000)),
+            "log_level": "info",
+            "cache_backend": self.rng.choice(("redis", "memcached")),
+        }
+        log_error = ""
+        if fault == "bad_config":
+            key, value, log_error = self.rng.choice(BAD_CONFIGS)
+            config[key] = value
+        self.files[config_path(service_id)] = f"# {service_id} ({info['team']})\n" + render_config(config)
+        hosts = []
+        for n in range(replicas):
+            zone = self.zones[n % len(self.zones)]
+            host_id = f"{info['prefix']}-{zone[-1]}{n // len(self.zones) + 1}"
+            hosts.append(host_id)
+            total = self.types[host_type]["disk_gb"]
+            disk = {
+                "/var/lib/app": total * self.rng.randint(15, 30) // 100,
+                "/var/log/app": self.rng.randint(1, 4),
+                "/var/log/app/archive": total * self.rng.randint(5, 25) // 100,
+                "/var/crash": self.rng.randint(0, 2),
+                "/tmp": self.rng.randint(0, 2),
+            }
+            self.state.hosts[host_id] = Host(
+                host_id=host_id,
+                service_id=service_id,
+                zone=zone,
+                host_type=host_type,
+                state="healthy",
+                state_since=iso(self.base - timedelta(days=self.rng.randint(2, 40))),
+                disk_total_gb=total,
+                disk_used_gb=disk,
+                running_config=dict(config),
+                restarts=self.rng.randint(0, 3),
+            )
+            self._logs(host_id, service_id, "")
+        self.state.services[service_id] = Service(
+            service_id=service_id,
+            replicas=hosts,
+            applied_config=config,
+            applied_at=iso(
+                self.base - timedelta(hours=self.rng.randint(1, 3), minutes=self.rng.randint(0, 59))
+            ),
+            changed_at=iso(self.base - timedelta(minutes=self.rng.randint(20, 50))),
+        )
+        if fault == "disk_full":
+            self._fill_disk(hosts[0])
+        elif fault == "oom":
+            for i, host_id in enumerate(hosts):
+                self._break(host_id, "down" if i == 0 else "degraded", "oom", peak)
+        elif fault == "bad_config":
+            for host_id in hosts:
+                self._break(host_id, "degraded", log_error, peak)
+            self._open_incident(service_id)
+
+    def _ram(self, host_type: str) -> int:
+        return int(self.types[host_type]["memory_mb"])
+
+    def _fill_disk(self, host_id: str) -> None:
+        """Fill one purgeable directory so that only purging it brings the disk under 90%."""
+        host = self.state.hosts[host_id]
+        culprit = self.rng.choice(("/var/log/app/archive", "/var/crash"))
+        for path in ("/var/log/app/archive", "/var/crash", "/tmp"):
+            host.disk_used_gb[path] = 1
+        others = sum(v for k, v in host.disk_used_gb.items() if k != culprit)
+        host.disk_used_gb[culprit] = host.disk_total_gb * self.rng.randint(94, 98) // 100 - others
+        self._break(host_id, self.rng.choice(("down", "degraded")), "disk_full", 0)
+
+    def _break(self, host_id: str, state: HostState, fault: str, peak: int) -> None:
+        host = self.state.hosts[host_id]
+        host.state = state
+        host.state_since = iso(self.base - timedelta(minutes=self.rng.randint(8, 35)))
+        self._logs(host_id, host.service_id, fault, peak)
+
+    def _logs(self, host_id: str, service_id: str, fault: str, peak: int = 0) -> None:
+        """An hour of log lines before the base time; the fault's signature if there is one."""
+        app, syslog = [], []
+        start = self.base - timedelta(minutes=60)
+        for minute in range(0, 60, 3):
+            at = iso(start + timedelta(minutes=minute, seconds=self.rng.randint(0, 59)))
+            app.append(f"{at} {host_id} {self.rng.choice(NOISE).format(n=self.rng.randint(40, 900))}")
+            if minute % 15 == 0:
+                syslog.append(
+                    f"{at} {host_id} systemd[1]: Started Session {self.rng.randint(100, 999)} of user deploy."
+                )
+        if fault == "disk_full":
+            for minute in sorted(self.rng.sample(range(30, 60), 5)):
+                at = iso(start + timedelta(minutes=minute))
+                app.append(
+                    f"{at} {host_id} ERROR failed to write /var/log/app/current.log: No space left on device"
+                )
+        elif fault == "oom":
+            rss = [peak] + [self.rng.randint(peak * 7 // 10, peak) for _ in range(3)]
+            self.rng.shuffle(rss)
+            for i, minute in enumerate(sorted(self.rng.sample(range(20, 60), len(rss)))):
+                at = iso(start + timedelta(minutes=minute))
+                pid = self.rng.randint(20000, 60000)
+                syslog.append(
+                    f"{at} {host_id} kernel: Memory cgroup out of memory: Killed process {pid} "
+                    f"({service_id}) total-vm:{rss[i] * 1700}kB, anon-rss:{rss[i] * 1024}kB, file-rss:0kB"
+                )
+                app.append(f"{at} {host_id} ERROR worker {i + 1} exited unexpectedly (signal 9, SIGKILL)")
+        elif fault:
+            for minute in sorted(self.rng.sample(range(25, 60), 4)):
+                at = iso(start + timedelta(minutes=minute))
+                app.append(
+                    f"{at} {host_id} ERROR config: {fault}; falling back to defaults, requests failing"
+                )
+        self.files[f"logs/{host_id}/app.log"] = "\n".join(sorted(app)) + "\n"
+        self.files[f"logs/{host_id}/syslog.log"] = "\n".join(sorted(syslog)) + "\n"
+
+    def _open_incident(self, service_id: str) -> None:
+        incident_id = f"INC-{self.state.next_incident}"
+        self.state.next_incident += 1
+        opened = iso(self.base - timedelta(minutes=6))
+        incident = Incident(
+            incident_id=incident_id,
+            service_id=service_id,
+            severity="sev2",
+            title=f"{service_id} error rate above 5%",
+            status="open",
+            opened_at=opened,
+        )
+        self.state.incidents[incident_id] = incident
+        self.files[record_path(incident_id)] = _record(
+            incident, f"{opened} opened by on-call: error rate alert"
+        )
+
+    def _past_incident(self) -> None:
+        """A closed incident from last week: history, and a near-duplicate of today's faults."""
+        service_id = self.rng.choice(sorted(self.state.services))
+        opened = self.base - timedelta(days=6, hours=self.rng.randint(1, 20))
+        incident = Incident(
+            incident_id="INC-2031",
+            service_id=service_id,
+            severity="sev3",
+            title=f"{service_id} disk usage above 85% on one replica",
+            status="closed",
+            opened_at=iso(opened),
+            closed_at=iso(opened + timedelta(minutes=48)),
+            root_cause="disk_full",
+        )
+        self.state.incidents["INC-2031"] = incident
+        host_id = self.state.services[service_id].replicas[0]
+        text = _record(incident, f"{iso(opened)} opened: disk alert on {host_id}")
+        text = text.replace(
+            "## Root cause\nTBD", f"## Root cause\nRotated logs filled /var/log/app/archive on {host_id}."
+        )
+        text = text.replace(
+            "## Resolution\nTBD",
+            "## Resolution\nPurged /var/log/app/archive; log rotation retention reduced.",
+        )
+        self.files[record_path("INC-2031")] = text
