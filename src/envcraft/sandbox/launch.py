@@ -1,11 +1,11 @@
 """Start a bubblewrap sandbox whose limits are in place before its command runs.
 
-bubblewrap is started with ``--info-fd`` and ``--block-fd``: once the sandbox is built it
-reports the host pid of the sandbox's first process, which then waits. Meanwhile the
-host moves that process into the sandbox's pids cgroup (root only, see
-:mod:`envcraft.sandbox.cgroup`) and sets the hard resource limits on it with
-``prlimit``; only then is the command released. Everything in the sandbox descends from
-that process, so nothing there ever runs unlimited.
+bubblewrap is started (inside the sandbox's own pids cgroup when running as root, see
+:mod:`envcraft.sandbox.cgroup`) with ``--info-fd`` and ``--block-fd``: it reports the host
+pid of the sandbox's first process, which waits once the sandbox is built. Meanwhile the
+host sets the hard resource limits on that process with ``prlimit``; only then is the
+command released. Everything in the sandbox descends from that process, so nothing
+there ever runs unlimited.
 """
 
 from __future__ import annotations
@@ -52,11 +52,13 @@ def start(
     stderr: Stream = subprocess.PIPE,
 ) -> Sandbox:
     """Start ``binary args`` (bubblewrap options, ``--``, command) confined by ``limits``."""
+    group = process_cap(limits.processes)
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
+    argv = [binary, "--info-fd", str(info_w), "--block-fd", str(block_r), *args]
     try:
         proc = subprocess.Popen(
-            [binary, "--info-fd", str(info_w), "--block-fd", str(block_r), *args],
+            group.wrap(argv) if group is not None else argv,
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
@@ -66,15 +68,20 @@ def start(
     except BaseException:
         for fd in (info_r, block_w):
             os.close(fd)
+        if group is not None:
+            group.remove()
         raise
     finally:
         os.close(info_w)
         os.close(block_r)
-    sandbox = Sandbox(proc, None)
+    sandbox = Sandbox(proc, group)
     try:
         child = _child_pid(info_r)
         if child is not None:
-            _confine(sandbox, child, limits)
+            for name, value in limits.rlimits().items():
+                resource.prlimit(child, getattr(resource, name), (value, value))
+    except ProcessLookupError:
+        pass  # bubblewrap failed while building the sandbox; its exit status says why
     except (OSError, ValueError) as exc:
         kill_group(proc)
         proc.wait()
@@ -86,17 +93,6 @@ def start(
             os.write(block_w, b"x")
         os.close(block_w)
     return sandbox
-
-
-def _confine(sandbox: Sandbox, child: int, limits: Limits) -> None:
-    try:
-        sandbox.group = process_cap(limits.processes)
-        if sandbox.group is not None:
-            sandbox.group.add(child)
-        for name, value in limits.rlimits().items():
-            resource.prlimit(child, getattr(resource, name), (value, value))
-    except ProcessLookupError:
-        return  # bubblewrap failed while building the sandbox; its exit status says why
 
 
 def _child_pid(info_fd: int) -> int | None:
