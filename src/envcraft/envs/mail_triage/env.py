@@ -1,0 +1,1182 @@
+"""Mail triage: a mailbox of .eml files in the workspace, with colleagues and customers who answer.
+
+The reference environment of the *human-agent interaction* archetype: the agent's messages
+reach simulated people whose replies are a deterministic function of the state (what the sent
+message said, who was asked, who is out of office) and arrive a few actions later on the
+derived clock. Folders are directories (the file's location is the truth, so a move made with
+the shell counts), received and sent messages are immutable server copies, drafts are files
+the agent may also edit by hand, and action items live in todo.md.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import date, datetime, timedelta
+from email.parser import HeaderParser
+from email.utils import format_datetime, formataddr, getaddresses
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from pydantic import Field
+
+from envcraft.core import Initial, Repository, StateModel, ToolFailure, tool
+from envcraft.core.clock import iso, parse_time
+from envcraft.sandbox import ClawEnvironment
+
+MessageStatus = Literal["received", "draft", "sent"]
+ContactKind = Literal["colleague", "customer", "vendor", "external"]
+
+BASE_TIME = datetime.fromisoformat("2026-01-12T08:30:00+00:00")
+MAIL_ROOT = "mail"
+TODO_FILE = "todo.md"
+MESSAGE_FILE = re.compile(r"^mail/([^/]+)/(MSG-\d{4})\.eml$")
+ADDRESS = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$")
+MAIL_HOST = "mail.northwind.example"
+SUMMARY_FIELDS = (
+    "message_id",
+    "folder",
+    "status",
+    "from",
+    "to",
+    "subject",
+    "date",
+    "thread_id",
+    "flags",
+    "labels",
+)
+
+
+# -- state ----------------------------------------------------------------------------------------
+class Fact(StateModel):
+    """Something a colleague knows and tells whoever asks with one of the keywords."""
+
+    topic: str
+    keywords: list[str]
+    answer: str
+
+
+class Requirement(StateModel):
+    """A piece of information a customer waits for; any accepted spelling counts."""
+
+    label: str
+    accepted: list[str]
+
+
+class Contact(StateModel):
+    contact_id: str
+    name: str
+    email: str
+    org: str
+    role: str
+    kind: ContactKind
+    reply_delay: int = 3  # actions between a message reaching them and their reply arriving
+    out_of_office_until: str = ""  # ISO date; empty when in the office
+    delegate_id: str = ""
+    facts: list[Fact] = Field(default_factory=list)
+
+
+class Case(StateModel):
+    case_id: str
+    contact_id: str
+    subject: str
+    requirements: list[Requirement]
+    status: Literal["open", "resolved", "escalated"] = "open"
+    unhelpful_replies: int = 0
+
+
+class Message(StateModel):
+    """Server-side record. For drafts only the metadata: the draft file holds the content."""
+
+    message_id: str
+    thread_id: str
+    status: MessageStatus
+    sender: str = ""
+    to: list[str] = Field(default_factory=list)
+    cc: list[str] = Field(default_factory=list)
+    subject: str = ""
+    date: str
+    in_reply_to: str = ""
+    forward_of: str = ""
+    classification: str = ""
+    body: str = ""
+    flags: list[str] = Field(default_factory=list)  # seen, flagged
+    labels: list[str] = Field(default_factory=list)
+
+
+class Thread(StateModel):
+    thread_id: str
+    subject: str
+    message_ids: list[str] = Field(default_factory=list)
+
+
+class PendingReply(StateModel):
+    """A reply decided when the agent's message was sent; it lands in the inbox at ``due_index``."""
+
+    reply_id: str
+    due_index: int
+    contact_id: str
+    thread_id: str
+    in_reply_to: str
+    subject: str
+    cc: list[str] = Field(default_factory=list)
+    body: str
+    effect: str = ""  # "resolve:CASE-1" or "escalate:CASE-1", applied on delivery
+
+
+class Todo(StateModel):
+    todo_id: str
+    text: str
+    source_message_id: str = ""
+    due_date: str = ""
+    done: bool = False
+    created_at: str
+
+
+class Owner(StateModel):
+    name: str = "Mailbox Owner"
+    email: str = "owner@northwind.example"
+    title: str = ""
+    manager_id: str = ""
+
+
+class MailState(StateModel):
+    owner: Owner = Field(default_factory=Owner)
+    folders: list[str] = Field(
+        default_factory=lambda: ["inbox", "drafts", "sent", "archive", "spam", "trash"]
+    )
+    contacts: dict[str, Contact] = Field(default_factory=dict)
+    cases: dict[str, Case] = Field(default_factory=dict)
+    messages: dict[str, Message] = Field(default_factory=dict)
+    threads: dict[str, Thread] = Field(default_factory=dict)
+    pending: dict[str, PendingReply] = Field(default_factory=dict)
+    todos: dict[str, Todo] = Field(default_factory=dict)
+    auto_replied: list[str] = Field(default_factory=list)  # "CT-03:THR-004": out-of-office notices sent
+    next_message: int = 1
+    next_thread: int = 1
+    next_reply: int = 1
+    next_todo: int = 1
+
+
+# -- the environment ------------------------------------------------------------------------------
+class MailTriage(ClawEnvironment):
+    """Email client over the workspace folder mail/ (one .eml file per message, one folder each).
+
+    Triage the inbox (read, search, move, flag, label), write drafts (compose, reply, forward,
+    edit, or edit the draft file by hand), send them, and record action items in todo.md.
+    Colleagues and customers answer what you send: their replies arrive in the inbox a few
+    actions later, when you call sync_mailbox. Sent and received messages are immutable.
+    """
+
+    State = MailState
+    state: MailState
+
+    # -- reading -----------------------------------------------------------------------------
+    @tool(read_only=True, produces=["message_id", "thread_id"])
+    def list_messages(
+        self, folder: str = "inbox", unread_only: bool = False, flagged_only: bool = False, label: str = ""
+    ) -> dict[str, Any]:
+        """List the messages of a folder, newest first, with the message count of every folder.
+
+        Args:
+            folder: The folder (inbox, drafts, sent, archive, spam, trash or one you created);
+                empty for all folders.
+            unread_only: Only messages not yet read.
+            flagged_only: Only flagged messages.
+            label: Only messages carrying this label; empty for any.
+
+        Returns:
+            Message summaries (id, folder, from, to, subject, date, thread, flags, labels, status)
+            and the number of messages per folder.
+        """
+        index = self._index()
+        if folder and folder not in self.state.folders:
+            self.fail("not_found", f"no folder '{folder}'", folder=folder, folders=self.state.folders)
+        rows = []
+        for message_id, folders in index.items():
+            message = self.state.messages[message_id]
+            if folder and folder not in folders:
+                continue
+            if unread_only and "seen" in message.flags:
+                continue
+            if flagged_only and "flagged" not in message.flags:
+                continue
+            if label and label not in message.labels:
+                continue
+            rows.append(self._summary(message, folders[0]))
+        rows.sort(key=lambda r: (r["date"], r["message_id"]), reverse=True)
+        counts = {f: sum(1 for fs in index.values() if f in fs) for f in self.state.folders}
+        return {"folder": folder or "all", "messages": rows, "count": len(rows), "folders": counts}
+
+    @tool(read_only=True, produces=["message_id", "thread_id"])
+    def search_messages(self, query: str, folder: str = "") -> dict[str, Any]:
+        """Search sender, recipients, subject and body; every word of the query must appear.
+
+        Args:
+            query: Words to look for (case does not matter), e.g. "ORD-5521 tracking".
+            folder: Only this folder; empty for all folders.
+
+        Returns:
+            Matching message summaries, newest first.
+        """
+        words = query.lower().split()
+        if not words:
+            self.fail("invalid_argument", "query must contain at least one word", field="query")
+        rows = []
+        for message_id, folders in self._index().items():
+            if folder and folder not in folders:
+                continue
+            message = self.state.messages[message_id]
+            view = self._view(message, folders[0])
+            text = " ".join([view["from"], *view["to"], *view["cc"], view["subject"], view["body"]]).lower()
+            if all(w in text for w in words):
+                rows.append(self._summary(message, folders[0]))
+        rows.sort(key=lambda r: (r["date"], r["message_id"]), reverse=True)
+        return {"messages": rows, "count": len(rows)}
+
+    @tool(consumes=["message_id"], produces=["thread_id", "contact_id"])
+    def read_message(self, message_id: str) -> dict[str, Any]:
+        """Open a message: full headers and body. Marks it as read.
+
+        A received or sent message whose file was changed by hand is restored from the server copy.
+
+        Args:
+            message_id: The message id, e.g. MSG-0004.
+
+        Returns:
+            Folder, from, to, cc, subject, date, thread, in_reply_to, classification, flags, labels,
+            body, and restored (true when the file had been altered and was restored).
+        """
+        message, folder = self._located(message_id)
+        restored = False
+        if message.status != "draft":
+            path = _path(folder, message_id)
+            canonical = _render(message, message.body)
+            if self.workspace.read_text(path) != canonical:
+                self.workspace.write_text(path, canonical)
+                restored = True
+        if "seen" not in message.flags:
+            message.flags = sorted({*message.flags, "seen"})
+        return {**self._view(message, folder), "restored": restored}
+
+    @tool(read_only=True, consumes=["thread_id"], produces=["message_id"])
+    def read_thread(self, thread_id: str) -> dict[str, Any]:
+        """Show a whole conversation in order: every message with its body.
+
+        Args:
+            thread_id: The thread id, e.g. THR-003.
+
+        Returns:
+            The thread subject and its messages, oldest first.
+        """
+        thread = self.state.threads.get(thread_id)
+        if thread is None:
+            self.fail("not_found", f"no thread '{thread_id}'", thread_id=thread_id)
+        index = self._index()
+        messages = [self._view(self.state.messages[m], index[m][0]) for m in thread.message_ids if m in index]
+        return {"thread_id": thread_id, "subject": thread.subject, "messages": messages}
+
+    @tool(read_only=True, produces=["contact_id"])
+    def lookup_contact(self, query: str) -> dict[str, Any]:
+        """Find people in the address book by name, email or organisation.
+
+        Args:
+            query: Words that must all appear in the name, email, organisation or role.
+
+        Returns:
+            Matching contacts: id, name, email, organisation, role and kind (colleague, customer,
+            vendor, external).
+        """
+        words = query.lower().split()
+        if not words:
+            self.fail("invalid_argument", "query must contain at least one word", field="query")
+        found = [
+            {k: getattr(c, k) for k in ("contact_id", "name", "email", "org", "role", "kind")}
+            for c in sorted(self.state.contacts.values(), key=lambda c: c.contact_id)
+            if all(w in f"{c.name} {c.email} {c.org} {c.role}".lower() for w in words)
+        ]
+        return {"contacts": found, "count": len(found)}
+
+    # -- organising --------------------------------------------------------------------------
+    @tool(consumes=["message_id"])
+    def move_message(self, message_id: str, folder: str) -> dict[str, Any]:
+        """Move a received message to another folder (e.g. archive, spam, trash, or your own folder).
+
+        Args:
+            message_id: The message to move.
+            folder: Destination folder; drafts and sent cannot be chosen.
+
+        Returns:
+            The message id, the folder it left, the folder it is in now, and whether it moved.
+        """
+        message, current = self._located(message_id)
+        if folder not in self.state.folders:
+            self.fail("not_found", f"no folder '{folder}'; create_folder makes one", folder=folder)
+        if folder in ("drafts", "sent"):
+            self.fail(
+                "invalid_argument",
+                f"messages cannot be moved into {folder}; drafts are created by the draft tools "
+                "and only send_draft puts a message in sent",
+                field="folder",
+            )
+        if message.status != "received":
+            self.fail(
+                "invalid_transition",
+                f"{message_id} is a {message.status} message; it stays in {current}",
+                message_id=message_id,
+                status=message.status,
+            )
+        if folder != current:
+            self.workspace.delete(_path(current, message_id))
+            self.workspace.write_text(_path(folder, message_id), _render(message, message.body))
+        return {
+            "message_id": message_id,
+            "from_folder": current,
+            "folder": folder,
+            "moved": folder != current,
+        }
+
+    @tool(produces=["folder"])
+    def create_folder(self, name: str) -> dict[str, Any]:
+        """Create a mail folder.
+
+        Args:
+            name: Folder name: lowercase letters, digits and hyphens (e.g. "vendors").
+
+        Returns:
+            The folder name and the list of all folders.
+        """
+        if not re.match(r"^[a-z][a-z0-9-]{1,29}$", name):
+            self.fail(
+                "invalid_argument", "folder names use lowercase letters, digits and hyphens", field="name"
+            )
+        if name in self.state.folders:
+            self.fail("conflict", f"folder '{name}' already exists", folder=name)
+        self.state.folders.append(name)
+        return {"folder": name, "folders": self.state.folders}
+
+    @tool(consumes=["message_id"])
+    def flag_message(self, message_id: str, flagged: bool = True) -> dict[str, Any]:
+        """Flag a message for follow-up, or clear the flag.
+
+        Args:
+            message_id: The message.
+            flagged: True to flag, false to clear.
+
+        Returns:
+            The message id and its flags.
+        """
+        message, _ = self._located(message_id)
+        flags = set(message.flags) - {"flagged"}
+        if flagged:
+            flags.add("flagged")
+        message.flags = sorted(flags)
+        return {"message_id": message_id, "flags": message.flags}
+
+    @tool(consumes=["message_id"])
+    def label_message(self, message_id: str, label: str, remove: bool = False) -> dict[str, Any]:
+        """Add a label to a message (or remove one).
+
+        Args:
+            message_id: The message.
+            label: Lowercase label, e.g. "finance" or "customer-escalation".
+            remove: True to remove the label instead.
+
+        Returns:
+            The message id and its labels.
+        """
+        message, _ = self._located(message_id)
+        if not re.match(self.data.json("policy.json")["label_pattern"], label):
+            self.fail("invalid_argument", "labels use lowercase letters, digits and hyphens", field="label")
+        if remove and label not in message.labels:
+            self.fail("not_found", f"{message_id} has no label '{label}'", labels=message.labels)
+        labels = set(message.labels) - {label} if remove else set(message.labels) | {label}
+        message.labels = sorted(labels)
+        return {"message_id": message_id, "labels": message.labels}
+
+    # -- drafts --------------------------------------------------------------------------------
+    @tool(produces=["draft_id", "thread_id"])
+    def compose_draft(
+        self, to: list[str], subject: str, body: str, cc: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Write a new message as a draft in mail/drafts (it starts a new conversation).
+
+        Args:
+            to: Recipient addresses (e.g. ["tom.becker@northwind.example"]).
+            subject: The subject line.
+            body: The message text.
+            cc: Addresses in copy.
+
+        Returns:
+            The draft id, its thread id and the path of the draft file (editable by hand).
+        """
+        recipients = self._addresses(to, "to", required=True)
+        copies = self._addresses(cc or [], "cc")
+        if not subject.strip():
+            self.fail("invalid_argument", "subject must not be empty", field="subject")
+        thread = self._new_thread(subject.strip())
+        return self._new_draft(thread, recipients, copies, subject.strip(), body)
+
+    @tool(consumes=["message_id"], produces=["draft_id"])
+    def draft_reply(self, message_id: str, body: str, reply_all: bool = False) -> dict[str, Any]:
+        """Draft a reply in the message's conversation, quoting it.
+
+        Args:
+            message_id: A received or sent message.
+            body: Your reply text (the original is quoted below it).
+            reply_all: Also address everyone else on the original (minus yourself).
+
+        Returns:
+            The draft id, thread id, recipients and the path of the draft file.
+        """
+        original, _ = self._located(message_id)
+        if original.status == "draft":
+            self.fail(
+                "invalid_transition",
+                f"{message_id} is a draft; reply to a received or sent message",
+                message_id=message_id,
+                status=original.status,
+            )
+        me = self.state.owner.email
+        if original.status == "received":
+            to = [original.sender]
+            others = [a for a in [*original.to, *original.cc] if _email(a) != me] if reply_all else []
+        else:
+            to = list(original.to)
+            others = list(original.cc) if reply_all else []
+        subject = (
+            original.subject if original.subject.lower().startswith("re:") else f"Re: {original.subject}"
+        )
+        quoted = "\n".join(f"> {line}" for line in original.body.splitlines())
+        text = f"{body.rstrip()}\n\nOn {original.date}, {original.sender} wrote:\n{quoted}\n"
+        thread = self.state.threads[original.thread_id]
+        return self._new_draft(thread, to, others, subject, text, in_reply_to=message_id)
+
+    @tool(consumes=["message_id"], produces=["draft_id", "thread_id"])
+    def draft_forward(self, message_id: str, to: list[str], body: str = "") -> dict[str, Any]:
+        """Draft a forward of a message (a new conversation) with the original below your note.
+
+        Confidential messages may only be forwarded inside the company domain.
+
+        Args:
+            message_id: A received or sent message.
+            to: Recipient addresses.
+            body: Your note above the forwarded message.
+
+        Returns:
+            The draft id, its new thread id and the path of the draft file.
+        """
+        original, _ = self._located(message_id)
+        if original.status == "draft":
+            self.fail(
+                "invalid_transition",
+                f"{message_id} is a draft; forward a received or sent message",
+                message_id=message_id,
+                status=original.status,
+            )
+        recipients = self._addresses(to, "to", required=True)
+        subject = f"Fwd: {original.subject}"
+        block = (
+            f"---------- Forwarded message ----------\nFrom: {original.sender}\nDate: {original.date}\n"
+            f"Subject: {original.subject}\nTo: {', '.join(original.to)}\n\n{original.body}"
+        )
+        text = f"{body.rstrip()}\n\n{block}\n" if body.strip() else f"{block}\n"
+        thread = self._new_thread(subject)
+        return self._new_draft(thread, recipients, [], subject, text, forward_of=message_id)
+
+    @tool(consumes=["draft_id"])
+    def edit_draft(
+        self,
+        draft_id: str,
+        body: str | None = None,
+        subject: str | None = None,
+        to: list[str] | None = None,
+        cc: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Change a draft's body, subject or recipients (what is omitted stays as it is).
+
+        Args:
+            draft_id: A draft message id.
+            body: The new full body.
+            subject: The new subject.
+            to: The new recipient list.
+            cc: The new copy list.
+
+        Returns:
+            The draft id and its current recipients and subject.
+        """
+        message, folder = self._located(draft_id)
+        if message.status != "draft":
+            self.fail(
+                "invalid_transition",
+                f"{draft_id} is {message.status}; only drafts can be edited (a sent message never changes)",
+                message_id=draft_id,
+                status=message.status,
+            )
+        draft = _parse(self.workspace.read_text(_path(folder, draft_id)))
+        if to is not None:
+            draft["to"] = self._addresses(to, "to", required=True)
+        if cc is not None:
+            draft["cc"] = self._addresses(cc, "cc")
+        if subject is not None:
+            if not subject.strip():
+                self.fail("invalid_argument", "subject must not be empty", field="subject")
+            draft["subject"] = subject.strip()
+        if body is not None:
+            draft["body"] = body
+        shell = message.model_copy(update={"to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]})
+        self.workspace.write_text(_path(folder, draft_id), _render(shell, draft["body"]))
+        return {"draft_id": draft_id, "to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
+
+    @tool(consumes=["draft_id"])
+    def discard_draft(self, draft_id: str) -> dict[str, Any]:
+        """Delete a draft for good.
+
+        Args:
+            draft_id: A draft message id.
+
+        Returns:
+            The discarded draft id.
+        """
+        message, folder = self._located(draft_id)
+        if message.status != "draft":
+            self.fail(
+                "invalid_transition",
+                f"{draft_id} is {message.status}; only drafts can be discarded",
+                message_id=draft_id,
+                status=message.status,
+            )
+        self.workspace.delete(_path(folder, draft_id))
+        thread = self.state.threads[message.thread_id]
+        thread.message_ids.remove(draft_id)
+        if not thread.message_ids:
+            del self.state.threads[thread.thread_id]
+        del self.state.messages[draft_id]
+        return {"draft_id": draft_id, "discarded": True}
+
+    @tool(consumes=["draft_id"], produces=["message_id"])
+    def send_draft(self, draft_id: str) -> dict[str, Any]:
+        """Send a draft as it is in its file now; it moves to sent and can never change again.
+
+        Args:
+            draft_id: A draft message id.
+
+        Returns:
+            The sent message id, its thread, recipients and send time.
+        """
+        message, folder = self._located(draft_id)
+        if message.status != "draft":
+            why = (
+                "it was already sent and can never change" if message.status == "sent" else "it was received"
+            )
+            self.fail(
+                "invalid_transition",
+                f"{draft_id} is not a draft ({why}); only drafts can be sent",
+                message_id=draft_id,
+                status=message.status,
+            )
+        draft = _parse(self.workspace.read_text(_path(folder, draft_id)))
+        to = self._addresses(draft["to"], "to", required=True)
+        cc = self._addresses(draft["cc"], "cc")
+        if not draft["subject"]:
+            self.fail("invalid_argument", f"draft {draft_id} has no subject", field="subject")
+        if message.forward_of:
+            self._check_forward(message.forward_of, [*to, *cc])
+        owner = self.state.owner
+        message.status = "sent"
+        message.sender = formataddr((owner.name, owner.email))
+        message.to, message.cc, message.subject, message.body = to, cc, draft["subject"], draft["body"]
+        message.date = _mail_date(self.now())
+        message.flags = ["seen"]
+        self.workspace.delete(_path(folder, draft_id))
+        self.workspace.write_text(_path("sent", draft_id), _render(message, message.body))
+        self._react(message)
+        return {
+            "message_id": draft_id,
+            "status": "sent",
+            "thread_id": message.thread_id,
+            "to": to,
+            "cc": cc,
+            "sent_at": iso(self.now()),
+        }
+
+    @tool(produces=["message_id"])
+    def sync_mailbox(self) -> dict[str, Any]:
+        """Send/receive: deliver the replies that have arrived by now into the inbox.
+
+        Returns:
+            The ids, senders and subjects of the newly delivered messages (possibly none).
+        """
+        due = sorted(
+            (p for p in self.state.pending.values() if p.due_index <= self.action_index),
+            key=lambda p: (p.due_index, p.reply_id),
+        )
+        delivered = []
+        for reply in due:
+            message = self._deliver(reply)
+            delivered.append(
+                {"message_id": message.message_id, "from": message.sender, "subject": message.subject}
+            )
+        return {"delivered": delivered, "count": len(delivered), "checked_at": iso(self.now())}
+
+    # -- action items --------------------------------------------------------------------------
+    @tool(consumes=["message_id"], produces=["todo_id"])
+    def add_todo(self, text: str, message_id: str = "", due_date: str = "") -> dict[str, Any]:
+        """Add an action item to todo.md, optionally linked to the message it comes from.
+
+        Args:
+            text: What has to be done, e.g. "Send Q4 freight cost to Marta".
+            message_id: The message the item comes from; empty for none.
+            due_date: Due date as YYYY-MM-DD; empty for none.
+
+        Returns:
+            The todo id and the open items.
+        """
+        if not text.strip():
+            self.fail("invalid_argument", "text must not be empty", field="text")
+        if message_id and message_id not in self.state.messages:
+            self.fail("not_found", f"no message '{message_id}'", message_id=message_id)
+        if due_date and not _is_date(due_date):
+            self.fail("invalid_argument", "due_date must be a date written YYYY-MM-DD", field="due_date")
+        same = [
+            t.todo_id
+            for t in self.state.todos.values()
+            if not t.done and t.text.lower() == text.strip().lower() and t.source_message_id == message_id
+        ]
+        if same:
+            self.fail("conflict", f"the same open item already exists: {same[0]}", todo_id=same[0])
+        todo_id = f"TODO-{self.state.next_todo:02d}"
+        self.state.next_todo += 1
+        self.state.todos[todo_id] = Todo(
+            todo_id=todo_id,
+            text=text.strip(),
+            source_message_id=message_id,
+            due_date=due_date,
+            created_at=iso(self.now()),
+        )
+        self.workspace.write_text(TODO_FILE, _render_todos(self.state))
+        return {"todo_id": todo_id, "open": _open_todos(self.state)}
+
+    @tool(consumes=["todo_id"])
+    def complete_todo(self, todo_id: str) -> dict[str, Any]:
+        """Tick off an action item in todo.md.
+
+        Args:
+            todo_id: The item id, e.g. TODO-02.
+
+        Returns:
+            The todo id and the items still open.
+        """
+        todo = self.state.todos.get(todo_id)
+        if todo is None:
+            self.fail("not_found", f"no todo '{todo_id}'", todo_id=todo_id)
+        if todo.done:
+            self.fail("invalid_transition", f"{todo_id} is already done", todo_id=todo_id, status="done")
+        todo.done = True
+        self.workspace.write_text(TODO_FILE, _render_todos(self.state))
+        return {"todo_id": todo_id, "done": True, "open": _open_todos(self.state)}
+
+    # -- counterparts --------------------------------------------------------------------------
+    def _react(self, sent: Message) -> None:
+        """Decide now, deterministically from the state, how each addressed person will answer."""
+        text = f"{sent.subject}\n{sent.body}".lower()
+        for address in sent.to:
+            contact = self._contact_by_email(_email(address))
+            if contact is None:
+                continue
+            if contact.out_of_office_until and self.now().date().isoformat() < contact.out_of_office_until:
+                self._out_of_office(contact, sent)
+            elif contact.kind == "colleague" and contact.facts:
+                self._colleague_reply(contact, sent, text)
+            elif contact.kind == "customer":
+                self._customer_reply(contact, sent, text)
+
+    def _out_of_office(self, contact: Contact, sent: Message) -> None:
+        key = f"{contact.contact_id}:{sent.thread_id}"
+        if key in self.state.auto_replied:
+            return
+        self.state.auto_replied.append(key)
+        delegate = self.state.contacts.get(contact.delegate_id)
+        body = self._template(
+            "out_of_office",
+            contact,
+            until=contact.out_of_office_until,
+            delegate_name=delegate.name if delegate else "the team",
+            delegate_email=delegate.email if delegate else self.state.owner.email,
+        )
+        self._schedule(contact, sent, body, delay=1, subject=f"Automatic reply: {sent.subject}")
+
+    def _colleague_reply(self, contact: Contact, sent: Message, text: str) -> None:
+        asked = [f for f in contact.facts if any(k.lower() in text for k in f.keywords)]
+        if asked:
+            body = self._template("colleague_answer", contact, answers="\n".join(f.answer for f in asked))
+        else:
+            topics = ", ".join(f.topic for f in contact.facts)
+            body = self._template("colleague_clarify", contact, topics=topics)
+        self._schedule(contact, sent, body, delay=contact.reply_delay)
+
+    def _customer_reply(self, contact: Contact, sent: Message, text: str) -> None:
+        open_cases = [
+            c for c in self.state.cases.values() if c.contact_id == contact.contact_id and c.status == "open"
+        ]
+        if not open_cases:
+            return
+        case = min(open_cases, key=lambda c: c.case_id)
+        flat = " ".join(text.split())
+        missing = [
+            r.label
+            for r in case.requirements
+            if not any(" ".join(a.lower().split()) in flat for a in r.accepted)
+        ]
+        if not missing:
+            body = self._template("customer_resolved", contact)
+            self._schedule(contact, sent, body, delay=contact.reply_delay, effect=f"resolve:{case.case_id}")
+            return
+        case.unhelpful_replies += 1
+        wanted = " and ".join(missing)
+        limit = self.data.json("policy.json")["escalate_after_unhelpful_replies"]
+        if case.unhelpful_replies >= limit:
+            manager = self.state.contacts.get(self.state.owner.manager_id)
+            cc = [formataddr((manager.name, manager.email))] if manager else []
+            body = self._template("customer_escalated", contact, missing=wanted)
+            self._schedule(contact, sent, body, contact.reply_delay, cc=cc, effect=f"escalate:{case.case_id}")
+        else:
+            body = self._template("customer_missing", contact, missing=wanted)
+            self._schedule(contact, sent, body, delay=contact.reply_delay)
+
+    def _template(self, name: str, contact: Contact, **values: str) -> str:
+        owner_first = self.state.owner.name.split()[0]
+        return str(self.data.json("replies.json")[name]).format(
+            name=contact.name, owner_first=owner_first, **values
+        )
+
+    def _schedule(
+        self,
+        contact: Contact,
+        sent: Message,
+        body: str,
+        delay: int,
+        subject: str = "",
+        cc: list[str] | None = None,
+        effect: str = "",
+    ) -> None:
+        reply_id = f"PR-{self.state.next_reply:03d}"
+        self.state.next_reply += 1
+        base = sent.subject if sent.subject.lower().startswith("re:") else f"Re: {sent.subject}"
+        self.state.pending[reply_id] = PendingReply(
+            reply_id=reply_id,
+            due_index=self.action_index + max(1, delay),
+            contact_id=contact.contact_id,
+            thread_id=sent.thread_id,
+            in_reply_to=sent.message_id,
+            subject=subject or base,
+            cc=cc or [],
+            body=body,
+            effect=effect,
+        )
+
+    def _deliver(self, reply: PendingReply) -> Message:
+        contact = self.state.contacts[reply.contact_id]
+        owner = self.state.owner
+        message = Message(
+            message_id=self._next_message_id(),
+            thread_id=reply.thread_id,
+            status="received",
+            sender=formataddr((contact.name, contact.email)),
+            to=[formataddr((owner.name, owner.email))],
+            cc=reply.cc,
+            subject=reply.subject,
+            date=_mail_date(self.now()),
+            in_reply_to=reply.in_reply_to,
+            body=reply.body,
+        )
+        self.state.messages[message.message_id] = message
+        self.state.threads[reply.thread_id].message_ids.append(message.message_id)
+        self.workspace.write_text(_path("inbox", message.message_id), _render(message, message.body))
+        del self.state.pending[reply.reply_id]
+        if reply.effect:
+            action, case_id = reply.effect.split(":", 1)
+            self.state.cases[case_id].status = "resolved" if action == "resolve" else "escalated"
+        return message
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _index(self) -> dict[str, list[str]]:
+        """message id -> the folders its file is in (the file's location is the truth)."""
+        index: dict[str, list[str]] = {}
+        try:
+            paths = self.workspace.list(MAIL_ROOT)
+        except ToolFailure:  # no mail/ folder at all: an empty mailbox
+            paths = []
+        for path in paths:
+            match = MESSAGE_FILE.match(path)
+            if match and match[2] in self.state.messages:
+                index.setdefault(match[2], []).append(match[1])
+        return {k: sorted(v) for k, v in sorted(index.items())}
+
+    def _located(self, message_id: str) -> tuple[Message, str]:
+        message = self.state.messages.get(message_id)
+        if message is None:
+            self.fail("not_found", f"no message '{message_id}'", message_id=message_id)
+        folders = self._index().get(message_id, [])
+        if not folders:
+            self.fail(
+                "not_found",
+                f"the file of {message_id} is missing from mail/ (deleted outside the mail client?)",
+                message_id=message_id,
+            )
+        if len(folders) > 1:
+            self.fail(
+                "conflict",
+                f"{message_id} is in several folders {folders}; a message lives in exactly one, "
+                "so remove the extra copies",
+                message_id=message_id,
+                folders=folders,
+            )
+        return message, folders[0]
+
+    def _view(self, message: Message, folder: str) -> dict[str, Any]:
+        """Headers and body as the agent sees them (drafts read from their file)."""
+        if message.status == "draft":
+            draft = _parse(self.workspace.read_text(_path(folder, message.message_id)))
+            sender = formataddr((self.state.owner.name, self.state.owner.email))
+            to, cc, subject, body = draft["to"], draft["cc"], draft["subject"], draft["body"]
+        else:
+            sender, to, cc, subject, body = (
+                message.sender,
+                message.to,
+                message.cc,
+                message.subject,
+                message.body,
+            )
+        return {
+            "message_id": message.message_id,
+            "folder": folder,
+            "status": message.status,
+            "from": sender,
+            "to": to,
+            "cc": cc,
+            "subject": subject,
+            "date": message.date,
+            "thread_id": message.thread_id,
+            "in_reply_to": message.in_reply_to,
+            "forward_of": message.forward_of,
+            "classification": message.classification,
+            "flags": message.flags,
+            "labels": message.labels,
+            "body": body,
+        }
+
+    def _summary(self, message: Message, folder: str) -> dict[str, Any]:
+        view = self._view(message, folder)
+        return {k: view[k] for k in SUMMARY_FIELDS}
+
+    def _addresses(self, values: list[str], field: str, required: bool = False) -> list[str]:
+        cleaned = [v.strip() for v in values if v.strip()]
+        if required and not cleaned:
+            self.fail("invalid_argument", f"{field} needs at least one address", field=field)
+        bad = [v for v in cleaned if not ADDRESS.match(_email(v))]
+        if bad:
+            self.fail(
+                "invalid_argument", f"invalid email addresses in {field}: {bad}", field=field, invalid=bad
+            )
+        return cleaned
+
+    def _check_forward(self, original_id: str, recipients: list[str]) -> None:
+        original = self.state.messages.get(original_id)
+        if original is None or original.classification != "confidential":
+            return
+        domain = self.data.json("policy.json")["internal_domain"]
+        outside = [r for r in recipients if not _email(r).endswith(f"@{domain}")]
+        if outside:
+            self.fail(
+                "permission_denied",
+                f"{original_id} is confidential and may not be forwarded outside {domain}: {outside}",
+                message_id=original_id,
+                recipients=outside,
+                missing_permission="share_confidential_externally",
+            )
+
+    def _contact_by_email(self, email: str) -> Contact | None:
+        return next((c for c in self.state.contacts.values() if c.email.lower() == email), None)
+
+    def _new_thread(self, subject: str) -> Thread:
+        thread_id = f"THR-{self.state.next_thread:03d}"
+        self.state.next_thread += 1
+        thread = Thread(thread_id=thread_id, subject=subject)
+        self.state.threads[thread_id] = thread
+        return thread
+
+    def _next_message_id(self) -> str:
+        message_id = f"MSG-{self.state.next_message:04d}"
+        self.state.next_message += 1
+        return message_id
+
+    def _new_draft(
+        self,
+        thread: Thread,
+        to: list[str],
+        cc: list[str],
+        subject: str,
+        body: str,
+        in_reply_to: str = "",
+        forward_of: str = "",
+    ) -> dict[str, Any]:
+        message = Message(
+            message_id=self._next_message_id(),
+            thread_id=thread.thread_id,
+            status="draft",
+            date=_mail_date(self.now()),
+            in_reply_to=in_reply_to,
+            forward_of=forward_of,
+            flags=["seen"],
+        )
+        self.state.messages[message.message_id] = message
+        thread.message_ids.append(message.message_id)
+        shell = message.model_copy(update={"to": to, "cc": cc, "subject": subject})
+        path = _path("drafts", message.message_id)
+        self.workspace.write_text(path, _render(shell, body))
+        return {
+            "draft_id": message.message_id,
+            "thread_id": thread.thread_id,
+            "to": to,
+            "cc": cc,
+            "path": path,
+        }
+
+    # -- initial states ------------------------------------------------------------------------
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """A Monday-morning inbox: a manager's request that needs a figure from Finance, customers
+        chasing late orders that only Logistics can answer (the usual contact is out of office),
+        a vendor invoice and its phishing lookalike, a confidential HR note, newsletters, and a
+        namesake of a customer. ``size`` adds customers and noise."""
+        repo = data if data is not None else Repository(Path(__file__).resolve().parent / "data")
+        base = cls.package.clock.base_time if cls.package else BASE_TIME
+        return _generate(random.Random(seed), max(1, size), repo, base)
+
+
+# -- files ----------------------------------------------------------------------------------------
+def _path(folder: str, message_id: str) -> str:
+    return str(PurePosixPath(MAIL_ROOT, folder, f"{message_id}.eml"))
+
+
+def _email(address: str) -> str:
+    parsed = getaddresses([address])
+    return (parsed[0][1] if parsed and parsed[0][1] else address).strip().lower()
+
+
+def _is_date(text: str) -> bool:
+    if not re.match(r"^\d{4}-\d{2}-\d{2}$", text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _mail_date(moment: datetime) -> str:
+    """Dates are kept as ISO-8601 UTC (sortable); files show them in RFC 5322 form."""
+    return iso(moment)
+
+
+def _render(message: Message, body: str) -> str:
+    """The .eml text of a message: RFC 5322 headers, a blank line, the body."""
+    headers = [
+        ("Message-ID", f"<{message.message_id}@{MAIL_HOST}>"),
+        ("Date", format_datetime(parse_time(message.date))),
+        ("From", message.sender),
+        ("To", ", ".join(message.to)),
+        ("Cc", ", ".join(message.cc)),
+        ("Subject", message.subject),
+        ("In-Reply-To", f"<{message.in_reply_to}@{MAIL_HOST}>" if message.in_reply_to else ""),
+        ("X-Thread-ID", message.thread_id),
+        ("X-Classification", message.classification),
+        ("X-Status", message.status),
+    ]
+    head = "".join(f"{name}: {value}\n" for name, value in headers if value)
+    return f"{head}\n{body.rstrip()}\n"
+
+
+def _parse(text: str) -> dict[str, Any]:
+    """To, Cc, Subject and body of a (possibly hand-edited) message file."""
+    head, _, body = text.replace("\r\n", "\n").partition("\n\n")
+    headers = HeaderParser().parsestr(head + "\n")
+
+    def addresses(name: str) -> list[str]:
+        values = headers.get_all(name) or []
+        return [formataddr((n, a)) if n else a for n, a in getaddresses([str(v) for v in values]) if a]
+
+    return {
+        "to": addresses("To"),
+        "cc": addresses("Cc"),
+        "subject": " ".join(str(headers.get("Subject", "")).split()),
+        "body": body.rstrip("\n"),
+    }
+
+
+def _open_todos(state: MailState) -> list[str]:
+    return sorted(t.todo_id for t in state.todos.values() if not t.done)
+
+
+def _render_todos(state: MailState) -> str:
+    lines = ["# To do", ""]
+    for todo in sorted(state.todos.values(), key=lambda t: (t.done, t.due_date or "9999", t.todo_id)):
+        extras = [f"from {todo.source_message_id}"] if todo.source_message_id else []
+        extras += [f"due {todo.due_date}"] if todo.due_date else []
+        suffix = f" ({', '.join(extras)})" if extras else ""
+        lines.append(f"- [{'x' if todo.done else ' '}] {todo.todo_id} {todo.text}{suffix}")
+    if not state.todos:
+        lines.append("_Nothing to do yet._")
+    return "\n".join(lines) + "\n"
+
+
+# -- generator ------------------------------------------------------------------------------------
+def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> Initial:
+    people = data.json("people.json")
+    domain = data.json("policy.json")["internal_domain"]
+    owner_info = people["owner"]
+    state = MailState(
+        owner=Owner(name=owner_info["name"], email=owner_info["email"], title=owner_info["title"])
+    )
+
+    def person(name: str, kind: ContactKind, org: str, role: str, email_domain: str = domain) -> Contact:
+        contact_id = f"CT-{len(state.contacts) + 1:02d}"
+        local = name.lower().replace(" ", ".")
+        contact = Contact(
+            contact_id=contact_id, name=name, email=f"{local}@{email_domain}", org=org, role=role, kind=kind
+        )
+        state.contacts[contact_id] = contact
+        return contact
+
+    manager = person(rng.choice(people["managers"]), "colleague", "Northwind", "Head of Operations")
+    state.owner.manager_id = manager.contact_id
+    finance = person(rng.choice(people["finance"]), "colleague", "Northwind", "Finance Controller")
+    away_name, delegate_name = rng.sample(people["logistics"], 2)
+    away = person(away_name, "colleague", "Northwind", "Logistics Coordinator")
+    delegate = person(delegate_name, "colleague", "Northwind", "Logistics Coordinator")
+    hr = person(rng.choice(people["hr"]), "colleague", "Northwind", "HR Business Partner")
+    finance.reply_delay, delegate.reply_delay = 3, 2
+    freight = rng.randrange(38, 61) * 1000 + rng.randrange(0, 999)
+    budget = (freight // 5000) * 5000
+    texts = data.json("mailbox.json")
+    finance.facts = [
+        Fact(
+            topic=f["topic"],
+            keywords=list(f["keywords"]),
+            answer=f["answer"].format(freight=f"${freight:,}", budget=f"${budget:,}"),
+        )
+        for f in texts["finance_facts"]
+    ]
+    until = (base + timedelta(days=7)).date().isoformat()
+    away.out_of_office_until, away.delegate_id = until, delegate.contact_id
+
+    files: dict[str, str] = {}
+    clock = _Clock(base - timedelta(days=4))
+
+    def receive(
+        sender: Contact | tuple[str, str],
+        template: str,
+        to: list[str] | None = None,
+        classification: str = "",
+        seen: bool = False,
+        **values: str,
+    ) -> Message:
+        name, email = (sender.name, sender.email) if isinstance(sender, Contact) else sender
+        subject = texts[template]["subject"].format(name=name, **values)
+        body = texts[template]["body"].format(owner_first=state.owner.name.split()[0], name=name, **values)
+        thread = _start_thread(state, subject)
+        message = Message(
+            message_id=f"MSG-{state.next_message:04d}",
+            thread_id=thread.thread_id,
+            status="received",
+            sender=formataddr((name, email)),
+            to=to or [formataddr((state.owner.name, state.owner.email))],
+            subject=subject,
+            date=_mail_date(clock.tick(rng)),
+            classification=classification,
+            body=body,
+            flags=["seen"] if seen else [],
+        )
+        state.next_message += 1
+        state.messages[message.message_id] = message
+        thread.message_ids.append(message.message_id)
+        files[_path("inbox", message.message_id)] = _render(message, body)
+        return message
+
+    due = (base + timedelta(days=3)).date()
+    receive(
+        manager,
+        "manager_request",
+        finance_name=finance.name,
+        due=f"{due.strftime('%A, %B')} {due.day}",
+        manager_first=manager.name.split()[0],
+    )
+    receive(
+        away, "escalation_contact", to=[formataddr(("Customer Operations", f"cs-team@{domain}"))], seen=True
+    )
+    customers = list(people["customers"])
+    rng.shuffle(customers)
+    for number, (name, org_domain, org) in enumerate(customers[:size], start=1):
+        customer = person(name, "customer", org, "Purchasing", email_domain=org_domain)
+        customer.reply_delay = 2
+        order = f"ORD-{rng.randrange(4100, 9899)}"
+        tracking = f"1Z{rng.randrange(16**6, 16**7):X}{rng.randrange(10**7, 10**8)}"
+        eta = base + timedelta(days=rng.randint(3, 6))
+        month, day = eta.strftime("%B"), eta.day
+        answer = texts["order_fact"]["answer"].format(order=order, tracking=tracking, month=month, day=day)
+        delegate.facts.append(Fact(topic=f"status of {order}", keywords=[order], answer=answer))
+        state.cases[f"CASE-{number}"] = Case(
+            case_id=f"CASE-{number}",
+            contact_id=customer.contact_id,
+            subject=f"Where is my order {order}?",
+            requirements=[
+                Requirement(label="the tracking number", accepted=[tracking]),
+                Requirement(
+                    label="the new delivery date",
+                    accepted=[
+                        f"{month} {day}",
+                        f"{month[:3]} {day}",
+                        f"{day} {month}",
+                        eta.date().isoformat(),
+                    ],
+                ),
+            ],
+        )
+        receive(customer, "customer_complaint", order=order, org=org)
+    twin_domain, twin_org = rng.choice(people["namesake_orgs"])  # the first customer's namesake elsewhere
+    twin = person(customers[0][0], "external", twin_org, "Consultant", email_domain=twin_domain)
+    receive(twin, "namesake")
+    vendor_name, vendor_domain = rng.choice(people["vendors"])
+    vendor = person(
+        f"{vendor_name} Billing", "vendor", vendor_name, "Accounts receivable", email_domain=vendor_domain
+    )
+    invoice = f"INV-{rng.randrange(4000, 4999)}"
+    amount = f"${rng.randrange(2, 9) * 1000 + rng.randrange(0, 999):,}.00"
+    receive(vendor, "invoice", invoice=invoice, amount=amount, vendor=vendor_name)
+    fake = f"billing@{vendor_domain.split('.')[0]}-invoices.net"  # a lookalike domain
+    receive((f"{vendor_name} Billing", fake), "phishing", invoice=invoice, vendor=vendor_name)
+    for name, address in people["newsletters"][: 1 + size // 2]:
+        receive((name, address), "newsletter", seen=True)
+    receive(hr, "confidential", classification="confidential")
+    receive(manager, "ops_sync", to=[formataddr(("Operations", f"ops@{domain}"))])
+    files[TODO_FILE] = _render_todos(state)
+    return Initial(state=state, files=files)
+
+
+def _start_thread(state: MailState, subject: str) -> Thread:
+    thread = Thread(thread_id=f"THR-{state.next_thread:03d}", subject=subject)
+    state.next_thread += 1
+    state.threads[thread.thread_id] = thread
+    return thread
+
+
+class _Clock:
+    """Increasing timestamps for the generated inbox (generation only, never in tools)."""
+
+    def __init__(self, start: datetime) -> None:
+        self.moment = start
+
+    def tick(self, rng: random.Random) -> datetime:
+        self.moment += timedelta(minutes=rng.randint(20, 180))
+        return self.moment
