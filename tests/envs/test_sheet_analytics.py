@@ -859,7 +859,7 @@ def test_generated_workspace_follows_the_skill_to_a_report(seed: int) -> None:
     """The procedure in skills/clean-and-summarize-sales works on generated data end to end."""
     with Session.memory(ENV, seed=seed, size=1) as session:
         files = session.files()
-        assert sorted(p for p in files if p.startswith("data/")) == [
+        assert sorted(p for p in files if p.count("/") == 1 and p.startswith("data/")) == [
             "data/README.md",
             "data/products.csv",
             "data/regions.csv",
@@ -870,6 +870,9 @@ def test_generated_workspace_follows_the_skill_to_a_report(seed: int) -> None:
         ]
         check_invariants(session.state(), files)
         rid = recipe(session, SKILL_RULES)
+        ok(
+            session, "register_dataset", path="data/sales_2025Q2.csv", schema_name="sales"
+        )  # the corrected export
         clean_ids = []
         for raw in ("DS-001", "DS-002", "DS-003", "DS-004"):
             assert not ok(session, "profile_dataset", dataset_id=raw)["certified"]
@@ -934,6 +937,29 @@ def test_generated_workspace_follows_the_skill_to_a_report(seed: int) -> None:
         )
 
 
+def test_generated_workspace_holds_last_months_analysis_half_stale() -> None:
+    """S0 carries a real Q1-Q3 pipeline; the corrected Q2 export made everything below it stale,
+    and following skills/refresh-stale-pipeline brings the report up to date."""
+    with Session.memory(ENV, seed=1) as session:
+        rows = {d["dataset_id"]: d for d in ok(session, "list_datasets")["datasets"]}
+        assert rows["DS-002"]["status"] == "modified" and rows["DS-004"]["status"] == "fresh"
+        assert rows["DS-007"]["status"] == "fresh" and rows["DS-007"]["certified"]  # clean Q1
+        report = next(d for d in rows.values() if d["kind"] == "report")
+        assert report["status"] == "stale" and report["path"] == "reports/sales_review_q1_q3.md"
+        assert ok(session, "show_recipe", recipe_id="RCP-01")["name"] == "Quarterly sales cleanup"
+        state = session.state()
+        assert state["datasets"]["DS-007"]["created_at"] < "2026-01-01"  # built last month
+        before = session.files()[report["path"]]
+        ok(session, "register_dataset", path="data/sales_2025Q2.csv", schema_name="sales")
+        ok(session, "profile_dataset", dataset_id="DS-002")
+        order = [d["dataset_id"] for d in ok(session, "show_lineage", dataset_id="DS-002")["descendants"]]
+        assert order[-1] == report["dataset_id"]
+        for dataset_id in order:
+            ok(session, "rerun_stage", dataset_id=dataset_id)
+        assert all(d["status"] == "fresh" for d in ok(session, "list_datasets")["datasets"])
+        assert session.files()[report["path"]] != before
+
+
 def test_generated_workspaces_are_deterministic_and_scale() -> None:
     hashes = []
     for _ in range(2):
@@ -943,7 +969,7 @@ def test_generated_workspaces_are_deterministic_and_scale() -> None:
         assert other.snapshot_hash() != hashes[0]
     assert hashes[0] == hashes[1]
     with Session.memory(ENV, seed=3, size=3) as big:
-        rows = sum(d["rows"] for d in big.state()["datasets"].values() if d["schema_name"] == "sales")
+        rows = sum(d["rows"] for d in big.state()["datasets"].values() if d["kind"] == "raw")
         assert rows > 130
 
 
@@ -1107,8 +1133,15 @@ def test_random_args_cover_every_tool() -> None:
 def primed(session: Session) -> Session:
     """A recipe that certifies the sales sheets and profiled raw sheets: walks can go deep from here."""
     recipe(session, SKILL_RULES)
-    for dataset_id in sorted(session.state()["datasets"]):
-        ok(session, "profile_dataset", dataset_id=dataset_id)
+    changed = []
+    for row in ok(session, "list_datasets", kind="raw")["datasets"]:
+        if row["status"] == "modified":
+            ok(session, "register_dataset", path=row["path"], schema_name=row["schema"])
+            changed.append(row["dataset_id"])
+        ok(session, "profile_dataset", dataset_id=row["dataset_id"])
+    for dataset_id in changed:
+        for below in ok(session, "show_lineage", dataset_id=dataset_id)["descendants"]:
+            ok(session, "rerun_stage", dataset_id=below["dataset_id"])
     return session
 
 

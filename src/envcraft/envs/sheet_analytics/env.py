@@ -19,12 +19,13 @@ import re
 import statistics
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import Field
 
-from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core import EnvPackage, Initial, Repository, Session, StateModel, is_error, load_package, tool
 from envcraft.core.clock import iso
 from envcraft.sandbox import ClawEnvironment
 
@@ -41,10 +42,10 @@ Status = Literal["fresh", "stale", "modified", "missing"]
 TABULAR: frozenset[str] = frozenset({"clean", "merged", "joined"})
 REPORTABLE: frozenset[str] = frozenset({"stats", "pivot", "chart"})
 MANIFEST = "pipeline/lineage.json"
-BASE_TIME = datetime.fromisoformat("2026-01-12T09:00:00+00:00")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 DATE_PARTS = ("month", "quarter", "year")
 REPORT_ROWS = 30
+PRIOR_ANALYSIS_DAYS = 20
 
 
 # -- state ----------------------------------------------------------------------------------------
@@ -999,7 +1000,7 @@ class SheetAnalytics(ClawEnvironment):
         if spec[column]["type"] not in ("number", "integer", "percent"):
             self.fail(
                 "invalid_argument",
-                f"'{column}' is a {spec[column]['type']} column; a numeric one is needed",
+                f"'{column}' holds {spec[column]['type']} values; a numeric column is needed",
                 field=field,
             )
 
@@ -1027,12 +1028,15 @@ class SheetAnalytics(ClawEnvironment):
     # -- initial states ------------------------------------------------------------------------
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
-        """Four quarterly sales sheets with realistic mess (duplicates, blanks, case and date variants,
-        currency and percent strings, a cross-quarter duplicate), a products sheet with a duplicated
-        code, a regions sheet, a data dictionary, all registered as raw datasets."""
-        del data  # the reference data here is the schema, read at call time
-        base = cls.package.clock.base_time if cls.package else BASE_TIME
-        return _generate(random.Random(seed), max(1, size), iso(base))
+        """Four messy quarterly sales sheets (duplicates, blanks, case and date variants, currency and
+        percent strings, a cross-quarter duplicate), a products sheet with a duplicated code, a
+        regions sheet and a data dictionary; last month's Q1-Q3 analysis built on them with the
+        house recipe; and a corrected Q2 export dropped in since, which left part of it stale."""
+        del data  # the package's own data/ is read through the session that replays the analysis
+        package = cls.package or load_package(Path(__file__).resolve().parent)
+        earlier = package.clock.base_time - timedelta(days=PRIOR_ANALYSIS_DAYS)
+        raw, corrected_q2 = _generate(random.Random(seed), max(1, size), iso(earlier))
+        return _prior_analysis(package, raw, earlier, corrected_q2)
 
 
 # -- tables ---------------------------------------------------------------------------------------
@@ -1715,7 +1719,8 @@ Known quirks of the exports:
 """
 
 
-def _generate(rng: random.Random, size: int, now: str) -> Initial:
+def _generate(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
+    """The raw workspace as it was last month, and the corrected Q2 export that arrived since."""
     state = SheetState()
     files: dict[str, str] = {"data/README.md": DATA_DICTIONARY}
     numbers = iter(rng.sample(range(10, 9999), 200 * size))
@@ -1768,6 +1773,87 @@ def _generate(rng: random.Random, size: int, now: str) -> Initial:
             updated_at=now,
         )
     files[MANIFEST] = _manifest(state)
+    return Initial(state=state, files=files), _correct_export(rng, files["data/sales_2025Q2.csv"])
+
+
+def _correct_export(rng: random.Random, text: str) -> str:
+    """A re-export of a sheet in which one order's unit count was corrected."""
+    columns, rows = _parse_csv(text)
+    target = rows[rng.randrange(len(rows) - 1)]
+    target["units"] = str(int(_to_float(target["units"].strip()) or 0) + rng.randint(1, 3))
+    return _write_csv(columns, rows)
+
+
+def _prior_analysis(package: EnvPackage, raw: Initial, when: datetime, corrected_q2: str) -> Initial:
+    """Replay last month's Q1-Q3 analysis with this environment's own tools, then drop in the
+    corrected Q2 export: the artifacts are real, and the ones downstream of Q2 are stale."""
+    earlier = EnvPackage(
+        root=package.root,
+        manifest=package.manifest.model_copy(update={"base_time": when}),
+        env_class=package.env_class,
+    )
+    with Session.memory(earlier, state=raw.state.model_dump(mode="json"), files=raw.files) as session:
+
+        def run(tool: str, **args: Any) -> str:
+            result = session.call(tool, args)
+            if is_error(result):
+                raise RuntimeError(f"prior analysis: {tool} failed: {result['error']['message']}")
+            return str(result.get("dataset_id") or result.get("recipe_id"))
+
+        house = package.data.json("house_recipe.json")
+        recipe_id = run("create_recipe", name=house["name"])
+        for operation, column, option in house["rules"]:
+            run("add_cleaning_rule", recipe_id=recipe_id, operation=operation, column=column, option=option)
+        cleaned = []
+        for quarter, raw_id in enumerate(("DS-001", "DS-002", "DS-003"), start=1):
+            run("profile_dataset", dataset_id=raw_id)
+            out = f"data/clean/sales_2025Q{quarter}.csv"
+            cleaned.append(run("clean_dataset", dataset_id=raw_id, recipe_id=recipe_id, output_path=out))
+        merged = run(
+            "merge_datasets", dataset_ids=cleaned, output_path="data/clean/sales_2025_q1_q3_merged.csv"
+        )
+        dedupe = run("create_recipe", name="Drop orders exported twice")
+        run("add_cleaning_rule", recipe_id=dedupe, operation="dedupe", column="order_id", option="last")
+        year = run(
+            "clean_dataset",
+            dataset_id=merged,
+            recipe_id=dedupe,
+            output_path="data/clean/sales_2025_q1_q3.csv",
+        )
+        stats = run(
+            "compute_statistics",
+            dataset_id=year,
+            value_column="revenue",
+            group_by="region",
+            output_path="reports/revenue_by_region_q1_q3.csv",
+        )
+        pivot = run(
+            "build_pivot",
+            dataset_id=year,
+            index="region",
+            columns="order_date:quarter",
+            values="revenue",
+            output_path="reports/revenue_region_quarter_q1_q3.csv",
+        )
+        chart = run(
+            "create_chart_spec",
+            dataset_id=pivot,
+            chart_type="bar",
+            x="region",
+            y="total",
+            title="Revenue by region, Q1-Q3 2025",
+            output_path="reports/revenue_by_region_q1_q3.vl.json",
+        )
+        run(
+            "write_report",
+            title="Sales review Q1-Q3 2025",
+            artifact_ids=[stats, pivot, chart],
+            output_path="reports/sales_review_q1_q3.md",
+            summary="Net revenue by region for the first three quarters; Q4 follows when its export is in.",
+        )
+        state = package.env_class.State.model_validate(session.state())
+        files = session.files()
+    files["data/sales_2025Q2.csv"] = corrected_q2
     return Initial(state=state, files=files)
 
 
