@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envcraft.tasks.execute import execute
-from envcraft.tasks.verify import build_context, run_verifier, score_contexts
+from envcraft.tasks.verify import build_context, pack, run_verifier, score_contexts
 
 from .verify_support import make_task
 
@@ -79,18 +79,29 @@ def test_the_context_is_plain_json_with_every_snapshot() -> None:
     assert run_verifier(task, golden).score == 1.0
 
 
-def test_a_verifier_cannot_reach_back_into_the_run() -> None:
-    """The verifier gets a copy: mutating ctx changes nothing the host holds."""
+def test_inputs_are_read_only() -> None:
+    """A verifier that writes into its ctx scores 0 (in a batch the runs share their data)."""
     task, golden = make_task([[{"env": "counter", "tool": "increment", "args": {"name": "a", "by": 2}}]])
-    task.verifier.source = (
+    writer = (
         "def verify(ctx):\n"
-        "    ctx['final']['counter']['counters']['a'] = 99\n"
+        "    ctx['initial']['counter']['counters']['a'] = 2\n"
         "    return {'score': 1.0, 'components': {}}\n"
     )
     before = json.dumps(build_context(golden), sort_keys=True)
-    assert run_verifier(task, golden).score == 1.0
+    scores = score_contexts(writer, [build_context(golden), build_context(golden)])
+    assert [s.score for s in scores] == [0.0, 0.0]
+    assert all(s.error and "read-only" in s.error for s in scores)
     assert json.dumps(build_context(golden), sort_keys=True) == before
     assert execute(task, [[]]).final["counter"]["counters"] == {}
+
+
+def test_shared_data_is_sent_once_and_comes_back_whole() -> None:
+    shared = {"orders": {str(i): {"status": "open", "lines": [i, i + 1]} for i in range(50)}}
+    contexts = [{"initial": shared, "final": {**shared, "x": i}} for i in range(10)]
+    packed = pack(contexts)
+    assert len(json.dumps(packed)) < len(json.dumps(contexts)) / 5
+    echo = "def verify(ctx):\n    return {'score': len(ctx['final']['orders']) / 50, 'components': {}}\n"
+    assert [s.score for s in score_contexts(echo, contexts)] == [1.0] * 10
 
 
 def test_a_verifier_sees_no_host_files_and_no_network(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ live elsewhere (test fixtures, freshly synthesized packages).
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shutil
 import tempfile
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envcraft.core.errors import ErrorCategory, error_result, is_error
+from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.session import Session
 from envcraft.core.state import MISSING, state_hash
@@ -32,6 +33,9 @@ from envcraft.tasks.model import Task
 # failed call that changes nothing but still consumes an action index.
 PROBE_TOOL = "__envcraft_probe__"
 _DERIVED = re.compile(r"^derived:(\d+)\.(.+)$")
+# Runs are short-lived and touch many small files: a memory-backed scratch directory when
+# there is one (several times faster than a disk-backed /tmp), else the default.
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 Call = Mapping[str, Any]
 
@@ -80,6 +84,8 @@ class Outcome:
     turns: list[TurnSnapshot]
     actions: list[Action]
     packages: dict[str, str] = field(default_factory=dict)
+    # shifted_replay's answer for this run (computed once: synthesis and validation both ask)
+    _shifted: tuple[Outcome | None] | None = field(default=None, init=False, repr=False, compare=False)
 
     def turn_calls(self) -> list[list[dict[str, Any]]]:
         """The actions regrouped as per-turn call lists (what :func:`execute` takes)."""
@@ -162,9 +168,11 @@ def run_calls(
     arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
     """
     needs_workspace = any(p.kind == "claw" for p in packages.values())
-    workdir = Path(tempfile.mkdtemp(prefix="envcraft-run-")) if needs_workspace else None
+    workdir = Path(tempfile.mkdtemp(prefix="envcraft-run-", dir=SCRATCH)) if needs_workspace else None
     try:
-        sessions = _open_sessions(packages, initial_state, files, workdir)
+        if workdir is not None:
+            _populate(workdir, files)
+        sessions = _open_sessions(packages, initial_state, workdir)
         snapshot_files = (lambda: Workspace(workdir).snapshot()) if workdir else (lambda: dict(files))
         initial = {env: s.state() for env, s in sessions.items()}
         initial_files = snapshot_files()
@@ -215,7 +223,6 @@ def run_calls(
 def _open_sessions(
     packages: Mapping[str, EnvPackage],
     initial_state: Mapping[str, Mapping[str, Any]],
-    files: Mapping[str, str],
     workdir: Path | None,
 ) -> dict[str, Session]:
     sessions: dict[str, Session] = {}
@@ -226,13 +233,25 @@ def _open_sessions(
             sessions[env] = Session.memory(
                 package,
                 state=dict(initial_state[env]),
-                files=dict(files),
+                files={},  # the shared workspace is already populated
                 workspace_dir=workdir if package.kind == "claw" else None,
             )
         except ValueError as exc:
             first = str(exc).splitlines()[0]
             raise ExecutionError(f"initial state of '{env}' does not validate: {first}") from None
     return sessions
+
+
+def _populate(root: Path, files: Mapping[str, str]) -> None:
+    """Write S0's files into a fresh private directory (paths confined like any workspace path)."""
+    workspace = Workspace(root)
+    for rel, content in files.items():
+        try:
+            target = workspace.resolve(workspace.normalize(rel))
+        except ToolFailure as failure:
+            raise ExecutionError(f"workspace file {rel!r}: {failure.message}") from None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
 
 
 def _parse_call(raw: Any) -> tuple[str, Any, Any, dict[str, str]]:
@@ -269,7 +288,11 @@ def shifted_replay(golden: Outcome) -> Outcome | None:
     required ones. Arguments taken from earlier results (per the call's provenance, or by
     finding the literal value in an earlier golden result) are re-read from this run's own
     results. Returns None when the replay diverges (a call's success changes): no evidence.
+    The answer is kept on ``golden`` (do not change a golden outcome after asking).
     """
+    cached = getattr(golden, "_shifted", None)
+    if cached is not None:
+        return cached[0]
     try:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
     except PackageError:
@@ -298,10 +321,11 @@ def shifted_replay(golden: Outcome) -> Outcome | None:
     shifted = run_calls(
         packages, golden.initial, golden.initial_files, golden.turn_calls(), probe=True, rebind=rebind
     )
-    for before, after in zip(golden.actions, shifted.actions, strict=True):
-        if is_error(before.result) != is_error(after.result):
-            return None
-    return shifted
+    diverged = any(
+        is_error(a.result) != is_error(b.result) for a, b in zip(golden.actions, shifted.actions, strict=True)
+    )
+    golden._shifted = (None if diverged else shifted,)
+    return golden._shifted[0]
 
 
 def _provenance_source(provenance: str, index: int) -> tuple[int, list[str]] | None:

@@ -13,6 +13,7 @@ out reward.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,12 +27,40 @@ DEFAULT_TIMEOUT = 10.0
 PER_RUN_TIMEOUT = 2.0
 _MAX_REASON = 300
 _BATCH_FUNC = "__envcraft_batch__"
-# Appended to the verifier source so one isolated call scores many runs; each run's
-# failure stays its own (a crash in one context does not lose the others).
+_REF = "\u0000ref"  # marks a shared value in the packed payload (no JSON state uses this key)
+# Appended to the verifier source so one isolated call scores many runs. Runs of one task
+# share most of their data (S0, untouched environments, snapshots), so the payload sends
+# each shared value once (see :func:`pack`) and the runs get the very same objects back:
+# the inputs are read-only, and a verifier that modifies them fails every run of the batch.
+# Each run's own failure stays its own (a crash in one context does not lose the others).
 _HARNESS = f"""
 
-def {_BATCH_FUNC}(ctxs):
+def {_BATCH_FUNC}(payload):
     import json as _json
+    refs = []
+
+    def shared(node):
+        if len(node) == 1 and {_REF!r} in node:
+            return refs[node[{_REF!r}]]
+        return node
+
+    for text in payload["refs"]:
+        refs.append(_json.loads(text, object_hook=shared))
+    ctxs = [_json.loads(text, object_hook=shared) for text in payload["ctxs"]]
+
+    def fingerprint():
+        marks, seen, stack = [], set(), list(refs)
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            values = list(node.values()) if isinstance(node, dict) else node
+            marks.append((id(node), tuple(node), tuple(map(id, values))))
+            stack.extend(v for v in values if isinstance(v, (dict, list)))
+        return marks
+
+    before = fingerprint()
     out = []
     for ctx in ctxs:
         try:
@@ -40,8 +69,48 @@ def {_BATCH_FUNC}(ctxs):
             out.append({{"ok": True, "value": value}})
         except BaseException as exc:
             out.append({{"ok": False, "error": type(exc).__name__ + ": " + str(exc)[:{_MAX_REASON}]}})
+    if fingerprint() != before:
+        error = "the verifier modified its input ctx (inputs are read-only)"
+        return [{{"ok": False, "error": error}} for _ in ctxs]
     return out
 """
+
+
+def pack(values: Sequence[Any]) -> dict[str, list[str]]:
+    """``{"refs", "ctxs"}`` as JSON texts: ``values`` with every container they share by identity
+    sent once (a shared value is ``{"\\u0000ref": i}``, ``refs[i]`` defined before its first use)."""
+    seen: dict[int, int] = {}
+
+    def count(node: Any) -> None:
+        if isinstance(node, dict | list):
+            seen[id(node)] = seen.get(id(node), 0) + 1
+            if seen[id(node)] == 1:
+                for child in node.values() if isinstance(node, dict) else node:
+                    count(child)
+
+    for value in values:
+        count(value)
+    refs: list[Any] = []
+    index: dict[int, int] = {}
+
+    def encode(node: Any) -> Any:
+        if not isinstance(node, dict | list):
+            return node
+        if seen[id(node)] > 1:
+            if id(node) not in index:
+                body = _body(node)
+                index[id(node)] = len(refs)
+                refs.append(body)
+            return {_REF: index[id(node)]}
+        return _body(node)
+
+    def _body(node: dict[str, Any] | list[Any]) -> Any:
+        if isinstance(node, dict):
+            return {key: encode(child) for key, child in node.items()}
+        return [encode(child) for child in node]
+
+    ctxs = [json.dumps(encode(value)) for value in values]
+    return {"refs": [json.dumps(body) for body in refs], "ctxs": ctxs}
 
 
 @dataclass
@@ -96,7 +165,7 @@ def score_contexts(
     if not contexts:
         return []
     limit = timeout if timeout is not None else DEFAULT_TIMEOUT + PER_RUN_TIMEOUT * len(contexts)
-    reply = run_isolated(source + _HARNESS, _BATCH_FUNC, list(contexts), limit)
+    reply = run_isolated(source + _HARNESS, _BATCH_FUNC, pack(contexts), limit)
     if not reply.get("ok"):
         reason = f"verifier failed: {reply.get('error', 'no reply')}"[:_MAX_REASON]
         return [Score(0.0, {}, reason) for _ in contexts]
