@@ -13,12 +13,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.run import synth_command
 from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, read_trajectories
 from envcraft.tasks.model import Task
 from envcraft.tasks.validate import replay_task, summarize, validate
 from envcraft.tasks.verify import score_trajectory
 
 app = typer.Typer(help="Synthesize, check, replay and score task sets.", no_args_is_help=True)
+app.command("synth")(synth_command)
 
 T = TypeVar("T")
 

@@ -191,6 +191,8 @@ class StateIndex:
                 index.owners.setdefault(entity, set()).add(owner)
                 for _, leaf in flatten(state[name][entity]):
                     index.owners.setdefault(leaf, set()).add(owner)
+                for key in _nested_keys(state[name][entity]):
+                    index.owners.setdefault(key, set()).add(owner)
         for path, leaf in flatten(state):
             key = path.rsplit(".", 1)[-1]
             if key.isdigit():
@@ -201,7 +203,16 @@ class StateIndex:
         return index
 
     def ids_of(self, kind: str) -> list[str]:
-        """Ids of entities of ``kind``: keys of a collection named like it, or fields ``<kind>_id``."""
+        """Ids of entities of ``kind``: keys of a collection named like it, or fields ``<kind>_id``.
+        A qualified kind falls back to its last words (``from_warehouse`` -> ``warehouse``)."""
+        words = kind.split("_")
+        for start in range(len(words)):
+            found = self._ids_of("_".join(words[start:]))
+            if found:
+                return found
+        return []
+
+    def _ids_of(self, kind: str) -> list[str]:
         found: list[str] = []
         for name, ids in self.collections.items():
             if singular(name) == kind or name == kind or singular(name).endswith("_" + kind):
@@ -236,6 +247,25 @@ class StateIndex:
         return [
             v for v in values if json_type(v) == wanted or (wanted == "number" and json_type(v) == "integer")
         ]
+
+
+def _nested_keys(entity: dict[str, Any]) -> Iterator[str]:
+    """Keys of dicts nested in an entity that are data, not field names (``stock: {"SKU-1": ...}``):
+    the entity holds those ids as keys rather than as values."""
+    for child in entity.values():
+        yield from _data_keys(child)
+
+
+def _data_keys(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        keyed = bool(value) and all(isinstance(v, dict) for v in value.values())
+        for key, child in value.items():
+            if keyed or not _FIELD_NAME.fullmatch(str(key)):
+                yield str(key)
+            yield from _data_keys(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _data_keys(child)
 
 
 # -- free text a user could plausibly write --------------------------------------------------
@@ -293,6 +323,7 @@ _ALIASES = {
     "new": "content",
 }
 _RANGE = re.compile(r"(?:between\s+)?(-?\d+)\s*(?:to|and|-|–)\s*(-?\d+)")
+_SIGNED = re.compile(r"\b(negative|signed|decrease)", re.IGNORECASE)
 _AT_LEAST = re.compile(r"at least\s+(-?\d+)")
 _AT_MOST = re.compile(r"(?:at most|up to|maximum of)\s+(-?\d+)")
 
@@ -309,6 +340,23 @@ def numeric_bounds(prop: dict[str, Any]) -> tuple[int | None, int | None]:
     if high is None:
         high = prop.get("maximum")
     return low, high
+
+
+_PAREN_LIST = re.compile(r"\(([^()]*,[^()]*)\)")
+_ONE_OF = re.compile(r"one of:?\s+([^.;]+)", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
+
+
+def described_options(prop: dict[str, Any]) -> list[str]:
+    """Values a docstring lists for a string parameter: "(electronics, apparel, home)" or
+    "one of draft, posted or void"; empty when the description lists none."""
+    text = str(prop.get("description", ""))
+    for match in (*_ONE_OF.finditer(text), *_PAREN_LIST.finditer(text)):
+        tokens = [t.strip().strip("'\"`") for t in re.split(r",|\bor\b|\band\b", match.group(1))]
+        tokens = [t for t in tokens if t]
+        if len(tokens) >= 2 and all(_TOKEN.fullmatch(t) for t in tokens):
+            return tokens
+    return []
 
 
 def free_text(param: str, rng: random.Random) -> str:
@@ -369,11 +417,17 @@ def user_values(
             start = low if low is not None else 1
             stop = high if high is not None else start + 4
             found = sorted({start, min(stop, start + 1), min(stop, start + 2), min(stop, max(start, 5))})
+            if low is None and _SIGNED.search(str(prop.get("description", ""))):
+                found += [-v for v in found if v > 0]
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
     if found:
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
+    listed = described_options(prop)
+    if listed:
+        rng.shuffle(listed)
+        return listed[:limit]
     if id_kind(param) is not None:
         return []
     return [free_text(param, rng)]

@@ -84,6 +84,7 @@ class _Frame:
     def __init__(self, env: dict[str, Tags]) -> None:
         self.env = env
         self.returns: set[str] = set()
+        self.paths: dict[str, str] = {}  # local name -> path pattern of the string it holds
 
 
 def tool_effects(env_class: type[Environment]) -> dict[str, Effects]:
@@ -164,6 +165,10 @@ class _Body:
             value = self.expr(node.value)
             for target in node.targets:
                 self.assign(target, value)
+                if isinstance(target, ast.Name) and isinstance(
+                    node.value, ast.Constant | ast.JoinedStr | ast.BinOp
+                ):
+                    self.frame.paths[target.id] = _path_pattern(node.value, self.frame.paths)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 self.assign(node.target, self.expr(node.value))
@@ -295,7 +300,7 @@ class _Body:
             if SELF in receiver and func.attr in self.analyzer.methods:
                 result |= self.invoke(self.analyzer.methods[func.attr], [frozenset({SELF}), *args], kwargs)
             if WORKSPACE in receiver:
-                pattern = _path_pattern(node.args[0]) if node.args else "*"
+                pattern = _path_pattern(node.args[0], self.frame.paths) if node.args else "*"
                 if func.attr in WS_READS:
                     self.effects.ws_reads.add(pattern)
                 elif func.attr in WS_WRITES:
@@ -337,8 +342,11 @@ class _Body:
         return result
 
 
-def _path_pattern(node: ast.expr) -> str:
-    """A glob for a workspace path expression: literal parts kept, computed parts ``*``."""
+def _path_pattern(node: ast.expr, names: dict[str, str]) -> str:
+    """A glob for a workspace path expression: literal parts kept, computed parts ``*``
+    (``names`` holds the patterns of local variables assigned a string earlier)."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id, "*")
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
@@ -347,7 +355,7 @@ def _path_pattern(node: ast.expr) -> str:
         ]
         return "".join(parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _path_pattern(node.left) + _path_pattern(node.right)
+        return _path_pattern(node.left, names) + _path_pattern(node.right, names)
     return "*"
 
 

@@ -215,9 +215,9 @@ def run_chain(
             node = graphs[step.env].nodes[step.tool]
             index = indexes[step.env]
             succeeded = False
-            avoid: set[tuple[str, Any]] = set()
+            retry = Retry()
             for attempt in range(MAX_TRIES):
-                proposal = propose(node, calls, index, known, rng, experience, avoid)
+                proposal = propose(node, calls, index, known, rng, experience, retry)
                 if proposal is None:
                     break
                 args, provenance, hints = proposal
@@ -228,8 +228,11 @@ def run_chain(
                 result = live.call(step.env, step.tool, args)
                 call = GoldenCall(step.env, step.tool, args, provenance, result, hints)
                 experience.observe(node, args, index, call.ok)
+                if coverage is not None:
+                    for source in _sources(call, calls):
+                        coverage.feed(step.env, source, step.tool, call.ok)
                 if not call.ok:
-                    avoid |= _blamed(args, result)
+                    retry.learn(node, call, rng)
                 if call.ok:
                     calls.append(call)
                     succeeded = True
@@ -251,6 +254,8 @@ def run_chain(
         run = GoldenRun(
             calls, {k: dict(v) for k, v in initial.items()}, dict(files), live.states(), live.snapshot_files()
         )
+    if coverage is not None:
+        coverage.observe([Step(c.env, c.tool) for c in calls if c.ok], graphs)
     if sum(c.ok for c in calls) < 2 or not run.changed:
         return None
     return run
@@ -306,13 +311,27 @@ class Experience:
     """
 
     counts: dict[tuple[str, str, str], dict[tuple[str, str], list[int]]] = field(default_factory=dict)
+    good: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
 
     def observe(self, node: ToolNode, args: dict[str, Any], index: StateIndex, ok: bool) -> None:
         for param, value in args.items():
+            plain = _hashable(value) and not (isinstance(value, str) and value in index.records)
+            if ok and plain and id_kind(param) is None:
+                bucket = self.good.setdefault((node.env, node.name, param), [])
+                if value not in bucket:
+                    bucket.append(value)
             for v in _scalars(value):
                 table = self.counts.setdefault((node.env, node.name, param), {})
                 for feature in _features(index, v):
                     table.setdefault(feature, [0, 0])[0 if ok else 1] += 1
+
+    def good_first(self, node: ToolNode, param: str, options: list[Any], rng: random.Random) -> list[Any]:
+        """Plain values (codes, amounts) that worked for this parameter before, ahead of the rest."""
+        good = self.good.get((node.env, node.name, param), [])
+        if not good or rng.random() < 0.3:
+            return options
+        picked = rng.sample(good, min(len(good), 3))
+        return picked + [o for o in options if o not in picked]
 
     def score(self, node: ToolNode, param: str, value: Any, index: StateIndex) -> float:
         table = self.counts.get((node.env, node.name, param))
@@ -333,17 +352,50 @@ def _features(index: StateIndex, value: Any) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in record.items() if not id_kind(k) and k != "id"]
 
 
-def _blamed(args: dict[str, Any], result: dict[str, Any]) -> set[tuple[str, Any]]:
-    """Argument values a failure points at (named as its ``field`` or echoed in its details):
-    retries of this step avoid them."""
-    details = result.get("error", {})
-    echoed = {v for v in details.values() if isinstance(v, str | int | float)}
-    return {
-        (param, v)
-        for param, value in args.items()
-        for v in _scalars(value)
-        if param == details.get("field") or v in echoed
-    }
+@dataclass
+class Retry:
+    """What the failures of one step say about the next try: values to avoid (named in the
+    error), values the error offers (``available=3``, ``accepted=[...]``) and optional
+    parameters it asks for (``field="note"`` when no note was given)."""
+
+    avoid: set[tuple[str, Any]] = field(default_factory=set)
+    suggested: dict[str, Any] = field(default_factory=dict)
+    include: set[str] = field(default_factory=set)
+    keep: dict[str, tuple[Any, str, Hint | None]] = field(default_factory=dict)  # args not blamed
+
+    def learn(self, node: ToolNode, call: GoldenCall, rng: random.Random) -> None:
+        args, details = call.args, call.result.get("error", {})
+        blamed_field = details.get("field")
+        echoed = {v for v in details.values() if isinstance(v, str | int | float)}
+        self.suggested = {}
+        if isinstance(blamed_field, str) and blamed_field in node.params and blamed_field not in args:
+            self.include.add(blamed_field)
+        self.keep = {}
+        for param, value in args.items():
+            if param != blamed_field and not any(v in echoed for v in _scalars(value) if _hashable(v)):
+                self.keep[param] = (value, call.provenance[param], call.hints.get(param))
+                continue
+            self.avoid |= {(param, v) for v in _scalars(value) if _hashable(v)}
+            offered = _offered(param, value, details)
+            if offered:
+                self.suggested[param] = rng.choice(offered)
+
+
+def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
+    kind = json_type(value)
+    listed = [
+        x
+        for k, v in sorted(details.items())
+        if isinstance(v, list) and k != param
+        for x in v
+        if json_type(x) == kind and x != value
+    ]
+    if listed or kind != "integer":
+        return listed
+    limits = [
+        v for k, v in details.items() if json_type(v) == "integer" and v >= 1 and v != value and k != param
+    ]
+    return [min(limits)] if limits else []
 
 
 def _rank(
@@ -377,12 +429,12 @@ def propose(
     known: set[Any],
     rng: random.Random,
     experience: Experience | None = None,
-    avoid: set[tuple[str, Any]] | None = None,
+    retry: Retry | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, Hint]] | None:
     """One choice of arguments for ``node`` given the calls so far; None if a required
     parameter has no candidate at all."""
     experience = experience if experience is not None else Experience()
-    avoid = avoid or set()
+    retry = retry if retry is not None else Retry()
     args: dict[str, Any] = {}
     provenance: dict[str, str] = {}
     hints: dict[str, Hint] = {}
@@ -392,17 +444,22 @@ def propose(
         required = param in node.required
 
         def allowed(value: Any, param: str = param) -> bool:
-            return not any((param, v) in avoid for v in _scalars(value) if _hashable(v))
+            return not any((param, v) in retry.avoid for v in _scalars(value) if _hashable(v))
 
         fed = [f for f in _fed(param, prop, calls, derived_so_far) if allowed(f[1])]
-        if not required and rng.random() < (0.3 if fed else 0.7):
+        if not required and param not in retry.include and rng.random() < (0.3 if fed else 0.7):
             continue
         if fed and rng.random() < 0.9:
             recent = max(c for c, _, _, _ in fed)
             options = [(v, (lb, h)) for c, v, lb, h in fed if c == recent]
             value, (label, hint) = _rank(options, node, param, index, experience, near, rng)[0]
+        elif param in retry.suggested:
+            value, label, hint = retry.suggested[param], "user", None
+        elif param in retry.keep and rng.random() < 0.75:
+            value, label, hint = retry.keep[param]
         else:
             found = [v for v in user_values(param, prop, index, rng, limit=12, near=near) if allowed(v)]
+            found = experience.good_first(node, param, found, rng)
             ranked = [
                 v for v, _ in _rank([(v, None) for v in found], node, param, index, experience, near, rng)
             ]
@@ -423,6 +480,17 @@ def propose(
         if label == "user":
             near |= {o for v in _scalars(value) for o in index.owners.get(v, set())}
     return args, provenance, hints
+
+
+def _sources(call: GoldenCall, calls: list[GoldenCall]) -> list[str]:
+    """Tools of the same environment whose outputs fed this call's derived arguments."""
+    found = []
+    for label in call.provenance.values():
+        if label.startswith("derived:"):
+            source = calls[int(label.split(":", 1)[1].split(".", 1)[0])]
+            if source.env == call.env:
+                found.append(source.tool)
+    return found
 
 
 def _pick_user(

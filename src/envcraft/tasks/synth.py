@@ -9,7 +9,9 @@ after an interruption, and give the same tasks. :func:`merge` deduplicates shard
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import logging
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -21,7 +23,7 @@ from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors
 from envcraft.tasks.execute import ExecutionError, execute, outcome_hash
-from envcraft.tasks.golden import GoldenRun, replay, run_chain
+from envcraft.tasks.golden import Experience, GoldenRun, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.intents import (
     IntentRenderer,
@@ -36,7 +38,10 @@ from envcraft.tasks.validate import validate
 from envcraft.tasks.verifier_synth import synthesize_verifier
 from envcraft.tasks.walk import Coverage, Step, sample_walk
 
-ATTEMPTS_PER_TASK = 8  # a shard gives up after quota * this many walks
+log = logging.getLogger("envcraft.tasks.synth")
+
+ATTEMPTS_PER_TASK = 8
+CALIBRATION_WALKS = 30  # a shard gives up after quota * this many walks
 
 
 @dataclass
@@ -66,6 +71,41 @@ class Library:
     packages: dict[str, EnvPackage]
     graphs: dict[str, ToolGraph]
     workflow: WorkflowGraph
+    priors: dict[str, Prior] = field(default_factory=dict)
+
+    def prior(self, env: str) -> Prior:
+        """What golden runs in ``env`` taught a fixed calibration pass (computed once, lazily)."""
+        if env not in self.priors:
+            self.priors[env] = calibrate(self, env)
+        return self.priors[env]
+
+
+@dataclass
+class Prior:
+    """Tool success rates, feeding pairs and argument experience every shard starts from, so
+    short shards need not relearn them (a pure function of the library: shards stay deterministic)."""
+
+    coverage: Coverage
+    experience: Experience
+
+
+def calibrate(library: Library, env: str) -> Prior:
+    """Run ``CALIBRATION_WALKS`` golden runs in ``env`` (no tasks kept) to learn a prior."""
+    rng = random.Random(f"calibrate:{env}")
+    coverage, experience = Coverage(), Experience()
+    for i in range(CALIBRATION_WALKS):
+        chain = sample_walk(library.graphs, library.workflow, env, rng, coverage, p_cross=0.0)
+        if chain is None:
+            continue
+        packages = {env: library.packages[env]}
+        try:
+            initial, files = generate_initial(packages, f"calibrate:{env}:{i}", 1)
+        except GenerationError:
+            continue
+        run = run_chain(chain, packages, library.graphs, initial, files, rng, coverage, 0.0, experience)
+        if run is not None:
+            coverage.accept([Step(c.env, c.tool) for c in run.calls if c.ok], library.graphs)
+    return Prior(coverage, experience)
 
 
 def load_library(refs: Iterable[str]) -> Library:
@@ -91,6 +131,7 @@ class ShardResult:
     attempts: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
     tool_ok: Counter[str] = field(default_factory=Counter)
+    executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +141,7 @@ class ShardResult:
             "accepted": len(self.tasks),
             "rejected": dict(sorted(self.rejected.items())),
             "tool_ok": dict(sorted(self.tool_ok.items())),
+            "executed": dict(sorted(self.executed.items())),
         }
 
 
@@ -113,7 +155,11 @@ def synthesize_shard(
 ) -> ShardResult:
     """Up to ``quota`` validated tasks starting in ``env``; deterministic in its arguments."""
     rng = random.Random(f"shard:{config.seed}:{env}:{shard}")
+    prior = library.prior(env)
     coverage = _shard_coverage(library.graphs[env], shard)
+    for name in ("ok", "failed", "feeds"):
+        getattr(coverage, name).update(getattr(prior.coverage, name))
+    experience = copy.deepcopy(prior.experience)
     result = ShardResult(env, shard, [])
     seen: set[str] = set()
     render = renderer or TemplateRenderer(seed=f"{config.seed}:{env}:{shard}")
@@ -124,7 +170,7 @@ def synthesize_shard(
             result.rejected["walk"] += 1
             continue
         tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
-        task, reason = make_task(library, chain, tag, rng, coverage, config, render)
+        task, reason = make_task(library, chain, tag, rng, coverage, config, render, experience)
         if task is None:
             result.rejected[reason] += 1
             continue
@@ -136,6 +182,7 @@ def synthesize_shard(
         result.tasks.append(task)
         coverage.accept(accepted_steps(task), library.graphs)
     result.tool_ok.update({f"{e}.{t}": n for (e, t), n in coverage.ok.items()})
+    result.executed.update({edge_key(e, a, b): n for (e, a, b), n in coverage.executed.items()})
     return result
 
 
@@ -159,12 +206,18 @@ def make_task(
     coverage: Coverage,
     config: SynthConfig,
     renderer: IntentRenderer,
+    experience: Experience | None = None,
 ) -> tuple[Task | None, str]:
     """One task from one chain, or ``(None, reason)``: the reason names the failed stage."""
     envs = list(dict.fromkeys(s.env for s in chain))
     packages = {e: library.packages[e] for e in envs}
-    initial, files = generate_initial(packages, tag, config.size)
-    run = run_chain(chain, packages, library.graphs, initial, files, rng, coverage, config.p_error)
+    try:
+        initial, files = generate_initial(packages, tag, config.size)
+    except GenerationError:
+        return None, "generate"
+    run = run_chain(
+        chain, packages, library.graphs, initial, files, rng, coverage, config.p_error, experience
+    )
     if run is None:
         return None, "golden"
     distractors: list[dict[str, Any]] = []
@@ -218,16 +271,30 @@ def make_task(
     return task, "ok"
 
 
+class GenerationError(RuntimeError):
+    """An environment's ``generate`` crashed or produced a state its own model rejects."""
+
+
 def generate_initial(
     packages: dict[str, EnvPackage], tag: str, size: int
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Each environment's seeded S0, and the shared workspace (templates + generated files)."""
+    """Each environment's seeded S0, and the shared workspace (templates + generated files).
+
+    Generators are environment code: any exception becomes :class:`GenerationError`, so one
+    broken generator seed costs one task, not the run.
+    """
     initial: dict[str, dict[str, Any]] = {}
     files: dict[str, str] = {}
     for env, package in packages.items():
         seed = int.from_bytes(hashlib.sha256(f"{tag}:{env}".encode()).digest()[:4], "big")
-        generated = package.env_class.generate(seed=seed, size=size, data=package.data)
-        initial[env] = generated.state.model_dump(mode="json")
+        try:
+            generated = package.env_class.generate(seed=seed, size=size, data=package.data)
+            initial[env] = package.env_class.State.model_validate(
+                generated.state.model_dump(mode="json")
+            ).model_dump(mode="json")
+        except Exception as exc:
+            log.warning("%s.generate(seed=%s) failed: %r", env, seed, exc)
+            raise GenerationError(f"{env}: {exc!r}") from exc
         if package.kind == "claw":
             files.update({**package.workspace_template, **generated.files})
     return initial, files
@@ -334,21 +401,26 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
     for task in tasks:
         coverage.accept(accepted_steps(task), library.graphs)
     ran = Counter[str]()
+    executed = Counter[str]()
     for shard in shards:
         ran.update(shard.tool_ok)
+        executed.update(shard.executed)
     per_env: dict[str, Any] = {}
     for env, graph in library.graphs.items():
-        executable = {n for n, node in graph.nodes.items() if node.executable or ran[f"{env}.{n}"]}
-        reachable = [(s, d) for (s, d) in graph.edges if s in executable and d in executable]
-        covered = [(s, d) for (s, d) in reachable if coverage.edges[(env, s, d)]]
+        ran_tools = {n for n, node in graph.nodes.items() if node.executable or ran[f"{env}.{n}"]}
+        between_ran = [(s, d) for (s, d) in graph.edges if s in ran_tools and d in ran_tools]
+        covered = {(s, d) for (s, d) in graph.edges if coverage.edges[(env, s, d)]}
+        reachable = {(s, d) for (s, d) in graph.edges if executed[edge_key(env, s, d)]} | covered
         per_env[env] = {
             "tasks": sum(t.envs[0] == env for t in tasks),
             "tools": len(graph.nodes),
-            "tools_executed": len(executable),
+            "tools_executed": len(ran_tools),
             "edges": len(graph.edges),
+            "edges_between_executed_tools": len(between_ran),
             "reachable_edges": len(reachable),
             "covered_edges": len(covered),
             "edge_coverage": round(len(covered) / len(reachable), 4) if reachable else 1.0,
+            "graph_edge_coverage": round(len(covered) / len(graph.edges), 4) if graph.edges else 1.0,
         }
     cross = sum(len(t.envs) > 1 for t in tasks)
     kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
@@ -367,6 +439,10 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
         "attempts": sum(s.attempts for s in shards),
         "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
     }
+
+
+def edge_key(env: str, src: str, dst: str) -> str:
+    return f"{env}.{src}>{dst}"
 
 
 def _histogram(values: Iterable[int]) -> dict[str, int]:

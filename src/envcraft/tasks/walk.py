@@ -13,14 +13,17 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from envcraft.tasks.args import id_kind
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph
 
 MIN_LEN, MAX_LEN = 2, 8
 LENGTH_WEIGHTS = (6, 6, 5, 4, 3, 2, 1)  # for lengths 2..8: short chains are likelier to run
 NOT_WALKED = frozenset({"shell"})  # arguments are programs: nothing sensible to sample
 SYSTEM_WEIGHT = 0.25
+P_CREATOR = 0.7  # chance to insert a creating tool before a step that needs what it creates
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class Coverage:
     cross: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)  # (env, src, env, dst)
     ok: Counter[tuple[str, str]] = field(default_factory=Counter)
     failed: Counter[tuple[str, str]] = field(default_factory=Counter)
+    executed: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # ran in a golden run
+    feeds: Counter[tuple[str, str, str, bool]] = field(default_factory=Counter)  # (env, src, dst, ok)
 
     def accept(self, chain: list[Step], graphs: dict[str, ToolGraph]) -> None:
         """Count the edges of an accepted chain (consecutive steps that are graph edges)."""
@@ -46,8 +51,23 @@ class Coverage:
             elif a.env != b.env:
                 self.cross[(a.env, a.tool, b.env, b.tool)] += 1
 
+    def observe(self, chain: list[Step], graphs: Mapping[str, ToolGraph]) -> None:
+        """Count edges a golden run executed (both calls succeeded, one after the other), whether
+        or not its task is accepted: evidence that the edge is reachable at all."""
+        for a, b in itertools.pairwise(chain):
+            if a.env == b.env and (a.tool, b.tool) in graphs[a.env].edges:
+                self.executed[(a.env, a.tool, b.tool)] += 1
+
     def record(self, step: Step, succeeded: bool) -> None:
         (self.ok if succeeded else self.failed)[(step.env, step.tool)] += 1
+
+    def feed(self, env: str, src: str, dst: str, ok: bool) -> None:
+        """A call of ``dst`` using a value derived from ``src`` succeeded or failed."""
+        self.feeds[(env, src, dst, ok)] += 1
+
+    def feed_weight(self, env: str, src: str, dst: str) -> float:
+        ok, failed = self.feeds[(env, src, dst, True)], self.feeds[(env, src, dst, False)]
+        return ((ok + 1) / (ok + failed + 2)) ** 2
 
     def tool_weight(self, step: Step) -> float:
         key = (step.env, step.tool)
@@ -84,9 +104,10 @@ def sample_walk(
             return None
         chain = _forward(graphs[start_env], start, length, rng, coverage)
     finished = _end_with_change(chain, graphs, rng, coverage)
-    if finished is None or len(finished) < MIN_LEN:
+    if finished is None:
         return None
-    return finished
+    finished = _with_creators(finished, graphs, rng, coverage)
+    return finished if len(finished) >= MIN_LEN else None
 
 
 def _walkable(graph: ToolGraph, tool: str) -> bool:
@@ -155,6 +176,45 @@ def _backward(graph: ToolGraph, end: str, length: int, rng: random.Random, cover
         ]
         chain.insert(0, rng.choices(options, weights=weights)[0])
     return chain
+
+
+def _with_creators(
+    chain: list[Step], graphs: Mapping[str, ToolGraph], rng: random.Random, coverage: Coverage
+) -> list[Step]:
+    """Put a creating tool before a step that needs an id no earlier step minted
+    (``begin_transaction`` before ``add_transfer_line``): S0 may hold no usable one, so the
+    step would otherwise be dropped and the edge into it never covered. Only where the chain
+    keeps following edges and stays within ``MAX_LEN``."""
+    out: list[Step] = []
+    for i, step in enumerate(chain):
+        graph = graphs[step.env]
+        prev = out[-1] if out else None
+        for param in graph.nodes[step.tool].required:
+            kind = id_kind(param)
+            if kind is None or len(out) + len(chain) - i >= MAX_LEN:
+                continue
+            if any(s.env == step.env and _creates(graph, s.tool, kind) for s in out):
+                continue
+            creators = sorted(
+                t
+                for t in graph.nodes
+                if _creates(graph, t, kind)
+                and (t, step.tool) in graph.edges
+                and _walkable(graph, t)
+                and (prev is None or (prev.env == step.env and (prev.tool, t) in graph.edges))
+            )
+            if creators and rng.random() < P_CREATOR:
+                weights = [coverage.feed_weight(step.env, t, step.tool) for t in creators]
+                out.append(Step(step.env, rng.choices(creators, weights=weights)[0]))
+                break
+        out.append(step)
+    return out
+
+
+def _creates(graph: ToolGraph, tool: str, kind: str) -> bool:
+    """A mutating tool that mints ids of ``kind`` (outputs them without taking one as input)."""
+    node = graph.nodes[tool]
+    return node.mutates and kind in node.produces and kind not in node.consumes
 
 
 def _end_with_change(

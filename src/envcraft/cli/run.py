@@ -1,0 +1,127 @@
+"""`envcraft run` and `envcraft tasks synth`: the data job and ad-hoc synthesis (wiring only)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.core.package import PackageError, builtin_ids
+from envcraft.tasks.pipeline import DEFAULT_OUT, RunOptions, run
+from envcraft.tasks.pipeline import Progress as ProgressCallback
+from envcraft.tasks.synth import SynthConfig
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+@contextmanager
+def progress_bar() -> Iterator[ProgressCallback]:
+    """A rich progress bar on stderr fed by the pipeline's ``(stage, done, total)`` callback."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        jobs: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = bar.add_task(stage, total=total)
+            bar.update(jobs[stage], completed=done, total=total)
+
+        yield update
+
+
+def run_command(
+    out: Annotated[Path, typer.Option("--out", help="Output directory (resumable).")] = DEFAULT_OUT,
+    n_per_env: Annotated[
+        int | None, typer.Option("--n-per-env", min=1, help="Tasks per environment (default: ~1,100 spread).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the whole run.")] = 0,
+    envs: Annotated[
+        str, typer.Option("--envs", help="Comma-separated ids or package paths, or 'all'.")
+    ] = "all",
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Processes (default: cores).")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Run the offline data job: lint, graphs, synthesis, validation, export, summary and report.
+
+    Interrupted, it resumes from the finished shards when run again with the same --out.
+    """
+    options = RunOptions(out=out, n_per_env=n_per_env, seed=seed, envs=_env_list(envs), workers=workers)
+    try:
+        with progress_bar() as update:
+            summary = run(options, update)
+    except PackageError as exc:
+        die(str(exc))
+    if json_out:
+        print_json(summary)
+        return
+    corpus, validation = summary["corpus"], summary["validation"]
+    console.print(
+        f"{corpus['tasks']} tasks ({corpus['cross_env_share']:.0%} cross-environment) from "
+        f"{len(summary['envs'])} environments; kill rate {validation['kill_rate']:.1%}, "
+        f"leaks {validation['leaks']}; shards {summary['shards']['total']} "
+        f"({summary['shards']['resumed']} resumed)"
+    )
+    console.print(f"report: {Path(out) / 'report.html'}  summary: {Path(out) / 'summary.json'}")
+
+
+def synth_command(
+    out: Annotated[Path, typer.Option("--out", help="Task-set directory to write.")],
+    envs: Annotated[
+        str, typer.Option("--envs", help="Comma-separated ids or package paths, or 'all'.")
+    ] = "all",
+    n: Annotated[int, typer.Option("--n", min=1, help="Tasks per environment.")] = 20,
+    seed: Annotated[int, typer.Option("--seed", help="Seed.")] = 0,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Processes (default: cores).")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report."""
+    work = Path(out) / ".work"
+    options = RunOptions(
+        out=work,
+        n_per_env=n,
+        seed=seed,
+        envs=_env_list(envs),
+        workers=workers,
+        synth=SynthConfig(seed=seed),
+        export=False,
+    )
+    try:
+        with progress_bar() as update:
+            summary = run(options, update)
+    except PackageError as exc:
+        die(str(exc))
+    _move(work / "tasks", Path(out))
+    stats = summary["corpus"]
+    if json_out:
+        print_json({"out": str(out), **stats})
+        return
+    console.print(
+        f"{stats['tasks']} tasks written to {Path(out) / 'tasks.jsonl'} "
+        f"({stats['cross_env_share']:.0%} cross-environment, "
+        f"{stats['duplicates_removed']} duplicates removed)"
+    )
+
+
+def _env_list(value: str) -> list[str] | None:
+    if value.strip() in ("", "all"):
+        return None
+    refs = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [r for r in refs if "/" not in r and r not in builtin_ids() and not Path(r).is_dir()]
+    if unknown:
+        die(f"unknown environment(s): {', '.join(unknown)}; built-in: {', '.join(builtin_ids())}")
+    return refs
+
+
+def _move(source: Path, target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("tasks.jsonl", "stats.json"):
+        (source / name).replace(target / name)

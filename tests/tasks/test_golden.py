@@ -1,0 +1,233 @@
+"""Golden runs: live execution, argument provenance, dropped and planned failures, distractors."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from pydantic import model_validator
+
+from envcraft.core import load_package
+from envcraft.core.state import diff
+from envcraft.tasks.args import flatten, read_path
+from envcraft.tasks.distractors import add_distractors
+from envcraft.tasks.execute import run_calls
+from envcraft.tasks.golden import RECOVERABLE, GoldenRun, replay, run_chain
+from envcraft.tasks.graph import ToolGraph, build_tool_graph
+from envcraft.tasks.walk import Step
+
+COUNTER = Path(__file__).resolve().parents[1] / "fixtures" / "counter"
+_GRAPHS: dict[str, ToolGraph] = {}
+
+
+def setup(
+    ref: str | Path, seed: int = 1
+) -> tuple[dict[str, Any], dict[str, ToolGraph], dict[str, dict[str, Any]]]:
+    package = load_package(ref)
+    if package.id not in _GRAPHS:
+        _GRAPHS[package.id] = build_tool_graph(package)
+    state = package.env_class.generate(seed=seed, size=1, data=package.data).state.model_dump(mode="json")
+    return {package.id: package}, {package.id: _GRAPHS[package.id]}, {package.id: state}
+
+
+def chain(env: str, *tools: str) -> list[Step]:
+    return [Step(env, t) for t in tools]
+
+
+def replayed_final(packages: dict[str, Any], run: GoldenRun) -> dict[str, Any]:
+    """The final states V's executor reaches with exactly the reference calls."""
+    calls = [{"env": c.env, "tool": c.tool, "args": c.args} for c in run.calls]
+    return run_calls(packages, run.initial, run.files, [calls]).final
+
+
+def check_provenance(run: GoldenRun, s0: dict[str, dict[str, Any]]) -> None:
+    """Every derived label points at the value in that call's output; user values are stated
+    things: from S0, the schema or free text, never an output only the chain produced."""
+    for i, call in enumerate(run.calls):
+        for name, label in call.provenance.items():
+            value = call.args[name]
+            if label == "user":
+                continue
+            source, path = label.removeprefix("derived:").split(".", 1)
+            assert int(source) < i and run.calls[int(source)].ok
+            found = read_path(run.calls[int(source)].result, path)
+            assert found == (value[0] if isinstance(value, list) else value)
+
+
+def test_derived_arguments_are_labelled_with_their_source() -> None:
+    packages, graphs, s0 = setup("returns_desk")
+    derived = 0
+    for seed in range(12):
+        run = run_chain(
+            chain("returns_desk", "get_customer", "list_orders", "get_order", "cancel_order"),
+            packages,
+            graphs,
+            s0,
+            {},
+            random.Random(seed),
+        )
+        if run is None:
+            continue
+        check_provenance(run, s0)
+        tools = [c.tool for c in run.calls]
+        if tools[:2] == ["get_customer", "list_orders"]:
+            assert run.calls[0].provenance["email"] == "user"
+            assert run.calls[0].args["email"] in {v for _, v in flatten(s0["returns_desk"]["customers"])}
+            if run.calls[1].provenance["customer_id"] == "derived:0.customer_id":
+                assert run.calls[1].args["customer_id"] == run.calls[0].result["customer_id"]
+                derived += 1
+            else:  # now and then the user names the customer id (it is in S0): then it is stated
+                assert run.calls[1].args["customer_id"] in s0["returns_desk"]["customers"]
+    assert derived >= 6
+
+
+def test_a_pick_from_a_list_is_described_by_a_field_that_tells_it_apart() -> None:
+    packages, graphs, s0 = setup("returns_desk", seed=4)
+    described = 0
+    for seed in range(15):
+        run = run_chain(
+            chain("returns_desk", "list_orders", "get_order", "open_return"),
+            packages,
+            graphs,
+            s0,
+            {},
+            random.Random(seed),
+        )
+        if run is None:
+            continue
+        for call in run.calls:
+            for name, hint in call.hints.items():
+                source = run.calls[hint.call].result
+                label = call.provenance[name]
+                path = label.split(".", 1)[1]
+                if hint.field is not None:
+                    siblings = read_path(source, path.rsplit(".", 2)[0])
+                    values = [s.get(hint.field) for s in siblings]
+                    assert values.count(hint.value) == 1  # the description picks exactly one record
+                    described += 1
+    assert described >= 3
+
+
+def test_failed_calls_are_dropped_and_the_reference_replays_to_the_same_state() -> None:
+    packages, graphs, s0 = setup(COUNTER)
+    run = run_chain(
+        chain("counter", "increment", "explode", "increment", "get"),
+        packages,
+        graphs,
+        s0,
+        {},
+        random.Random(0),
+    )
+    assert run is not None
+    assert [c.tool for c in run.calls] == ["increment", "increment", "get"]
+    assert all(c.ok for c in run.calls)
+    # explode was tried (and consumed action indices), yet the reference alone reaches the same state,
+    # timestamps in the history included: the live sessions were rebuilt without the failed tries
+    assert replayed_final(packages, run) == run.final
+    assert run.final["counter"]["history"]
+
+
+def test_a_chain_that_changes_nothing_is_rejected() -> None:
+    packages, graphs, s0 = setup("returns_desk")
+    for seed in range(5):
+        assert (
+            run_chain(
+                chain("returns_desk", "get_customer", "list_orders"),
+                packages,
+                graphs,
+                s0,
+                {},
+                random.Random(seed),
+            )
+            is None
+        )
+
+
+def test_planned_error_recovery_steps_are_labelled_and_replay() -> None:
+    packages, graphs, s0 = setup("returns_desk", seed=2)
+    planned: list[GoldenRun] = []
+    for seed in range(40):
+        run = run_chain(
+            chain("returns_desk", "list_orders", "cancel_order"),
+            packages,
+            graphs,
+            s0,
+            {},
+            random.Random(seed),
+            p_error=1.0,
+        )
+        if run is not None and any(c.expected_error for c in run.calls):
+            planned.append(run)
+    assert planned
+    for run in planned:
+        i = next(i for i, c in enumerate(run.calls) if c.expected_error)
+        failed, recovery = run.calls[i], run.calls[i + 1]
+        assert not failed.ok and failed.result["error"]["category"] == failed.expected_error
+        assert failed.expected_error in RECOVERABLE
+        assert recovery.ok and recovery.tool == failed.tool and recovery.args != failed.args
+        assert replayed_final(packages, run) == run.final
+
+
+def test_targets_and_distractors_keep_the_run_solvable() -> None:
+    packages, graphs, s0 = setup("returns_desk", seed=3)
+    checked = 0
+    for seed in range(10):
+        run = run_chain(
+            chain("returns_desk", "list_orders", "get_order", "cancel_order"),
+            packages,
+            graphs,
+            s0,
+            {},
+            random.Random(seed),
+        )
+        if run is None:
+            continue
+        targets = run.targets()
+        assert targets and all(t["env"] == "returns_desk" for t in targets)
+        changed = {
+            c["path"].split("/")[2]
+            for c in diff(run.initial["returns_desk"], run.final["returns_desk"])
+            if c["path"].startswith("/orders/")
+        }
+        assert {f"/orders/{o}" for o in changed} <= {t["path"] for t in targets}
+        models = {"returns_desk": packages["returns_desk"].env_class.State}
+        states, made = add_distractors(run.initial, targets, models, random.Random(seed))
+        assert made
+        for d in made:
+            collection, new_id = d.path.strip("/").split("/")
+            original = d.of.strip("/").split("/")[1]
+            assert new_id not in run.initial["returns_desk"][collection]
+            assert new_id != original and new_id in states["returns_desk"][collection]
+        again = replay(run.calls, packages, states, {})
+        if again is None:
+            continue
+        check_provenance(again, states)
+        for d in made:  # the golden run leaves its near-duplicates alone
+            assert not any(
+                c["path"].startswith(d.path) for c in diff(again.initial[d.env], again.final[d.env])
+            )
+        checked += 1
+    assert checked >= 3
+
+
+def test_distractors_that_do_not_validate_are_dropped() -> None:
+    packages, _, s0 = setup("returns_desk")
+    order = next(iter(s0["returns_desk"]["orders"]))
+
+    class NoNewOrders(packages["returns_desk"].env_class.State):  # type: ignore[name-defined,misc]
+        """A state model that rejects any state with more orders than this S0."""
+
+        @model_validator(mode="after")
+        def _same_orders(self) -> Any:
+            if len(self.orders) != len(s0["returns_desk"]["orders"]):
+                raise ValueError("no new orders")
+            return self
+
+    states, made = add_distractors(
+        s0,
+        [{"env": "returns_desk", "path": f"/orders/{order}"}],
+        {"returns_desk": NoNewOrders},
+        random.Random(0),
+    )
+    assert made == [] and states == s0
