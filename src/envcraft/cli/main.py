@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import envs, run, scenarios, session, tasks
+from envcraft.cli import envs, export, run, scenarios, session, tasks
 
 app = typer.Typer(
     name="envcraft",
@@ -22,6 +22,7 @@ app.add_typer(tasks.app, name="tasks")
 app.add_typer(scenarios.app, name="scenarios")
 app.command("call")(session.call)
 app.command("run")(run.run_command)
+app.command("export")(export.export_command)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,36 @@
+"""`envcraft export`: write a task set as JSONL, Parquet or VERL rows (wiring only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from envcraft.cli.output import console, die, print_json
+from envcraft.cli.tasks import load_tasks_or_die
+from envcraft.tasks.export import AGENT_NAMES, FORMATS, ExportError, export
+
+
+def export_command(
+    tasks: Annotated[Path, typer.Option("--tasks", help="Task-set directory (holding tasks.jsonl).")],
+    fmt: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write into.")],
+    agent_name: Annotated[
+        str, typer.Option("--agent-name", help=f"VERL agent loop: {' or '.join(AGENT_NAMES)}.")
+    ] = AGENT_NAMES[0],
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Export a task set for trainers: jsonl (as is), parquet (one row per task) or verl (RL rows)."""
+    if fmt not in FORMATS:
+        die(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    loaded = load_tasks_or_die(tasks)
+    try:
+        path = export(loaded, fmt, out, agent_name=agent_name)
+    except (ExportError, OSError) as exc:
+        die(str(exc))
+    info = {"format": fmt, "path": str(path), "rows": len(loaded)}
+    if json_out:
+        print_json(info)
+    else:
+        console.print(f"wrote {len(loaded)} tasks as {fmt} to {path}")
