@@ -1,0 +1,1216 @@
+"""Fitness class booking: classes scheduled into rooms and coach availability, members booking
+within their tier's window and weekly limit, waitlists promoted in order.
+
+Archetype ``temporal_scheduling``: every resource (room, coach, member, seat) is a set of time
+intervals, and every write keeps those sets consistent: no room or coach double-booked (with
+turnover and travel gaps), no member in two classes at once, never more bookings than seats.
+Time also gates actions: booking windows open ``booking_window_days`` before a class, a
+cancellation after the tier's deadline is late (a fee), nothing changes once a class started.
+All checks live in :class:`Rules`, shared by the tools and the generator.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
+
+from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.repository import thaw
+
+Tier = Literal["basic", "plus", "premium"]
+BookingStatus = Literal["booked", "cancelled", "late_cancelled", "cancelled_by_studio"]
+WaitStatus = Literal["waiting", "promoted", "left", "closed"]
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+COUNTED: frozenset[str] = frozenset({"booked", "late_cancelled"})  # what uses up the weekly limit
+Problem = tuple[str, str, dict[str, Any]]  # (error category, message, details)
+
+
+# -- state ------------------------------------------------------------------------------------------
+class Coach(StateModel):
+    coach_id: str
+    name: str
+    home_studio_id: str
+    qualifications: list[str]
+    availability: dict[str, list[str]]  # weekday ("mon") -> windows ("06:00-12:00")
+
+
+class Member(StateModel):
+    member_id: str
+    name: str
+    email: str
+    tier: Tier
+    status: Literal["active", "frozen"] = "active"
+    fees_due_eur: int = 0
+
+
+class ClassSession(StateModel):
+    session_id: str
+    class_type: str
+    room_id: str
+    coach_id: str
+    start: str
+    end: str
+    capacity: int
+    status: Literal["scheduled", "cancelled"] = "scheduled"
+    series_id: str | None = None
+    cancel_reason: str | None = None
+
+
+class Booking(StateModel):
+    booking_id: str
+    member_id: str
+    session_id: str
+    status: BookingStatus = "booked"
+    source: Literal["direct", "waitlist", "series"] = "direct"
+    booked_at: str
+    cancelled_at: str | None = None
+    fee_eur: int = 0
+
+
+class WaitlistEntry(StateModel):
+    entry_id: str
+    member_id: str
+    session_id: str
+    joined_at: str
+    status: WaitStatus = "waiting"
+    resolved_at: str | None = None
+
+
+class Series(StateModel):
+    series_id: str
+    class_type: str
+    room_id: str
+    coach_id: str
+    weekday: str
+    start_time: str
+    weeks: int
+    session_ids: list[str]
+
+
+class BookingState(StateModel):
+    coaches: dict[str, Coach] = {}
+    members: dict[str, Member] = {}
+    sessions: dict[str, ClassSession] = {}
+    bookings: dict[str, Booking] = {}
+    waitlist: dict[str, WaitlistEntry] = {}
+    series: dict[str, Series] = {}
+    next_session: int = 30001
+    next_booking: int = 50001
+    next_entry: int = 7001
+    next_series: int = 801
+
+
+# -- the rules, shared by tools and generator ---------------------------------------------------------
+def _overlaps(a0: datetime, a1: datetime, b0: datetime, b1: datetime, gap: timedelta = timedelta(0)) -> bool:
+    return a0 < b1 + gap and b0 < a1 + gap
+
+
+class Rules:
+    """Every scheduling and booking check, evaluated at one moment ``now``."""
+
+    def __init__(self, state: BookingState, data: Repository, now: datetime) -> None:
+        self.state, self.data, self.now = state, data, now
+        self.types = data.json("class_types.json")["class_types"]
+        self.tiers = data.json("tiers.json")["tiers"]
+        studios = data.json("studios.json")
+        self.policy = studios["scheduling"]
+        self.studios = {s["studio_id"]: s for s in studios["studios"]}
+        self.rooms = {r["room_id"]: (s, r) for s in studios["studios"] for r in s["rooms"]}
+
+    # -- lookups ------------------------------------------------------------------------------------
+    def studio_of(self, session: ClassSession) -> str:
+        return str(self.rooms[session.room_id][0]["studio_id"])
+
+    def active(self, session_id: str) -> list[Booking]:
+        return sorted(
+            (b for b in self.state.bookings.values() if b.session_id == session_id and b.status == "booked"),
+            key=lambda b: b.booking_id,
+        )
+
+    def spots_left(self, session: ClassSession) -> int:
+        return session.capacity - len(self.active(session.session_id))
+
+    def waiting(self, session_id: str) -> list[WaitlistEntry]:
+        entries = [
+            e for e in self.state.waitlist.values() if e.session_id == session_id and e.status == "waiting"
+        ]
+        return sorted(entries, key=lambda e: (e.joined_at, e.entry_id))
+
+    def week_usage(self, member_id: str, day: date) -> int:
+        week = day.isocalendar()[:2]
+        return sum(
+            1
+            for b in self.state.bookings.values()
+            if b.member_id == member_id
+            and b.status in COUNTED
+            and parse_time(self.state.sessions[b.session_id].start).date().isocalendar()[:2] == week
+        )
+
+    # -- booking ------------------------------------------------------------------------------------
+    def booking_problem(self, member: Member, session: ClassSession) -> Problem | None:
+        """Why ``member`` cannot take a seat in ``session`` now; None when they can."""
+        tier = self.tiers[member.tier]
+        kind = self.types[session.class_type]
+        sid, mid = session.session_id, member.member_id
+        if member.status != "active":
+            return (
+                "permission_denied",
+                f"member {mid} is {member.status}",
+                {
+                    "reason": "inactive",
+                    "member_id": mid,
+                    "missing_permission": "active_membership",
+                },
+            )
+        if kind["premium"] and not tier["premium_classes"]:
+            return (
+                "permission_denied",
+                f"{kind['name']} is a premium class; {member.tier} members cannot book it",
+                {
+                    "reason": "premium_only",
+                    "member_id": mid,
+                    "missing_permission": "premium_classes",
+                },
+            )
+        problem = self.bookable(session)
+        if problem is not None:
+            return problem
+        start = parse_time(session.start)
+        opens = start - timedelta(days=tier["booking_window_days"])
+        if self.now < opens:
+            return (
+                "conflict",
+                f"booking for {sid} opens at {iso(opens)} for {member.tier} members",
+                {
+                    "reason": "window",
+                    "session_id": sid,
+                    "opens_at": iso(opens),
+                },
+            )
+        mine = [b for b in self.state.bookings.values() if b.member_id == mid and b.status == "booked"]
+        same = next((b for b in mine if b.session_id == sid), None)
+        if same is not None:
+            return (
+                "conflict",
+                f"member {mid} already holds {same.booking_id} for {sid}",
+                {
+                    "reason": "already_booked",
+                    "booking_id": same.booking_id,
+                },
+            )
+        end = parse_time(session.end)
+        for booking in sorted(mine, key=lambda b: b.booking_id):
+            other = self.state.sessions[booking.session_id]
+            if _overlaps(start, end, parse_time(other.start), parse_time(other.end)):
+                return (
+                    "conflict",
+                    f"member {mid} is booked into {other.session_id} at the same time",
+                    {
+                        "reason": "overlap",
+                        "booking_id": booking.booking_id,
+                        "session_id": other.session_id,
+                    },
+                )
+        used = self.week_usage(mid, start.date())
+        if used >= tier["max_bookings_per_week"]:
+            return (
+                "conflict",
+                f"member {mid} already has {used} bookings that week ({member.tier} limit)",
+                {
+                    "reason": "weekly_limit",
+                    "limit": tier["max_bookings_per_week"],
+                },
+            )
+        if self.spots_left(session) <= 0:
+            return (
+                "conflict",
+                f"{sid} is full ({session.capacity} seats)",
+                {
+                    "reason": "full",
+                    "session_id": sid,
+                    "waitlist_length": len(self.waiting(sid)),
+                },
+            )
+        return None
+
+    def bookable(self, session: ClassSession) -> Problem | None:
+        if session.status == "cancelled":
+            return (
+                "invalid_transition",
+                f"class {session.session_id} is cancelled",
+                {
+                    "reason": "cancelled",
+                    "session_id": session.session_id,
+                    "status": session.status,
+                },
+            )
+        if self.now >= parse_time(session.start):
+            return (
+                "invalid_transition",
+                f"class {session.session_id} started at {session.start}",
+                {
+                    "reason": "started",
+                    "session_id": session.session_id,
+                    "status": "started",
+                },
+            )
+        return None
+
+    # -- scheduling ---------------------------------------------------------------------------------
+    def fit_problems(self, class_type: str, room_id: str, coach: Coach) -> list[Problem]:
+        """Problems that do not depend on the date: room features, coach qualification."""
+        kind = self.types[class_type]
+        room = self.rooms[room_id][1]
+        problems: list[Problem] = []
+        if kind["room_feature"] not in room["features"]:
+            problems.append(
+                (
+                    "conflict",
+                    f"{room['name']} ({room_id}) has no {kind['room_feature']} for {kind['name']}",
+                    {"reason": "room_equipment"},
+                )
+            )
+        if kind["qualification"] not in coach.qualifications:
+            problems.append(
+                (
+                    "permission_denied",
+                    f"coach {coach.coach_id} is not qualified to teach {kind['qualification']}",
+                    {
+                        "reason": "qualification",
+                        "coach_id": coach.coach_id,
+                        "missing_permission": f"qualification:{kind['qualification']}",
+                    },
+                )
+            )
+        return problems
+
+    def slot_problems(
+        self, class_type: str, room_id: str, coach: Coach, start: datetime, ignore: str | None = None
+    ) -> list[Problem]:
+        """Problems of one occurrence: past, grid, opening hours, coach availability, double bookings."""
+        kind = self.types[class_type]
+        studio = self.rooms[room_id][0]
+        end = start + timedelta(minutes=kind["duration_minutes"])
+        day, clock, until = WEEKDAYS[start.weekday()], start.strftime("%H:%M"), end.strftime("%H:%M")
+        when = f"{start.date().isoformat()} {clock}"
+        problems: list[Problem] = []
+        if start <= self.now:
+            problems.append(
+                ("invalid_argument", f"{when} is not in the future", {"reason": "past", "field": "start"})
+            )
+        if start.minute % self.policy["slot_minutes"] or start.second:
+            problems.append(
+                (
+                    "invalid_argument",
+                    f"{when} is not on the 15-minute grid",
+                    {"reason": "grid", "field": "start"},
+                )
+            )
+        if clock < studio["opens"] or until > studio["closes"] or end.date() != start.date():
+            problems.append(
+                (
+                    "conflict",
+                    f"{studio['name']} is open {studio['opens']}-{studio['closes']}",
+                    {"reason": "hours"},
+                )
+            )
+        windows = coach.availability.get(day, [])
+        if not any(w[:5] <= clock and until <= w[6:] for w in windows):
+            problems.append(
+                (
+                    "conflict",
+                    f"coach {coach.coach_id} is not available {day} {clock}-{until}",
+                    {"reason": "coach_unavailable", "windows": windows},
+                )
+            )
+        turnover = timedelta(minutes=self.policy["room_turnover_minutes"])
+        for other in sorted(self.state.sessions.values(), key=lambda s: s.start):
+            if other.status != "scheduled" or other.session_id == ignore:
+                continue
+            o0, o1 = parse_time(other.start), parse_time(other.end)
+            if other.room_id == room_id and _overlaps(start, end, o0, o1, turnover):
+                problems.append(
+                    (
+                        "conflict",
+                        f"{room_id} is taken by {other.session_id} at {other.start}",
+                        {"reason": "room_taken"},
+                    )
+                )
+            if other.coach_id == coach.coach_id:
+                same = self.studio_of(other) == studio["studio_id"]
+                key = "coach_gap_same_studio_minutes" if same else "coach_gap_other_studio_minutes"
+                if _overlaps(start, end, o0, o1, timedelta(minutes=self.policy[key])):
+                    problems.append(
+                        (
+                            "conflict",
+                            f"coach {coach.coach_id} teaches {other.session_id} at {other.start}",
+                            {"reason": "coach_busy"},
+                        )
+                    )
+        return problems
+
+
+class ClassBooking(Environment):
+    """Front desk of a two-studio fitness club.
+
+    Members book classes within their tier's booking window and weekly limit; full classes
+    have waitlists that promote members in order when a seat frees up; cancellations after
+    the tier's deadline are late and may cost a fee. Staff schedule classes and weekly series
+    into rooms and coaches' availability, substitute coaches and cancel classes. Times are UTC;
+    every call advances the clock by one minute.
+    """
+
+    State = BookingState
+    state: BookingState
+
+    # -- reads ----------------------------------------------------------------------------------------
+    @tool(read_only=True, produces=["session_id"])
+    def search_classes(
+        self,
+        date: str = "",
+        class_type: str = "",
+        studio_id: str = "",
+        coach_id: str = "",
+        only_with_spots: bool = False,
+        limit: int = 25,
+    ) -> dict[str, Any]:
+        """Find upcoming scheduled classes, earliest first.
+
+        Args:
+            date: Only classes on this day (YYYY-MM-DD); all upcoming classes when empty.
+            class_type: Only this class type code, e.g. power-spin (see list_studios).
+            studio_id: Only classes in this studio, e.g. STU-1.
+            coach_id: Only classes taught by this coach, e.g. COA-104.
+            only_with_spots: Leave out full classes.
+            limit: Maximum number of classes to return (1 to 100).
+
+        Returns:
+            Classes with id, type and name, start and end, studio, room, coach, seats left and
+            waitlist length, plus the total number of matches.
+        """
+        rules = self._rules()
+        if not 1 <= limit <= 100:
+            self.fail("invalid_argument", "limit must be between 1 and 100", field="limit")
+        if class_type and class_type not in rules.types:
+            self.fail("not_found", f"unknown class type '{class_type}'", class_types=sorted(rules.types))
+        if studio_id and studio_id not in rules.studios:
+            self.fail("not_found", f"no studio '{studio_id}'", studio_id=studio_id)
+        if coach_id:
+            self._coach(coach_id)
+        day = self._date(date) if date else None
+        found = [
+            self._session_view(s, rules)
+            for s in sorted(self.state.sessions.values(), key=lambda s: (s.start, s.session_id))
+            if s.status == "scheduled"
+            and parse_time(s.start) > self.now()
+            and (day is None or s.start[:10] == day)
+            and (not class_type or s.class_type == class_type)
+            and (not studio_id or rules.studio_of(s) == studio_id)
+            and (not coach_id or s.coach_id == coach_id)
+            and (not only_with_spots or rules.spots_left(s) > 0)
+        ]
+        return {"classes": found[:limit], "count": len(found), "now": iso(self.now())}
+
+    @tool(read_only=True, consumes=["session_id"], produces=["booking_id", "entry_id", "member_id"])
+    def get_class(self, session_id: str) -> dict[str, Any]:
+        """Show one class with its roster and its waitlist in order.
+
+        Args:
+            session_id: The class, e.g. CLS-30042.
+
+        Returns:
+            The class (type, times, room, coach, status, capacity, seats left), the booked members
+            with booking ids, and the waiting members with entry ids in promotion order.
+        """
+        rules = self._rules()
+        session = self._session(session_id)
+        roster = [
+            {
+                "booking_id": b.booking_id,
+                "member_id": b.member_id,
+                "name": self.state.members[b.member_id].name,
+            }
+            for b in rules.active(session_id)
+        ]
+        waitlist = [
+            {
+                "position": i + 1,
+                "entry_id": e.entry_id,
+                "member_id": e.member_id,
+                "name": self.state.members[e.member_id].name,
+            }
+            for i, e in enumerate(rules.waiting(session_id))
+        ]
+        view = self._session_view(session, rules)
+        return {
+            **view,
+            "status": session.status,
+            "roster": roster,
+            "waitlist": waitlist,
+            "now": iso(self.now()),
+        }
+
+    @tool(read_only=True, produces=["member_id"])
+    def find_members(self, name: str = "", email: str = "") -> dict[str, Any]:
+        """Find members by name words or exact email.
+
+        Args:
+            name: Words that must all appear in the member's name (case does not matter).
+            email: The member's exact email address.
+
+        Returns:
+            Matching members with id, name, email, tier and status.
+        """
+        words = name.lower().split()
+        found = [
+            m.model_dump(exclude={"fees_due_eur"})
+            for m in sorted(self.state.members.values(), key=lambda m: m.member_id)
+            if all(w in m.name.lower() for w in words) and (not email or m.email == email.strip().lower())
+        ]
+        return {"members": found, "count": len(found)}
+
+    @tool(read_only=True, consumes=["member_id"], produces=["booking_id", "entry_id", "session_id"])
+    def get_member(self, member_id: str) -> dict[str, Any]:
+        """Show a member: tier rules, upcoming bookings, waitlist entries, weekly usage and fees due.
+
+        Args:
+            member_id: The member, e.g. MEM-2007.
+
+        Returns:
+            The member, their tier's rules, upcoming bookings and waiting entries (with class ids
+            and times), bookings used per week (Monday-Sunday) and fees due in euros.
+        """
+        rules = self._rules()
+        member = self._member(member_id)
+        now = self.now()
+        bookings = []
+        for b in sorted(self.state.bookings.values(), key=lambda b: b.booking_id):
+            session = self.state.sessions[b.session_id]
+            if b.member_id == member_id and (b.status == "booked" or parse_time(session.start) > now):
+                bookings.append({**b.model_dump(), "class_type": session.class_type, "start": session.start})
+        entries = [
+            {**e.model_dump(), "start": self.state.sessions[e.session_id].start}
+            for e in sorted(self.state.waitlist.values(), key=lambda e: e.entry_id)
+            if e.member_id == member_id and e.status == "waiting"
+        ]
+        weeks = {}
+        for offset in range(3):
+            monday = now.date() - timedelta(days=now.weekday()) + timedelta(weeks=offset)
+            weeks[monday.isoformat()] = rules.week_usage(member_id, monday)
+        return {
+            **member.model_dump(),
+            "tier_rules": thaw(rules.tiers[member.tier]),
+            "bookings": bookings,
+            "waitlist": entries,
+            "bookings_per_week": weeks,
+            "now": iso(now),
+        }
+
+    @tool(read_only=True, produces=["coach_id"])
+    def list_coaches(self, qualification: str = "") -> dict[str, Any]:
+        """List coaches with their qualifications, home studio and weekly availability.
+
+        Args:
+            qualification: Only coaches with this qualification (yoga, pilates, cycling, hiit, boxing,
+                strength).
+
+        Returns:
+            Coaches with id, name, qualifications, home studio and availability windows per weekday.
+        """
+        coaches = [
+            c.model_dump()
+            for c in sorted(self.state.coaches.values(), key=lambda c: c.coach_id)
+            if not qualification or qualification in c.qualifications
+        ]
+        return {"coaches": coaches, "count": len(coaches)}
+
+    @tool(read_only=True, produces=["room_id", "studio_id"])
+    def list_studios(self) -> dict[str, Any]:
+        """List studios with opening hours and rooms, and the class types on offer.
+
+        Returns:
+            Studios (id, name, hours, rooms with capacity and equipment), class types (code, name,
+            duration, capacity, equipment and coach qualification needed, premium flag) and the
+            scheduling policy (grid, turnover and coach gaps, waitlist size).
+        """
+        rules = self._rules()
+        return {
+            "studios": thaw(list(rules.studios.values())),
+            "class_types": thaw(rules.types),
+            "scheduling": thaw(rules.policy),
+        }
+
+    # -- member writes --------------------------------------------------------------------------------
+    @tool(consumes=["member_id", "session_id"], produces=["booking_id"])
+    def book_class(self, member_id: str, session_id: str) -> dict[str, Any]:
+        """Book a member into a class with a free seat.
+
+        Args:
+            member_id: The member, e.g. MEM-2007.
+            session_id: The class, e.g. CLS-30042.
+
+        Returns:
+            The new booking and the seats left in the class.
+        """
+        rules = self._rules()
+        member, session = self._member(member_id), self._session(session_id)
+        problem = rules.booking_problem(member, session)
+        if problem is not None:
+            self.fail(problem[0], problem[1], **problem[2])
+        booking = self._book(member, session, "direct")
+        for entry in rules.waiting(session_id):
+            if entry.member_id == member_id:
+                self._resolve(entry, "left")
+        return {"booking": booking.model_dump(), "spots_left": rules.spots_left(session)}
+
+    @tool(consumes=["booking_id"], produces=["booking_id"])
+    def cancel_booking(self, booking_id: str) -> dict[str, Any]:
+        """Cancel a booking; after the tier's deadline it is a late cancellation with a fee.
+
+        The freed seat goes to the first member on the waitlist who can take it (members who
+        cannot, e.g. because of an overlapping booking or their weekly limit, keep their place).
+
+        Args:
+            booking_id: The booking, e.g. BKG-50012.
+
+        Returns:
+            The cancelled booking with its fee, and the waitlist promotion it caused (if any),
+            including the entries that were skipped and why.
+        """
+        rules = self._rules()
+        booking = self.state.bookings.get(booking_id)
+        if booking is None:
+            self.fail("not_found", f"no booking '{booking_id}'", booking_id=booking_id)
+        if booking.status != "booked":
+            self.fail(
+                "invalid_transition",
+                f"booking {booking_id} is already {booking.status}",
+                booking_id=booking_id,
+                status=booking.status,
+            )
+        session = self.state.sessions[booking.session_id]
+        start = parse_time(session.start)
+        if self.now() >= start:
+            self.fail(
+                "invalid_transition",
+                f"class {session.session_id} started at {session.start}; the booking can no longer change",
+                booking_id=booking_id,
+                status="started",
+            )
+        member = self.state.members[booking.member_id]
+        tier = rules.tiers[member.tier]
+        late = self.now() > start - timedelta(hours=tier["cancel_deadline_hours"])
+        booking.status = "late_cancelled" if late else "cancelled"
+        booking.cancelled_at = iso(self.now())
+        booking.fee_eur = int(tier["late_cancel_fee_eur"]) if late else 0
+        member.fees_due_eur += booking.fee_eur
+        promoted, skipped = self._promote(session, rules)
+        return {"booking": booking.model_dump(), "late": late, "promoted": promoted, "skipped": skipped}
+
+    @tool(consumes=["member_id", "session_id"], produces=["entry_id"])
+    def join_waitlist(self, member_id: str, session_id: str) -> dict[str, Any]:
+        """Put a member on the waitlist of a full class.
+
+        Args:
+            member_id: The member (plus or premium tier).
+            session_id: The full class.
+
+        Returns:
+            The waitlist entry and the member's position.
+        """
+        rules = self._rules()
+        member, session = self._member(member_id), self._session(session_id)
+        tier = rules.tiers[member.tier]
+        if not tier["waitlist"]:
+            self.fail(
+                "permission_denied",
+                f"{member.tier} members cannot join waitlists",
+                member_id=member_id,
+                missing_permission="waitlist",
+            )
+        problem = rules.booking_problem(member, session)
+        if problem is None:
+            self.fail("conflict", f"{session_id} has free seats; book it directly", session_id=session_id)
+        category, message, details = problem
+        if details["reason"] != "full":  # whoever could not take a free seat cannot wait for one either
+            self.fail(category, message, **details)
+        waiting = rules.waiting(session_id)
+        if any(e.member_id == member_id for e in waiting):
+            self.fail("conflict", f"member {member_id} is already waiting for {session_id}")
+        if len(waiting) >= rules.policy["waitlist_max"]:
+            self.fail("conflict", f"the waitlist of {session_id} is full ({len(waiting)} waiting)")
+        entry_id = f"WL-{self.state.next_entry}"
+        self.state.next_entry += 1
+        entry = WaitlistEntry(
+            entry_id=entry_id, member_id=member_id, session_id=session_id, joined_at=iso(self.now())
+        )
+        self.state.waitlist[entry_id] = entry
+        return {"entry": entry.model_dump(), "position": len(waiting) + 1}
+
+    @tool(consumes=["entry_id"])
+    def leave_waitlist(self, entry_id: str) -> dict[str, Any]:
+        """Take a member off a waitlist.
+
+        Args:
+            entry_id: The waitlist entry, e.g. WL-7003.
+
+        Returns:
+            The entry, now "left".
+        """
+        entry = self.state.waitlist.get(entry_id)
+        if entry is None:
+            self.fail("not_found", f"no waitlist entry '{entry_id}'", entry_id=entry_id)
+        if entry.status != "waiting":
+            self.fail(
+                "invalid_transition",
+                f"waitlist entry {entry_id} is {entry.status}, not waiting",
+                entry_id=entry_id,
+                status=entry.status,
+            )
+        self._resolve(entry, "left")
+        return {"entry": entry.model_dump()}
+
+    @tool(consumes=["member_id", "series_id"], produces=["booking_id"])
+    def book_series(self, member_id: str, series_id: str) -> dict[str, Any]:
+        """Book a member into every upcoming class of a weekly series they can take now.
+
+        Classes outside the member's booking window, full, overlapping or over the weekly
+        limit are skipped and reported; book them later or join their waitlists.
+
+        Args:
+            member_id: The member.
+            series_id: The series, e.g. SER-801.
+
+        Returns:
+            The bookings made and the classes skipped with the reason.
+        """
+        rules = self._rules()
+        member = self._member(member_id)
+        series = self.state.series.get(series_id)
+        if series is None:
+            self.fail("not_found", f"no series '{series_id}'", series_id=series_id)
+        booked, skipped = [], []
+        for session_id in series.session_ids:
+            session = self.state.sessions[session_id]
+            problem = rules.booking_problem(member, session)
+            if problem is not None and problem[0] == "permission_denied":
+                self.fail(problem[0], problem[1], **problem[2])
+            if problem is None:
+                booked.append(self._book(member, session, "series").model_dump())
+            else:
+                skipped.append({"session_id": session_id, "start": session.start, "reason": problem[1]})
+        if not booked:
+            self.fail(
+                "conflict", f"no class of {series_id} can be booked for {member_id} now", skipped=skipped
+            )
+        return {"series_id": series_id, "booked": booked, "skipped": skipped}
+
+    # -- staff writes ---------------------------------------------------------------------------------
+    @tool(consumes=["room_id", "coach_id"], produces=["session_id"])
+    def schedule_class(self, class_type: str, room_id: str, coach_id: str, start: str) -> dict[str, Any]:
+        """Schedule a one-off class in a room with a coach.
+
+        Args:
+            class_type: The class type code, e.g. power-spin (see list_studios).
+            room_id: The room, e.g. RM-12; it must have the class's equipment.
+            coach_id: The coach; qualified, available at that time and not teaching elsewhere.
+            start: Start time (ISO 8601, UTC), on the 15-minute grid, e.g. 2026-01-07T18:45:00Z.
+
+        Returns:
+            The new class with its id, end time and capacity.
+        """
+        rules = self._rules()
+        coach = self._check_fit(rules, class_type, room_id, coach_id)
+        moment = self._time(start, "start")
+        problems = rules.slot_problems(class_type, room_id, coach, moment)
+        if problems:
+            category, message, details = problems[0]
+            self.fail(category, message, **details, problems=[p[1] for p in problems])
+        session = self._create_session(rules, class_type, room_id, coach_id, moment, None)
+        return {"class": self._session_view(session, rules)}
+
+    @tool(consumes=["room_id", "coach_id"], produces=["series_id", "session_id"])
+    def create_series(
+        self, class_type: str, room_id: str, coach_id: str, first_start: str, weeks: int
+    ) -> dict[str, Any]:
+        """Schedule a class every week at the same time, all weeks or none.
+
+        Args:
+            class_type: The class type code.
+            room_id: The room.
+            coach_id: The coach.
+            first_start: Start of the first class (ISO 8601, UTC, on the 15-minute grid).
+            weeks: Number of weekly classes (2 to 12).
+
+        Returns:
+            The series id and its class ids.
+        """
+        rules = self._rules()
+        coach = self._check_fit(rules, class_type, room_id, coach_id)
+        first = self._time(first_start, "first_start")
+        if not 2 <= weeks <= rules.policy["series_max_weeks"]:
+            self.fail("invalid_argument", "weeks must be between 2 and 12", field="weeks")
+        problems = [
+            f"{(first + timedelta(weeks=w)).date().isoformat()}: {message}"
+            for w in range(weeks)
+            for category, message, _ in rules.slot_problems(
+                class_type, room_id, coach, first + timedelta(weeks=w)
+            )
+        ]
+        if problems:
+            self.fail("conflict", f"{len(problems)} problem(s); nothing was scheduled", problems=problems)
+        series_id = f"SER-{self.state.next_series}"
+        self.state.next_series += 1
+        ids = [
+            self._create_session(
+                rules, class_type, room_id, coach_id, first + timedelta(weeks=w), series_id
+            ).session_id
+            for w in range(weeks)
+        ]
+        series = Series(
+            series_id=series_id,
+            class_type=class_type,
+            room_id=room_id,
+            coach_id=coach_id,
+            weekday=WEEKDAYS[first.weekday()],
+            start_time=first.strftime("%H:%M"),
+            weeks=weeks,
+            session_ids=ids,
+        )
+        self.state.series[series_id] = series
+        return series.model_dump()
+
+    @tool(consumes=["session_id", "coach_id"])
+    def assign_coach(self, session_id: str, coach_id: str) -> dict[str, Any]:
+        """Give a class to a substitute coach.
+
+        Args:
+            session_id: The class.
+            coach_id: The substitute; qualified, available and free at that time.
+
+        Returns:
+            The class with its new coach.
+        """
+        rules = self._rules()
+        session = self._session(session_id)
+        problem = rules.bookable(session)
+        if problem is not None:
+            self.fail(problem[0], problem[1], **problem[2])
+        if session.coach_id == coach_id:
+            self.fail("invalid_argument", f"{coach_id} already teaches {session_id}", field="coach_id")
+        coach = self._check_fit(rules, session.class_type, session.room_id, coach_id)
+        problems = [
+            p
+            for p in rules.slot_problems(
+                session.class_type, session.room_id, coach, parse_time(session.start), session.session_id
+            )
+            if p[2]["reason"] in ("coach_unavailable", "coach_busy")
+        ]
+        if problems:
+            self.fail(problems[0][0], problems[0][1], **problems[0][2])
+        session.coach_id = coach_id
+        return {"class": self._session_view(session, rules)}
+
+    @tool(consumes=["session_id"])
+    def cancel_class(self, session_id: str, reason: str) -> dict[str, Any]:
+        """Cancel a class: its bookings are cancelled free of charge and its waitlist is closed.
+
+        Args:
+            session_id: The class.
+            reason: Why, in a few words (members are told).
+
+        Returns:
+            The cancelled class and the members whose bookings or waitlist entries were affected.
+        """
+        rules = self._rules()
+        session = self._session(session_id)
+        problem = rules.bookable(session)
+        if problem is not None:
+            self.fail(problem[0], problem[1], **problem[2])
+        if not reason.strip():
+            self.fail("invalid_argument", "reason must not be empty", field="reason")
+        session.status = "cancelled"
+        session.cancel_reason = reason.strip()
+        affected = []
+        for booking in rules.active(session_id):
+            booking.status = "cancelled_by_studio"
+            booking.cancelled_at = iso(self.now())
+            affected.append(booking.member_id)
+        for entry in rules.waiting(session_id):
+            self._resolve(entry, "closed")
+            affected.append(entry.member_id)
+        return {"session_id": session_id, "status": session.status, "affected_members": affected}
+
+    # -- helpers ----------------------------------------------------------------------------------------
+    def _rules(self) -> Rules:
+        return Rules(self.state, self.data, self.now())
+
+    def _book(
+        self, member: Member, session: ClassSession, source: Literal["direct", "waitlist", "series"]
+    ) -> Booking:
+        booking_id = f"BKG-{self.state.next_booking}"
+        self.state.next_booking += 1
+        booking = Booking(
+            booking_id=booking_id,
+            member_id=member.member_id,
+            session_id=session.session_id,
+            source=source,
+            booked_at=iso(self.now()),
+        )
+        self.state.bookings[booking_id] = booking
+        return booking
+
+    def _promote(
+        self, session: ClassSession, rules: Rules
+    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """Give free seats to waiting members in order, skipping (but keeping) those who cannot."""
+        promoted: dict[str, Any] | None = None
+        skipped: list[dict[str, Any]] = []
+        for entry in rules.waiting(session.session_id):
+            if rules.spots_left(session) <= 0:
+                break
+            problem = rules.booking_problem(self.state.members[entry.member_id], session)
+            if problem is not None:
+                skipped.append(
+                    {"entry_id": entry.entry_id, "member_id": entry.member_id, "reason": problem[1]}
+                )
+                continue
+            booking = self._book(self.state.members[entry.member_id], session, "waitlist")
+            self._resolve(entry, "promoted")
+            promoted = {
+                "entry_id": entry.entry_id,
+                "member_id": entry.member_id,
+                "booking_id": booking.booking_id,
+            }
+        return promoted, skipped
+
+    def _resolve(self, entry: WaitlistEntry, status: WaitStatus) -> None:
+        entry.status = status
+        entry.resolved_at = iso(self.now())
+
+    def _check_fit(self, rules: Rules, class_type: str, room_id: str, coach_id: str) -> Coach:
+        if class_type not in rules.types:
+            self.fail("not_found", f"unknown class type '{class_type}'", class_types=sorted(rules.types))
+        if room_id not in rules.rooms:
+            self.fail("not_found", f"no room '{room_id}'", room_id=room_id)
+        coach = self._coach(coach_id)
+        problems = rules.fit_problems(class_type, room_id, coach)
+        if problems:
+            self.fail(problems[0][0], problems[0][1], **problems[0][2])
+        return coach
+
+    def _create_session(
+        self,
+        rules: Rules,
+        class_type: str,
+        room_id: str,
+        coach_id: str,
+        start: datetime,
+        series_id: str | None,
+    ) -> ClassSession:
+        return _add_session(self.state, rules, class_type, room_id, coach_id, start, series_id)
+
+    def _session_view(self, session: ClassSession, rules: Rules) -> dict[str, Any]:
+        studio, room = rules.rooms[session.room_id]
+        return {
+            "session_id": session.session_id,
+            "class_type": session.class_type,
+            "name": rules.types[session.class_type]["name"],
+            "start": session.start,
+            "end": session.end,
+            "studio_id": studio["studio_id"],
+            "room_id": session.room_id,
+            "room": room["name"],
+            "coach_id": session.coach_id,
+            "coach": self.state.coaches[session.coach_id].name,
+            "capacity": session.capacity,
+            "spots_left": rules.spots_left(session),
+            "waitlist_length": len(rules.waiting(session.session_id)),
+            "series_id": session.series_id,
+        }
+
+    def _member(self, member_id: str) -> Member:
+        member = self.state.members.get(member_id)
+        if member is None:
+            self.fail("not_found", f"no member '{member_id}'", member_id=member_id)
+        return member
+
+    def _session(self, session_id: str) -> ClassSession:
+        session = self.state.sessions.get(session_id)
+        if session is None:
+            self.fail("not_found", f"no class '{session_id}'", session_id=session_id)
+        return session
+
+    def _coach(self, coach_id: str) -> Coach:
+        coach = self.state.coaches.get(coach_id)
+        if coach is None:
+            self.fail("not_found", f"no coach '{coach_id}'", coach_id=coach_id)
+        return coach
+
+    def _date(self, value: str) -> str:
+        try:
+            return date.fromisoformat(value.strip()).isoformat()
+        except ValueError:
+            self.fail("invalid_argument", f"date must look like 2026-01-07, got '{value}'", field="date")
+
+    def _time(self, value: str, field: str) -> datetime:
+        try:
+            return parse_time(value.strip())
+        except ValueError:
+            self.fail(
+                "invalid_argument", f"{field} must be an ISO 8601 time like 2026-01-07T18:45:00Z", field=field
+            )
+
+    # -- initial states ---------------------------------------------------------------------------------
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """Eight days of classes in five rooms, a four-week series, ``4 + 2 * size`` coaches and
+        ``20 * size`` members (two share a name, one is frozen) with bookings that fill a few
+        popular classes, waitlists on them, and past cancellations with fees."""
+        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
+        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
+        return Initial(state=_Generator(random.Random(seed), repo, base).build(max(1, size)))
+
+
+def _add_session(
+    state: BookingState,
+    rules: Rules,
+    class_type: str,
+    room_id: str,
+    coach_id: str,
+    start: datetime,
+    series_id: str | None,
+) -> ClassSession:
+    kind = rules.types[class_type]
+    session_id = f"CLS-{state.next_session}"
+    state.next_session += 1
+    session = ClassSession(
+        session_id=session_id,
+        class_type=class_type,
+        room_id=room_id,
+        coach_id=coach_id,
+        start=iso(start),
+        end=iso(start + timedelta(minutes=kind["duration_minutes"])),
+        capacity=min(kind["capacity"], rules.rooms[room_id][1]["capacity"]),
+        series_id=series_id,
+    )
+    state.sessions[session_id] = session
+    return session
+
+
+# -- the generator -----------------------------------------------------------------------------------
+FIRST = ("Sam", "Alex", "Priya", "Jordan", "Mei", "Lena", "Omar", "Chris", "Zara", "Tomás", "Ines", "Kofi",
+         "Hana", "Luca", "Maya", "Ravi", "Elif", "Noor", "Felix", "Dana")  # fmt: skip
+LAST = ("Taylor", "Romero", "Kim", "Okafor", "Nguyen", "Fischer", "Haddad", "Silva", "Brooks", "Novak",
+        "Patel", "Larsen", "Moreau", "Adeyemi", "Rossi", "Chen")  # fmt: skip
+QUALIFICATIONS = ("yoga", "pilates", "cycling", "hiit", "boxing", "strength")
+WINDOWS = ("06:00-13:00", "06:30-12:00", "11:00-16:00", "16:00-21:30", "15:00-22:00", "06:00-21:30")
+SLOTS = ("07:00", "09:30", "12:15", "17:30", "18:45", "20:00")
+TIERS: tuple[Tier, ...] = ("basic", "basic", "plus", "plus", "plus", "premium")
+
+
+class _Generator:
+    """Builds S0 through the same :class:`Rules` the tools enforce, so S0 is always valid."""
+
+    def __init__(self, rng: random.Random, data: Repository, base: datetime) -> None:
+        self.rng, self.data, self.base = rng, data, base
+        self.state = BookingState()
+
+    def rules(self, now: datetime) -> Rules:
+        return Rules(self.state, self.data, now)
+
+    def build(self, size: int) -> BookingState:
+        self._coaches(4 + 2 * size)
+        self._timetable()
+        self._series()
+        self._members(20 * size)
+        self._bookings()
+        return self.state
+
+    def _coaches(self, count: int) -> None:
+        for i in range(count):
+            coach_id = f"COA-{101 + i}"
+            quals = {
+                QUALIFICATIONS[i % len(QUALIFICATIONS)],
+                *self.rng.sample(QUALIFICATIONS, self.rng.randint(0, 2)),
+            }
+            first = "Alex" if i in (0, 3) else self.rng.choice(FIRST)  # two coaches called Alex
+            availability = {
+                day: sorted(self.rng.sample(WINDOWS[:5], self.rng.randint(1, 2)))
+                if self.rng.random() < 0.8
+                else []
+                for day in WEEKDAYS
+            }
+            self.state.coaches[coach_id] = Coach(
+                coach_id=coach_id,
+                name=f"{first} {self.rng.choice(LAST)}",
+                home_studio_id=self.rng.choice(("STU-1", "STU-2")),
+                qualifications=sorted(quals),
+                availability=availability,
+            )
+
+    def _timetable(self) -> None:
+        rules = self.rules(self.base - timedelta(days=30))
+        for offset in range(8):
+            day = self.base.date() + timedelta(days=offset)
+            for room_id in sorted(rules.rooms):
+                slots = sorted(self.rng.sample(SLOTS, 2 if day.weekday() >= 5 else 3))
+                for slot in slots:
+                    start = datetime.fromisoformat(f"{day.isoformat()}T{slot}:00+00:00")
+                    self._place(rules, room_id, start, None)
+
+    def _place(
+        self, rules: Rules, room_id: str, start: datetime, series_id: str | None
+    ) -> ClassSession | None:
+        features = rules.rooms[room_id][1]["features"]
+        kinds = sorted(k for k, v in rules.types.items() if v["room_feature"] in features)
+        self.rng.shuffle(kinds)
+        for class_type in kinds:
+            coaches = sorted(self.state.coaches.values(), key=lambda c: c.coach_id)
+            self.rng.shuffle(coaches)
+            for coach in coaches:
+                fits = not rules.fit_problems(class_type, room_id, coach)
+                if fits and not rules.slot_problems(class_type, room_id, coach, start):
+                    return _add_session(
+                        self.state, rules, class_type, room_id, coach.coach_id, start, series_id
+                    )
+        return None
+
+    def _series(self) -> None:
+        rules = self.rules(self.base - timedelta(days=30))
+        for _ in range(20):
+            room_id = self.rng.choice(sorted(rules.rooms))
+            first = datetime.fromisoformat(
+                f"{(self.base.date() + timedelta(days=self.rng.randint(1, 6))).isoformat()}T"
+                f"{self.rng.choice(('06:30', '08:15', '13:30', '19:15'))}:00+00:00"
+            )
+            kinds = [
+                k for k, v in rules.types.items() if v["room_feature"] in rules.rooms[room_id][1]["features"]
+            ]
+            class_type = self.rng.choice(sorted(kinds))
+            for coach in sorted(self.state.coaches.values(), key=lambda c: c.coach_id):
+                if rules.fit_problems(class_type, room_id, coach):
+                    continue
+                if any(
+                    rules.slot_problems(class_type, room_id, coach, first + timedelta(weeks=w))
+                    for w in range(4)
+                ):
+                    continue
+                series_id = f"SER-{self.state.next_series}"
+                self.state.next_series += 1
+                ids = [
+                    _add_session(
+                        self.state,
+                        rules,
+                        class_type,
+                        room_id,
+                        coach.coach_id,
+                        first + timedelta(weeks=w),
+                        series_id,
+                    ).session_id
+                    for w in range(4)
+                ]
+                self.state.series[series_id] = Series(
+                    series_id=series_id,
+                    class_type=class_type,
+                    room_id=room_id,
+                    coach_id=coach.coach_id,
+                    weekday=WEEKDAYS[first.weekday()],
+                    start_time=first.strftime("%H:%M"),
+                    weeks=4,
+                    session_ids=ids,
+                )
+                return
+
+    def _members(self, count: int) -> None:
+        names = [f"{self.rng.choice(FIRST)} {self.rng.choice(LAST)}" for _ in range(count)]
+        names[-1] = names[0]  # two members with the same name
+        for i, name in enumerate(names):
+            member_id = f"MEM-{2001 + i}"
+            handle = name.lower().replace(" ", ".").replace("á", "a")
+            suffix = f".{i}" if i == count - 1 else ""
+            email = f"{handle}{suffix}@{self.rng.choice(('mail.example', 'corp.example'))}"
+            self.state.members[member_id] = Member(
+                member_id=member_id,
+                name=name,
+                email=email,
+                tier=self.rng.choice(TIERS),
+                status="frozen" if i == 5 else "active",
+            )
+
+    def _bookings(self) -> None:
+        horizon = (self.base + timedelta(days=3)).date().isoformat()
+        rules = self.rules(self.base)
+        upcoming = sorted(
+            (
+                s
+                for s in self.state.sessions.values()
+                if s.start[:10] <= horizon and not rules.types[s.class_type]["premium"]
+            ),
+            key=lambda s: (s.capacity, s.start),
+        )
+        popular = [s for i, s in enumerate(upcoming) if s.room_id not in {u.room_id for u in upcoming[:i]}][
+            :3
+        ]
+        members = sorted(self.state.members.values(), key=lambda m: m.member_id)
+        for session in popular:  # fill to capacity, then a waitlist
+            self.rng.shuffle(members)
+            for member in members:
+                self._try_book(member, session)
+            for member in members:
+                rules = self.rules(self.base - timedelta(hours=self.rng.randint(1, 20)))
+                tier = rules.tiers[member.tier]
+                problem = rules.booking_problem(member, session)
+                full = problem is not None and problem[2]["reason"] == "full"
+                if (
+                    tier["waitlist"]
+                    and full
+                    and len(rules.waiting(session.session_id)) < self.rng.randint(1, 3)
+                ):
+                    entry_id = f"WL-{self.state.next_entry}"
+                    self.state.next_entry += 1
+                    self.state.waitlist[entry_id] = WaitlistEntry(
+                        entry_id=entry_id,
+                        member_id=member.member_id,
+                        session_id=session.session_id,
+                        joined_at=iso(rules.now),
+                    )
+        sessions = sorted(self.state.sessions.values(), key=lambda s: s.session_id)
+        for member in sorted(members, key=lambda m: m.member_id):
+            for session in self.rng.sample(sessions, 6):
+                if self.rng.random() < 0.5:
+                    self._try_book(member, session)
+        self._history()
+
+    def _try_book(self, member: Member, session: ClassSession) -> None:
+        rules = self.rules(self.base - timedelta(hours=self.rng.randint(1, 48)))
+        if rules.booking_problem(member, session) is None:
+            booking_id = f"BKG-{self.state.next_booking}"
+            self.state.next_booking += 1
+            self.state.bookings[booking_id] = Booking(
+                booking_id=booking_id, member_id=member.member_id, session_id=session.session_id,
+                booked_at=iso(rules.now),
+            )  # fmt: skip
+
+    def _history(self) -> None:
+        """Earlier cancellations of classes without a waitlist: in time, and late with a fee due."""
+        rules = self.rules(self.base)
+        candidates = sorted(
+            b.booking_id
+            for b in self.state.bookings.values()
+            if b.status == "booked" and not rules.waiting(b.session_id)
+        )
+        for booking_id in self.rng.sample(candidates, min(3, len(candidates))):
+            booking = self.state.bookings[booking_id]
+            member = self.state.members[booking.member_id]
+            tier = rules.tiers[member.tier]
+            when = self.base - timedelta(minutes=self.rng.randint(10, 50))
+            late = when > parse_time(self.state.sessions[booking.session_id].start) - timedelta(
+                hours=tier["cancel_deadline_hours"]
+            )
+            booking.status = "late_cancelled" if late else "cancelled"
+            booking.cancelled_at = iso(when)
+            booking.fee_eur = int(tier["late_cancel_fee_eur"]) if late else 0
+            member.fees_due_eur += booking.fee_eur
