@@ -177,6 +177,7 @@ def test_register_and_reregister(s: Session) -> None:
         "certified": False,
         "issues": None,
         "inputs": [],
+        "columns": HEADER.strip().split(","),
     }
     again = ok(s, "register_dataset", path="data/q1.csv", schema_name="sales")
     assert again["dataset_id"] == "DS-001" and again["version"] == 1 and again["changed"] is False
@@ -225,7 +226,7 @@ def test_profile_refuses_modified_and_summary_artifacts(s: Session) -> None:
     assert err(s, "profile_dataset", "invalid_transition", dataset_id="DS-002")["status"] == "modified"
     ok(s, "write_file", path="data/q2.csv", content=Q2)
     _, clean_q1, _ = cleaned(s)
-    stats = ok(s, "compute_statistics", dataset_id=clean_q1, value_column="revenue", output_path="r/s.csv")
+    stats = ok(s, "compute_statistics", dataset_id=clean_q1, column="revenue", output_path="r/s.csv")
     err(s, "profile_dataset", "invalid_argument", dataset_id=stats["dataset_id"])
 
 
@@ -321,7 +322,7 @@ def test_clean_reports_remaining_issues_and_rebuilds_in_place(s: Session) -> Non
         "compute_statistics",
         "invalid_transition",
         dataset_id=partial["dataset_id"],
-        value_column="units",
+        column="units",
         output_path="r/s.csv",
     )
     assert status(s, partial["dataset_id"]) == "fresh"
@@ -458,7 +459,7 @@ def test_statistics_values(s: Session) -> None:
         s,
         "compute_statistics",
         dataset_id=year,
-        value_column="revenue",
+        column="revenue",
         group_by="region",
         output_path="reports/by_region.csv",
     )
@@ -497,26 +498,20 @@ def test_statistics_values(s: Session) -> None:
     assert s.files()["reports/by_region.csv"].startswith(
         "region,count,sum,mean,median,min,max,stdev\nEast,2,1200"
     )
-    overall = ok(
-        s, "compute_statistics", dataset_id=year, value_column="units", output_path="reports/units.csv"
-    )
+    overall = ok(s, "compute_statistics", dataset_id=year, column="units", output_path="reports/units.csv")
     assert overall["table"][0]["group"] == "all" and overall["table"][0]["sum"] == "11"
 
 
 def test_statistics_errors(s: Session) -> None:
     _, q1, _ = cleaned(s)
-    err(
-        s, "compute_statistics", "invalid_argument", dataset_id=q1, value_column="region", output_path="r.csv"
-    )
-    err(
-        s, "compute_statistics", "invalid_argument", dataset_id=q1, value_column="profit", output_path="r.csv"
-    )
+    err(s, "compute_statistics", "invalid_argument", dataset_id=q1, column="region", output_path="r.csv")
+    err(s, "compute_statistics", "invalid_argument", dataset_id=q1, column="profit", output_path="r.csv")
     err(
         s,
         "compute_statistics",
         "invalid_argument",
         dataset_id=q1,
-        value_column="units",
+        column="units",
         group_by="region:month",
         output_path="r.csv",
     )
@@ -525,7 +520,7 @@ def test_statistics_errors(s: Session) -> None:
         "compute_statistics",
         "invalid_argument",
         dataset_id=q1,
-        value_column="units",
+        column="units",
         group_by="colour",
         output_path="r.csv",
     )
@@ -535,10 +530,10 @@ def test_statistics_errors(s: Session) -> None:
         "compute_statistics",
         "invalid_transition",
         dataset_id="DS-004",
-        value_column="quarterly_target",
+        column="quarterly_target",
         output_path="r.csv",
     )
-    err(s, "compute_statistics", "not_found", dataset_id="DS-050", value_column="units", output_path="r.csv")
+    err(s, "compute_statistics", "not_found", dataset_id="DS-050", column="units", output_path="r.csv")
 
 
 def test_pivot_by_quarter_with_totals(s: Session) -> None:
@@ -621,7 +616,7 @@ def test_chart_spec(s: Session) -> None:
         s,
         "compute_statistics",
         dataset_id=q1,
-        value_column="revenue",
+        column="revenue",
         group_by="order_date",
         output_path="reports/daily.csv",
     )["dataset_id"]
@@ -724,7 +719,7 @@ def test_report_embeds_tables_and_lineage(s: Session) -> None:
         s,
         "compute_statistics",
         dataset_id=q1,
-        value_column="revenue",
+        column="revenue",
         group_by="region",
         output_path="reports/r.csv",
     )["dataset_id"]
@@ -773,7 +768,7 @@ def test_report_embeds_tables_and_lineage(s: Session) -> None:
 # -- freshness and re-runs -----------------------------------------------------------------------
 def test_shell_edit_makes_downstream_stale_until_rerun(s: Session) -> None:
     _, q1, _ = cleaned(s)
-    stats = ok(s, "compute_statistics", dataset_id=q1, value_column="revenue", output_path="r/s.csv")
+    stats = ok(s, "compute_statistics", dataset_id=q1, column="revenue", output_path="r/s.csv")
     report = ok(s, "write_report", title="t", artifact_ids=[stats["dataset_id"]], output_path="r/t.md")
     ok(s, "write_file", path="data/q1.csv", content=Q1.replace("Ana,HW-1,Online,2", "Ana,HW-1,Online,4"))
     assert [status(s, d) for d in ("DS-001", q1, stats["dataset_id"], report["dataset_id"])] == [
@@ -789,7 +784,7 @@ def test_shell_edit_makes_downstream_stale_until_rerun(s: Session) -> None:
         "compute_statistics",
         "invalid_transition",
         dataset_id=q1,
-        value_column="units",
+        column="units",
         output_path="r/u.csv",
     )
     ok(s, "register_dataset", path="data/q1.csv", schema_name="sales")
@@ -806,9 +801,7 @@ def test_shell_edit_makes_downstream_stale_until_rerun(s: Session) -> None:
 
 def test_rerun_restores_hand_edits_and_unchanged_outputs_stay_fresh(s: Session) -> None:
     _, q1, q2 = cleaned(s)
-    stats = ok(s, "compute_statistics", dataset_id=q1, value_column="revenue", output_path="r/s.csv")[
-        "dataset_id"
-    ]
+    stats = ok(s, "compute_statistics", dataset_id=q1, column="revenue", output_path="r/s.csv")["dataset_id"]
     original = s.files()["r/s.csv"]
     ok(s, "write_file", path="r/s.csv", content=original.replace("4100", "9999"))
     assert status(s, stats) == "modified"
@@ -1059,7 +1052,7 @@ def random_args(c: Chooser, tool: str, state: dict[str, Any], files: dict[str, s
         },
         "compute_statistics": lambda: {
             "dataset_id": ds(*tabular),
-            "value_column": c.pick(COLUMNS),
+            "column": c.pick(COLUMNS),
             "output_path": out,
             "group_by": c.pick(["", "region", "order_date:quarter"]),
         },

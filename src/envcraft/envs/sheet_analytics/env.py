@@ -144,7 +144,7 @@ class SheetAnalytics(ClawEnvironment):
 
         Returns:
             Datasets (id, path, kind, rows, version, status fresh/stale/modified/missing,
-            certified, number of issues, inputs) and recipes (id, name, version, rule count).
+            certified, number of issues, inputs, columns) and recipes (id, name, version, rule count).
         """
         rows = []
         for ds in sorted(self.state.datasets.values(), key=lambda d: d.dataset_id):
@@ -162,6 +162,7 @@ class SheetAnalytics(ClawEnvironment):
                     "certified": self._certified(ds),
                     "issues": len(ds.issues) if ds.validated else None,
                     "inputs": sorted(ds.inputs),
+                    "columns": ds.columns,
                 }
             )
         recipes = [
@@ -527,13 +528,13 @@ class SheetAnalytics(ClawEnvironment):
 
     @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
     def compute_statistics(
-        self, dataset_id: str, value_column: str, output_path: str, group_by: str = ""
+        self, dataset_id: str, column: str, output_path: str, group_by: str = ""
     ) -> dict[str, Any]:
         """Summary statistics of a numeric column, overall or per group, written as a CSV.
 
         Args:
             dataset_id: A certified dataset (clean, merged or joined).
-            value_column: A numeric column (number, integer, percent or derived).
+            column: A numeric column (number, integer, percent or derived).
             output_path: Where to write the statistics CSV, e.g. reports/revenue_by_region.csv.
             group_by: A column to group by; a date column may take :month, :quarter or :year
                 (e.g. order_date:quarter). Empty for one overall row.
@@ -542,10 +543,10 @@ class SheetAnalytics(ClawEnvironment):
             The output dataset id and the statistics rows (count, sum, mean, median, min, max, stdev).
         """
         ds = self._certified_input(dataset_id, tabular=True)
-        self._require_numeric(ds, value_column, "value_column")
+        self._require_numeric(ds, column, "column")
         if group_by:
             self._require_grouping(ds, group_by, "group_by")
-        params = {"value_column": value_column, "group_by": group_by}
+        params = {"column": column, "group_by": group_by}
         return self._run_stage("stats", "stats", [dataset_id], params, output_path)
 
     @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
@@ -698,7 +699,7 @@ class SheetAnalytics(ClawEnvironment):
         if ds.stage == "join":
             return self.join_datasets(inputs[0], inputs[1], p["key"], path, p["how"])
         if ds.stage == "stats":
-            return self.compute_statistics(inputs[0], p["value_column"], path, p["group_by"])
+            return self.compute_statistics(inputs[0], p["column"], path, p["group_by"])
         if ds.stage == "pivot":
             return self.build_pivot(inputs[0], p["index"], p["values"], path, p["columns"], p["aggregation"])
         if ds.stage == "chart":
@@ -814,7 +815,7 @@ class SheetAnalytics(ClawEnvironment):
         if stage in ("stats", "pivot"):
             spec = self._spec(inputs[0])
             if stage == "stats":
-                columns, rows = _statistics(tables[0][1], params["value_column"], params["group_by"], spec)
+                columns, rows = _statistics(tables[0][1], params["column"], params["group_by"], spec)
             else:
                 columns, rows = _pivot(tables[0][1], params, spec)
             meta = {"columns": columns, "rows": len(rows), "extra_columns": {}, "issues": [], "summary": {}}
@@ -1517,12 +1518,12 @@ def _group_value(row: dict[str, str], column: str) -> str:
 
 
 def _statistics(
-    rows: list[dict[str, str]], value_column: str, group_by: str, spec: dict[str, dict[str, Any]]
+    rows: list[dict[str, str]], column: str, group_by: str, spec: dict[str, dict[str, Any]]
 ) -> tuple[list[str], list[dict[str, str]]]:
     del spec
     groups: dict[str, list[float]] = {}
     for row in rows:
-        number = _to_float(row[value_column])
+        number = _to_float(row[column])
         if number is None:
             continue
         groups.setdefault(_group_value(row, group_by) if group_by else "all", []).append(number)
@@ -1823,7 +1824,7 @@ def _prior_analysis(package: EnvPackage, raw: Initial, when: datetime, corrected
         stats = run(
             "compute_statistics",
             dataset_id=year,
-            value_column="revenue",
+            column="revenue",
             group_by="region",
             output_path="reports/revenue_by_region_q1_q3.csv",
         )
