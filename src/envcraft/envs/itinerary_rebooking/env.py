@@ -1296,6 +1296,7 @@ class _Generator:
             self._trip(f"TRV-{101 + i}", name)
         self._companion(f"TRV-{101 + len(names)}")
         self._disruptions(size)
+        self._spare_rooms()
         return self.state
 
     def _flights(self) -> None:
@@ -1448,6 +1449,26 @@ class _Generator:
                 provider=provider["name"],
                 pickup_at=iso(pickup),
             )
+
+    def _spare_rooms(self) -> None:
+        """Keep every disruption fixable: a stay's hotel has a room on each night it could move to,
+        and an overbooked stay has another hotel in its city with rooms for all its nights."""
+        catalog = _hotel_catalog(self.data)
+        for stay in sorted(self.state.stays.values(), key=lambda s: s.stay_id):
+            rooms = self.state.hotels[stay.hotel_id].rooms_left
+            for night in rooms:
+                rooms[night] = max(1, rooms[night])
+        for event in sorted(self.state.events.values(), key=lambda e: e.event_id):
+            if event.kind != "hotel_overbooking":
+                continue
+            stay = self.state.stays[event.stay_id or ""]
+            city = catalog[stay.hotel_id]["city"]
+            other = self.rng.choice(
+                sorted(h for h, i in catalog.items() if i["city"] == city and h != stay.hotel_id)
+            )
+            rooms = self.state.hotels[other].rooms_left
+            for night in _nights(stay.check_in, stay.nights):
+                rooms[night] = max(1, rooms[night])
 
     def _disruptions(self, size: int) -> None:
         kinds = ["misconnect", "cancellation", "long_delay", "arrival_delay", "gate_change", "overbooking"]
