@@ -524,8 +524,10 @@ class MailTriage(ClawEnvironment):
             draft["subject"] = subject.strip()
         if body is not None:
             draft["body"] = body
-        shell = message.model_copy(update={"to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]})
-        self.workspace.write_text(_path(folder, draft_id), _render(shell, draft["body"]))
+        headers = message.model_copy(
+            update={"to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
+        )
+        self.workspace.write_text(_path(folder, draft_id), _render(headers, draft["body"]))
         return {"draft_id": draft_id, "to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
 
     @tool(consumes=["draft_id"])
@@ -932,9 +934,9 @@ class MailTriage(ClawEnvironment):
         )
         self.state.messages[message.message_id] = message
         thread.message_ids.append(message.message_id)
-        shell = message.model_copy(update={"to": to, "cc": cc, "subject": subject})
+        headers = message.model_copy(update={"to": to, "cc": cc, "subject": subject})
         path = _path("drafts", message.message_id)
-        self.workspace.write_text(path, _render(shell, body))
+        self.workspace.write_text(path, _render(headers, body))
         return {
             "draft_id": message.message_id,
             "thread_id": thread.thread_id,
