@@ -285,6 +285,7 @@ def test_reply_reply_all_and_forward(s: Session) -> None:
     assert fwd_text.startswith("Can you check?") and "---------- Forwarded message ----------" in fwd_text
     err(s, "draft_forward", "invalid_transition", message_id=forward["draft_id"], to=["a@b.co"])
     err(s, "draft_forward", "invalid_argument", message_id=cast.complaint, to=["nobody"])
+    err(s, "draft_forward", "not_found", message_id="MSG-0404", to=["a@b.co"])
 
 
 def test_edit_draft_and_hand_edits_are_sent_as_they_are(s: Session) -> None:

@@ -188,6 +188,47 @@ def test_register_and_reregister(s: Session) -> None:
     assert status(s, "DS-001") == "fresh"
 
 
+def test_read_tool_errors(s: Session) -> None:
+    err(s, "show_lineage", "not_found", dataset_id="DS-404")
+    err(s, "list_datasets", "invalid_argument", kind="spreadsheet")
+    _, q1, _ = cleaned(s)
+    err(
+        s,
+        "join_datasets",
+        "not_found",
+        left_id=q1,
+        right_id="DS-404",
+        key="product_code",
+        output_path="c/j.csv",
+    )
+    err(
+        s,
+        "build_pivot",
+        "not_found",
+        dataset_id="DS-404",
+        index="region",
+        values="units",
+        output_path="p.csv",
+    )
+    stats = ok(
+        s, "compute_statistics", dataset_id=q1, column="units", group_by="region", output_path="r/s.csv"
+    )
+    shell_edit = s.files()["r/s.csv"].replace("North", "Nord")
+    assert not is_error(s.call("write_file", {"path": "r/s.csv", "content": shell_edit}))
+    modified = err(
+        s,
+        "create_chart_spec",
+        "invalid_transition",
+        dataset_id=stats["dataset_id"],
+        chart_type="bar",
+        x="region",
+        y="sum",
+        title="t",
+        output_path="r/c.json",
+    )
+    assert modified["status"] == "modified"
+
+
 def test_register_errors(s: Session) -> None:
     err(s, "register_dataset", "invalid_argument", path="data/README.md", schema_name="sales")
     err(s, "register_dataset", "not_found", path="data/q9.csv", schema_name="sales")
