@@ -1,0 +1,1185 @@
+"""Event stream consumer: partitioned log segments in the workspace, an hourly sink, a dead-letter queue."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.sandbox import ClawEnvironment
+
+Verdict = Literal["ok", "duplicate", "corrupt_json", "schema_violation", "poison_pill", "late_event"]
+DeadReason = Literal["corrupt_json", "schema_violation", "poison_pill", "late_event"]
+OnInvalid = Literal["halt", "dead_letter"]
+DEAD_REASONS: tuple[str, ...] = ("corrupt_json", "schema_violation", "poison_pill", "late_event")
+EVENT_ID = re.compile(r'"event_id"\s*:\s*"(EVT-[0-9a-f]{8})"')
+
+
+class PartitionState(StateModel):
+    """The consumer group's view of one partition.
+
+    ``processed``: every offset below it is accounted for (aggregated into the sink,
+    dead-lettered or deduped). ``position``: the next offset to consume; it runs ahead of
+    ``processed`` only after a failed sink write. ``committed`` never exceeds ``processed``.
+    """
+
+    topic: str
+    partition: int
+    log_end: int
+    position: int = 0
+    processed: int = 0
+    committed: int = 0
+    paused: bool = False
+    pause_reason: str = ""
+    sink_error: str = ""
+    segments: dict[str, str] = {}  # segment path -> sha256 of its content (segments are immutable)
+
+
+class Aggregated(StateModel):
+    """One event in the sink (the exactly-once ledger behind the aggregate files)."""
+
+    event_id: str
+    topic: str
+    partition: int
+    offset: int
+    ts: str
+    window: str
+    merchant_id: str
+    currency: str
+    amount_cents: int
+
+
+class DeadLetter(StateModel):
+    dlq_id: str
+    topic: str
+    partition: int
+    offset: int
+    reason: DeadReason
+    detail: str
+    raw: str
+    event_id: str = ""
+    at: str
+    note: str = ""
+    status: Literal["dead", "replayed"] = "dead"
+    replayed_at: str = ""
+
+
+class Deduped(StateModel):
+    topic: str
+    partition: int
+    offset: int
+    event_id: str
+    first_seen: str
+    at: str
+
+
+class CommitRecord(StateModel):
+    topic: str
+    partition: int
+    offset: int
+    at: str
+    kind: Literal["commit", "rewind"]
+    reason: str = ""
+
+
+class SinkFault(StateModel):
+    """Seeded fault: the first sink write covering this offset fails (HTTP 503)."""
+
+    topic: str
+    partition: int
+    offset: int
+    fired: bool = False
+
+
+class StreamState(StateModel):
+    group: str
+    partitions: dict[str, PartitionState] = {}  # "payments/p0"
+    aggregated: dict[str, Aggregated] = {}  # by event_id
+    dead_letters: dict[str, DeadLetter] = {}
+    deduped: dict[str, Deduped] = {}  # by location "payments/p1@40"
+    commit_log: list[CommitRecord] = []
+    sink_fault: SinkFault | None = None
+    next_dlq_number: int = 1
+
+
+class Classified:
+    """The verdict on one record, with what processing needs from it."""
+
+    __slots__ = ("detail", "event", "event_id", "offset", "raw", "verdict")
+
+    def __init__(
+        self, offset: int, raw: str, verdict: str, detail: str, event: dict[str, Any] | None
+    ) -> None:
+        self.offset = offset
+        self.raw = raw
+        self.verdict = verdict
+        self.detail = detail
+        self.event = event
+        found = EVENT_ID.search(raw)
+        self.event_id = (
+            str(event["event_id"]) if event and "event_id" in event else (found.group(1) if found else "")
+        )
+
+
+class EventStream(ClawEnvironment):
+    """Operate the payments-aggregator consumer group over a partitioned event stream.
+
+    The stream's log segments are files in the workspace (stream/<topic>/p<k>/<offset>.jsonl,
+    one JSON event per line, offset = segment base + line index). Processing a batch validates
+    each record, aggregates valid events into hourly windows written to sink/<topic>_hourly.csv,
+    and moves the partition's processed offset; commit it afterwards. Faulty records (corrupt
+    JSON, schema violations, unsupported schema versions, late events) go to the dead-letter
+    queue (dlq/<topic>.jsonl); duplicate deliveries are dropped by event id. Sink writes can fail:
+    then seek back and replay before committing. Every action advances the clock 30 seconds.
+    """
+
+    State = StreamState
+    state: StreamState
+
+    # -- reads ---------------------------------------------------------------------------
+    @tool(read_only=True, produces=["topic", "partition"])
+    def list_partitions(self, topic: str = "") -> dict[str, Any]:
+        """List partitions with their offsets, lag and health.
+
+        Args:
+            topic: Only this topic (payments, refunds, audit); all topics when empty.
+
+        Returns:
+            Per partition: topic, partition number, whether the group may read it, log end,
+            position, processed and committed offsets, lag (log end - committed), paused,
+            sink error and segment files.
+        """
+        acl = self.data.json("pipeline_policy.json")["acl"]
+        if topic and topic not in acl:
+            self.fail("not_found", f"no topic '{topic}'; topics: {', '.join(sorted(acl))}", topic=topic)
+        rows = []
+        for part in self.state.partitions.values():
+            if topic and part.topic != topic:
+                continue
+            rows.append(
+                {
+                    "topic": part.topic,
+                    "partition": part.partition,
+                    "readable": "read" in acl[part.topic],
+                    "log_end": part.log_end,
+                    "position": part.position,
+                    "processed": part.processed,
+                    "committed": part.committed,
+                    "lag": part.log_end - part.committed,
+                    "paused": part.paused,
+                    "pause_reason": part.pause_reason,
+                    "sink_error": part.sink_error,
+                    "segments": sorted(part.segments),
+                }
+            )
+        rows.sort(key=lambda r: (r["topic"], r["partition"]))
+        return {"group": self.state.group, "partitions": rows}
+
+    @tool(read_only=True, consumes=["topic", "partition"], produces=["offset", "event_id"])
+    def read_batch(
+        self, topic: str, partition: int, from_offset: int = -1, max_records: int = 20
+    ) -> dict[str, Any]:
+        """Read raw records from a partition without consuming them.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 1.
+            from_offset: First offset to read; -1 reads from the partition's position.
+            max_records: How many records (1 to 100).
+
+        Returns:
+            The records with their offsets and raw text (the parsed event when it is JSON).
+        """
+        part = self._partition(topic, partition)
+        start = self._start(part, from_offset, max_records)
+        lines = self._lines(part)
+        records = []
+        for offset in range(start, min(start + max_records, part.log_end)):
+            raw = lines[offset]
+            records.append({"offset": offset, "raw": raw, "event": _parse(raw)})
+        return {"topic": topic, "partition": partition, "records": records, "log_end": part.log_end}
+
+    @tool(read_only=True, consumes=["topic", "partition"], produces=["offset", "event_id"])
+    def validate_batch(
+        self, topic: str, partition: int, from_offset: int = -1, max_records: int = 20
+    ) -> dict[str, Any]:
+        """Dry-run processing: the verdict processing would give each record, in order.
+
+        Verdicts: ok, duplicate (event id already aggregated or earlier in the batch),
+        corrupt_json, schema_violation, poison_pill (unsupported schema_version), late_event
+        (older than the watermark minus the allowed lateness), already_processed (accounted for
+        earlier: aggregated, dead-lettered or deduped).
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 1.
+            from_offset: First offset to check; -1 starts at the partition's position.
+            max_records: How many records (1 to 100).
+
+        Returns:
+            Per record: offset, event id, verdict and detail; plus counts by verdict.
+        """
+        part = self._partition(topic, partition)
+        start = self._start(part, from_offset, max_records)
+        checked = self._classify_run(part, start, min(start + max_records, part.log_end), dedupe=True)
+        rows = [
+            {"offset": c.offset, "event_id": c.event_id, "verdict": c.verdict, "detail": c.detail}
+            for c in checked
+        ]
+        counts: dict[str, int] = {}
+        for record in checked:
+            counts[record.verdict] = counts.get(record.verdict, 0) + 1
+        return {"topic": topic, "partition": partition, "records": rows, "counts": counts}
+
+    @tool(read_only=True, produces=["dlq_id"])
+    def inspect_dead_letters(self, topic: str = "", reason: str = "", status: str = "") -> dict[str, Any]:
+        """List dead-letter queue entries.
+
+        Args:
+            topic: Only this topic; all when empty.
+            reason: Only this reason (corrupt_json, schema_violation, poison_pill, late_event).
+            status: Only entries in this status (dead or replayed).
+
+        Returns:
+            Entries with id, location (topic, partition, offset), reason, detail, event id, raw
+            record, note and status; plus counts by reason.
+        """
+        if reason and reason not in DEAD_REASONS:
+            self.fail("invalid_argument", f"reason must be one of {', '.join(DEAD_REASONS)}", field="reason")
+        if status and status not in ("dead", "replayed"):
+            self.fail("invalid_argument", "status must be dead or replayed", field="status")
+        entries = [
+            e.model_dump()
+            for e in self.state.dead_letters.values()
+            if (not topic or e.topic == topic)
+            and (not reason or e.reason == reason)
+            and (not status or e.status == status)
+        ]
+        counts: dict[str, int] = {}
+        for entry in entries:
+            counts[entry["reason"]] = counts.get(entry["reason"], 0) + 1
+        return {"entries": entries, "count": len(entries), "by_reason": counts}
+
+    @tool(read_only=True, consumes=["topic", "partition"], produces=["offset"])
+    def audit_partition(self, topic: str, partition: int) -> dict[str, Any]:
+        """Check that every offset below the processed offset is accounted for, and the sink file.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 2.
+
+        Returns:
+            Offset ranges below `processed` that were neither aggregated, dead-lettered nor deduped
+            (data the sink lost), counts per disposition, and whether the sink file still matches
+            the aggregated events.
+        """
+        part = self._partition(topic, partition)
+        aggregated = {a.offset for a in self._ledger(topic, partition)}
+        dead = {
+            e.offset for e in self.state.dead_letters.values() if (e.topic, e.partition) == (topic, partition)
+        }
+        deduped = {
+            d.offset for d in self.state.deduped.values() if (d.topic, d.partition) == (topic, partition)
+        }
+        missing = [o for o in range(part.processed) if o not in aggregated | dead | deduped]
+        path = self._sink_path(topic)
+        current = self.workspace.read_text(path) if self.workspace.exists(path) else ""
+        return {
+            "topic": topic,
+            "partition": partition,
+            "processed": part.processed,
+            "committed": part.committed,
+            "unaccounted": _ranges(missing),
+            "unaccounted_count": len(missing),
+            "aggregated": len(aggregated),
+            "dead_lettered": len(dead),
+            "deduped": len(deduped),
+            "sink_file": path,
+            "sink_file_matches": current == self._render_sink(topic),
+        }
+
+    # -- writes --------------------------------------------------------------------------
+    @tool(consumes=["topic", "partition"], produces=["dlq_id", "offset"])
+    def process_batch(
+        self,
+        topic: str,
+        partition: int,
+        max_records: int = 20,
+        dedupe: bool = False,
+        on_invalid: OnInvalid = "halt",
+    ) -> dict[str, Any]:
+        """Consume records from the partition's position, aggregate valid events and write the sink.
+
+        Processing stops before the first record it may not handle: a duplicate unless dedupe is
+        set, a faulty record unless on_invalid is dead_letter. Records accounted for earlier are
+        skipped (replay is idempotent). If the sink write fails, the batch is consumed but not
+        written: position moves ahead of processed and the partition needs a seek before anything
+        else.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 0.
+            max_records: Records to consume at most (1 to 100).
+            dedupe: Drop duplicate deliveries (same event id) instead of halting on them.
+            on_invalid: halt (stop at a faulty record) or dead_letter (move it to the DLQ and go on).
+
+        Returns:
+            consumed, aggregated, dead-lettered DLQ ids, deduped offsets, skipped (already processed),
+            halted_at (offset, verdict, detail) if processing stopped early, the sink write result,
+            and the partition's position, processed and committed offsets.
+        """
+        part = self._partition(topic, partition)
+        self._require_consumable(part)
+        limit = self.data.json("pipeline_policy.json")["max_batch"]
+        if not 1 <= max_records <= limit:
+            self.fail("invalid_argument", f"max_records must be between 1 and {limit}", field="max_records")
+        start = part.position
+        checked = self._classify_run(part, start, min(start + max_records, part.log_end), dedupe=dedupe)
+        taken: list[Classified] = []
+        halted = None
+        for record in checked:
+            stop = (record.verdict == "duplicate" and not dedupe) or (
+                record.verdict in DEAD_REASONS and on_invalid == "halt"
+            )
+            if stop:
+                halted = {"offset": record.offset, "verdict": record.verdict, "detail": record.detail}
+                break
+            taken.append(record)
+        end = start + len(taken)
+        summary: dict[str, Any] = {
+            "topic": topic,
+            "partition": partition,
+            "consumed": len(taken),
+            "halted_at": halted,
+        }
+        fresh = [r for r in taken if r.verdict == "ok"]
+        fault = self.state.sink_fault
+        hit = (
+            fault is not None
+            and (fault.topic, fault.partition) == (topic, partition)
+            and start <= fault.offset < end
+        )
+        if fault is not None and hit and not fault.fired and fresh:
+            fault.fired = True
+            part.position = end
+            part.sink_error = (
+                f"sink write for offsets {start}-{end - 1} failed: HTTP 503 from the warehouse loader; "
+                "nothing of this batch reached the sink"
+            )
+            return {
+                **summary,
+                "aggregated": 0,
+                "sink_write": "failed",
+                "sink_error": part.sink_error,
+                **self._offsets(part),
+            }
+        now = iso(self.now())
+        dead_ids, deduped = [], []
+        for record in taken:
+            if record.verdict == "ok":
+                self._aggregate(part, record)
+            elif record.verdict == "duplicate":
+                key = _location(topic, partition, record.offset)
+                self.state.deduped[key] = Deduped(
+                    topic=topic,
+                    partition=partition,
+                    offset=record.offset,
+                    event_id=record.event_id,
+                    first_seen=record.detail,
+                    at=now,
+                )
+                deduped.append(record.offset)
+            elif record.verdict in DEAD_REASONS:
+                dead_ids.append(self._dead_letter(part, record, "auto: on_invalid=dead_letter"))
+        part.position = part.processed = end
+        if fresh:
+            self._write_sink(topic)
+        if dead_ids:
+            self._write_dlq(topic)
+        return {
+            **summary,
+            "aggregated": len(fresh),
+            "dead_lettered": dead_ids,
+            "deduped": deduped,
+            "skipped": sum(1 for r in taken if r.verdict == "already_processed"),
+            "sink_write": "ok" if fresh else "nothing to write",
+            **self._offsets(part),
+        }
+
+    @tool(consumes=["topic", "partition"])
+    def commit_offsets(self, topic: str, partition: int) -> dict[str, Any]:
+        """Commit the partition's processed offset for the consumer group.
+
+        Refused while a failed sink write is unreplayed: committing then would lose those events.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 0.
+
+        Returns:
+            The committed offset before and after, and whether it changed.
+        """
+        part = self._partition(topic, partition, need="commit")
+        if part.sink_error:
+            self.fail(
+                "conflict",
+                f"{topic}/p{partition}: offsets {part.processed}-{part.position - 1} were consumed but never "
+                f"written to the sink; seek to {part.processed} and replay them before committing",
+                topic=topic,
+                partition=partition,
+                processed=part.processed,
+                position=part.position,
+            )
+        before = part.committed
+        if part.processed != before:
+            part.committed = part.processed
+            self.state.commit_log.append(
+                CommitRecord(
+                    topic=topic, partition=partition, offset=part.committed, at=iso(self.now()), kind="commit"
+                )
+            )
+        return {
+            "topic": topic,
+            "partition": partition,
+            "committed_before": before,
+            "committed": part.committed,
+            "changed": part.committed != before,
+        }
+
+    @tool(consumes=["topic", "partition", "offset"])
+    def seek(self, topic: str, partition: int, offset: int, reason: str) -> dict[str, Any]:
+        """Move the partition's position back to replay records; below the committed offset it is a rewind.
+
+        Seeking forward past unprocessed records is refused (they would be lost). A rewind below
+        the committed offset also moves the committed offset back and is recorded in the commit log.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 1.
+            offset: The new position, at most the processed offset.
+            reason: Why (recorded with a rewind).
+
+        Returns:
+            The new position, processed and committed offsets, and whether the commit was rewound.
+        """
+        part = self._partition(topic, partition)
+        if not reason.strip():
+            self.fail("invalid_argument", "reason must not be empty", field="reason")
+        if not 0 <= offset <= part.log_end:
+            self.fail(
+                "invalid_argument", f"offset must be between 0 and the log end {part.log_end}", field="offset"
+            )
+        if offset > part.processed:
+            self.fail(
+                "conflict",
+                f"seeking to {offset} would skip offsets {part.processed}-{offset - 1} that were never "
+                "processed; process or dead-letter them instead",
+                topic=topic,
+                partition=partition,
+                processed=part.processed,
+            )
+        rewound = offset < part.committed
+        if rewound:
+            self.state.commit_log.append(
+                CommitRecord(
+                    topic=topic,
+                    partition=partition,
+                    offset=offset,
+                    at=iso(self.now()),
+                    kind="rewind",
+                    reason=reason.strip(),
+                )
+            )
+            part.committed = offset
+        part.position = part.processed = offset
+        part.sink_error = ""
+        return {"topic": topic, "partition": partition, "rewound": rewound, **self._offsets(part)}
+
+    @tool(consumes=["topic", "partition", "offset"], produces=["dlq_id"])
+    def dead_letter(
+        self, topic: str, partition: int, offset: int, note: str, count: int = 1
+    ) -> dict[str, Any]:
+        """Move faulty records at the partition's position to the dead-letter queue and step past them.
+
+        Only records that fail validation (corrupt_json, schema_violation, poison_pill, late_event)
+        can be dead-lettered; duplicates are dropped with process_batch(dedupe=true) and valid
+        records must be processed.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 2.
+            offset: The first record; it must be the partition's current position.
+            note: Why, for whoever reviews the queue.
+            count: How many consecutive records (1 to 50).
+
+        Returns:
+            The DLQ ids created with their reasons, and the partition's new offsets.
+        """
+        part = self._partition(topic, partition)
+        self._require_consumable(part, allow_paused=True)
+        if not note.strip():
+            self.fail("invalid_argument", "note must not be empty", field="note")
+        if not 1 <= count <= 50:
+            self.fail("invalid_argument", "count must be between 1 and 50", field="count")
+        if not 0 <= offset < part.log_end or offset + count > part.log_end:
+            self.fail(
+                "invalid_argument",
+                f"offsets {offset}-{offset + count - 1} are outside the log (0-{part.log_end - 1})",
+                field="offset",
+            )
+        if offset != part.position:
+            self.fail(
+                "conflict",
+                f"records are handled in order: the next record of {topic}/p{partition} is at "
+                f"offset {part.position}, not {offset}",
+                topic=topic,
+                partition=partition,
+                position=part.position,
+            )
+        checked = self._classify_run(part, offset, offset + count, dedupe=True)
+        for record in checked:
+            if record.verdict not in DEAD_REASONS:
+                self.fail(
+                    "conflict",
+                    f"record {topic}/p{partition}@{record.offset} is {record.verdict} ({record.detail}); "
+                    "only records that fail validation go to the dead-letter queue",
+                    offset=record.offset,
+                    verdict=record.verdict,
+                )
+        created = [
+            {"dlq_id": self._dead_letter(part, r, note.strip()), "offset": r.offset, "reason": r.verdict}
+            for r in checked
+        ]
+        part.position = part.processed = offset + count
+        self._write_dlq(topic)
+        return {"topic": topic, "partition": partition, "dead_lettered": created, **self._offsets(part)}
+
+    @tool(consumes=["dlq_id"], produces=["event_id"])
+    def replay_dead_letter(self, dlq_id: str, corrected_record: str) -> dict[str, Any]:
+        """Replay a dead-lettered record into the sink after correcting it by hand.
+
+        Possible for corrupt_json, schema_violation and poison_pill entries (rewrite a schema 3
+        record in the schema 2 format); the corrected record must keep the event id and pass
+        validation. Late events cannot be replayed into the live aggregate.
+
+        Args:
+            dlq_id: The entry, e.g. DLQ-0002.
+            corrected_record: The corrected event as one JSON object.
+
+        Returns:
+            dlq_id, status replayed, the event id and the hourly window it was aggregated into.
+        """
+        entry = self.state.dead_letters.get(dlq_id)
+        if entry is None:
+            self.fail("not_found", f"no dead-letter entry '{dlq_id}'", dlq_id=dlq_id)
+        part = self._partition(entry.topic, entry.partition)
+        if entry.status != "dead":
+            self.fail(
+                "invalid_transition",
+                f"{dlq_id} was already replayed at {entry.replayed_at}",
+                dlq_id=dlq_id,
+                status=entry.status,
+            )
+        if entry.reason not in self.data.json("pipeline_policy.json")["replayable_reasons"]:
+            self.fail(
+                "invalid_transition",
+                f"{dlq_id} is a {entry.reason}: its window is closed, so it cannot be "
+                "replayed into the live aggregate",
+                dlq_id=dlq_id,
+                reason=entry.reason,
+            )
+        record = self._check_one(part, entry.offset, corrected_record)
+        if record.verdict not in ("ok", "duplicate"):
+            self.fail(
+                "invalid_argument",
+                f"the corrected record is still {record.verdict}: {record.detail}",
+                field="corrected_record",
+                verdict=record.verdict,
+            )
+        if entry.event_id and record.event_id != entry.event_id:
+            self.fail(
+                "invalid_argument",
+                f"the corrected record must keep event_id {entry.event_id}",
+                field="corrected_record",
+            )
+        if record.verdict == "duplicate":
+            self.fail(
+                "conflict",
+                f"event {record.event_id} is already aggregated ({record.detail}); replaying it "
+                "would count it twice",
+                dlq_id=dlq_id,
+                event_id=record.event_id,
+            )
+        aggregated = self._aggregate(part, record)
+        entry.status, entry.replayed_at = "replayed", iso(self.now())
+        self._write_sink(entry.topic)
+        self._write_dlq(entry.topic)
+        return {
+            "dlq_id": dlq_id,
+            "status": entry.status,
+            "event_id": aggregated.event_id,
+            "window": aggregated.window,
+            "sink_file": self._sink_path(entry.topic),
+        }
+
+    @tool(consumes=["topic", "partition"])
+    def set_partition_paused(self, topic: str, partition: int, paused: bool, reason: str) -> dict[str, Any]:
+        """Pause (quarantine) or resume consumption of a partition.
+
+        Args:
+            topic: Topic name, e.g. payments.
+            partition: Partition number, e.g. 2.
+            paused: true to pause, false to resume.
+            reason: Why (shown in list_partitions while paused).
+
+        Returns:
+            The partition and its paused flag and reason.
+        """
+        part = self._partition(topic, partition)
+        if not reason.strip():
+            self.fail("invalid_argument", "reason must not be empty", field="reason")
+        if part.paused == paused:
+            self.fail(
+                "invalid_transition",
+                f"{topic}/p{partition} is already {'paused' if paused else 'running'}",
+                topic=topic,
+                partition=partition,
+                paused=part.paused,
+            )
+        part.paused, part.pause_reason = paused, reason.strip() if paused else ""
+        return {
+            "topic": topic,
+            "partition": partition,
+            "paused": part.paused,
+            "pause_reason": part.pause_reason,
+        }
+
+    # -- lookups and guards -------------------------------------------------------------
+    def _partition(self, topic: str, partition: int, need: str = "read") -> PartitionState:
+        policy = self.data.json("pipeline_policy.json")
+        if topic not in policy["acl"]:
+            self.fail(
+                "not_found", f"no topic '{topic}'; topics: {', '.join(sorted(policy['acl']))}", topic=topic
+            )
+        if need not in policy["acl"][topic]:
+            self.fail(
+                "permission_denied",
+                f"consumer group {self.state.group} lacks '{need}' on topic {topic}",
+                topic=topic,
+                permission=need,
+            )
+        part = self.state.partitions.get(f"{topic}/p{partition}")
+        if part is None:
+            known = sorted(p.partition for p in self.state.partitions.values() if p.topic == topic)
+            self.fail(
+                "not_found",
+                f"topic {topic} has partitions {known}, not {partition}",
+                topic=topic,
+                partition=partition,
+            )
+        return part
+
+    def _require_consumable(self, part: PartitionState, allow_paused: bool = False) -> None:
+        name = f"{part.topic}/p{part.partition}"
+        if part.sink_error:
+            self.fail(
+                "invalid_transition",
+                f"{name} has offsets {part.processed}-{part.position - 1} consumed but "
+                f"not in the sink ({part.sink_error}); seek to {part.processed} and replay first",
+                topic=part.topic,
+                partition=part.partition,
+                position=part.position,
+                processed=part.processed,
+            )
+        if part.paused and not allow_paused:
+            self.fail(
+                "invalid_transition",
+                f"{name} is paused ({part.pause_reason}); resume it first",
+                topic=part.topic,
+                partition=part.partition,
+            )
+
+    def _start(self, part: PartitionState, from_offset: int, max_records: int) -> int:
+        limit = self.data.json("pipeline_policy.json")["max_batch"]
+        if not 1 <= max_records <= limit:
+            self.fail("invalid_argument", f"max_records must be between 1 and {limit}", field="max_records")
+        start = part.position if from_offset == -1 else from_offset
+        if not 0 <= start <= part.log_end:
+            self.fail(
+                "invalid_argument",
+                f"from_offset must be -1 or between 0 and {part.log_end}",
+                field="from_offset",
+            )
+        return start
+
+    def _lines(self, part: PartitionState) -> list[str]:
+        """Every record of the partition in offset order; refuses tampered segments."""
+        lines: list[str] = []
+        for path in sorted(part.segments):
+            if not self.workspace.exists(path):
+                self.fail(
+                    "conflict",
+                    f"log segment {path} is missing; segments are immutable and must not be moved or deleted",
+                    path=path,
+                )
+            text = self.workspace.read_text(path)
+            if hashlib.sha256(text.encode("utf-8")).hexdigest() != part.segments[path]:
+                self.fail(
+                    "conflict",
+                    f"log segment {path} was modified; segments are immutable — fix records "
+                    "through the dead-letter queue instead",
+                    path=path,
+                )
+            lines.extend(text.splitlines())
+        return lines
+
+    # -- classification ------------------------------------------------------------------
+    def _ledger(self, topic: str, partition: int) -> list[Aggregated]:
+        return [a for a in self.state.aggregated.values() if (a.topic, a.partition) == (topic, partition)]
+
+    def _classify_run(self, part: PartitionState, start: int, end: int, dedupe: bool) -> list[Classified]:
+        """Verdicts for offsets [start, end) as processing would give them, one after the other."""
+        lines = self._lines(part)
+        policy = self.data.json("pipeline_policy.json")
+        schema = self.data.json("schemas.json")[part.topic]
+        lateness = timedelta(minutes=policy["allowed_lateness_minutes"])
+        seen = {
+            a.event_id: f"{a.topic}/p{a.partition}@{a.offset}"
+            for a in self.state.aggregated.values()
+            if a.topic == part.topic
+        }
+        marks = [(a.offset, parse_time(a.ts)) for a in self._ledger(part.topic, part.partition)]
+        accounted = self._accounted(part)
+        out = []
+        for offset in range(start, end):
+            if offset in accounted:
+                out.append(Classified(offset, lines[offset], "already_processed", accounted[offset], None))
+                continue
+            earlier = [ts for o, ts in marks if o < offset]
+            watermark = max(earlier) if earlier else None
+            verdict, detail, event = _classify(lines[offset], schema, watermark, lateness, seen)
+            record = Classified(offset, lines[offset], verdict, detail, event)
+            if verdict == "ok":
+                seen[record.event_id] = _location(part.topic, part.partition, offset)
+                marks.append((offset, parse_time(str(event["ts"]))))  # type: ignore[index]
+            out.append(record)
+            if verdict == "duplicate" and not dedupe:
+                break
+        return out
+
+    def _check_one(self, part: PartitionState, offset: int, raw: str) -> Classified:
+        """Classify a hand-corrected record as if it sat at ``offset``."""
+        policy = self.data.json("pipeline_policy.json")
+        schema = self.data.json("schemas.json")[part.topic]
+        seen = {
+            a.event_id: f"{a.topic}/p{a.partition}@{a.offset}"
+            for a in self.state.aggregated.values()
+            if a.topic == part.topic
+        }
+        earlier = [parse_time(a.ts) for a in self._ledger(part.topic, part.partition) if a.offset < offset]
+        lateness = timedelta(minutes=policy["allowed_lateness_minutes"])
+        verdict, detail, event = _classify(
+            raw.strip(), schema, max(earlier) if earlier else None, lateness, seen
+        )
+        return Classified(offset, raw.strip(), verdict, detail, event)
+
+    def _accounted(self, part: PartitionState) -> dict[int, str]:
+        key = (part.topic, part.partition)
+        found = {
+            a.offset: f"aggregated as {a.event_id}"
+            for a in self.state.aggregated.values()
+            if (a.topic, a.partition) == key
+        }
+        for entry in self.state.dead_letters.values():
+            if (entry.topic, entry.partition) == key:
+                found[entry.offset] = f"dead-lettered as {entry.dlq_id} ({entry.status})"
+        for dup in self.state.deduped.values():
+            if (dup.topic, dup.partition) == key:
+                found[dup.offset] = f"deduped (duplicate of {dup.first_seen})"
+        return found
+
+    # -- effects ---------------------------------------------------------------------------
+    def _aggregate(self, part: PartitionState, record: Classified) -> Aggregated:
+        event = record.event or {}
+        moment = parse_time(str(event["ts"]))
+        start = _window(moment, self.data.json("pipeline_policy.json")["window_minutes"])
+        row = Aggregated(
+            event_id=record.event_id,
+            topic=part.topic,
+            partition=part.partition,
+            offset=record.offset,
+            ts=iso(moment),
+            window=iso(start),
+            merchant_id=str(event["merchant_id"]),
+            currency=str(event["currency"]),
+            amount_cents=int(event["amount_cents"]),
+        )
+        self.state.aggregated[row.event_id] = row
+        return row
+
+    def _dead_letter(self, part: PartitionState, record: Classified, note: str) -> str:
+        dlq_id = f"DLQ-{self.state.next_dlq_number:04d}"
+        self.state.next_dlq_number += 1
+        self.state.dead_letters[dlq_id] = DeadLetter(
+            dlq_id=dlq_id,
+            topic=part.topic,
+            partition=part.partition,
+            offset=record.offset,
+            reason=record.verdict,
+            detail=record.detail,
+            raw=record.raw,
+            event_id=record.event_id,
+            at=iso(self.now()),
+            note=note,
+        )
+        return dlq_id
+
+    def _sink_path(self, topic: str) -> str:
+        return str(self.data.json("pipeline_policy.json")["sinks"][topic])
+
+    def _render_sink(self, topic: str) -> str:
+        return _render_sink(
+            self.data.json("pipeline_policy.json")["sink_columns"], self.state.aggregated.values(), topic
+        )
+
+    def _write_sink(self, topic: str) -> None:
+        self.workspace.write_text(self._sink_path(topic), self._render_sink(topic))
+
+    def _write_dlq(self, topic: str) -> None:
+        entries = sorted(
+            (e for e in self.state.dead_letters.values() if e.topic == topic), key=lambda e: e.dlq_id
+        )
+        text = "".join(json.dumps(e.model_dump(), sort_keys=True) + "\n" for e in entries)
+        self.workspace.write_text(f"dlq/{topic}.jsonl", text)
+
+    def _offsets(self, part: PartitionState) -> dict[str, int]:
+        return {
+            "position": part.position,
+            "processed": part.processed,
+            "committed": part.committed,
+            "log_end": part.log_end,
+        }
+
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
+        """A night of payments: ``2 + size`` payment partitions, refunds, an unreadable audit topic."""
+        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
+        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
+        generator = _Generator(random.Random(seed), max(1, size), repo, base)
+        state = generator.build()
+        return Initial(state=state, files=generator.files)
+
+
+# -- pure rules shared by the tools and the generator ------------------------------------------
+def _location(topic: str, partition: int, offset: int) -> str:
+    return f"{topic}/p{partition}@{offset}"
+
+
+def _window(moment: datetime, minutes: int) -> datetime:
+    """Start of the tumbling window holding ``moment``."""
+    seconds = int(moment.timestamp())
+    return datetime.fromtimestamp(seconds - seconds % (minutes * 60), tz=moment.tzinfo)
+
+
+def _plain(item: Any) -> bool:
+    """A generated event (injected faulty records are kept as raw lines)."""
+    return isinstance(item, dict)
+
+
+def _parse(raw: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _classify(
+    raw: str, schema: Any, watermark: datetime | None, lateness: timedelta, seen: dict[str, str]
+) -> tuple[str, str, dict[str, Any] | None]:
+    """The verdict on one record: validation first, then duplicates, then lateness."""
+    event = _parse(raw)
+    if event is None:
+        return "corrupt_json", "the line is not a JSON object (truncated or garbled)", None
+    version = event.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        return "schema_violation", "schema_version is missing or not an integer", event
+    if version not in schema["supported_versions"]:
+        supported = ", ".join(map(str, schema["supported_versions"]))
+        return (
+            "poison_pill",
+            f"unsupported schema_version {version} (consumer reads {supported}); the deserializer "
+            "crashes on it",
+            event,
+        )
+    for name, rule in schema["fields"].items():
+        problem = _field_problem(event.get(name), rule)
+        if problem:
+            return "schema_violation", f"{name}: {problem}", event
+    event_id = str(event["event_id"])
+    if event_id in seen:
+        return "duplicate", seen[event_id], event
+    moment = parse_time(str(event["ts"]))
+    if watermark is not None and moment < watermark - lateness:
+        late = int((watermark - moment).total_seconds() // 60)
+        return (
+            "late_event",
+            f"event time {iso(moment)} is {late} min behind the watermark {iso(watermark)} "
+            f"(allowed lateness {int(lateness.total_seconds() // 60)} min)",
+            event,
+        )
+    return "ok", "valid", event
+
+
+def _field_problem(value: Any, rule: Any) -> str:
+    if value is None:
+        return "missing"
+    kind = rule["type"]
+    if kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"expected an integer, got {json.dumps(value)}"
+        return f"must be at least {rule['min']}" if "min" in rule and value < rule["min"] else ""
+    if not isinstance(value, str):
+        return f"expected a string, got {json.dumps(value)}"
+    if kind == "enum":
+        return "" if value in rule["choices"] else f"'{value}' is not one of {', '.join(rule['choices'])}"
+    if kind == "time":
+        try:
+            parse_time(value)
+        except ValueError:
+            return f"'{value}' is not an ISO-8601 time"
+        return ""
+    return "" if re.fullmatch(rule["pattern"], value) else f"'{value}' does not match {rule['pattern']}"
+
+
+def _ranges(offsets: list[int]) -> list[list[int]]:
+    """Consecutive offsets as inclusive [first, last] ranges."""
+    found: list[list[int]] = []
+    for offset in offsets:
+        if found and found[-1][1] == offset - 1:
+            found[-1][1] = offset
+        else:
+            found.append([offset, offset])
+    return found
+
+
+def _render_sink(columns: Any, rows: Any, topic: str) -> str:
+    """The hourly aggregate CSV of a topic, rebuilt from the ledger (deterministic order)."""
+    totals: dict[tuple[str, str, str], list[int]] = {}
+    for row in rows:
+        if row.topic != topic:
+            continue
+        cell = totals.setdefault((row.window, row.merchant_id, row.currency), [0, 0])
+        cell[0] += 1
+        cell[1] += row.amount_cents
+    lines = [",".join(columns)]
+    for (window, merchant, currency), (events, amount) in sorted(totals.items()):
+        lines.append(f"{window},{merchant},{currency},{events},{amount}")
+    return "\n".join(lines) + "\n"
+
+
+class _Generator:
+    """Writes the segments, the sink and the handover note for one seeded night."""
+
+    def __init__(self, rng: random.Random, size: int, data: Repository, base: datetime) -> None:
+        self.rng = rng
+        self.size = size
+        self.data = data
+        self.base = base
+        self.policy = data.json("pipeline_policy.json")
+        self.merchants = list(data.json("merchants.json")["merchants"])
+        self.files: dict[str, str] = {}
+        self.state = StreamState(group=self.policy["group"])
+        self.used: set[str] = set()
+        self.notes: dict[str, str] = {}
+
+    def build(self) -> StreamState:
+        count = 2 + self.size
+        poisoned, failing = self.rng.randrange(count), self.rng.randrange(count)
+        gapped = self.rng.randrange(count)
+        payments = [
+            self._events("payments", 40 * self.size + self.rng.randrange(0, 10)) for _ in range(count)
+        ]
+        processed = [self.rng.randrange(18, 30) for _ in range(count)]
+        lost = [range(0)] * count  # offsets the old consumer committed without writing the sink
+        lost[gapped] = range(
+            processed[gapped] - self.rng.randrange(6, 11), processed[gapped] - self.rng.randrange(1, 4)
+        )
+        for k, events in enumerate(payments):
+            self._faults(events, processed[k], poison=k == poisoned, avoid=lost[k])
+        refunds = self._events("refunds", 20 * self.size + self.rng.randrange(0, 6))
+        refunds_done = self.rng.randrange(6, 10)
+        self._refund_faults(refunds, refunds_done)
+        for k, events in enumerate(payments):
+            self._partition("payments", k, events, processed[k], lost[k])
+        self._partition("refunds", 0, refunds, refunds_done, range(0))
+        self._partition("audit", 0, self._events("audit", 12), 0, range(0))
+        offset = self.rng.randrange(
+            processed[failing] + 4, self.state.partitions[f"payments/p{failing}"].log_end
+        )
+        self.state.sink_fault = SinkFault(topic="payments", partition=failing, offset=offset)
+        for topic, path in self.policy["sinks"].items():
+            self.files[path] = _render_sink(
+                self.policy["sink_columns"], self.state.aggregated.values(), topic
+            )
+            self.files[f"dlq/{topic}.jsonl"] = ""
+        self.files["ops/handover.md"] = self._handover()
+        return self.state
+
+    # -- events ------------------------------------------------------------------------------
+    def _event_id(self) -> str:
+        while True:
+            candidate = f"EVT-{self.rng.getrandbits(32):08x}"
+            if candidate not in self.used:
+                self.used.add(candidate)
+                return candidate
+
+    def _events(self, topic: str, count: int) -> list[dict[str, Any]]:
+        """Valid events in roughly increasing event time (small jitter, within the lateness)."""
+        start = self.base - timedelta(hours=3)
+        span = (timedelta(hours=3) - timedelta(minutes=15)) / count
+        events = []
+        for index in range(count):
+            merchant = self.rng.choice(self.merchants)
+            moment = start + span * index + timedelta(seconds=self.rng.randrange(-120, 120))
+            event: dict[str, Any] = {
+                "event_id": self._event_id(),
+                "schema_version": self.rng.choice((1, 2, 2)),
+                "ts": iso(moment),
+            }
+            if topic == "payments":
+                event["account_id"] = f"ACC-{self.rng.randrange(1000, 10000)}"
+            elif topic == "refunds":
+                event["refund_of"] = f"EVT-{self.rng.getrandbits(32):08x}"
+            if topic != "audit":
+                event["merchant_id"] = merchant["merchant_id"]
+                event["amount_cents"] = self.rng.choice(
+                    (199, 450, 999, 1299, 2500, 4999, 12000)
+                ) + self.rng.randrange(0, 99)
+                event["currency"] = merchant["currency"]
+            if topic == "payments":
+                event["method"] = self.rng.choice(("card", "card", "wallet", "bank_transfer"))
+            elif topic == "refunds":
+                event["reason"] = self.rng.choice(
+                    ("customer_request", "fraud", "duplicate_charge", "damaged")
+                )
+            else:
+                event["action"] = self.rng.choice(("login", "export", "role_change"))
+            events.append(event)
+        return events
+
+    def _insert(self, events: list[Any], after: int, item: Any) -> None:
+        events.insert(self.rng.randrange(after, len(events) + 1), item)
+
+    def _valid_index(self, events: list[Any], lo: int, hi: int) -> int:
+        """A random index in [lo, hi) holding a valid event (not an injected raw line or v3 record)."""
+        choices = [i for i in range(max(0, lo), min(hi, len(events))) if _plain(events[i])]
+        return self.rng.choice(choices)
+
+    def _duplicate(self, events: list[Any], lo: int, source_lo: int, avoid: range) -> None:
+        """A producer retry: an event delivered again a little later (never inside the committed part)."""
+        source = self._valid_index(events, source_lo, len(events) - 4)
+        while source in avoid:
+            source = self._valid_index(events, source_lo, len(events) - 4)
+        at = max(lo, source + self.rng.randrange(2, 6))
+        events.insert(min(at, len(events)), dict(events[source]))
+
+    def _faults(self, events: list[Any], processed: int, poison: bool, avoid: range) -> None:
+        """Faulty records, all after the committed offset."""
+        rng = self.rng
+        lo = processed + 2
+        if rng.random() < 0.7:
+            victim = json.dumps(events[self._valid_index(events, lo, len(events))])
+            self._insert(events, lo, victim[: len(victim) // 2])  # truncated: corrupt JSON
+        bad = dict(events[self._valid_index(events, lo, len(events))], event_id=self._event_id())
+        kind = rng.choice(("amount", "currency", "missing"))
+        if kind == "amount":
+            bad["amount_cents"] = f"{bad['amount_cents'] / 100:.2f}"
+        elif kind == "currency":
+            bad["currency"] = {"EUR": "EURO", "USD": "US$", "GBP": "GBR"}[bad["currency"]]
+        else:
+            del bad["currency"]
+        self._insert(events, lo, json.dumps(bad))
+        self._duplicate(events, lo, processed - 10, avoid)
+        index = self._valid_index(events, lo + 5, len(events))
+        before = self._valid_index(events, index - 3, index)
+        late = dict(events[index], event_id=self._event_id())
+        late["ts"] = iso(parse_time(str(events[before]["ts"])) - timedelta(minutes=rng.randrange(45, 90)))
+        events.insert(index, late)
+        if poison:
+            at = self._valid_index(events, lo + 3, len(events) - 4)
+            source = events[at]
+            for step in range(rng.randrange(3, 6)):
+                payload = {k: v for k, v in source.items() if k not in ("amount_cents", "currency")}
+                payload.update(
+                    event_id=self._event_id(),
+                    schema_version=3,
+                    amount={"value": rng.randrange(200, 9000), "currency": source["currency"]},
+                )
+                events.insert(at + step, json.dumps(payload))
+            self.notes["poison"] = str(source["ts"])
+
+    def _refund_faults(self, events: list[Any], processed: int) -> None:
+        lo = processed + 2
+        bad = dict(events[self._valid_index(events, lo, len(events))], event_id=self._event_id())
+        del bad["refund_of"]
+        self._insert(events, lo, json.dumps(bad))
+        self._duplicate(events, lo, lo, range(0))
+
+    # -- files and state ----------------------------------------------------------------------
+    def _partition(self, topic: str, partition: int, events: list[Any], processed: int, lost: range) -> None:
+        lines = [e if isinstance(e, str) else json.dumps(e) for e in events]
+        per = self.policy["segment_records"]
+        part = PartitionState(
+            topic=topic,
+            partition=partition,
+            log_end=len(lines),
+            position=processed,
+            processed=processed,
+            committed=processed,
+        )
+        for base in range(0, len(lines), per):
+            path = f"stream/{topic}/p{partition}/{base:08d}.jsonl"
+            text = "\n".join(lines[base : base + per]) + "\n"
+            self.files[path] = text
+            part.segments[path] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.state.partitions[f"{topic}/p{partition}"] = part
+        for offset in range(processed):
+            event = events[offset]
+            if offset in lost:
+                self.notes.setdefault("gap", str(event["ts"]))
+                continue
+            moment = parse_time(str(event["ts"]))
+            self.state.aggregated[event["event_id"]] = Aggregated(
+                event_id=event["event_id"],
+                topic=topic,
+                partition=partition,
+                offset=offset,
+                ts=iso(moment),
+                window=iso(_window(moment, self.policy["window_minutes"])),
+                merchant_id=event["merchant_id"],
+                currency=event["currency"],
+                amount_cents=event["amount_cents"],
+            )
+        if processed:
+            self.state.commit_log.append(
+                CommitRecord(
+                    topic=topic,
+                    partition=partition,
+                    offset=processed,
+                    at=iso(self.base - timedelta(minutes=20)),
+                    kind="commit",
+                )
+            )
+
+    def _handover(self) -> str:
+        outage = parse_time(self.notes.get("gap", iso(self.base - timedelta(hours=2, minutes=50))))
+        poison = parse_time(self.notes.get("poison", iso(self.base - timedelta(hours=1))))
+        return self.data.text("handover_template.md").format(
+            group=self.state.group, outage=f"{outage:%H:%M}", poison=f"{poison:%H:%M}"
+        )
