@@ -183,7 +183,7 @@ def test_targets_and_distractors_keep_the_run_solvable() -> None:
         )
         if run is None:
             continue
-        targets = run.targets()
+        targets = run.targets
         assert targets and all(t["env"] == "returns_desk" for t in targets)
         changed = {
             c["path"].split("/")[2]

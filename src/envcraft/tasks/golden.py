@@ -25,6 +25,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from envcraft.tasks.args import (
     singular,
     user_values,
 )
+from envcraft.tasks.execute import SCRATCH
 from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.walk import Coverage, Step
 
@@ -103,6 +105,11 @@ class GoldenCall:
     def ok(self) -> bool:
         return not is_error(self.result)
 
+    @cached_property
+    def leaves(self) -> list[tuple[str, str, Any, str | None]]:
+        """``(path, schema path, value, JSON type)`` of every scalar in the result (computed once)."""
+        return [(p, schema_path(p), v, json_type(v)) for p, v in flatten(self.result)]
+
 
 @dataclass
 class GoldenRun:
@@ -116,6 +123,7 @@ class GoldenRun:
     def changed(self) -> bool:
         return self.initial != self.final or self.files != self.final_files
 
+    @cached_property
     def targets(self) -> list[dict[str, str]]:
         """Entities of S0 the chain touched: changed by it, or named in its arguments."""
         found: dict[tuple[str, str], None] = {}
@@ -149,7 +157,7 @@ class LiveSessions:
         self.initial = {k: dict(v) for k, v in initial.items()}
         self.files = dict(files)
         claw = any(p.kind == "claw" for p in self.packages.values())
-        self.workdir = Path(tempfile.mkdtemp(prefix="envcraft-golden-")) if claw else None
+        self.workdir = Path(tempfile.mkdtemp(prefix="envcraft-golden-", dir=SCRATCH)) if claw else None
         self.sessions: dict[str, Session] = {}
         self._open()
 
@@ -515,8 +523,8 @@ def _fed(
     for i, call in enumerate(calls):
         if not call.ok:
             continue
-        for path, value in flatten(call.result):
-            if not param_matches(param, prop, schema_path(path), json_type(value)):
+        for path, shape, value, kind in call.leaves:
+            if not param_matches(param, prop, shape, kind):
                 continue
             hint = describe(call.result, path, i, derived | {value})
             if hint is None:

@@ -231,7 +231,8 @@ def _capital(text: str) -> str:
 
 
 def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[1:2].islower() or len(text) == 1 else text
+    """Lower-case the first letter unless the first word is an acronym ("SKU", "CSV")."""
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]
 
 
 def _article(word: str) -> str:

@@ -9,7 +9,6 @@ after an interruption, and give the same tasks. :func:`merge` deduplicates shard
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import random
@@ -71,41 +70,6 @@ class Library:
     packages: dict[str, EnvPackage]
     graphs: dict[str, ToolGraph]
     workflow: WorkflowGraph
-    priors: dict[str, Prior] = field(default_factory=dict)
-
-    def prior(self, env: str) -> Prior:
-        """What golden runs in ``env`` taught a fixed calibration pass (computed once, lazily)."""
-        if env not in self.priors:
-            self.priors[env] = calibrate(self, env)
-        return self.priors[env]
-
-
-@dataclass
-class Prior:
-    """Tool success rates, feeding pairs and argument experience every shard starts from, so
-    short shards need not relearn them (a pure function of the library: shards stay deterministic)."""
-
-    coverage: Coverage
-    experience: Experience
-
-
-def calibrate(library: Library, env: str) -> Prior:
-    """Run ``CALIBRATION_WALKS`` golden runs in ``env`` (no tasks kept) to learn a prior."""
-    rng = random.Random(f"calibrate:{env}")
-    coverage, experience = Coverage(), Experience()
-    for i in range(CALIBRATION_WALKS):
-        chain = sample_walk(library.graphs, library.workflow, env, rng, coverage, p_cross=0.0)
-        if chain is None:
-            continue
-        packages = {env: library.packages[env]}
-        try:
-            initial, files = generate_initial(packages, f"calibrate:{env}:{i}", 1)
-        except GenerationError:
-            continue
-        run = run_chain(chain, packages, library.graphs, initial, files, rng, coverage, 0.0, experience)
-        if run is not None:
-            coverage.accept([Step(c.env, c.tool) for c in run.calls if c.ok], library.graphs)
-    return Prior(coverage, experience)
 
 
 def load_library(refs: Iterable[str]) -> Library:
@@ -155,11 +119,8 @@ def synthesize_shard(
 ) -> ShardResult:
     """Up to ``quota`` validated tasks starting in ``env``; deterministic in its arguments."""
     rng = random.Random(f"shard:{config.seed}:{env}:{shard}")
-    prior = library.prior(env)
     coverage = _shard_coverage(library.graphs[env], shard)
-    for name in ("ok", "failed", "feeds"):
-        getattr(coverage, name).update(getattr(prior.coverage, name))
-    experience = copy.deepcopy(prior.experience)
+    experience = Experience()
     result = ShardResult(env, shard, [])
     seen: set[str] = set()
     render = renderer or TemplateRenderer(seed=f"{config.seed}:{env}:{shard}")
@@ -308,7 +269,7 @@ def _with_distractors(
     models = {e: p.env_class.State for e, p in packages.items()}
     seed = rng.random()
     for limit in (MAX_DISTRACTORS, 1):
-        states, made = add_distractors(run.initial, run.targets(), models, random.Random(seed), limit=limit)
+        states, made = add_distractors(run.initial, run.targets, models, random.Random(seed), limit=limit)
         if not made:
             break
         again = replay(run.calls, packages, states, run.files)
@@ -337,7 +298,7 @@ def _provenance(
         "generator": "envcraft.tasks.synth",
         "seed": tag,
         "walk": [f"{s.env}.{s.tool}" for s in chain],
-        "targets": run.targets(),
+        "targets": run.targets,
         "distractors": distractors,
         "turn_calls": turns,
         "hints": [{k: h.to_json() for k, h in c.hints.items()} for c in run.calls],
