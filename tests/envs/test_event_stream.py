@@ -184,6 +184,27 @@ def test_list_partitions_and_acl(s: Session) -> None:
     assert err(s.call("read_batch", {"topic": "payments", "partition": 7})) == "not_found"
 
 
+PARTITION_TOOLS = {
+    "read_batch": {},
+    "validate_batch": {},
+    "audit_partition": {},
+    "process_batch": {},
+    "commit_offsets": {},
+    "seek": {"offset": 0, "reason": "x"},
+    "dead_letter": {"offset": 0, "note": "x"},
+    "set_partition_paused": {"paused": True, "reason": "x"},
+}
+
+
+@pytest.mark.parametrize("tool", sorted(PARTITION_TOOLS))
+def test_partition_tools_check_topic_partition_and_acl(s: Session, tool: str) -> None:
+    extra = PARTITION_TOOLS[tool]
+    assert err(s.call(tool, {"topic": "orders", "partition": 0, **extra})) == "not_found"
+    assert err(s.call(tool, {"topic": "payments", "partition": 9, **extra})) == "not_found"
+    denied = s.call(tool, {"topic": "audit", "partition": 0, **extra})
+    assert err(denied) == "permission_denied" and denied["error"]["topic"] == "audit"
+
+
 def test_read_batch_offsets_follow_segment_names(s: Session) -> None:
     files = s.files()
     second = files["stream/payments/p0/00000025.jsonl"].splitlines()
@@ -278,6 +299,8 @@ def test_failed_sink_write_must_be_replayed_before_commit(s: Session) -> None:
     assert p["position"] > p["processed"]
     assert err(s.call("commit_offsets", {"topic": "payments", "partition": k})) == "conflict"
     assert err(s.call("process_batch", {"topic": "payments", "partition": k})) == "invalid_transition"
+    stuck = {"topic": "payments", "partition": k, "offset": p["position"], "note": "x"}
+    assert err(s.call("dead_letter", stuck)) == "invalid_transition"
     ahead = s.call(
         "seek", {"topic": "payments", "partition": k, "offset": p["position"], "reason": "skip it"}
     )

@@ -318,6 +318,30 @@ def test_missing_parameter_on_a_no_retry_job_fails_the_run(s: Session) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [
+        ("get_job_logs", {}),
+        ("retry_job", {}),
+        ("mark_skipped", {"reason": "x"}),
+        ("cancel_job", {"reason": "x"}),
+    ],
+)
+def test_job_tools_report_unknown_runs_and_jobs(s: Session, tool: str, extra: dict[str, Any]) -> None:
+    assert err(s.call(tool, {"run_id": "RUN-404", "job": "extract_orders", **extra})) == "not_found"
+    missing = s.call(tool, {"run_id": fresh_orders_run(s), "job": "extract_everything", **extra})
+    assert err(missing) == "not_found" and "extract_orders" in missing["error"]["message"]
+
+
+def test_locked_parameter_cannot_be_overridden(s: Session) -> None:
+    denied = s.call(
+        "set_parameter", {"run_id": fresh_orders_run(s), "name": "target_schema", "value": "staging"}
+    )
+    assert err(denied) == "permission_denied" and denied["error"]["permission"] == "param:override_locked"
+    kept = s.call("set_parameter", {"run_id": fresh_orders_run(s), "name": "target_schema", "value": "prod"})
+    assert kept["new"] == "prod"
+
+
 def test_protected_runs_cannot_be_cancelled_or_changed(s: Session) -> None:
     backup = active(s, "nightly-backup")
     for tool, args in [

@@ -1060,15 +1060,13 @@ def _stable(*parts: object) -> int:
 
 
 def _topo(wf: Workflow) -> list[str]:
-    """Job names in dependency order (ties in declaration order)."""
+    """Job names in dependency order (ties in declaration order; a cycle keeps declaration order)."""
     order: list[str] = []
     remaining = list(wf.jobs)
     while remaining:
-        for name in remaining:
-            if all(dep in order for dep in wf.jobs[name].deps):
-                order.append(name)
-                remaining.remove(name)
-                break
+        ready = next((n for n in remaining if all(dep in order for dep in wf.jobs[n].deps)), remaining[0])
+        order.append(ready)
+        remaining.remove(ready)
     return order
 
 

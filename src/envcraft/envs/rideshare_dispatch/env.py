@@ -570,9 +570,9 @@ class RideshareDispatch(Environment):
         """Drop the rider off: compute the final fare from the rate table and free the driver.
 
         Args:
+            trip_id: A trip in progress.
             waiting_minutes: Minutes the driver waited at pickup (the first minutes are free).
             tolls_cents: Tolls paid on the route, passed through to the rider and the driver.
-            trip_id: A trip in progress.
 
         Returns:
             trip_id, status completed, the fare breakdown (total_cents, driver_payout_cents) and
