@@ -221,3 +221,25 @@ def test_tool_hints_are_kept() -> None:
         True,
         True,
     )
+
+
+def test_int_or_float_is_a_number_that_keeps_integers() -> None:
+    @tool
+    def add(self: Any, a: int | float, b: list[int | float], c: float | int | None = None) -> dict[str, Any]:
+        """Add.
+
+        Args:
+            a: First.
+            b: More.
+            c: Optional.
+        """
+        return {}
+
+    spec = build_spec("add", add)
+    props = spec.parameters["properties"]
+    assert props["a"]["type"] == "number" and props["b"]["items"] == {"type": "number"}
+    assert props["c"]["type"] == "number" and spec.parameters["required"] == ["a", "b"]
+    kwargs = spec.validate({"a": 3, "b": [1, 2.5], "c": 2})
+    assert kwargs == {"a": 3, "b": [1, 2.5], "c": 2}
+    assert [type(kwargs["a"]), type(kwargs["b"][0]), type(kwargs["c"])] == [int, int, int]
+    assert type(spec.validate({"a": 3.0, "b": []})["a"]) is float

@@ -1,7 +1,9 @@
 """Flat JSON Schemas for tool parameters, derived from type hints and docstrings.
 
 Parameters stay flat (str/int/float/bool/enum/list of these) so every trainer's schema
-model (VERL, TRL, OpenAI function tools, MCP) accepts them unchanged.
+model (VERL, TRL, OpenAI function tools, MCP) accepts them unchanged. ``int | float`` is
+the one union allowed besides Optional: a JSON number passed through as the agent wrote it
+(wrappers of foreign tools need ``3`` to stay ``3``, not become ``3.0``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ def unwrap_optional(annotation: Any) -> tuple[Any, bool]:
     origin = get_origin(annotation)
     if origin in (Union, types.UnionType):
         members = [a for a in get_args(annotation) if a is not type(None)]
-        if len(members) == 1 and len(members) != len(get_args(annotation)):
+        optional = len(members) != len(get_args(annotation))
+        if len(members) == 1 and optional:
             return members[0], True
-        raise SchemaError(f"unions other than Optional are not flat: {annotation!r}")
+        if set(members) == {int, float}:
+            return int | float, optional
+        raise SchemaError(f"unions other than Optional and int | float are not flat: {annotation!r}")
     return annotation, False
 
 
@@ -38,6 +43,9 @@ def type_schema(annotation: Any) -> dict[str, Any]:
 def _flat_schema(annotation: Any, allow_list: bool = True) -> dict[str, Any]:
     if annotation in _SCALARS:
         return {"type": _SCALARS[annotation]}
+    if get_origin(annotation) in (Union, types.UnionType) and set(get_args(annotation)) == {int, float}:
+        # A JSON number whose integers stay integers (a float-typed field would turn 3 into 3.0).
+        return {"type": "number"}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         values = [m.value for m in annotation]
         return {"type": _json_type_of(values), "enum": values}
