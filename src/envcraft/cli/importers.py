@@ -1,0 +1,107 @@
+"""`envcraft import bfcl`: BFCL multi-turn as environments and tasks (wiring only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.integrations.bfcl import importer, source
+from envcraft.integrations.bfcl import parity as parity_check
+from envcraft.tasks.io import write_json
+
+app = typer.Typer(help="Import environments and task sets from other benchmarks.", no_args_is_help=True)
+
+PARITY_FILE = "parity.json"
+
+
+@contextmanager
+def _bar(label: str, total: int) -> Iterator[Callable[[str], None]]:
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        job = bar.add_task(label, total=total)
+        yield lambda _item: bar.advance(job)
+
+
+@app.command("bfcl")
+def bfcl(
+    out: Annotated[Path, typer.Option("--out", help="Directory for envs/ and tasks/<category>/.")],
+    categories: Annotated[
+        str, typer.Option("--categories", help="Comma-separated: base,long_context,miss_func,miss_param.")
+    ] = "base,long_context,miss_func,miss_param",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="First N entries per category.")] = None,
+    parity: Annotated[
+        bool,
+        typer.Option("--parity", help="Then score ground truth and mutations with ours and BFCL's checker."),
+    ] = False,
+    per_kind: Annotated[
+        int, typer.Option("--per-kind", min=1, help="Parity: mutations per kind per task.")
+    ] = 3,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Write BFCL's eight multi-turn classes as packages and its multi-turn entries as tasks.
+
+    Needs the bfcl extra: pip install --no-deps bfcl-eval==2026.3.23 mpmath. With --parity,
+    writes OUT/parity.json and exits 1 when any verdict differs from BFCL's.
+    """
+    chosen = [c.strip() for c in categories.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in source.CATEGORIES]
+    if unknown or not chosen:
+        die(f"unknown categories {unknown or categories!r}; known: {', '.join(source.CATEGORIES)}")
+    try:
+        source.require()
+        with _bar("import", importer.entry_count(chosen, limit)) as advance:
+            summary = importer.import_bfcl(out, chosen, limit=limit, advance=advance)
+    except source.BfclUnavailable as exc:
+        die(str(exc))
+    result: dict[str, Any] = {"import": summary.to_json()}
+    if parity:
+        with _bar("parity", sum(summary.categories[c]["tasks"] for c in chosen)) as advance:
+            report = parity_check.run_parity(out, chosen, per_kind=per_kind, limit=limit, advance=advance)
+        result["parity"] = report.to_json()
+        write_json(out / PARITY_FILE, result["parity"])
+    if json_out:
+        print_json(result)
+    else:
+        _print(result)
+    if summary.failures or (parity and result["parity"]["totals"]["disagree"]):
+        raise typer.Exit(1)
+
+
+def _print(result: dict[str, Any]) -> None:
+    imported = result["import"]
+    table = Table("category", "tasks", "turns", "judged", "empty GT", "calls", "multi-env")
+    for name, row in imported["categories"].items():
+        cells = ("tasks", "turns", "judged_turns", "empty_ground_truth_turns", "reference_calls", "multi_env")
+        table.add_row(name, *(str(row[c]) for c in cells))
+    console.print(table)
+    console.print(f"{len(imported['envs'])} environments, {imported['tasks']} tasks in {imported['out']}")
+    for failure in imported["failures"]:
+        console.print(f"  [red]{failure['id']}[/red]: {failure['error']}", highlight=False)
+    for warning in imported["warnings"]:
+        console.print(
+            f"  [yellow]{warning['id']}[/yellow]: refused {'; '.join(warning['refused'])}", highlight=False
+        )
+    if "parity" not in result:
+        return
+    report = result["parity"]
+    kinds = sorted({k for row in report["matrix"].values() for k in row})
+    grid = Table("category", *kinds, title="parity: agree/disagree with BFCL's multi_turn_checker")
+    for name, row in report["matrix"].items():
+        grid.add_row(name, *(f"{row[k]['agree']}/{row[k]['disagree']}" if k in row else "-" for k in kinds))
+    console.print(grid)
+    fidelity = report["fidelity"]
+    console.print(
+        f"totals {report['totals']}; ground truth in BFCL vs envcraft: {fidelity['calls']} calls, "
+        f"{len(fidelity['mismatches'])} mismatches"
+    )
+    for item in report["disagreements"][:20]:
+        console.print(
+            f"  [red]{item['task']}[/red] {item.get('variant', item.get('error'))}", highlight=False
+        )

@@ -1,0 +1,86 @@
+"""What a generated BFCL environment runs: each tool call resumes the BFCL instance from
+``self.state``, calls BFCL's own method, and stores the instance back.
+
+Results follow what BFCL's executor (``multi_turn_utils.execute_multi_turn_func_call``)
+shows a model, so a verifier can compare them with the ground truth's results the way BFCL's
+``response_checker`` does:
+
+* a dict that JSON can hold is returned as is (BFCL shows ``json.dumps`` of it);
+* anything else (``None`` from ``mkdir``, the list from ``get_user_tweets``, a dict JSON cannot
+  hold) is ``{"bfcl_output": text}`` with BFCL's text for it (``str(value)``);
+* a method that raises fails the call (``invalid_argument``, message ``str(exc)``; BFCL shows
+  ``"Error during execution: " + str(exc)``). Unlike BFCL, which keeps whatever the method
+  changed before raising, the runtime rolls the state back, as it does for every failure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import Field
+
+from envcraft.core.environment import Environment, Initial, StateModel
+from envcraft.core.errors import ErrorCategory, is_error
+from envcraft.core.repository import Repository, thaw
+from envcraft.integrations.bfcl import shapes, state
+
+OUTPUT_KEY = "bfcl_output"
+SCENARIOS_FILE = "scenarios.json"
+
+
+class BfclState(StateModel):
+    """A BFCL instance's attributes: ``attributes`` (public, what BFCL's state checker compares)
+    and ``private`` (what the methods also read), encoded by ``envcraft.integrations.bfcl.objgraph``."""
+
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    private: dict[str, Any] = Field(default_factory=dict)
+
+
+def call_bfcl(env: Environment, class_name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Run BFCL's ``class_name.tool`` on the instance held in ``env.state``."""
+    shape = shapes.shapes(class_name)[tool]
+    instance = state.restore(class_name, {"attributes": env.state.attributes, "private": env.state.private})
+    try:
+        value = getattr(instance, tool)(**shapes.to_bfcl(shape, args))
+    except Exception as exc:
+        env.fail(ErrorCategory.INVALID_ARGUMENT, str(exc), bfcl_exception=type(exc).__name__)
+    result = as_result(value)  # now, as BFCL does: a returned attribute may change later
+    encoded = state.instance_state(instance)
+    env.state = BfclState.model_construct(attributes=encoded["attributes"], private=encoded["private"])
+    return result
+
+
+def as_result(value: Any) -> dict[str, Any]:
+    """A BFCL return value as a tool result (see the module docstring)."""
+    if type(value) is dict and set(value) != {OUTPUT_KEY}:
+        try:
+            copied: dict[str, Any] = json.loads(json.dumps(value))
+        except (TypeError, ValueError):
+            pass
+        else:
+            if not is_error(copied):  # {"error": {...}} would read as a failed call
+                return copied
+    return {OUTPUT_KEY: bfcl_text(value)}
+
+
+def bfcl_text(value: Any) -> str:
+    """The text BFCL's executor makes of a return value."""
+    if type(value) is str:
+        return value
+    if type(value) is dict:
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):
+            return str(value)
+    return str(value)
+
+
+def default_initial(class_name: str, data: Repository | None, seed: int) -> Initial:
+    """S0 for synthesis: one of BFCL's own scenarios for this class (``data/scenarios.json``,
+    chosen by the seed), loaded by the class's ``_load_scenario``."""
+    scenarios: list[dict[str, Any]] = [{}]
+    if data is not None and SCENARIOS_FILE in data.files():
+        scenarios = thaw(data.json(SCENARIOS_FILE)) or [{}]
+    config = scenarios[seed % len(scenarios)]
+    return Initial(state=BfclState(**state.initial_state(class_name, config, long_context=False)))
