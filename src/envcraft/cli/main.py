@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import envs, export, run, scenarios, session, tasks
+from envcraft.cli import envs, export, importers, run, scenarios, session, tasks
 
 app = typer.Typer(
     name="envcraft",
@@ -20,6 +20,7 @@ app.add_typer(envs.app, name="envs")
 app.add_typer(session.session_app, name="session")
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(scenarios.app, name="scenarios")
+app.add_typer(importers.app, name="import")
 app.command("call")(session.call)
 app.command("run")(run.run_command)
 app.command("export")(export.export_command)
