@@ -299,14 +299,15 @@ def test_failed_sink_write_must_be_replayed_before_commit(s: Session) -> None:
     assert p["position"] > p["processed"]
     assert err(s.call("commit_offsets", {"topic": "payments", "partition": k})) == "conflict"
     assert err(s.call("process_batch", {"topic": "payments", "partition": k})) == "invalid_transition"
-    stuck = {"topic": "payments", "partition": k, "offset": p["position"], "note": "x"}
+    stuck = {"topic": "payments", "partition": k, "note": "x"}
     assert err(s.call("dead_letter", stuck)) == "invalid_transition"
     ahead = s.call(
         "seek", {"topic": "payments", "partition": k, "offset": p["position"], "reason": "skip it"}
     )
     assert err(ahead) == "conflict"
     back = s.call(
-        "seek", {"topic": "payments", "partition": k, "offset": p["processed"], "reason": "replay after 503"}
+        "seek",
+        {"topic": "payments", "partition": k, "reason": "replay after 503"},  # default: to processed
     )
     assert back["rewound"] is False and back["position"] == p["processed"]
     recover(s, "payments", k)
@@ -340,7 +341,7 @@ def test_rewind_replays_lost_records_without_double_counting(s: Session) -> None
         == "invalid_argument"
     )
     assert (
-        err(s.call("seek", {"topic": "payments", "partition": k, "offset": -1, "reason": "x"}))
+        err(s.call("seek", {"topic": "payments", "partition": k, "offset": -2, "reason": "x"}))
         == "invalid_argument"
     )
 

@@ -453,7 +453,7 @@ class EventStream(ClawEnvironment):
         }
 
     @tool(consumes=["topic", "partition", "offset"])
-    def seek(self, topic: str, partition: int, offset: int, reason: str) -> dict[str, Any]:
+    def seek(self, topic: str, partition: int, reason: str, offset: int = -1) -> dict[str, Any]:
         """Move the partition's position back to replay records; below the committed offset it is a rewind.
 
         Seeking forward past unprocessed records is refused (they would be lost). A rewind below
@@ -462,8 +462,9 @@ class EventStream(ClawEnvironment):
         Args:
             topic: Topic name, e.g. payments.
             partition: Partition number, e.g. 1.
-            offset: The new position, at most the processed offset.
             reason: Why (recorded with a rewind).
+            offset: The new position, at most the processed offset; -1 seeks to the processed offset
+                (replays whatever a failed sink write left unwritten).
 
         Returns:
             The new position, processed and committed offsets, and whether the commit was rewound.
@@ -471,6 +472,7 @@ class EventStream(ClawEnvironment):
         part = self._partition(topic, partition)
         if not reason.strip():
             self.fail("invalid_argument", "reason must not be empty", field="reason")
+        offset = part.processed if offset == -1 else offset
         if not 0 <= offset <= part.log_end:
             self.fail(
                 "invalid_argument", f"offset must be between 0 and the log end {part.log_end}", field="offset"
@@ -503,7 +505,7 @@ class EventStream(ClawEnvironment):
 
     @tool(consumes=["topic", "partition", "offset"], produces=["dlq_id"])
     def dead_letter(
-        self, topic: str, partition: int, offset: int, note: str, count: int = 1
+        self, topic: str, partition: int, note: str, offset: int = -1, count: int = 1
     ) -> dict[str, Any]:
         """Move faulty records at the partition's position to the dead-letter queue and step past them.
 
@@ -514,8 +516,8 @@ class EventStream(ClawEnvironment):
         Args:
             topic: Topic name, e.g. payments.
             partition: Partition number, e.g. 2.
-            offset: The first record; it must be the partition's current position.
             note: Why, for whoever reviews the queue.
+            offset: The first record; it must be the partition's current position (-1: the position).
             count: How many consecutive records (1 to 50).
 
         Returns:
@@ -527,6 +529,7 @@ class EventStream(ClawEnvironment):
             self.fail("invalid_argument", "note must not be empty", field="note")
         if not 1 <= count <= 50:
             self.fail("invalid_argument", "count must be between 1 and 50", field="count")
+        offset = part.position if offset == -1 else offset
         if not 0 <= offset < part.log_end or offset + count > part.log_end:
             self.fail(
                 "invalid_argument",
