@@ -62,6 +62,7 @@ def host(host_id: str, service_id: str, state: str, disk: dict[str, int] = DISK_
         "disk_total_gb": 100,
         "disk_used_gb": dict(disk),
         "running_config": config(service_id),
+        "restarted_at": "2026-02-16T00:00:00Z",
     }
 
 
@@ -238,7 +239,8 @@ def test_diagnostic_without_logs_reports_metrics_only(session: Session) -> None:
     for path in (root / "logs" / "checkout-a1").iterdir():
         path.unlink()
     report = call(session, "run_diagnostic", host_id="checkout-a1")
-    assert report["findings"] == [] and report["disk"]["used_pct"] == 96
+    assert [f["code"] for f in report["findings"]] == ["disk_usage_high"]  # from the metrics alone
+    assert report["disk"]["used_pct"] == 96
 
 
 # -- incidents -------------------------------------------------------------------------------------------
@@ -297,6 +299,7 @@ def test_disk_full_recovery_end_to_end(session: Session) -> None:
     assert error["ready_at"] == "2026-02-17T02:19:00Z"
     wait(session, 1)
     assert call(session, "undrain_host", host_id="checkout-a1")["state"] == "healthy"
+    assert call(session, "run_diagnostic", host_id="checkout-a1")["findings"] == []  # clean since the restart
     check = call(session, "run_health_check", service_id="checkout-api")
     assert check["passed"] and check["failures"] == []
     error = fails(session, "close_incident", "conflict", incident_id=incident, root_cause="disk_full")
@@ -329,6 +332,10 @@ def test_restarting_with_the_fault_still_there_crashes_back_down(session: Sessio
     assert state_of(session, "checkout-a1") == "down"
     assert "crashed during warm-up" in session.files()["ops/incident-INC-2042.md"]
     assert "FATAL" in session.files()["logs/checkout-a1/app.log"]
+    findings = call(session, "run_diagnostic", host_id="checkout-a1")["findings"]  # since the restart
+    assert [f["code"] for f in findings] == ["disk_full", "disk_usage_high"] and findings[0][
+        "occurrences"
+    ] == 1
     call(session, "drain_host", host_id="checkout-a1")  # a crashed host can be drained again
 
 

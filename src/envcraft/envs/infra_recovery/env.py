@@ -42,6 +42,7 @@ class Host(StateModel):
     disk_total_gb: int
     disk_used_gb: dict[str, int]  # by directory
     running_config: dict[str, Scalar]  # loaded at the host's last restart
+    restarted_at: str
     restarts: int = 0
 
 
@@ -206,6 +207,7 @@ class InfraRecovery(ClawEnvironment):
                 crash = since + timedelta(seconds=info["warmup_seconds"])
                 if now >= crash:
                     self._move(host, "down", crash)
+                    self._log_fault(host, crash)
                     self._log(
                         host.host_id, "app.log", crash, "FATAL service exited during warm-up; giving up"
                     )
@@ -309,8 +311,8 @@ class InfraRecovery(ClawEnvironment):
     def run_diagnostic(self, host_id: str) -> dict[str, Any]:
         """Diagnose a host from its log files and metrics.
 
-        Scans `logs/<host>/*.log` for known failure signatures and reports disk usage per
-        directory and configuration drift.
+        Scans the lines of `logs/<host>/*.log` written since the host's last restart for known
+        failure signatures, and reports disk usage per directory and configuration drift.
 
         Args:
             host_id: The host, e.g. checkout-b1.
@@ -326,7 +328,12 @@ class InfraRecovery(ClawEnvironment):
         findings = []
         folder = f"logs/{host_id}"
         paths = self.workspace.list(folder) if self.workspace.exists(folder) else []
-        lines = [line for path in paths for line in self.workspace.read_text(path).splitlines()]
+        lines = [
+            line
+            for path in paths
+            for line in self.workspace.read_text(path).splitlines()
+            if line[:20] >= host.restarted_at  # log lines start with their ISO time
+        ]
         for pattern in ops["diagnostic_patterns"]:
             regex = re.compile(pattern["regex"])
             hits = [m for m in (regex.search(line) for line in lines) if m]
@@ -342,6 +349,14 @@ class InfraRecovery(ClawEnvironment):
             if "rss_kb" in regex.groupindex:
                 finding["peak_rss_mb"] = max(int(m.group("rss_kb")) for m in hits) // 1024
             findings.append(finding)
+        if self._disk_pct(host) >= ops["disk_full_pct"]:
+            findings.append(
+                {
+                    "code": "disk_usage_high",
+                    "summary": f"disk {self._disk_pct(host)}% used (threshold {ops['disk_full_pct']}%)",
+                    "runbook": "runbooks/disk-full.md",
+                }
+            )
         service = self.state.services[host.service_id]
         by_path = sorted(host.disk_used_gb.items(), key=lambda item: (-item[1], item[0]))
         return {
@@ -642,6 +657,7 @@ class InfraRecovery(ClawEnvironment):
             )
         incident = self._authorized(host.service_id)
         host.running_config = dict(self.state.services[host.service_id].applied_config)
+        host.restarted_at = iso(self.now())
         host.restarts += 1
         self._move(host, "recovering", self.now())
         self._log(
@@ -815,6 +831,30 @@ class InfraRecovery(ClawEnvironment):
         self.workspace.write_text(path, "\n".join(lines) + "\n")
         return line
 
+    def _log_fault(self, host: Host, at: datetime) -> None:
+        """The signature a still-present fault leaves in the logs when the service crashes."""
+        faults = self._faults(host)
+        if "disk_full" in faults:
+            self._log(
+                host.host_id,
+                "app.log",
+                at,
+                "ERROR failed to write /var/log/app/current.log: No space left on device",
+            )
+        if "bad_config" in faults:
+            schema = self.data.json("config_schema.json")
+            for error in validate_config(host.running_config, schema, host.service_id):
+                self._log(host.host_id, "app.log", at, f"ERROR config: {error}")
+        if "oom" in faults:
+            peak = self._service_info(host.service_id)["peak_memory_mb"]
+            self._log(
+                host.host_id,
+                "syslog.log",
+                at,
+                f"kernel: Memory cgroup out of memory: Killed process 1 ({host.service_id}) "
+                f"total-vm:{peak * 1700}kB, anon-rss:{peak * 1024}kB, file-rss:0kB",
+            )
+
     def _log(self, host_id: str, name: str, at: datetime, message: str) -> None:
         path = f"logs/{host_id}/{name}"
         old = self.workspace.read_text(path) if self.workspace.exists(path) else ""
@@ -925,6 +965,8 @@ class _Generator:
         for info in extra_disk:
             self._fill_disk(self.state.services[info["service_id"]].replicas[-1])
         self._past_incident()
+        for service in self.state.services.values():
+            service.changed_at = max(self.state.hosts[h].state_since for h in service.replicas)
         return self.state
 
     def _service(self, info: Any, fault: str, replicas: int) -> None:
@@ -947,6 +989,14 @@ class _Generator:
             key, value, log_error = self.rng.choice(BAD_CONFIGS)
             config[key] = value
         self.files[config_path(service_id)] = f"# {service_id} ({info['team']})\n" + render_config(config)
+        # A configuration fault came with tonight's deploy, which restarted every replica; otherwise
+        # the hosts have run untouched for days since the last deploy.
+        deploy = self.base - timedelta(hours=self.rng.randint(1, 3), minutes=self.rng.randint(0, 59))
+        if fault in ("oom", "bad_config"):
+            started = [deploy + timedelta(minutes=2 * (n + 1)) for n in range(replicas)]
+        else:
+            started = [self.base - timedelta(days=self.rng.randint(2, 40)) for _ in range(replicas)]
+            deploy = min(started) - timedelta(hours=1)
         hosts = []
         for n in range(replicas):
             zone = self.zones[n % len(self.zones)]
@@ -966,10 +1016,11 @@ class _Generator:
                 zone=zone,
                 host_type=host_type,
                 state="healthy",
-                state_since=iso(self.base - timedelta(days=self.rng.randint(2, 40))),
+                state_since=iso(started[n]),
                 disk_total_gb=total,
                 disk_used_gb=disk,
                 running_config=dict(config),
+                restarted_at=iso(started[n]),
                 restarts=self.rng.randint(0, 3),
             )
             self._logs(host_id, service_id, "")
@@ -977,10 +1028,8 @@ class _Generator:
             service_id=service_id,
             replicas=hosts,
             applied_config=config,
-            applied_at=iso(
-                self.base - timedelta(hours=self.rng.randint(1, 3), minutes=self.rng.randint(0, 59))
-            ),
-            changed_at=iso(self.base - timedelta(minutes=self.rng.randint(20, 50))),
+            applied_at=iso(deploy),
+            changed_at=iso(max(started)),
         )
         if fault == "disk_full":
             self._fill_disk(hosts[0])
