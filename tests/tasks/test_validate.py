@@ -143,7 +143,7 @@ def test_check_command_summarizes_a_task_set(packages: dict[str, str], tmp_path:
     good.reference.calls[2].provenance = {"ticket_id": "derived:0.tickets.0.ticket_id"}
     good.turns[1].user = "Now close T-000001."
     write_tasks(tmp_path, [good, weak])
-    write_json(tmp_path / "stats.json", {"edge_coverage": {"desk": 0.95}})
+    write_json(tmp_path / "stats.json", {"envs": {"desk": {"tasks": 2, "edge_coverage": 0.95}, "reports": {}}})
     done = CliRunner().invoke(app, ["tasks", "check", str(tmp_path), "--json"])
     assert done.exit_code == 1  # one task is invalid
     summary = json.loads(done.stdout)

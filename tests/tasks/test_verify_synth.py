@@ -88,12 +88,13 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
 def test_checks_literal_in_source_is_exactly_the_declared_checks(packages: dict[str, str]) -> None:
     task, _ = desk_task(packages)
     tree = ast.parse(task.verifier.source)
-    (literal,) = [
+    (embedded,) = [
         node.value
         for node in tree.body
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "CHECKS" for t in node.targets)
     ]
-    assert ast.literal_eval(literal) == task.verifier.checks
+    assert isinstance(embedded, ast.Call) and isinstance(embedded.args[0], ast.Constant)
+    assert json.loads(embedded.args[0].value) == task.verifier.checks
     imported = {a.name for node in tree.body if isinstance(node, ast.Import) for a in node.names}
     assert imported <= {"csv", "io", "json", "math"}  # stdlib only
     kinds = {c["kind"] for c in task.verifier.checks}

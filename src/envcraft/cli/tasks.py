@@ -93,7 +93,7 @@ def _print_check(summary: dict[str, Any]) -> None:
         *((f"  {kind}", f"{rate:.1%}") for kind, rate in summary["kill_rate_by_kind"].items()),
         ("leaked values", str(summary["leaks"])),
         ("cross-environment", f"{summary['cross_env_rate']:.1%}"),
-        ("edge coverage", "n/a (no stats.json)" if coverage is None else json.dumps(coverage)),
+        ("edge coverage", "n/a (no stats)" if coverage is None else _shares(coverage)),
         ("chain lengths", _bars(summary["chain_lengths"])),
         ("turns", _bars(summary["turns"])),
     ]
@@ -104,6 +104,10 @@ def _print_check(summary: dict[str, Any]) -> None:
         survivors = f"survivors: {', '.join(bad['survivors'])}" if bad["survivors"] else ""
         reason = "; ".join(bad["errors"]) or survivors or f"do-nothing scores {bad['noop_score']:.2f}"
         console.print(f"  [red]{bad['task_id']}[/red]: {reason}", highlight=False)
+
+
+def _shares(coverage: dict[str, float]) -> str:
+    return "  ".join(f"{env} {share:.0%}" for env, share in sorted(coverage.items()))
 
 
 def _bars(histogram: dict[str, int]) -> str:

@@ -484,7 +484,7 @@ def summarize(
         "leaks": sum(leaks.values()),
         "leaky_tasks": [task_id for task_id, count in leaks.items() if count],
         "cross_env_rate": _rate(sum(len(t.envs) > 1 for t in tasks), len(tasks)),
-        "edge_coverage": (stats or {}).get("edge_coverage"),
+        "edge_coverage": _edge_coverage(stats),
         "chain_lengths": _histogram(len(t.reference.calls) for t in tasks),
         "turns": _histogram(len(t.turns) for t in tasks),
         "invalid": [
@@ -493,6 +493,19 @@ def summarize(
             if not r.valid
         ],
     }
+
+
+def _edge_coverage(stats: dict[str, Any] | None) -> dict[str, float] | None:
+    """Per-environment share of reachable tool edges the set covers, as the generator's stats record it."""
+    envs = (stats or {}).get("envs")
+    if not isinstance(envs, dict):
+        return None
+    found = {
+        env: info["edge_coverage"]
+        for env, info in envs.items()
+        if isinstance(info, dict) and "edge_coverage" in info
+    }
+    return found or None
 
 
 def _rate(part: int, whole: int) -> float:

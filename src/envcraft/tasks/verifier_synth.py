@@ -18,7 +18,7 @@ list, exactly the ``checks`` of the returned :class:`Verifier`, and a small inte
 from __future__ import annotations
 
 import itertools
-import pprint
+import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -250,10 +250,13 @@ import io
 import json
 import math
 
-CHECKS = {checks}
+CHECKS = json.loads(
+    r"""
+{checks}
+"""
+)
 '''
 
-GUARD_KINDS = frozenset({"unchanged", "files_unchanged"})
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 _NAME_LIMIT = 60
 
@@ -298,9 +301,14 @@ def synthesize_verifier(
 
 
 def render(checks: list[dict[str, Any]]) -> str:
-    """The verifier source for ``checks`` (its ``CHECKS`` literal is exactly ``checks``)."""
+    """The verifier source for ``checks``: its ``CHECKS`` are exactly ``checks``.
+
+    They are embedded as JSON text (JSON never holds three quotes in a row, so the raw
+    string cannot end early): parsing JSON is far cheaper than compiling a large literal,
+    and every reward computation compiles the verifier afresh.
+    """
     goals = sum(c["role"] == "goal" for c in checks)
-    literal = pprint.pformat(checks, width=100, sort_dicts=False)
+    literal = json.dumps(checks, indent=1, ensure_ascii=False)
     header = _HEADER.format(goals=goals, guards=len(checks) - goals, checks=literal)
     return header + RUNTIME + _INTERPRETER
 
