@@ -130,6 +130,7 @@ def test_bad_arguments_are_refused(desk: Session) -> None:
         {"command": "  "},
         {"command": "true", "timeout": 0},
         {"command": "true", "timeout": 10_000},
+        {"command": "echo " + "x" * 200_000},
     ):
         result = desk.call("shell", args)
         assert result["error"]["category"] == "invalid_argument", args

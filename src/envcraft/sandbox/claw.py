@@ -18,6 +18,7 @@ from envcraft.sandbox.limits import Limits
 from envcraft.sandbox.shell import run_shell
 
 MAX_READ_CHARS = 200_000
+MAX_COMMAND_BYTES = 100_000  # the kernel refuses single arguments over 128 KiB
 
 
 class ClawEnvironment(Environment):
@@ -47,6 +48,12 @@ class ClawEnvironment(Environment):
         """
         if not command.strip():
             self.fail("invalid_argument", "command must not be empty", field="command")
+        if len(command.encode("utf-8")) > MAX_COMMAND_BYTES:
+            self.fail(
+                "invalid_argument",
+                f"command is longer than {MAX_COMMAND_BYTES} bytes; write a script file and run that",
+                field="command",
+            )
         limit = self.sandbox_limits.max_timeout
         if not 1 <= timeout <= limit:
             self.fail("invalid_argument", f"timeout must be between 1 and {limit:g} seconds", field="timeout")
