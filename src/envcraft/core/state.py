@@ -6,12 +6,22 @@ import hashlib
 import json
 from typing import Any
 
+import orjson
+
 MISSING = "<missing>"
 
 
 def canonical_json(value: Any) -> str:
-    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept as is."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept as is.
+
+    orjson does the common case (it is on every call's hot path, ~7x faster than the
+    standard library); values it refuses (integers beyond 64 bits, non-string keys, lone
+    surrogates) fall back to the standard library, which is deterministic too.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def sha256_text(text: str) -> str:
