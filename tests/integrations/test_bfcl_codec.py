@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from typing import Any
 
@@ -70,6 +71,11 @@ def test_sharing_and_cycles_survive() -> None:
     back["b"][0].append(2)
     assert back["a"]["x"] == [1, 2] and back["b"][1] is back["a"]["x"]
     assert back["node"]["self"] is back["node"]
+
+
+def test_non_finite_floats_survive_a_json_library_that_writes_null() -> None:
+    back = _through_json({"n": float("nan"), "x": [float("-inf")], "k": {float("inf"): 1}})
+    assert math.isnan(back["n"]) and back["x"] == [float("-inf")] and back["k"] == {float("inf"): 1}
 
 
 def test_a_shared_value_inside_a_tuple_is_refused() -> None:

@@ -14,7 +14,7 @@ from envcraft.tasks.verify import score_trajectory
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")
 
-from envcraft.integrations.bfcl import importer, parity, source  # noqa: E402
+from envcraft.integrations.bfcl import importer, parity, source
 
 # Entries with many calls per turn, two classes, a held-out function and empty-ground-truth turns.
 SAMPLE = 2
@@ -33,7 +33,12 @@ def test_every_kind_agrees_on_a_sample_of_each_category(imported: Path) -> None:
     assert set(report.matrix) == set(source.CATEGORIES)
     for category, row in report.matrix.items():
         assert set(row) == set(parity.KINDS), category
-        assert row["ground_truth"] == {"agree": SAMPLE, "disagree": 0, "both_valid": SAMPLE, "both_invalid": 0}
+        assert row["ground_truth"] == {
+            "agree": SAMPLE,
+            "disagree": 0,
+            "both_valid": SAMPLE,
+            "both_invalid": 0,
+        }
     totals = report.totals()
     assert totals["both_invalid"] > 0 and totals["both_valid"] >= 4 * SAMPLE
     assert report.fidelity["mismatches"] == [] and report.fidelity["calls"] > 0

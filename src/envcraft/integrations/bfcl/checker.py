@@ -89,6 +89,8 @@ def rendered(result: Any) -> str:
     """The text BFCL's executor would have produced for one call's result."""
     if isinstance(result, dict):
         error = result.get("error")
+        if isinstance(error, dict) and error.get("bfcl_error"):
+            return json.dumps({"error": error.get("message", "")})
         if isinstance(error, dict):
             return ERROR_PREFIX + str(error.get("message", ""))
         if set(result) == {OUTPUT_KEY}:

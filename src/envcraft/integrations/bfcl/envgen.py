@@ -4,7 +4,8 @@
 docs, ``data/scenarios.json`` (BFCL's own initial configs for the class, which
 ``generate()`` draws S0 from) and ``env.py``: one ``Environment`` subclass whose every tool
 is a two-line method handing its arguments to BFCL's method through
-:func:`envcraft.integrations.bfcl.wrapper.call_bfcl`.
+:func:`envcraft.integrations.bfcl.wrapper.call_bfcl`, annotated with the attributes the
+method reads and writes (:mod:`effects`) for the data engine's tool graph.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from envcraft.core.state import canonical_json
 from envcraft.core.workspace import atomic_write_bytes
 from envcraft.integrations.bfcl import source
+from envcraft.integrations.bfcl.effects import class_effects
 from envcraft.integrations.bfcl.shapes import Param, Shape, class_description, shapes
 from envcraft.integrations.bfcl.wrapper import SCENARIOS_FILE
 
@@ -70,8 +72,9 @@ def readme(class_name: str) -> str:
         "compares) and `private` (also read by the methods).",
         "",
         "Results: a dict is returned as the method returned it; any other value (`None`, a list) "
-        'comes back as `{"bfcl_output": text}` with the text BFCL shows a model; a method that '
-        "raises fails the call with its exception message.",
+        'comes back as `{"bfcl_output": text}` with the text BFCL shows a model. BFCL\'s own failure '
+        'answer `{"error": message}` (when it changed nothing) and a method that raises fail the '
+        "call with BFCL's message.",
         "",
         "## Tools",
         "",
@@ -133,11 +136,19 @@ def _tool_source(shape: Shape) -> str:
     body = "\n".join(f"{_INDENT * 2}{line}" if line else "" for line in doc)
     passed = ", ".join(f"{p.name!r}: {p.name}" for p in shape.params)
     return (
-        f"\n    @tool\n"
+        f"\n    {_decorator(shape)}\n"
         f"    def {shape.name}(self{params}) -> dict[str, Any]:\n"
         f'        """{body.lstrip()}\n        """\n'
         f"        return call_bfcl(self, BFCL_CLASS, {shape.name!r}, {{{passed}}})\n"
     )
+
+
+def _decorator(shape: Shape) -> str:
+    """``@tool`` with the attributes BFCL's method reads and writes (see :mod:`effects`)."""
+    found = class_effects(shape.class_name)[shape.name]
+    pairs = (("reads", found.reads), ("writes", found.writes))
+    hints = [f"{kind}={tuple(sorted(names))!r}" for kind, names in pairs if names]
+    return f"@tool({', '.join(hints)})" if hints else "@tool"
 
 
 def _signature_param(p: Param) -> str:

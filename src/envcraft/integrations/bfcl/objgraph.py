@@ -6,9 +6,11 @@ and cyclic references (``Directory.parent``, directories that ``cp`` copies shal
 seeded ``random.Random`` generators. The runtime persists state as canonical JSON, which
 sorts keys and knows none of these, so the encoding makes each one explicit:
 
-* scalars and lists are themselves; a dict whose keys are strings not starting with ``$``
-  is a JSON object, with ``"$order": [keys]`` when its insertion order is not sorted order;
-  any other dict is ``{"$items": [[key, value], ...]}``;
+* scalars and lists are themselves, except non-finite floats: ``{"$float": "inf"}`` (JSON has
+  no such numbers, and a JSON library may write them as null);
+* a dict whose keys are strings not starting with ``$`` is a JSON object, with
+  ``"$order": [keys]`` when its insertion order is not sorted order; any other dict is
+  ``{"$items": [[key, value], ...]}``;
 * ``{"$tuple": [...]}``, ``{"$set": [...]}``;
 * an object of a registered class is ``{"$object": name, attribute: value, ...}``; an opaque
   value (a random generator) is ``{"$opaque": name, "value": payload}``;
@@ -19,6 +21,7 @@ This module is stdlib-only and free of ``from __future__`` imports on purpose: t
 verifiers embed its source to decode states in their isolated interpreter.
 """
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +30,7 @@ MakeObject = Callable[[str], Any]
 MakeOpaque = Callable[[str, Any], Any]
 Assign = Callable[[Any], None]
 
-MARKERS = ("$ref", "$object", "$opaque", "$items", "$tuple", "$set", "$order")
+MARKERS = ("$ref", "$object", "$opaque", "$items", "$tuple", "$set", "$order", "$float")
 
 
 class CodecError(ValueError):
@@ -44,6 +47,8 @@ def encode(document: dict[str, Any], describe: Describe) -> dict[str, Any]:
     seen: dict[int, str] = {}
 
     def enc(value: Any, path: str, frozen: bool) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return {"$float": repr(value)}
         if value is None or isinstance(value, bool | int | float | str):
             return value
         if id(value) in seen:
@@ -107,6 +112,9 @@ def decode(document: dict[str, Any], make_object: MakeObject, make_opaque: MakeO
             return
         if "$ref" in node:
             pending.append((node["$ref"], assign, path))
+            return
+        if "$float" in node:
+            assign(float(node["$float"]))
             return
         if "$tuple" in node:
             assign(tuple(_frozen(dec, node["$tuple"], f"{path}/$tuple")))

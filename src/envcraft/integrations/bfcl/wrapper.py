@@ -8,9 +8,14 @@ shows a model, so a verifier can compare them with the ground truth's results th
 * a dict that JSON can hold is returned as is (BFCL shows ``json.dumps`` of it);
 * anything else (``None`` from ``mkdir``, the list from ``get_user_tweets``, a dict JSON cannot
   hold) is ``{"bfcl_output": text}`` with BFCL's text for it (``str(value)``);
-* a method that raises fails the call (``invalid_argument``, message ``str(exc)``; BFCL shows
-  ``"Error during execution: " + str(exc)``). Unlike BFCL, which keeps whatever the method
-  changed before raising, the runtime rolls the state back, as it does for every failure.
+* BFCL's own failure answer ``{"error": "<message>"}``, when the method changed nothing, fails
+  the call with that message (detail ``bfcl_error``; the category is guessed from the words of
+  the message), so the runtime, the graph probes and the agent see a failure as a failure;
+  BFCL shows ``json.dumps`` of the dict. When the method did change state before answering so,
+  the dict is returned as is (a failure would roll the change back);
+* a method that raises fails the call (``invalid_argument``, message ``str(exc)``, detail
+  ``bfcl_exception``; BFCL shows ``"Error during execution: " + str(exc)``). Unlike BFCL, which
+  keeps whatever the method changed before raising, the runtime rolls the state back.
 """
 
 from __future__ import annotations
@@ -47,8 +52,32 @@ def call_bfcl(env: Environment, class_name: str, tool: str, args: dict[str, Any]
         env.fail(ErrorCategory.INVALID_ARGUMENT, str(exc), bfcl_exception=type(exc).__name__)
     result = as_result(value)  # now, as BFCL does: a returned attribute may change later
     encoded = state.instance_state(instance)
+    if is_bfcl_error(value) and encoded == {"attributes": env.state.attributes, "private": env.state.private}:
+        env.fail(error_category(value["error"]), value["error"], bfcl_error=True)
     env.state = BfclState.model_construct(attributes=encoded["attributes"], private=encoded["private"])
     return result
+
+
+def is_bfcl_error(value: Any) -> bool:
+    """BFCL's own failure answer: exactly ``{"error": "<message>"}``."""
+    return type(value) is dict and set(value) == {"error"} and isinstance(value["error"], str)
+
+
+def error_category(message: str) -> ErrorCategory:
+    """A category for one of BFCL's error messages (metadata only: the message stays BFCL's)."""
+    text = message.lower()
+    for category, words in _CATEGORY_WORDS:
+        if any(word in text for word in words):
+            return category
+    return ErrorCategory.INVALID_ARGUMENT
+
+
+_CATEGORY_WORDS = (
+    (ErrorCategory.PERMISSION_DENIED, ("not authenticated", "logged in", "access token", "token")),
+    (ErrorCategory.NOT_FOUND, ("not found", "no such", "not registered")),
+    (ErrorCategory.CONFLICT, ("already", "exists")),
+    (ErrorCategory.INVALID_TRANSITION, ("before", "insufficient", "exceeded", "is closed", "not empty")),
+)
 
 
 def as_result(value: Any) -> dict[str, Any]:
