@@ -36,6 +36,9 @@ _DERIVED = re.compile(r"^derived:(\d+)\.(.+)$")
 # Runs are short-lived and touch many small files: a memory-backed scratch directory when
 # there is one (several times faster than a disk-backed /tmp), else the default.
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+# Failed calls put before every golden call to find what moves with the clock: a small and
+# a larger shift (an agent may well make several times the golden number of calls).
+SHIFTS = (1, 3)
 
 Call = Mapping[str, Any]
 
@@ -84,8 +87,8 @@ class Outcome:
     turns: list[TurnSnapshot]
     actions: list[Action]
     packages: dict[str, str] = field(default_factory=dict)
-    # shifted_replay's answer for this run (computed once: synthesis and validation both ask)
-    _shifted: tuple[Outcome | None] | None = field(default=None, init=False, repr=False, compare=False)
+    # shifted_runs' answer for this run (computed once: synthesis and validation both ask)
+    _shifted: list[Outcome] | None = field(default=None, init=False, repr=False, compare=False)
 
     def turn_calls(self) -> list[list[dict[str, Any]]]:
         """The actions regrouped as per-turn call lists (what :func:`execute` takes)."""
@@ -158,12 +161,12 @@ def run_calls(
     files: Mapping[str, str],
     turns: Sequence[Sequence[Call]],
     *,
-    probe: bool = False,
+    probes: int = 0,
     rebind: Callable[[int, Any, dict[str, str], list[dict[str, Any]]], Any] | None = None,
 ) -> Outcome:
     """Run calls in fresh in-memory sessions sharing one temporary workspace.
 
-    ``probe`` makes a failed call before every call (shifting the clock and the seeded
+    ``probes`` failed calls go before every call (shifting the clock and the seeded
     rng without changing state); ``rebind(call index, args, provenance, results)`` may rewrite
     arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
     """
@@ -197,7 +200,7 @@ def run_calls(
                 elif not isinstance(tool, str) or not tool:
                     result = error_result(ErrorCategory.INVALID_ARGUMENT, "a call must name a tool")
                 else:
-                    if probe:
+                    for _ in range(probes):
                         session.call(PROBE_TOOL, {})
                     if rebind is not None:
                         args = rebind(index, args, provenance, [a.result for a in actions])
@@ -279,20 +282,42 @@ def noop_outcome(outcome: Outcome) -> Outcome:
     )
 
 
-def shifted_replay(golden: Outcome) -> Outcome | None:
-    """Replay a golden run with a failed probe call before every call.
+def shifted_replay(golden: Outcome, probes: int | None = None) -> Outcome | None:
+    """The golden run as runs with a moved clock see it: what in it is incidental.
 
-    Every value that depends on the action index (clock times, seeded random ids) comes
-    out different, while a value the task's intents determine does not; the verifier
-    synthesizer and the validator use the difference to tell incidental values from
-    required ones. Arguments taken from earlier results (per the call's provenance, or by
-    finding the literal value in an earlier golden result) are re-read from this run's own
-    results. Returns None when the replay diverges (a call's success changes): no evidence.
-    The answer is kept on ``golden`` (do not change a golden outcome after asking).
+    The golden calls are replayed with ``probes`` failed calls before every call. Every
+    value that depends on the action index (clock times, seeded random ids, timers of the
+    environment) comes out different, while a value the task's intents determine does not;
+    the verifier synthesizer and the validator use the difference to tell incidental values
+    from required ones. Arguments taken from earlier results (per the call's provenance, or
+    found literally in an earlier golden result) are re-read from the replay's own results.
+
+    Without ``probes``: runs shifted by each of :data:`SHIFTS`, merged (a value counts as
+    moved if it moved in any of them; a run whose calls start failing at a larger shift
+    adds nothing). None when even the smallest shift diverges (a call's success changes):
+    no evidence.
+    """
+    if probes is not None:
+        return _replay(golden, probes)
+    runs = shifted_runs(golden)
+    return _merge_runs(golden, runs) if runs else None
+
+
+def shifted_runs(golden: Outcome) -> list[Outcome]:
+    """The replays shifted by each of :data:`SHIFTS` that did not diverge (none if the first did).
+
+    Each is a correct run of the task by construction, so a verifier must give it 1. Kept
+    on ``golden`` (do not change a golden outcome after asking).
     """
     cached = getattr(golden, "_shifted", None)
-    if cached is not None:
-        return cached[0]
+    if cached is None:
+        runs = [_replay(golden, k) for k in SHIFTS]
+        cached = [r for r in runs if r is not None] if runs[0] is not None else []
+        golden._shifted = cached
+    return cached
+
+
+def _replay(golden: Outcome, probes: int) -> Outcome | None:
     try:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
     except PackageError:
@@ -319,13 +344,52 @@ def shifted_replay(golden: Outcome) -> Outcome | None:
         return rebound
 
     shifted = run_calls(
-        packages, golden.initial, golden.initial_files, golden.turn_calls(), probe=True, rebind=rebind
+        packages, golden.initial, golden.initial_files, golden.turn_calls(), probes=probes, rebind=rebind
     )
-    diverged = any(
-        is_error(a.result) != is_error(b.result) for a, b in zip(golden.actions, shifted.actions, strict=True)
+    pairs = zip(golden.actions, shifted.actions, strict=True)
+    return None if any(is_error(a.result) != is_error(b.result) for a, b in pairs) else shifted
+
+
+def _merge_runs(golden: Outcome, runs: list[Outcome]) -> Outcome:
+    """One outcome holding, at every place, a value that differs from the golden one if any run's does."""
+
+    def states(pick: Any) -> dict[str, Any]:
+        gold = pick(golden)
+        return {env: _merge(gold[env], [pick(r).get(env, {}) for r in runs]) for env in gold}
+
+    def files(pick: Any) -> dict[str, str]:
+        gold = pick(golden)
+        merged = dict(gold)
+        for run in reversed(runs):  # the first run that moved a file wins
+            merged.update({p: c for p, c in pick(run).items() if gold.get(p) != c})
+        return merged
+
+    return Outcome(
+        initial=golden.initial,
+        final=states(lambda o: o.final),
+        initial_files=golden.initial_files,
+        files=files(lambda o: o.files),
+        turns=[
+            TurnSnapshot(states(lambda o, i=i: o.turns[i].final), files(lambda o, i=i: o.turns[i].files))
+            for i in range(len(golden.turns))
+        ],
+        actions=runs[0].actions,
+        packages=golden.packages,
     )
-    golden._shifted = (None if diverged else shifted,)
-    return golden._shifted[0]
+
+
+def _merge(gold: Any, others: list[Any]) -> Any:
+    moved = [o for o in others if not (type(o) is type(gold) and o == gold)]
+    if not moved:
+        return gold
+    if isinstance(gold, list) and all(isinstance(o, list) and len(o) == len(gold) for o in others):
+        return [_merge(g, [o[i] for o in others]) for i, g in enumerate(gold)]
+    if isinstance(gold, dict) and all(isinstance(o, dict) for o in others):
+        base = next((o for o in moved if o.keys() != gold.keys()), gold)  # keeps new members, e.g. fresh ids
+        return {
+            k: _merge(gold[k], [o[k] for o in others if k in o]) if k in gold else v for k, v in base.items()
+        }
+    return moved[0]
 
 
 def _provenance_source(provenance: str, index: int) -> tuple[int, list[str]] | None:

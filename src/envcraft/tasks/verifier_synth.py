@@ -9,7 +9,9 @@ Values that any correct run may legitimately produce differently — clock times
 random ids, anything else that moves with the action index — are found by replaying the
 golden run with a failed probe call before every call (:func:`shifted_replay`): where the
 two runs differ, the check accepts any value of the same type (the change itself is still
-required). Everything else is checked by value.
+required). Everything else is checked by value. Finally every check must pass on those
+shifted runs themselves (each is a correct run with more calls); one that fails pins what
+the clock decides (a hold that lapses, a timer that fires) and is left out.
 
 The result is a readable ``verify(ctx)`` (stdlib-only Python): the declarative ``CHECKS``
 list, exactly the ``checks`` of the returned :class:`Verifier`, and a small interpreter.
@@ -24,8 +26,9 @@ from functools import cache
 from typing import Any
 
 from envcraft.core.state import MISSING, diff, get_path
-from envcraft.tasks.execute import Outcome, shifted_replay
+from envcraft.tasks.execute import Outcome, shifted_replay, shifted_runs
 from envcraft.tasks.model import Verifier
+from envcraft.tasks.verify import build_context
 
 # Helpers shared by the generated verifier and by this module (files are parsed the same
 # way on both sides, so the golden run always matches its own expectations).
@@ -265,7 +268,8 @@ _NAME_LIMIT = 60
 def runtime() -> dict[str, Any]:
     """The generated verifier's helper functions, loaded here too (trusted constant code)."""
     namespace: dict[str, Any] = {}
-    exec(compile("import csv, io, json, math\n" + RUNTIME, "<verifier runtime>", "exec"), namespace)
+    source = "import csv, io, json, math\nCHECKS = []\n" + RUNTIME + _INTERPRETER
+    exec(compile(source, "<verifier runtime>", "exec"), namespace)
     return namespace
 
 
@@ -297,7 +301,28 @@ def synthesize_verifier(
         return None
     builder.restored_checks()
     builder.guards(protected)
-    return Verifier(source=render(builder.checks), checks=builder.checks)
+    checks = _robust(builder.checks, shifted_runs(golden))
+    if not any(c["role"] == "goal" for c in checks):
+        return None  # everything the run did is undone or redone by the passing of time
+    return Verifier(source=render(checks), checks=checks)
+
+
+def _robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """The checks every shifted run (a correct run with more calls) passes.
+
+    A check one of them fails pins something the clock decides (a hold that lapses, a
+    timer that fires, a record the environment changes on its own), not the agent.
+    """
+    run_check = runtime()["run_check"]
+    contexts = [build_context(run) for run in runs]
+
+    def passes(check: dict[str, Any], ctx: dict[str, Any]) -> bool:
+        try:
+            return bool(run_check(ctx, check) >= 1.0)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            return False
+
+    return [c for c in checks if all(passes(c, ctx) for ctx in contexts)]
 
 
 def render(checks: list[dict[str, Any]]) -> str:
