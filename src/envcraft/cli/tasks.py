@@ -38,7 +38,7 @@ def load_tasks_or_die(directory: Path) -> list[Task]:
 def progress(items: Iterable[T], total: int, label: str) -> Iterator[T]:
     """Iterate with a progress bar on stderr (stdout stays clean for --json)."""
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    with Progress(*columns, console=err_console, transient=True, redirect_stdout=False) as bar:
         job = bar.add_task(label, total=total)
         for item in items:
             yield item
@@ -125,7 +125,8 @@ def score(
     if not trajectories.is_file():
         die(f"{trajectories}: no such file")
     lines: list[dict[str, Any]] = []
-    for entry in read_trajectories(trajectories):
+    entries = list(read_trajectories(trajectories))
+    for entry in progress(entries, len(entries), "score"):
         row: dict[str, Any] = {"line": entry.line, "task_id": entry.task_id}
         task = tasks.get(entry.task_id) if entry.task_id is not None else None
         if entry.error is None and task is None:

@@ -6,7 +6,8 @@ altered, a distractor touched, an unrequested field of an edited record changed,
 file deleted or corrupted, one user turn skipped.
 A verifier that lets any mutation through would reward a wrong run, so such a task is
 invalid. Values that legitimately move with the action index (clock, seeded ids; found by
-:func:`shifted_replay`) are not altered: a correct verifier must accept any value there.
+:func:`shifted_replay`) are not altered, and a change that a correct run with more calls
+also ends without (a hold that lapses) is not dropped: a verifier must accept those runs.
 
 ``replay_task``: the golden calls, re-run in fresh sessions, reach the recorded final hash
 and score 1.
