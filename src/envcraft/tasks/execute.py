@@ -143,7 +143,10 @@ def execute(
 
     A call to an unknown environment or tool, or with bad arguments, is a failed call with a
     structured error result, never an exception. The outcome always has one snapshot per
-    turn of the task (turns the run did not reach keep the last state).
+    turn of the task (turns the run did not reach keep the last state). A call may carry
+    its arguments' ``"provenance"`` (as :func:`reference_turns` gives it): the shifted
+    replays of a golden outcome then re-read derived arguments of any type, not only the
+    strings they can find by value.
     """
     found = resolve_packages(task, packages)
     padded = [list(t) for t in turns] + [[] for _ in range(len(task.turns) - len(turns))]
