@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envcraft.tasks.execute import execute
 from envcraft.tasks.verify import build_context, pack, run_verifier, score_contexts
@@ -125,3 +128,28 @@ def test_a_verifier_sees_no_host_files_and_no_network(tmp_path: Path) -> None:
     finally:
         listener.close()
     assert not (tmp_path / "planted.txt").exists()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**31), 2**31) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=json_values, b=json_values)
+def test_packed_contexts_arrive_exactly_as_sent(a: Any, b: Any) -> None:
+    """Whatever is shared between and inside contexts, each verifier call sees its context exactly."""
+    contexts = [{"x": a, "y": [a, b]}, {"x": b, "z": {"again": a}}, {"x": a}]
+    expected = [json.dumps(c, sort_keys=True) for c in contexts]
+    source = (
+        "import json\n"
+        f"EXPECTED = {expected!r}\n"
+        "SEEN = []\n"
+        "def verify(ctx):\n"
+        "    ok = json.dumps(ctx, sort_keys=True) == EXPECTED[len(SEEN)]\n"
+        "    SEEN.append(1)\n"
+        "    return {'score': 1.0 if ok else 0.0, 'components': {}}\n"
+    )
+    assert [s.score for s in score_contexts(source, contexts)] == [1.0, 1.0, 1.0]
