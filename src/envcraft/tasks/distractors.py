@@ -20,7 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from envcraft.core.errors import ErrorCategory, is_error
+from envcraft.core.package import EnvPackage
+from envcraft.core.session import Session
 from envcraft.tasks.args import id_kind
+from envcraft.tasks.graph import ToolGraph
 
 MAX_DISTRACTORS = 3
 NAME_FIELDS = ("name", "title", "full_name", "display_name", "label", "customer", "supplier")
@@ -222,3 +226,37 @@ def _escape(key: str) -> str:
 
 def _unescape(key: str) -> str:
     return key.replace("~1", "/").replace("~0", "~")
+
+
+def breaks_lookups(
+    package: EnvPackage,
+    graph: ToolGraph,
+    state: dict[str, Any],
+    made: list[Distractor],
+    files: dict[str, str],
+) -> bool:
+    """Whether the distractors make the environment's own lookups crash.
+
+    A copy can pass the ``State`` model yet break an invariant the tools rely on (a service
+    that must also exist in reference data): then a listing or a lookup of the copy returns
+    ``internal_error``. We call every read-only tool that needs no argument, and every
+    read-only tool taking one id with each distractor's id, on the distracted S0.
+    """
+    ids = [_unescape(d.path.rsplit("/", 1)[-1]) for d in made if d.env == package.id]
+    if not ids:
+        return False
+    with Session.memory(package, state=state, files=files) as session:
+        for node in graph.nodes.values():
+            if not node.read_only or node.system:
+                continue
+            if not node.required:
+                trials: list[dict[str, Any]] = [{}]
+            elif len(node.required) == 1 and id_kind(node.required[0]):
+                trials = [{node.required[0]: i} for i in ids]
+            else:
+                continue
+            for args in trials:
+                result = session.call(node.name, args)
+                if is_error(result) and result["error"]["category"] == ErrorCategory.INTERNAL_ERROR:
+                    return True
+    return False

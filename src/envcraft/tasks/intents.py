@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from envcraft.tasks.args import id_kind
 from envcraft.tasks.golden import GoldenCall
 from envcraft.tasks.graph import ToolGraph
 from envcraft.tasks.model import Task
@@ -190,18 +191,19 @@ class TemplateRenderer:
             return f"{label}: {format_value(value)}"
         source = chain[hint.call]
         where = imperative(graphs[source.env].nodes[source.tool].summary, source.tool)
-        if hint.field is None:
-            return f"{label}: take the {hint.entity} from the result of the earlier step “{where}”"
-        return (
-            f"{label}: take the {hint.entity} whose {hint.field.replace('_', ' ')} is "
-            f"{format_value(hint.value)} from the result of the earlier step “{where}”"
-        )
+        leaf = call.provenance[name].rsplit(".", 1)[-1]
+        own = id_kind(leaf) in (hint.entity, None) or leaf == "id"  # the record's own id
+        what = f"the {hint.entity}" if own else f"the {leaf.replace('_', ' ')} of the {hint.entity}"
+        if hint.field is not None:
+            what += f" whose {hint.field.replace('_', ' ')} is {format_value(hint.value)}"
+        return f"{label}: {what}, from the result of the earlier step “{where}”"
 
 
 def imperative(summary: str, tool: str) -> str:
-    """``"Finds a customer by email."`` -> ``"find a customer by email"``; non-verb summaries
-    fall back to naming the tool."""
-    text = summary.strip().rstrip(".").strip()
+    """``"Finds a customer by email."`` -> ``"find a customer by email"``: the summary's main
+    clause (explanations after ";" or ":" dropped) in the imperative; non-verb summaries fall
+    back to naming the tool."""
+    text = re.split(r";|: | — | - ", summary.strip(), maxsplit=1)[0].rstrip(".").strip()
     words = text.split(" ", 1)
     if not text or words[0].lower() in NOT_VERBS:
         return f"use {tool}" + (f" ({_lower_first(text)})" if text else "")

@@ -15,7 +15,6 @@ code or options are never reused.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import multiprocessing
@@ -32,6 +31,8 @@ from typing import Any
 from envcraft.core.lint import lint_package
 from envcraft.core.package import PackageError, builtin_ids, load_package
 from envcraft.core.workspace import atomic_write_bytes
+from envcraft.tasks.export import FORMATS as EXPORT_FORMATS
+from envcraft.tasks.export import ExportError, export
 from envcraft.tasks.io import write_json, write_tasks
 from envcraft.tasks.model import Task
 from envcraft.tasks.report import render_report
@@ -53,7 +54,6 @@ DEFAULT_OUT = Path("out/run")
 TARGET_TASKS = 1100  # default corpus size over all environments (>= 1,000 after any drops)
 MIN_PER_ENV = 40
 CHUNK = 25  # tasks per shard: the unit of parallelism and of resumption
-EXPORT_FORMATS = ("jsonl", "parquet", "verl")
 
 Progress = Callable[[str, int, int], None]
 
@@ -118,12 +118,13 @@ def run(options: RunOptions, progress: Progress | None = None) -> dict[str, Any]
     timings["merge"] = _lap(clock)
 
     clock = time.monotonic()
-    exports = export_stage(tasks_dir, out / "export") if options.export else {}
+    exports = export_stage(tasks, out / "export") if options.export else {}
     timings["export"] = _lap(clock)
 
     summary = build_summary(options, lint, library, specs, resumed, tasks, stats, exports, timings)
     write_json(out / "summary.json", summary)
     covered = _covered(tasks, library)
+    write_graphs(out / "graphs", library, covered)
     html = render_report(summary, library, covered, tasks)
     atomic_write_bytes(out / "report.html", html.encode("utf-8"))
     return summary
@@ -158,13 +159,19 @@ def lint_stage(refs: list[str]) -> tuple[dict[str, Any], list[str]]:
     return {"packages": results}, usable
 
 
-def write_graphs(directory: Path, library: Library) -> None:
+def write_graphs(directory: Path, library: Library, covered: Coverage | None = None) -> None:
+    """Graphs as JSON and SVG; with ``covered``, the pictures show which edges the corpus used."""
     directory.mkdir(parents=True, exist_ok=True)
+    coverage = covered or Coverage()
     for env, graph in library.graphs.items():
         write_json(directory / f"{env}.json", graph.to_json())
-        atomic_write_bytes(directory / f"{env}.svg", tool_graph_svg(graph).encode("utf-8"))
+        edges = {(s, d): n for (e, s, d), n in coverage.edges.items() if e == env}
+        atomic_write_bytes(directory / f"{env}.svg", tool_graph_svg(graph, edges).encode("utf-8"))
+    pairs: Counter[tuple[str, str]] = Counter()
+    for (src_env, _, dst_env, _), n in coverage.cross.items():
+        pairs[(src_env, dst_env)] += n
     write_json(directory / "workflow.json", library.workflow.to_json())
-    atomic_write_bytes(directory / "workflow.svg", workflow_svg(library.workflow).encode("utf-8"))
+    atomic_write_bytes(directory / "workflow.svg", workflow_svg(library.workflow, pairs).encode("utf-8"))
 
 
 def plan(library: Library, n_per_env: int | None, total: int = TARGET_TASKS) -> list[ShardSpec]:
@@ -283,24 +290,16 @@ def load_shard(path: Path) -> ShardResult:
     )
 
 
-def export_stage(tasks_dir: Path, out: Path) -> dict[str, Any]:
-    """Write the corpus in every export format with the exporters of :mod:`envcraft.tasks.export`."""
-    try:
-        exporters = importlib.import_module("envcraft.tasks.export")
-    except ImportError as exc:
-        return {"error": f"exporters unavailable: {exc}"}
+def export_stage(tasks: list[Task], out: Path) -> dict[str, Any]:
+    """Write the corpus in every export format (:mod:`envcraft.tasks.export`)."""
     results: dict[str, Any] = {}
     for fmt in EXPORT_FORMATS:
-        target = out / fmt
         try:
-            written = exporters.export(tasks_dir, fmt, target)
-        except Exception as exc:  # an exporter failure must not lose the corpus already written
-            results[fmt] = {"error": f"{type(exc).__name__}: {exc}"}
+            path = export(tasks, fmt, out / fmt)
+        except (ExportError, OSError) as exc:  # an exporter failure must not lose the corpus written
+            results[fmt] = {"error": str(exc)}
             continue
-        results[fmt] = {
-            "path": str(target),
-            "written": written if isinstance(written, int | dict | list) else None,
-        }
+        results[fmt] = {"path": str(path), "rows": len(tasks), "bytes": path.stat().st_size}
     return results
 
 

@@ -64,17 +64,33 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
             ],
         ),
         "<h2>Coverage of tool edges</h2>",
+        "<p><i>edges</i>: all edges of the static graph; <i>between tools that ran</i>: edges whose two "
+        "tools succeeded at least once; <i>reachable</i>: edges some golden run executed (both calls "
+        "succeeded, one after the other); <i>coverage</i> = covered / reachable; <i>of graph</i> = covered / "
+        "edges (static analysis over-approximates: many graph edges are never executable).</p>",
         _table(
-            ["environment", "tasks", "tools (ran)", "edges", "reachable", "covered", "coverage"],
+            [
+                "environment",
+                "tasks",
+                "tools (ran)",
+                "edges",
+                "between tools that ran",
+                "reachable",
+                "covered",
+                "coverage",
+                "of graph",
+            ],
             [
                 [
                     env,
                     s["tasks"],
                     f"{s['tools']} ({s['tools_executed']})",
                     s["edges"],
+                    s["edges_between_executed_tools"],
                     s["reachable_edges"],
                     s["covered_edges"],
                     _pct(s["edge_coverage"]),
+                    _pct(s["graph_edge_coverage"]),
                 ]
                 for env, s in corpus["envs"].items()
             ],
@@ -87,6 +103,18 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
         "</div>",
         "<h2>Workflow graph</h2>",
         workflow_svg(library.workflow, _env_pairs(covered)),
+        _table(
+            ["from", "to", "what flows (entity kinds, workspace paths)", "cross-environment edges used"],
+            [
+                [
+                    src,
+                    dst,
+                    ", ".join(via),
+                    sum(n for (a, _, b, _), n in covered.cross.items() if (a, b) == (src, dst)),
+                ]
+                for (src, dst), via in library.workflow.env_edges().items()
+            ],
+        ),
         "<h2>Tool graphs</h2><p>Edge colour: blue = state read/write (AST), green = output name matches a "
         "parameter, orange = produces/consumes annotation, purple = workspace file. Solid = covered.</p>",
         "<div class='graphs'>",

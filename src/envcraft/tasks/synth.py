@@ -20,7 +20,7 @@ from typing import Any
 
 from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
-from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors
+from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
 from envcraft.tasks.execute import ExecutionError, execute, outcome_hash
 from envcraft.tasks.golden import Experience, GoldenRun, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
@@ -183,7 +183,7 @@ def make_task(
         return None, "golden"
     distractors: list[dict[str, Any]] = []
     if config.distractors:
-        run, distractors = _with_distractors(run, packages, rng)
+        run, distractors = _with_distractors(run, packages, library.graphs, rng)
     turns = split_turns(run.calls, rng)
     persona = rng.choice(personas())
     texts = renderer.render(run.calls, persona, turns=turns, graphs=library.graphs)
@@ -262,16 +262,21 @@ def generate_initial(
 
 
 def _with_distractors(
-    run: GoldenRun, packages: dict[str, EnvPackage], rng: random.Random
+    run: GoldenRun, packages: dict[str, EnvPackage], graphs: dict[str, ToolGraph], rng: random.Random
 ) -> tuple[GoldenRun, list[dict[str, Any]]]:
     """The same run on S0 with near-duplicates of its targets, if it still works unchanged there
-    (same outcomes, derived values still describable, distractors untouched); else as it was."""
+    (same outcomes, derived values still describable, distractors untouched) and the
+    environment's lookups still work with them; else the run as it was."""
     models = {e: p.env_class.State for e, p in packages.items()}
     seed = rng.random()
     for limit in (MAX_DISTRACTORS, 1):
         states, made = add_distractors(run.initial, run.targets, models, random.Random(seed), limit=limit)
         if not made:
             break
+        if any(
+            breaks_lookups(packages[e], graphs[e], states[e], made, run.files) for e in {d.env for d in made}
+        ):
+            continue
         again = replay(run.calls, packages, states, run.files)
         if again is not None and not _touches(again, made):
             return again, [d.to_json() for d in made]
@@ -391,7 +396,7 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
         "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
         "envs": per_env,
         "cross_edges_covered": len(coverage.cross),
-        "chain_length": _histogram(len(t.reference.calls) for t in tasks),
+        "chain_length": _histogram(len(accepted_steps(t)) for t in tasks),
         "turns": _histogram(len(t.turns) for t in tasks),
         "distractors": _histogram(len(t.provenance.get("distractors", [])) for t in tasks),
         "error_recovery_tasks": sum(bool(t.provenance.get("steps")) for t in tasks),

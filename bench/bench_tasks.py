@@ -1,0 +1,78 @@
+"""How fast the data engine turns environments into validated tasks, per core.
+
+For each environment it runs one synthesis shard of ``--quota`` tasks in this process (one
+core: walk, S0 + distractors, golden run, intents, verifier synthesis, mutation validation)
+and prints validated tasks per second, walks tried and where the time went (golden runs vs.
+verifier synthesis + validation). The verifier runs in the sandbox's isolated worker, a
+separate process, so CPU time is reported for this process only; wall time is the figure
+that matters on a dedicated core. No assertions. Run:
+``.venv/bin/python bench/bench_tasks.py [--envs returns_desk,notes_desk|all] [--quota 20] [--seed 0]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import envcraft.tasks.synth as synth
+from envcraft.core.package import builtin_ids
+from envcraft.tasks.pipeline import lint_stage
+
+
+def timed(totals: dict[str, float], name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``function`` so the wall time of its calls accumulates in ``totals[name]``."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            totals[name] += time.perf_counter() - start
+
+    return wrapper
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--envs", default="all")
+    parser.add_argument("--quota", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args()
+    logging.basicConfig(level=logging.CRITICAL)  # tool crashes inside environments are theirs to log
+    refs = builtin_ids() if options.envs == "all" else options.envs.split(",")
+    _, usable = lint_stage(refs)
+    library = synth.load_library(usable)
+    totals = {"golden": 0.0, "verifier": 0.0, "validate": 0.0}
+    synth.run_chain = timed(totals, "golden", synth.run_chain)  # type: ignore[assignment]
+    synth.synthesize_verifier = timed(totals, "verifier", synth.synthesize_verifier)  # type: ignore[assignment]
+    synth.validate = timed(totals, "validate", synth.validate)  # type: ignore[assignment]
+
+    print(
+        f"{'environment':22} {'tasks':>5} {'walks':>5} {'wall s':>7} {'cpu s':>6} {'tasks/s':>8} "
+        f"{'golden':>7} {'verif.':>7} {'valid.':>7}"
+    )
+    all_tasks, all_wall, all_cpu = 0, 0.0, 0.0
+    for env in sorted(library.graphs):
+        before = dict(totals)
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = synth.synthesize_shard(library, env, 0, options.quota, synth.SynthConfig(seed=options.seed))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        spent = {k: totals[k] - before[k] for k in totals}
+        all_tasks, all_wall, all_cpu = all_tasks + len(result.tasks), all_wall + wall, all_cpu + cpu
+        print(
+            f"{env:22} {len(result.tasks):5d} {result.attempts:5d} {wall:7.2f} {cpu:6.2f} "
+            f"{len(result.tasks) / wall:8.2f} {spent['golden']:7.2f} {spent['verifier']:7.2f} "
+            f"{spent['validate']:7.2f}"
+        )
+    print(f"{'all':22} {all_tasks:5d} {'':5} {all_wall:7.2f} {all_cpu:6.2f} {all_tasks / all_wall:8.2f}")
+    print(
+        f"validated tasks per second per core: {all_tasks / all_wall:.2f} "
+        f"(1,000 tasks need ~{1000 / (all_tasks / all_wall) / 60:.1f} core-minutes)"
+    )
+
+
+if __name__ == "__main__":
+    main()
