@@ -11,7 +11,7 @@ from pydantic import model_validator
 from envcraft.core import load_package
 from envcraft.core.state import diff
 from envcraft.tasks.args import flatten, read_path
-from envcraft.tasks.distractors import add_distractors
+from envcraft.tasks.distractors import add_distractors, breaks_lookups
 from envcraft.tasks.execute import run_calls
 from envcraft.tasks.golden import RECOVERABLE, GoldenRun, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, build_tool_graph
@@ -231,3 +231,86 @@ def test_distractors_that_do_not_validate_are_dropped() -> None:
         random.Random(0),
     )
     assert made == [] and states == s0
+
+
+FRAGILE_ENV = '''
+from typing import Any
+from envcraft import Environment, Initial, StateModel, tool
+
+
+class Item(StateModel):
+    item_id: str
+    name: str
+    stock: int
+
+
+class FragileState(StateModel):
+    items: dict[str, Item] = {}
+
+
+class Fragile(Environment):
+    """Items whose names must also be in the catalog (a rule the state model does not state)."""
+
+    State = FragileState
+
+    @tool
+    def list_items(self) -> dict[str, Any]:
+        """List items with their catalog entry.
+
+        Returns:
+            The items.
+        """
+        catalog = {c["item_id"]: c for c in self.data.json("catalog.json")}
+        return {"items": [{**i.model_dump(), **catalog[i.item_id]} for i in self.state.items.values()]}
+
+    @tool
+    def restock(self, item_id: str, quantity: int) -> dict[str, Any]:
+        """Add stock to an item.
+
+        Args:
+            item_id: The item.
+            quantity: Units to add (1 to 10).
+
+        Returns:
+            The new stock.
+        """
+        item = self.state.items.get(item_id) or self.fail("not_found", f"no item {item_id}")
+        item.stock += quantity
+        return {"item_id": item_id, "stock": item.stock}
+
+    @classmethod
+    def generate(cls, seed: int = 0, size: int = 1, data: Any = None) -> Initial:
+        return Initial(FragileState(items={"IT-1": Item(item_id="IT-1", name="Lamp", stock=2)}))
+'''
+
+
+def test_distractors_that_crash_the_environments_lookups_are_detected(tmp_path: Path) -> None:
+    root = tmp_path / "fragile"
+    (root / "data").mkdir(parents=True)
+    (root / "envcraft.toml").write_text('id = "fragile"\ntitle = "Fragile"\nkind = "tool"\n')
+    (root / "data" / "catalog.json").write_text('[{"item_id": "IT-1", "sku": "L-1"}]')
+    (root / "env.py").write_text(FRAGILE_ENV)
+    package = load_package(root)
+    graph = build_tool_graph(package)
+    s0 = {"fragile": package.env_class.generate().state.model_dump(mode="json")}
+    states, made = add_distractors(
+        s0,
+        [{"env": "fragile", "path": "/items/IT-1"}],
+        {"fragile": package.env_class.State},
+        random.Random(0),
+    )
+    assert made  # the state model accepts the copy...
+    assert breaks_lookups(package, graph, states["fragile"], made, {})  # ...but list_items now crashes
+    assert not breaks_lookups(package, graph, s0["fragile"], [], {})
+
+    packages, graphs, rd0 = setup("returns_desk")
+    order = next(iter(rd0["returns_desk"]["orders"]))
+    states, made = add_distractors(
+        rd0,
+        [{"env": "returns_desk", "path": f"/orders/{order}"}],
+        {"returns_desk": packages["returns_desk"].env_class.State},
+        random.Random(0),
+    )
+    assert made and not breaks_lookups(
+        packages["returns_desk"], graphs["returns_desk"], states["returns_desk"], made, {}
+    )
