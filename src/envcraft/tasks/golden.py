@@ -454,7 +454,11 @@ def propose(
         def allowed(value: Any, param: str = param) -> bool:
             return not any((param, v) in retry.avoid for v in _scalars(value) if _hashable(v))
 
-        fed = [f for f in _fed(param, prop, calls, derived_so_far) if allowed(f[1])]
+        fed = [
+            f
+            for f in _fed(param, prop, calls, derived_so_far)
+            if allowed(f[1]) and (id_kind(param) is not None or not _in_s0(f[1], index))
+        ]
         if not required and param not in retry.include and rng.random() < (0.3 if fed else 0.7):
             continue
         if fed and rng.random() < 0.9:
@@ -499,6 +503,11 @@ def _sources(call: GoldenCall, calls: list[GoldenCall]) -> list[str]:
             if source.env == call.env:
                 found.append(source.tool)
     return found
+
+
+def _in_s0(value: Any, index: StateIndex) -> bool:
+    """A plain value (a name, a date) the user could read in S0: stated, not derived."""
+    return all(v in index.owners or v in index.files for v in _scalars(value) if _hashable(v))
 
 
 def _pick_user(

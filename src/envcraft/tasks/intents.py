@@ -192,7 +192,7 @@ class TemplateRenderer:
         source = chain[hint.call]
         where = imperative(graphs[source.env].nodes[source.tool].summary, source.tool)
         leaf = call.provenance[name].rsplit(".", 1)[-1]
-        own = id_kind(leaf) in (hint.entity, None) or leaf == "id"  # the record's own id
+        own = id_kind(leaf) == hint.entity or leaf == "id"  # the record's own id
         what = f"the {hint.entity}" if own else f"the {leaf.replace('_', ' ')} of the {hint.entity}"
         if hint.field is not None:
             what += f" whose {hint.field.replace('_', ' ')} is {format_value(hint.value)}"
@@ -203,7 +203,8 @@ def imperative(summary: str, tool: str) -> str:
     """``"Finds a customer by email."`` -> ``"find a customer by email"``: the summary's main
     clause (explanations after ";" or ":" dropped) in the imperative; non-verb summaries fall
     back to naming the tool."""
-    text = re.split(r";|: | — | - ", summary.strip(), maxsplit=1)[0].rstrip(".").strip()
+    text = re.split(r";|: | — | - ", summary.strip(), maxsplit=1)[0]
+    text = re.sub(r"\s*\([^()]*\)", "", text).rstrip(".").strip()  # asides in parentheses
     words = text.split(" ", 1)
     if not text or words[0].lower() in NOT_VERBS:
         return f"use {tool}" + (f" ({_lower_first(text)})" if text else "")

@@ -145,15 +145,23 @@ def _forward(
 ) -> list[Step]:
     chain = [start]
     while len(chain) < length:
-        nxt = _next(graph, chain[-1].tool, rng, coverage)
+        repeat = len(chain) >= 2 and chain[-1] == chain[-2]
+        nxt = _next(graph, chain[-1].tool, rng, coverage, avoid_self=repeat)
         if nxt is None:
             break
         chain.append(nxt)
     return chain
 
 
-def _next(graph: ToolGraph, tool: str, rng: random.Random, coverage: Coverage) -> Step | None:
-    options = [Step(graph.env, e.dst) for e in graph.successors(tool) if _walkable(graph, e.dst)]
+def _next(
+    graph: ToolGraph, tool: str, rng: random.Random, coverage: Coverage, avoid_self: bool = False
+) -> Step | None:
+    """The next step along an out-edge (``avoid_self``: no third call of the same tool in a row)."""
+    options = [
+        Step(graph.env, e.dst)
+        for e in graph.successors(tool)
+        if _walkable(graph, e.dst) and not (avoid_self and e.dst == tool)
+    ]
     if not options:
         return None
     weights = [
