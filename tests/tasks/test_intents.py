@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-from envcraft.tasks.golden import GoldenCall, Hint
+from envcraft.tasks.choose import Hint
+from envcraft.tasks.golden import GoldenCall
 from envcraft.tasks.graph import ToolGraph
 from envcraft.tasks.intents import (
     MAX_TURNS,

@@ -20,9 +20,10 @@ from typing import Any
 
 from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
+from envcraft.tasks.choose import Experience
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
 from envcraft.tasks.execute import ExecutionError, execute, outcome_hash
-from envcraft.tasks.golden import Experience, GoldenRun, replay, run_chain
+from envcraft.tasks.golden import GoldenRun, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.intents import (
     IntentRenderer,
