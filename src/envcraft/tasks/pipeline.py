@@ -30,6 +30,7 @@ from typing import Any
 
 from envcraft.core.lint import lint_package
 from envcraft.core.package import PackageError, builtin_ids, load_package
+from envcraft.core.session import Session
 from envcraft.core.workspace import atomic_write_bytes
 from envcraft.tasks.export import FORMATS as EXPORT_FORMATS
 from envcraft.tasks.export import ExportError, export
@@ -38,7 +39,6 @@ from envcraft.tasks.model import Task
 from envcraft.tasks.report import render_report
 from envcraft.tasks.svg import tool_graph_svg, workflow_svg
 from envcraft.tasks.synth import (
-    GenerationError,
     Library,
     ShardResult,
     SynthConfig,
@@ -143,10 +143,11 @@ def lint_stage(refs: list[str]) -> tuple[dict[str, Any], list[str]]:
         except PackageError as exc:
             results[str(ref)] = {**entry, "usable": False, "reason": str(exc)}
             continue
-        try:
+        try:  # the S0 the graph probe uses (seed 0) and one synthesis-style S0 must both build
+            Session.memory(package, seed=0).close()
             generate_initial({package.id: package}, "smoke", 1)
-        except GenerationError as exc:
-            results[package.id] = {**entry, "usable": False, "reason": f"generate failed: {exc}"}
+        except Exception as exc:  # environment code: any failure leaves the package out, with why
+            results[package.id] = {**entry, "usable": False, "reason": f"generate failed: {exc}"[:500]}
             continue
         found = lint_package(ref)
         errors = [f"{f.rule} {f.location}: {f.message}" for f in found.errors]
