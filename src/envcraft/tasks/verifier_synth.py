@@ -542,8 +542,15 @@ class _Builder:
             env, path = entry["env"], entry["path"]
             if env not in self.golden.final:
                 continue
-            if _same_value(get_path(self.golden.final[env], path), get_path(self.golden.initial[env], path)):
-                self._add(f"distractor {env}:{path} untouched", "guard", kind="unchanged", env=env, path=path)
+            value = get_path(self.golden.final[env], path)
+            if not _same_value(value, get_path(self.golden.initial[env], path)):
+                continue
+            moved = get_path(self.shifted.final.get(env, {}), path) if self.shifted else value
+            ignore = sorted({c["path"] for c in diff(value, moved)}) if moved is not MISSING else []
+            extra = {"ignore": ignore} if ignore else {}
+            self._add(
+                f"distractor {env}:{path} untouched", "guard", kind="unchanged", env=env, path=path, **extra
+            )
         for env in sorted(self.golden.final):
             for record, ignore in self._edited_records(env).items():
                 self._add(
