@@ -16,8 +16,9 @@ from envcraft.tasks.io import write_json, write_tasks
 from envcraft.tasks.model import Task
 from envcraft.tasks.validate import validate
 from envcraft.tasks.verifier_synth import synthesize_verifier
+from envcraft.tasks.verify import score_trajectory
 
-from .verify_support import DESK_ENV, REPORTS_ENV, make_task, ticket, write_package
+from .verify_support import DESK_ENV, HOLDS_ENV, REPORTS_ENV, make_task, ticket, write_package
 
 ALL_KINDS = {
     "drop_change",
@@ -143,7 +144,9 @@ def test_check_command_summarizes_a_task_set(packages: dict[str, str], tmp_path:
     good.reference.calls[2].provenance = {"ticket_id": "derived:0.tickets.0.ticket_id"}
     good.turns[1].user = "Now close T-000001."
     write_tasks(tmp_path, [good, weak])
-    write_json(tmp_path / "stats.json", {"envs": {"desk": {"tasks": 2, "edge_coverage": 0.95}, "reports": {}}})
+    write_json(
+        tmp_path / "stats.json", {"envs": {"desk": {"tasks": 2, "edge_coverage": 0.95}, "reports": {}}}
+    )
     done = CliRunner().invoke(app, ["tasks", "check", str(tmp_path), "--json"])
     assert done.exit_code == 1  # one task is invalid
     summary = json.loads(done.stdout)
@@ -156,3 +159,25 @@ def test_check_command_summarizes_a_task_set(packages: dict[str, str], tmp_path:
     assert [bad["task_id"] for bad in summary["invalid"]] == ["weak"]
     human = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)])
     assert "do-nothing fail" in human.stdout and "50.0%" in human.stdout
+
+
+def test_what_the_clock_changes_is_neither_pinned_nor_mutated(tmp_path: Path) -> None:
+    """Holds lapse as calls go by: a slower correct run must still score 1, and the task stays valid."""
+    packages = {"holds": str(write_package(tmp_path / "holds", "holds", "tool", HOLDS_ENV))}
+    initial = {"holds": {"holds": {"B2": {"seat": "B2", "until": "2026-01-05T09:03:00+00:00"}}, "booked": []}}
+    turns = [[call("holds", "hold", seat="A1", minutes=2), call("holds", "book", seat="C3")]]
+    task, golden = make_task(turns, initial=initial, packages=packages)
+    task.provenance["distractors"] = [{"env": "holds", "path": "/holds/B2"}]
+    verifier = synthesize_verifier(task.initial_state, task.workspace, golden, task.provenance["distractors"])
+    assert verifier is not None
+    task.verifier = verifier
+    names = [c["name"] for c in verifier.checks]
+    assert "holds:/booked = ['C3']" in names
+    assert not any("A1/status" in n for n in names)  # the new hold lapses in a slower run
+    distractor = next(c for c in verifier.checks if c["name"].startswith("distractor"))
+    assert distractor["ignore"] == ["/status"]  # the clock may lapse it, nothing else may touch it
+    report = validate(task, golden)
+    assert report.valid, report.survivors
+    slow = [[call("holds", "nope")] * 3 + turns[0][:1] + [call("holds", "nope")] * 3 + turns[0][1:]]
+    assert score_trajectory(task, slow).score == 1.0
+    assert score_trajectory(task, [turns[0][:1]]).score < 1.0

@@ -227,3 +227,63 @@ def ticket(ticket_id: str, title: str, status: str = "open") -> dict[str, Any]:
         "created_at": stamp,
         "updated_at": stamp,
     }
+
+
+# An environment with a timer: every call first expires the holds whose time has passed, so
+# what a run ends with depends on how many calls it made (like holds, events, SLAs).
+HOLDS_ENV = '''
+from envcraft import Environment, StateModel, tool
+
+
+class Hold(StateModel):
+    seat: str
+    until: str
+    status: str = "held"
+
+
+class HoldsState(StateModel):
+    holds: dict[str, Hold] = {}
+    booked: list[str] = []
+
+
+class Holds(Environment):
+    """Seat holds that lapse at their time; booked seats."""
+
+    State = HoldsState
+
+    def _expire(self) -> None:
+        now = self.now().isoformat()
+        for hold in self.state.holds.values():
+            if hold.status == "held" and hold.until <= now:
+                hold.status = "lapsed"
+
+    @tool
+    def hold(self, seat: str, minutes: int) -> dict:
+        """Hold a seat for some minutes.
+
+        Args:
+            seat: Seat name.
+            minutes: How long to hold it (1 to 60).
+
+        Returns:
+            The hold.
+        """
+        self._expire()
+        until = self.clock.at(self.action_index + minutes).isoformat()
+        self.state.holds[seat] = Hold(seat=seat, until=until)
+        return self.state.holds[seat].model_dump()
+
+    @tool
+    def book(self, seat: str) -> dict:
+        """Book a seat.
+
+        Args:
+            seat: Seat name.
+
+        Returns:
+            The booked seats.
+        """
+        self._expire()
+        self.state.booked.append(seat)
+        return {"booked": self.state.booked}
+'''
