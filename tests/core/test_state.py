@@ -225,3 +225,13 @@ def test_claw_session_confines_and_rolls_back(make_env: Callable[..., Path], tmp
         assert session.files() == {"a.txt": "hello"}
         assert session.call("write_file", {"path": "c/d.txt", "content": "ok"})["created"] is True
         assert session.files() == {"a.txt": "hello", "c/d.txt": "ok"}
+
+
+def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path):
+    import os
+
+    from envcraft.core.workspace import atomic_write_bytes
+
+    atomic_write_bytes(tmp_path / "out.json", b"{}")
+    (tmp_path / "plain.json").write_bytes(b"{}")
+    assert os.stat(tmp_path / "out.json").st_mode & 0o777 == os.stat(tmp_path / "plain.json").st_mode & 0o777

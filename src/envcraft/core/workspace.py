@@ -20,10 +20,24 @@ _DELETED = object()
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_current_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes, fsync: bool = False) -> None:
-    """Write via a temp file in the same directory and ``os.replace`` it into place."""
+    """Write via a temp file in the same directory and ``os.replace`` it into place.
+
+    The temp file gets the mode a plain ``open()`` would give (mkstemp's is 0600), so
+    exported task sets and workspace files stay readable by the other users of a machine.
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if fsync:
