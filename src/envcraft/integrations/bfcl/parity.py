@@ -10,8 +10,8 @@ mutations of it, ``per_kind`` of each kind at most, chosen by a seed per task:
 * ``change_argument``: one argument of one call altered (text gets a suffix, numbers move,
   booleans flip, lists lose or gain an item);
 * ``drop_turn``: every call of one judged turn removed;
-* ``harmful_call``: a state-changing call added to a turn (a copy of a ground-truth call,
-  as is or with an argument altered) that leaves that turn's state unlike the ground truth's.
+* ``harmful_call``: a call added to a turn (a copy of a ground-truth call, as is or with an
+  argument altered) that leaves that turn's public attributes unlike the ground truth's.
 
 A verdict is ``valid`` (BFCL: ``{"valid": True}``; ours: score 1). The report is the agreement
 matrix (category x kind) and every disagreement with both sides' reasons. ``fidelity``
@@ -278,6 +278,10 @@ def _argument_changes(base: Turns) -> list[Variant]:
     return out
 
 
+def _public(outcome: Outcome, turn: int) -> str:
+    return canonical_json({env: s["attributes"] for env, s in outcome.turns[turn].final.items()})
+
+
 def altered(value: Any) -> Any:
     """A different value of the same JSON type, or None when there is none."""
     if isinstance(value, bool):
@@ -329,7 +333,7 @@ def _harmful(
             outcome = execute(task, turns)
         except ExecutionError:
             continue
-        if canonical_json(outcome.turns[t].final) != canonical_json(golden.turns[t].final):
+        if _public(outcome, t) != _public(golden, t):
             kept += 1
             what = "a copy" if name is None else f"a copy with {name} altered"
             yield Variant("harmful_call", f"turn {t}: extra {extra['tool']} ({what})", turns)
