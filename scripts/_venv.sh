@@ -1,4 +1,6 @@
-# Sourced by run.sh and test.sh: create or reuse .venv and install envcraft with its dev extras.
+# Sourced by run.sh and test.sh: create or reuse .venv and install envcraft with its dev extras
+# and the BFCL referee (bfcl-eval without its declared model-SDK dependencies, which envcraft
+# never imports; it needs only mpmath).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY="${PYTHON:-python3}"
@@ -7,8 +9,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.envcraft-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
     .venv/bin/python -m pip install --quiet -e '.[dev]'
+    .venv/bin/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' 'mpmath>=1.3'
     touch "$stamp"
 fi
 export PATH="$PWD/.venv/bin:$PATH"

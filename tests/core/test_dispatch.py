@@ -250,3 +250,36 @@ def test_session_deleted_under_an_open_handle(probe: Path, tmp_path: Path) -> No
     error = _error(session.call("add", {"item": "x"}))
     assert error["category"] == "session_not_found"
     assert str(tmp_path) not in error["message"]
+
+
+def test_a_tool_that_stores_nan_in_a_float_field_fails_and_changes_nothing(tmp_path):
+    from envcraft import Environment, Session, StateModel, tool
+    from envcraft.core.package import EnvPackage, Manifest
+
+    class Meter(StateModel):
+        reading: float = 1.0
+
+    class Gauge(Environment):
+        """A gauge."""
+
+        State = Meter
+
+        @tool
+        def set_reading(self, value: float) -> dict:
+            """Set the reading.
+
+            Args:
+                value: The new reading.
+            """
+            self.state.reading = value * float("inf") if value == 0 else value
+            return {"reading": self.state.reading}
+
+    package = EnvPackage(
+        root=tmp_path, manifest=Manifest(id="gauge", title="Gauge", kind="tool"), env_class=Gauge
+    )
+    session = Session.memory(package)
+    before = session.state_hash()
+    result = session.call("set_reading", {"value": 0})
+    assert result["error"]["category"] == "internal_error"
+    assert session.state_hash() == before
+    assert session.call("set_reading", {"value": 2.5}) == {"reading": 2.5}

@@ -31,9 +31,13 @@ log = logging.getLogger("envcraft.tools")
 
 
 class StateModel(BaseModel):
-    """Base for environment state models: unknown fields are refused, assignments checked."""
+    """Base for environment state models: unknown fields are refused, assignments checked.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    Non-finite floats are refused too: JSON has no NaN or infinity, so the persisted
+    canonical form could not hold them.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 @dataclass
