@@ -59,7 +59,8 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
                 ["duplicates removed", str(corpus.get("duplicates_removed", 0))],
                 [
                     "walks tried / rejected by stage",
-                    f"{corpus['attempts']} / {escape(json.dumps(corpus['rejected']))}",
+                    f"{corpus['attempts']} / "
+                    + ", ".join(f"{stage} {n}" for stage, n in sorted(corpus["rejected"].items())),
                 ],
             ],
         ),
