@@ -6,7 +6,10 @@ Wall-clock time would make replays diverge and rewards irreproducible (paper Tab
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 DEFAULT_BASE_TIME = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 DEFAULT_TICK = timedelta(minutes=1)
@@ -31,3 +34,19 @@ def parse_time(value: str | datetime) -> datetime:
 def iso(moment: datetime) -> str:
     """Second-precision ISO-8601 in UTC with a ``Z`` suffix."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _time_text(value: str) -> str:
+    parse_time(value)
+    return value
+
+
+def _date_text(value: str) -> str:
+    date.fromisoformat(value)
+    return value
+
+
+# State fields holding a moment or a day as text. Tools parse them on every call, so a state whose
+# text does not parse must be refused when it is loaded, not crash the first tool that reads it.
+IsoTime = Annotated[str, AfterValidator(_time_text)]
+IsoDate = Annotated[str, AfterValidator(_date_text)]
