@@ -14,11 +14,15 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
 from envcraft.core import Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
 HostState = Literal["healthy", "degraded", "down", "draining", "maintenance", "recovering"]
@@ -29,29 +33,48 @@ Scalar = str | int | float | bool
 SERVING: frozenset[str] = frozenset({"healthy", "degraded"})
 DRAINABLE: frozenset[str] = frozenset({"healthy", "degraded", "down"})
 UNFILLED = ("", "tbd", "todo", "n/a", "-")
+CATALOG = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 
 # -- state ----------------------------------------------------------------------------------------
+def _in_catalog(key: str, name: str) -> Any:
+    """A validator: the value must name an entry of ``services.json[key]`` (drain and warm-up
+    periods, peak memory and host memory live there, and every tool needs them)."""
+
+    def check(value: str) -> str:
+        entries = CATALOG.json("services.json")[key]
+        known = [e["service_id"] for e in entries] if key == "services" else list(entries)
+        if value not in known:
+            raise ValueError(f"unknown {name} {value!r}; data/services.json has {', '.join(known)}")
+        return value
+
+    return AfterValidator(check)
+
+
+ServiceId = Annotated[str, _in_catalog("services", "service")]
+HostType = Annotated[str, _in_catalog("host_types", "host type")]
+
+
 class Host(StateModel):
     host_id: str
-    service_id: str
+    service_id: ServiceId
     zone: str
-    host_type: str
+    host_type: HostType
     state: HostState
-    state_since: str
-    disk_total_gb: int
+    state_since: IsoTime
+    disk_total_gb: int = Field(gt=0)
     disk_used_gb: dict[str, int]  # by directory
     running_config: dict[str, Scalar]  # loaded at the host's last restart
-    restarted_at: str
+    restarted_at: IsoTime
     restarts: int = 0
 
 
 class Service(StateModel):
-    service_id: str
+    service_id: ServiceId
     replicas: list[str]
     applied_config: dict[str, Scalar]  # what the next restart loads
-    applied_at: str
-    changed_at: str  # last change of the service or one of its hosts
+    applied_at: IsoTime
+    changed_at: IsoTime  # last change of the service or one of its hosts
 
 
 class Incident(StateModel):
@@ -60,8 +83,8 @@ class Incident(StateModel):
     severity: Severity
     title: str
     status: Literal["open", "mitigating", "closed"]
-    opened_at: str
-    closed_at: str | None = None
+    opened_at: IsoTime
+    closed_at: IsoTime | None = None
     root_cause: RootCause | None = None
     health_check_id: str | None = None
 
@@ -69,7 +92,7 @@ class Incident(StateModel):
 class HealthCheck(StateModel):
     check_id: str
     service_id: str
-    at: str
+    at: IsoTime
     passed: bool
     failures: list[str]
 
@@ -81,6 +104,42 @@ class InfraState(StateModel):
     health_checks: dict[str, HealthCheck] = {}
     next_incident: int = 2041
     next_check: int = 1
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> InfraState:
+        """Tools follow these links without looking: a dangling one would crash every call."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        misfiled = [
+            *_misfiled(self.hosts, "host_id"),
+            *_misfiled(self.services, "service_id"),
+            *_misfiled(self.incidents, "incident_id"),
+            *_misfiled(self.health_checks, "check_id"),
+        ]
+        if misfiled:
+            raise ValueError("; ".join(misfiled[:5]))
+        for host in self.hosts.values():
+            if host.service_id not in self.services:
+                raise ValueError(f"host {host.host_id} belongs to {host.service_id}, which is not a service")
+        for service in self.services.values():
+            unknown = [h for h in service.replicas if h not in self.hosts]
+            if unknown:
+                raise ValueError(f"{service.service_id} lists unknown replicas {', '.join(unknown)}")
+        for service_id in [i.service_id for i in self.incidents.values()] + [
+            c.service_id for c in self.health_checks.values()
+        ]:
+            if service_id not in self.services:
+                raise ValueError(f"a record refers to {service_id}, which is not a service")
+        return self
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [
+        f"{key} holds {getattr(r, id_field)!r}"
+        for key, r in collection.items()
+        if getattr(r, id_field) != key
+    ]
 
 
 # -- configuration files: a flat ``key: value`` YAML subset -------------------------------------
@@ -890,6 +949,7 @@ class InfraRecovery(ClawEnvironment):
         return max(checks, key=lambda c: c.check_id) if checks else None
 
     def _service_info(self, service_id: str) -> Any:
+        # ServiceId fields are checked against this catalog when the state loads: always found.
         return next(s for s in self.data.json("services.json")["services"] if s["service_id"] == service_id)
 
     def _memory_mb(self, host: Host) -> int:
