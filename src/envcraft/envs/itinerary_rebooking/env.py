@@ -11,14 +11,18 @@ the agent must react: rebook legs, realign hotel nights and transfers, notify, c
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
 from envcraft.core import Environment, Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoDate, IsoTime, iso, parse_time
 
 FareClass = Literal["flex", "standard", "saver"]
 LegStatus = Literal["confirmed", "flown", "missed"]
@@ -30,9 +34,30 @@ Channel = Literal["email", "sms"]
 HORIZON_DAYS = 3  # flights and hotel nights exist for the base day and the two days after
 SMS_MAX_CHARS = 320
 MAX_NIGHTS = 7
+REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
+_STAMP = re.compile(r"\d{8}")
 
 
 # -- state ------------------------------------------------------------------------------------
+def _operated_flight(flight_id: str) -> str:
+    """``<flight_no>-<YYYYMMDD>``: a timetable row on a real day (times and route come from both)."""
+    number, _, stamp = flight_id.rpartition("-")
+    if number not in _timetable(REFERENCE) or not _STAMP.fullmatch(stamp):
+        raise ValueError(f"{flight_id!r} is not <timetable flight_no>-<YYYYMMDD>")
+    date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
+    return flight_id
+
+
+def _catalog_hotel(hotel_id: str) -> str:
+    if hotel_id not in _hotel_catalog(REFERENCE):
+        raise ValueError(f"{hotel_id!r} is not a hotel of data/hotels.json")
+    return hotel_id
+
+
+FlightId = Annotated[str, AfterValidator(_operated_flight)]
+HotelId = Annotated[str, AfterValidator(_catalog_hotel)]
+
+
 class Traveler(StateModel):
     traveler_id: str
     name: str
@@ -45,12 +70,12 @@ class Flight(StateModel):
     """One operated flight, ``<flight_no>-<YYYYMMDD>``: a timetable row (``data/schedule.csv``) on
     one date, plus its live status. Times and route come from the timetable, never duplicated here."""
 
-    flight_id: str
+    flight_id: FlightId
     status: FlightStatus = "scheduled"
-    delay_minutes: int = 0
+    delay_minutes: int = Field(default=0, ge=0)
     delay_reason: str | None = None
     gate: str = ""
-    seats_left: int
+    seats_left: int = Field(ge=0)
 
     @property
     def flight_no(self) -> str:
@@ -82,9 +107,9 @@ class Itinerary(StateModel):
 class Stay(StateModel):
     stay_id: str
     itinerary_id: str
-    hotel_id: str
-    check_in: str
-    nights: int
+    hotel_id: HotelId
+    check_in: IsoDate
+    nights: int = Field(ge=1)
     rate: Literal["flexible", "non_refundable"]
     status: Literal["booked", "walked"] = "booked"
     arrival_leg_id: str
@@ -97,12 +122,12 @@ class Transfer(StateModel):
     itinerary_id: str
     leg_id: str
     provider: str
-    pickup_at: str
+    pickup_at: IsoTime
 
 
 class HotelInventory(StateModel):
-    hotel_id: str
-    rooms_left: dict[str, int]  # by night, keyed by that night's check-in date
+    hotel_id: HotelId
+    rooms_left: dict[IsoDate, int]  # by night, keyed by that night's check-in date
 
 
 class Event(StateModel):
@@ -110,14 +135,14 @@ class Event(StateModel):
 
     event_id: str
     kind: EventKind
-    fire_at: str
+    fire_at: IsoTime
     flight_id: str | None = None
     stay_id: str | None = None
-    hotel_id: str | None = None
-    delay_minutes: int = 0
+    hotel_id: HotelId | None = None
+    delay_minutes: int = Field(default=0, ge=0)
     new_gate: str = ""
     reason: str = ""
-    fired_at: str | None = None
+    fired_at: IsoTime | None = None
 
 
 class Notification(StateModel):
@@ -126,8 +151,8 @@ class Notification(StateModel):
     itinerary_id: str
     kind: EventKind
     summary: str
-    created_at: str
-    acknowledged_at: str | None = None
+    created_at: IsoTime
+    acknowledged_at: IsoTime | None = None
 
 
 class Message(StateModel):
@@ -136,7 +161,7 @@ class Message(StateModel):
     traveler_id: str
     channel: Channel
     text: str
-    sent_at: str
+    sent_at: IsoTime
 
 
 class Claim(StateModel):
@@ -147,7 +172,7 @@ class Claim(StateModel):
     kind: ClaimKind
     amount_eur: int
     basis: str
-    filed_at: str
+    filed_at: IsoTime
 
 
 class ItineraryState(StateModel):
@@ -165,6 +190,84 @@ class ItineraryState(StateModel):
     next_notification: int = 1
     next_message: int = 1
     next_claim: int = 1
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> ItineraryState:
+        """Every id one record gives for another names a record of that kind, and legs and their
+        itinerary agree both ways: tools and the event clock follow these links without looking."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.travelers, "traveler_id"),
+            *_misfiled(self.itineraries, "itinerary_id"),
+            *_misfiled(self.legs, "leg_id"),
+            *_misfiled(self.flights, "flight_id"),
+            *_misfiled(self.stays, "stay_id"),
+            *_misfiled(self.transfers, "transfer_id"),
+            *_misfiled(self.hotels, "hotel_id"),
+            *_misfiled(self.events, "event_id"),
+            *_misfiled(self.notifications, "notification_id"),
+            *_misfiled(self.messages, "message_id"),
+            *_misfiled(self.claims, "claim_id"),
+        ]
+        for it in self.itineraries.values():
+            problems += _dangling(it.itinerary_id, "traveler", [it.traveler_id], self.travelers)
+            problems += _dangling(it.itinerary_id, "leg", it.leg_ids, self.legs)
+            problems += [
+                f"{lid} is listed by {it.itinerary_id} but belongs to {self.legs[lid].itinerary_id}"
+                for lid in it.leg_ids
+                if lid in self.legs and self.legs[lid].itinerary_id != it.itinerary_id
+            ]
+        for leg in self.legs.values():
+            problems += _dangling(
+                leg.leg_id, "flight", [leg.flight_id, *leg.previous_flight_ids], self.flights
+            )
+            owner = self.itineraries.get(leg.itinerary_id)
+            if owner is None or leg.leg_id not in owner.leg_ids:
+                problems.append(f"{leg.leg_id} is not a leg of its itinerary {leg.itinerary_id}")
+        for stay in self.stays.values():
+            legs = [stay.arrival_leg_id, *([stay.departure_leg_id] if stay.departure_leg_id else [])]
+            problems += _dangling(stay.stay_id, "itinerary", [stay.itinerary_id], self.itineraries)
+            problems += _dangling(stay.stay_id, "leg", legs, self.legs)
+            problems += _dangling(stay.stay_id, "hotel inventory", [stay.hotel_id], self.hotels)
+        for transfer in self.transfers.values():
+            problems += _dangling(
+                transfer.transfer_id, "itinerary", [transfer.itinerary_id], self.itineraries
+            )
+            problems += _dangling(transfer.transfer_id, "leg", [transfer.leg_id], self.legs)
+        for event in self.events.values():
+            if event.kind == "hotel_overbooking":
+                problems += _dangling(event.event_id, "stay", [event.stay_id or ""], self.stays)
+                if event.hotel_id is None:
+                    problems.append(f"{event.event_id} overbooks no hotel")
+            else:
+                problems += _dangling(event.event_id, "flight", [event.flight_id or ""], self.flights)
+        for n in self.notifications.values():
+            problems += _dangling(n.notification_id, "event", [n.event_id], self.events)
+            problems += _dangling(n.notification_id, "itinerary", [n.itinerary_id], self.itineraries)
+        for m in self.messages.values():
+            problems += _dangling(m.message_id, "traveler", [m.traveler_id], self.travelers)
+            problems += _dangling(m.message_id, "itinerary", [m.itinerary_id], self.itineraries)
+        for c in self.claims.values():
+            problems += _dangling(c.claim_id, "traveler", [c.traveler_id], self.travelers)
+            problems += _dangling(c.claim_id, "itinerary", [c.itinerary_id], self.itineraries)
+            problems += _dangling(c.claim_id, "event", [c.event_id], self.events)
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
+        return self
+
+
+def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [
+        f"{key} holds {getattr(r, id_field)!r}"
+        for key, r in collection.items()
+        if getattr(r, id_field) != key
+    ]
 
 
 # -- reference data views ---------------------------------------------------------------------
@@ -491,7 +594,8 @@ class ItineraryRebooking(Environment):
         for hotel_id, info in sorted(_hotel_catalog(self.data).items()):
             if info["city"] != city.upper():
                 continue
-            rooms = self.state.hotels[hotel_id].rooms_left
+            inventory = self.state.hotels.get(hotel_id)  # a hotel without one has no room to sell
+            rooms = inventory.rooms_left if inventory is not None else {}
             if all(rooms.get(n, 0) > 0 for n in nights_list):
                 found.append(
                     {
@@ -959,11 +1063,20 @@ class ItineraryRebooking(Environment):
         disrupted = self.state.flights[event.flight_id or ""]
         original = _times(tt, disrupted)
         leg = next(
-            self.state.legs[lid]
-            for lid in itinerary.leg_ids
-            if disrupted.flight_id
-            in (self.state.legs[lid].flight_id, *self.state.legs[lid].previous_flight_ids)
+            (
+                self.state.legs[lid]
+                for lid in itinerary.leg_ids
+                if disrupted.flight_id
+                in (self.state.legs[lid].flight_id, *self.state.legs[lid].previous_flight_ids)
+            ),
+            None,
         )
+        if leg is None:
+            self.fail(
+                "invalid_argument",
+                f"no leg of {itinerary.itinerary_id} was ever on {disrupted.flight_id}",
+                field="event_id",
+            )
         band = next(b for b in policy["bands"] if b["max_km"] is None or original.distance_km <= b["max_km"])
         if event.kind == "cancellation":
             if leg.flight_id == disrupted.flight_id:
@@ -1097,7 +1210,8 @@ class ItineraryRebooking(Environment):
                 rooms[night] += 1
 
     def _take_rooms(self, hotel_id: str, nights: list[str]) -> None:
-        rooms = self.state.hotels[hotel_id].rooms_left
+        inventory = self.state.hotels.get(hotel_id)
+        rooms = inventory.rooms_left if inventory is not None else {}
         full = [n for n in nights if rooms.get(n, 0) <= 0]
         if full:
             self.fail(
