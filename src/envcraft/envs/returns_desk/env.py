@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ValidationInfo, model_validator
 
 from envcraft.core import Environment, Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 
 OrderStatus = Literal["placed", "shipped", "delivered", "cancelled"]
 ReturnReason = Literal["damaged", "wrong_item", "not_as_described", "no_longer_needed"]
@@ -16,6 +20,17 @@ RefundMethod = Literal["original_payment", "store_credit"]
 
 # Reasons that are the seller's fault: no restocking fee, whatever the item's condition.
 SELLER_FAULT: frozenset[str] = frozenset({"damaged", "wrong_item"})
+REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
+
+
+def _catalog_sku(sku: str) -> str:
+    """Prices, categories and return windows of a line live in the catalog: it must be there."""
+    if sku not in _catalog(REFERENCE):
+        raise ValueError(f"{sku!r} is not a product of data/catalog.json")
+    return sku
+
+
+Sku = Annotated[str, AfterValidator(_catalog_sku)]
 
 
 class Customer(StateModel):
@@ -27,7 +42,7 @@ class Customer(StateModel):
 
 
 class OrderLine(StateModel):
-    sku: str
+    sku: Sku
     quantity: int
     unit_price_cents: int
     returned_quantity: int = 0  # units covered by a return request, whatever its status
@@ -37,8 +52,8 @@ class Order(StateModel):
     order_id: str
     customer_id: str
     status: OrderStatus
-    placed_at: str
-    delivered_at: str | None = None
+    placed_at: IsoTime
+    delivered_at: IsoTime | None = None
     lines: list[OrderLine]
     total_cents: int
     refunded_cents: int = 0
@@ -48,11 +63,11 @@ class Order(StateModel):
 class ReturnRequest(StateModel):
     return_id: str
     order_id: str
-    sku: str
+    sku: Sku
     quantity: int
     reason: ReturnReason
     status: Literal["open", "received", "refunded"]
-    opened_at: str
+    opened_at: IsoTime
     condition: Condition | None = None
     refund_id: str | None = None
 
@@ -64,7 +79,7 @@ class Refund(StateModel):
     amount_cents: int  # the value of the goods refunded; counts against the order total
     bonus_cents: int = 0  # store-credit bonus paid on top
     method: RefundMethod
-    issued_at: str
+    issued_at: IsoTime
 
 
 class ReturnsDeskState(StateModel):
@@ -74,6 +89,43 @@ class ReturnsDeskState(StateModel):
     refunds: dict[str, Refund] = {}
     next_return_number: int = 1
     next_refund_number: int = 1
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> ReturnsDeskState:
+        """Orders have a customer, returns an order holding their item, refunds their order and
+        return: the tools follow these links without looking."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        misfiled = [
+            *_misfiled(self.customers, "customer_id"),
+            *_misfiled(self.orders, "order_id"),
+            *_misfiled(self.returns, "return_id"),
+            *_misfiled(self.refunds, "refund_id"),
+        ]
+        if misfiled:
+            raise ValueError("; ".join(misfiled[:5]))
+        for order in self.orders.values():
+            if order.customer_id not in self.customers:
+                raise ValueError(f"{order.order_id} belongs to unknown customer {order.customer_id}")
+        for request in self.returns.values():
+            owner = self.orders.get(request.order_id)
+            if owner is None or all(line.sku != request.sku for line in owner.lines):
+                raise ValueError(
+                    f"{request.return_id} returns {request.sku}, not a line of {request.order_id}"
+                )
+        for refund in self.refunds.values():
+            if refund.order_id not in self.orders or (refund.return_id or "") not in {"", *self.returns}:
+                raise ValueError(f"{refund.refund_id} refers to an unknown order or return")
+        return self
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [
+        f"{key} holds {getattr(r, id_field)!r}"
+        for key, r in collection.items()
+        if getattr(r, id_field) != key
+    ]
 
 
 class ReturnsDesk(Environment):
