@@ -17,13 +17,13 @@ import json
 import random
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, model_validator
 
 from envcraft.core import EnvPackage, Initial, Repository, Session, StateModel, is_error, load_package, tool
 from envcraft.core.clock import iso
@@ -46,6 +46,19 @@ MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", 
 DATE_PARTS = ("month", "quarter", "year")
 REPORT_ROWS = 30
 PRIOR_ANALYSIS_DAYS = 20
+# stage -> (the kind of artifact it makes, the parameters rerun_stage replays, its fewest inputs)
+STAGES: MappingProxyType[str, tuple[str, frozenset[str], int]] = MappingProxyType(
+    {
+        "register": ("raw", frozenset(), 0),
+        "clean": ("clean", frozenset({"recipe_id"}), 1),
+        "merge": ("merged", frozenset(), 1),
+        "join": ("joined", frozenset({"key", "how"}), 2),
+        "stats": ("stats", frozenset({"column", "group_by"}), 1),
+        "pivot": ("pivot", frozenset({"index", "columns", "values", "aggregation"}), 1),
+        "chart": ("chart", frozenset({"chart_type", "x", "y", "title", "color"}), 1),
+        "report": ("report", frozenset({"title", "summary"}), 1),
+    }
+)
 
 
 # -- state ----------------------------------------------------------------------------------------
@@ -66,7 +79,7 @@ class Dataset(StateModel):
     dataset_id: str
     path: str
     kind: DatasetKind
-    schema_name: str = ""  # validation schema (sales, products, regions); "" for summaries
+    schema_name: SchemaName | Literal[""] = ""  # validation schema; "" for summaries
     extra_columns: dict[str, ExtraColumn] = Field(default_factory=dict)  # derived or joined columns
     columns: list[str] = Field(default_factory=list)
     rows: int = 0
@@ -81,6 +94,19 @@ class Dataset(StateModel):
     profiled_sha: str = ""
     created_at: str
     updated_at: str
+
+    def stage_problem(self) -> str:
+        """Why rerun_stage could not replay this artifact's recorded stage ('' when it can)."""
+        if self.stage not in STAGES:
+            return f"{self.dataset_id} has unknown stage {self.stage!r}"
+        kind, params, inputs = STAGES[self.stage]
+        if self.kind != kind or not params <= set(self.params) or len(self.inputs) < inputs:
+            return (
+                f"stage {self.stage} makes a {kind} artifact with parameters {sorted(params)} from at "
+                f"least {inputs} input(s); {self.dataset_id} is {self.kind} with {sorted(self.params)} "
+                f"from {len(self.inputs)}"
+            )
+        return ""
 
 
 class Rule(StateModel):
@@ -115,8 +141,33 @@ class SheetState(StateModel):
     next_recipe: int = 1
     next_run: int = 1
 
+    @model_validator(mode="after")
+    def _stages_replay(self, info: ValidationInfo) -> SheetState:
+        """Checked on the whole state, not per dataset: a stage rewrites kind, stage and params of
+        an artifact one assignment at a time."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.datasets, "dataset_id"),
+            *_misfiled(self.recipes, "recipe_id"),
+            *_misfiled(self.runs, "run_id"),
+            *(p for ds in self.datasets.values() if (p := ds.stage_problem())),
+        ]
+        if problems:
+            raise ValueError("; ".join(problems[:3]))
+        return self
+
 
 Table = tuple[list[str], list[dict[str, str]]]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [
+        f"{key} holds {getattr(r, id_field)!r}"
+        for key, r in collection.items()
+        if getattr(r, id_field) != key
+    ]
 
 
 # -- the environment ------------------------------------------------------------------------------
