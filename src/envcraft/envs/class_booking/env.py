@@ -12,11 +12,15 @@ All checks live in :class:`Rules`, shared by the tools and the generator.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
 from envcraft.core import Environment, Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
 Tier = Literal["basic", "plus", "premium"]
@@ -25,9 +29,28 @@ WaitStatus = Literal["waiting", "promoted", "left", "closed"]
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 COUNTED: frozenset[str] = frozenset({"booked", "late_cancelled"})  # what uses up the weekly limit
 Problem = tuple[str, str, dict[str, Any]]  # (error category, message, details)
+REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 
 # -- state ------------------------------------------------------------------------------------------
+def _class_type(code: str) -> str:
+    """Durations, premium flags and the qualification a class needs live in the class type."""
+    if code not in REFERENCE.json("class_types.json")["class_types"]:
+        raise ValueError(f"{code!r} is not a class type of data/class_types.json")
+    return code
+
+
+def _room(room_id: str) -> str:
+    """Capacity, equipment and the studio's opening hours come with the room."""
+    if all(r["room_id"] != room_id for s in REFERENCE.json("studios.json")["studios"] for r in s["rooms"]):
+        raise ValueError(f"{room_id!r} is not a room of data/studios.json")
+    return room_id
+
+
+ClassType = Annotated[str, AfterValidator(_class_type)]
+RoomId = Annotated[str, AfterValidator(_room)]
+
+
 class Coach(StateModel):
     coach_id: str
     name: str
@@ -47,12 +70,12 @@ class Member(StateModel):
 
 class ClassSession(StateModel):
     session_id: str
-    class_type: str
-    room_id: str
+    class_type: ClassType
+    room_id: RoomId
     coach_id: str
-    start: str
-    end: str
-    capacity: int
+    start: IsoTime
+    end: IsoTime
+    capacity: int = Field(ge=0)
     status: Literal["scheduled", "cancelled"] = "scheduled"
     series_id: str | None = None
     cancel_reason: str | None = None
@@ -64,8 +87,8 @@ class Booking(StateModel):
     session_id: str
     status: BookingStatus = "booked"
     source: Literal["direct", "waitlist", "series"] = "direct"
-    booked_at: str
-    cancelled_at: str | None = None
+    booked_at: IsoTime
+    cancelled_at: IsoTime | None = None
     fee_eur: int = 0
 
 
@@ -73,15 +96,15 @@ class WaitlistEntry(StateModel):
     entry_id: str
     member_id: str
     session_id: str
-    joined_at: str
+    joined_at: IsoTime
     status: WaitStatus = "waiting"
-    resolved_at: str | None = None
+    resolved_at: IsoTime | None = None
 
 
 class Series(StateModel):
     series_id: str
-    class_type: str
-    room_id: str
+    class_type: ClassType
+    room_id: RoomId
     coach_id: str
     weekday: str
     start_time: str
@@ -100,6 +123,44 @@ class BookingState(StateModel):
     next_booking: int = 50001
     next_entry: int = 7001
     next_series: int = 801
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> BookingState:
+        """Every id one record gives for another names a record of that kind: rosters, schedules
+        and weekly limits follow these links without looking."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.coaches, "coach_id"),
+            *_misfiled(self.members, "member_id"),
+            *_misfiled(self.sessions, "session_id"),
+            *_misfiled(self.bookings, "booking_id"),
+            *_misfiled(self.waitlist, "entry_id"),
+            *_misfiled(self.series, "series_id"),
+        ]
+        for s in self.sessions.values():
+            problems += _dangling(s.session_id, "coach", [s.coach_id], self.coaches)
+            problems += _dangling(s.session_id, "series", [s.series_id] if s.series_id else [], self.series)
+        seats = [(b.booking_id, b.member_id, b.session_id) for b in self.bookings.values()]
+        seats += [(e.entry_id, e.member_id, e.session_id) for e in self.waitlist.values()]
+        for owner, member_id, session_id in seats:
+            problems += _dangling(owner, "member", [member_id], self.members)
+            problems += _dangling(owner, "class", [session_id], self.sessions)
+        for series in self.series.values():
+            problems += _dangling(series.series_id, "coach", [series.coach_id], self.coaches)
+            problems += _dangling(series.series_id, "class", series.session_ids, self.sessions)
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
+        return self
+
+
+def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 # -- the rules, shared by tools and generator ---------------------------------------------------------
