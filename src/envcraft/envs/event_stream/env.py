@@ -7,10 +7,13 @@ import json
 import random
 import re
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
 from envcraft.core import Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
 Verdict = Literal["ok", "duplicate", "corrupt_json", "schema_violation", "poison_pill", "late_event"]
@@ -18,6 +21,18 @@ DeadReason = Literal["corrupt_json", "schema_violation", "poison_pill", "late_ev
 OnInvalid = Literal["halt", "dead_letter"]
 DEAD_REASONS: tuple[str, ...] = ("corrupt_json", "schema_violation", "poison_pill", "late_event")
 EVENT_ID = re.compile(r'"event_id"\s*:\s*"(EVT-[0-9a-f]{8})"')
+REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
+
+
+def _known_topic(topic: str) -> str:
+    """A topic's permissions and record schema live in the reference data: it must be there."""
+    known = REFERENCE.json("pipeline_policy.json")["acl"]
+    if topic not in known or topic not in REFERENCE.json("schemas.json"):
+        raise ValueError(f"unknown topic {topic!r}; topics: {', '.join(known)}")
+    return topic
+
+
+Topic = Annotated[str, AfterValidator(_known_topic)]
 
 
 class PartitionState(StateModel):
@@ -28,12 +43,12 @@ class PartitionState(StateModel):
     ``processed`` only after a failed sink write. ``committed`` never exceeds ``processed``.
     """
 
-    topic: str
+    topic: Topic
     partition: int
-    log_end: int
-    position: int = 0
-    processed: int = 0
-    committed: int = 0
+    log_end: int = Field(ge=0)
+    position: int = Field(default=0, ge=0)
+    processed: int = Field(default=0, ge=0)
+    committed: int = Field(default=0, ge=0)
     paused: bool = False
     pause_reason: str = ""
     sink_error: str = ""
@@ -44,11 +59,11 @@ class Aggregated(StateModel):
     """One event in the sink (the exactly-once ledger behind the aggregate files)."""
 
     event_id: str
-    topic: str
+    topic: Topic
     partition: int
     offset: int
-    ts: str
-    window: str
+    ts: IsoTime
+    window: IsoTime
     merchant_id: str
     currency: str
     amount_cents: int
@@ -63,10 +78,10 @@ class DeadLetter(StateModel):
     detail: str
     raw: str
     event_id: str = ""
-    at: str
+    at: IsoTime
     note: str = ""
     status: Literal["dead", "replayed"] = "dead"
-    replayed_at: str = ""
+    replayed_at: IsoTime | Literal[""] = ""
 
 
 class Deduped(StateModel):
@@ -75,14 +90,14 @@ class Deduped(StateModel):
     offset: int
     event_id: str
     first_seen: str
-    at: str
+    at: IsoTime
 
 
 class CommitRecord(StateModel):
     topic: str
     partition: int
     offset: int
-    at: str
+    at: IsoTime
     kind: Literal["commit", "rewind"]
     reason: str = ""
 
@@ -105,6 +120,18 @@ class StreamState(StateModel):
     commit_log: list[CommitRecord] = []
     sink_fault: SinkFault | None = None
     next_dlq_number: int = 1
+
+    @model_validator(mode="after")
+    def _filed_by_their_ids(self, info: ValidationInfo) -> StreamState:
+        """Tools find a partition by ``<topic>/p<n>`` and a sink row by its event id."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        misfiled = [k for k, p in self.partitions.items() if k != f"{p.topic}/p{p.partition}"]
+        misfiled += [k for k, a in self.aggregated.items() if k != a.event_id]
+        misfiled += [k for k, d in self.dead_letters.items() if k != d.dlq_id]
+        if misfiled:
+            raise ValueError(f"records filed under another key: {', '.join(misfiled[:5])}")
+        return self
 
 
 class Classified:
@@ -740,6 +767,14 @@ class EventStream(ClawEnvironment):
                     path=path,
                 )
             lines.extend(text.splitlines())
+        if len(lines) < part.log_end:
+            self.fail(
+                "conflict",
+                f"the segments of {part.topic}/p{part.partition} hold {len(lines)} records but its log "
+                f"ends at offset {part.log_end}",
+                topic=part.topic,
+                partition=part.partition,
+            )
         return lines
 
     # -- classification ------------------------------------------------------------------
