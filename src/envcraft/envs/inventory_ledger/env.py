@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, model_validator
 
 from envcraft.core import Environment, Initial, Repository, StateModel, tool
 from envcraft.core.clock import iso
@@ -157,6 +158,53 @@ class LedgerState(StateModel):
     next_movement: int = 1
     next_transfer: int = 1
     next_count: int = 1
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> LedgerState:
+        """Every warehouse and SKU a record names exists, and a staged receipt names a purchase
+        order line: balances, valuations and postings follow these links without looking."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.warehouses, "warehouse_id"),
+            *_misfiled(self.skus, "sku_id"),
+            *_misfiled(self.purchase_orders, "po_id"),
+            *_misfiled(self.orders, "order_id"),
+            *_misfiled(self.journals, "journal_id"),
+            *_misfiled(self.movements, "movement_id"),
+            *_misfiled(self.cycle_counts, "count_id"),
+            *_misfiled(self.periods, "period"),
+        ]
+        holders: list[tuple[str, str, list[str]]] = [
+            (w.warehouse_id, w.warehouse_id, list(w.stock)) for w in self.warehouses.values()
+        ]
+        holders += [(p.po_id, p.warehouse_id, list(p.lines)) for p in self.purchase_orders.values()]
+        holders += [(o.order_id, o.warehouse_id, list(o.lines)) for o in self.orders.values()]
+        holders += [(c.count_id, c.warehouse_id, list(c.lines)) for c in self.cycle_counts.values()]
+        holders += [(m.movement_id, m.warehouse_id, [m.sku_id]) for m in self.movements.values()]
+        for journal in self.journals.values():
+            holders += [(journal.journal_id, ln.warehouse_id, [ln.sku_id]) for ln in journal.lines]
+            for line in journal.lines:
+                po = self.purchase_orders.get(line.reference)
+                if line.kind == "receipt" and (po is None or line.sku_id not in po.lines):
+                    problems.append(
+                        f"{journal.journal_id} receives {line.sku_id} on no line of {line.reference!r}"
+                    )
+        for owner, warehouse_id, sku_ids in holders:
+            problems += _dangling(owner, "warehouse", [warehouse_id], self.warehouses)
+            problems += _dangling(owner, "SKU", sku_ids, self.skus)
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
+        return self
+
+
+def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 # -- the environment ----------------------------------------------------------------------------
