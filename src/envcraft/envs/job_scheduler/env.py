@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from pydantic import ValidationInfo, model_validator
+
 from envcraft.core import Clock, Environment, Initial, Repository, StateModel, is_error, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
 JobStatus = Literal[
@@ -26,6 +30,8 @@ JobStatus = Literal[
 ]
 RunStatus = Literal["running", "succeeded", "failed", "cancelled"]
 ParamKind = Literal["date", "month", "int", "enum", "str"]
+MaybeTime = IsoTime | Literal[""]  # "" until it happens
+REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 # Job statuses that never change again (a failed job is final only once its attempts are used up).
 FINAL = frozenset({"succeeded", "skipped", "cancelled", "upstream_failed"})
@@ -78,9 +84,9 @@ class Attempt(StateModel):
     number: int
     wave: int
     worker: str
-    started_at: str
-    expected_finish_at: str
-    finished_at: str = ""
+    started_at: IsoTime
+    expected_finish_at: IsoTime
+    finished_at: MaybeTime = ""
     outcome: Literal["running", "succeeded", "failed", "cancelled"]
     error_code: str = ""
     message: str = ""
@@ -91,8 +97,8 @@ class JobRun(StateModel):
     job: str
     status: JobStatus = "pending"
     attempts: list[Attempt] = []
-    next_retry_at: str = ""
-    finished_at: str = ""
+    next_retry_at: MaybeTime = ""
+    finished_at: MaybeTime = ""
     note: str = ""  # why it was skipped, cancelled or marked upstream_failed
     skipped_manually: bool = False
 
@@ -103,8 +109,8 @@ class Run(StateModel):
     status: RunStatus = "running"
     params: dict[str, str] = {}
     submitted_by: str
-    submitted_at: str
-    finished_at: str = ""
+    submitted_at: IsoTime
+    finished_at: MaybeTime = ""
     protected: bool = False
     chaos_seed: int
     cancel_reason: str = ""
@@ -121,12 +127,12 @@ class Worker(StateModel):
     worker_id: str
     pool: str
     status: Literal["online", "lost"] = "online"
-    last_seen_at: str
+    last_seen_at: IsoTime
 
 
 class Dataset(StateModel):
     dataset_id: str
-    partitions: dict[str, str]  # partition -> time it lands (may be in the future)
+    partitions: dict[str, IsoTime]  # partition -> time it lands (may be in the future)
 
 
 class SchedulerState(StateModel):
@@ -137,6 +143,78 @@ class SchedulerState(StateModel):
     datasets: dict[str, Dataset] = {}
     next_run_number: int = 1
     waves: int = 0
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> SchedulerState:
+        """DAGs name their own jobs, pools, datasets and retry policies; runs track exactly their
+        workflow's jobs with acceptable parameters; pools and workers name each other. The
+        scheduler follows these links on every wave without looking."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.workflows, "workflow_id"),
+            *_misfiled(self.runs, "run_id"),
+            *_misfiled(self.pools, "pool_id"),
+            *_misfiled(self.workers, "worker_id"),
+            *_misfiled(self.datasets, "dataset_id"),
+        ]
+        for wf in self.workflows.values():
+            problems += _workflow_problems(wf, self)
+        for run in self.runs.values():
+            problems += _run_problems(run, self)
+        for pool in self.pools.values():
+            problems += _dangling(pool.pool_id, "worker", pool.workers, self.workers)
+        for worker in self.workers.values():
+            problems += _dangling(worker.worker_id, "pool", [worker.pool], self.pools)
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
+        return self
+
+
+def _workflow_problems(wf: Workflow, state: SchedulerState) -> list[str]:
+    policies = REFERENCE.json("retry_policies.json")
+    problems = _misfiled(wf.jobs, "name")
+    for jd in wf.jobs.values():
+        owner = f"{wf.workflow_id}.{jd.name}"
+        problems += _dangling(owner, "job", jd.deps, wf.jobs)
+        problems += _dangling(owner, "pool", [jd.pool], state.pools)
+        problems += _dangling(
+            owner, "dataset", [jd.input_dataset] if jd.input_dataset else [], state.datasets
+        )
+        if not isinstance(policies.get(jd.retry_policy), Mapping):
+            problems.append(f"{owner} has unknown retry policy {jd.retry_policy!r}")
+    for name, spec in wf.params.items():
+        if spec.default and (problem := _param_problem(spec, spec.default)):
+            problems.append(f"{wf.workflow_id}: default {name}={spec.default!r}: {problem}")
+    return problems
+
+
+def _run_problems(run: Run, state: SchedulerState) -> list[str]:
+    wf = state.workflows.get(run.workflow_id)
+    if wf is None:
+        return [f"{run.run_id} refers to unknown workflow {run.workflow_id!r}"]
+    problems = _misfiled(run.jobs, "job")
+    if set(run.jobs) != set(wf.jobs):
+        problems.append(f"{run.run_id} tracks jobs {sorted(run.jobs)}, not those of {wf.workflow_id}")
+    for name, value in run.params.items():
+        if value and name in wf.params and (problem := _param_problem(wf.params[name], value)):
+            problems.append(f"{run.run_id}: {name}={value!r}: {problem}")
+    for jr in run.jobs.values():
+        problems += _dangling(
+            f"{run.run_id}.{jr.job}", "worker", [a.worker for a in jr.attempts], state.workers
+        )
+        if jr.status == "retry_wait" and not jr.next_retry_at:
+            problems.append(f"{run.run_id}.{jr.job} waits for a retry with no time set")
+    return problems
+
+
+def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 class JobScheduler(Environment):
