@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from email.parser import HeaderParser
 from email.utils import format_datetime, formataddr, getaddresses
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, model_validator
 
 from envcraft.core import Initial, Repository, StateModel, ToolFailure, tool
-from envcraft.core.clock import iso, parse_time
+from envcraft.core.clock import IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
 MessageStatus = Literal["received", "draft", "sent"]
@@ -95,7 +96,7 @@ class Message(StateModel):
     to: list[str] = Field(default_factory=list)
     cc: list[str] = Field(default_factory=list)
     subject: str = ""
-    date: str
+    date: IsoTime
     in_reply_to: str = ""
     forward_of: str = ""
     classification: str = ""
@@ -121,7 +122,7 @@ class PendingReply(StateModel):
     subject: str
     cc: list[str] = Field(default_factory=list)
     body: str
-    effect: str = ""  # "resolve:CASE-1" or "escalate:CASE-1", applied on delivery
+    effect: str = Field(default="", pattern=r"^((resolve|escalate):.+)?$")  # "resolve:CASE-1", on delivery
 
 
 class Todo(StateModel):
@@ -156,6 +157,50 @@ class MailState(StateModel):
     next_thread: int = 1
     next_reply: int = 1
     next_todo: int = 1
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> MailState:
+        """A message is listed by its own thread and no other, and cases and pending replies name
+        their contact, thread and case: delivery, replies and discards follow these links."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.contacts, "contact_id"),
+            *_misfiled(self.cases, "case_id"),
+            *_misfiled(self.messages, "message_id"),
+            *_misfiled(self.threads, "thread_id"),
+            *_misfiled(self.pending, "reply_id"),
+            *_misfiled(self.todos, "todo_id"),
+        ]
+        for message in self.messages.values():
+            thread = self.threads.get(message.thread_id)
+            if thread is None or message.message_id not in thread.message_ids:
+                problems.append(f"{message.message_id} is not listed by its thread {message.thread_id!r}")
+        for thread in self.threads.values():
+            problems += [
+                f"{thread.thread_id} lists {m}, which is not one of its messages"
+                for m in thread.message_ids
+                if m not in self.messages or self.messages[m].thread_id != thread.thread_id
+            ]
+        for case in self.cases.values():
+            problems += _dangling(case.case_id, "contact", [case.contact_id], self.contacts)
+        for reply in self.pending.values():
+            problems += _dangling(reply.reply_id, "contact", [reply.contact_id], self.contacts)
+            problems += _dangling(reply.reply_id, "thread", [reply.thread_id], self.threads)
+            if reply.effect:
+                problems += _dangling(reply.reply_id, "case", [reply.effect.split(":", 1)[1]], self.cases)
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
+        return self
+
+
+def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 # -- the environment ------------------------------------------------------------------------------
