@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ValidationInfo, model_validator
 
 from envcraft.core import Environment, Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso, parse_time
+from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
 VehicleClass = Literal["economy", "comfort", "premium"]
@@ -30,6 +34,19 @@ TripStatus = Literal[
 Party = Literal["rider", "driver", "dispatcher"]
 
 CLASS_ORDER: tuple[str, ...] = ("economy", "comfort", "premium")
+MaybeTime = IsoTime | Literal[""]  # "" until it happens
+REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
+
+
+def _known_zone(zone_id: str) -> str:
+    """Routes, surge and airport surcharges are looked up by zone: it must be in data/zones.json."""
+    known = [z["id"] for z in REFERENCE.json("zones.json")["zones"]]
+    if zone_id not in known:
+        raise ValueError(f"unknown zone {zone_id!r}; zones: {', '.join(known)}")
+    return zone_id
+
+
+ZoneId = Annotated[str, AfterValidator(_known_zone)]
 
 
 class Vehicle(StateModel):
@@ -52,16 +69,16 @@ class DriverPrefs(StateModel):
 class Driver(StateModel):
     driver_id: str
     name: str
-    zone: str
+    zone: ZoneId
     vehicle: Vehicle
     rating: float
     rating_count: int
-    shift_end: str
+    shift_end: IsoTime
     permits: list[str] = []
     prefs: DriverPrefs
     status: DriverStatus = "available"
     active_trip_id: str = ""
-    idle_since: str
+    idle_since: IsoTime
     trips_completed: int = 0
     earnings_cents: int = 0
     cancellations: int = 0
@@ -80,14 +97,14 @@ class Rider(StateModel):
 class Request(StateModel):
     request_id: str
     rider_id: str
-    pickup_zone: str
-    dropoff_zone: str
+    pickup_zone: ZoneId
+    dropoff_zone: ZoneId
     party_size: int
     needs: list[Feature] = []
     vehicle_class: VehicleClass
     max_wait_minutes: int
     max_fare_cents: int = 0  # 0: no cap
-    requested_at: str
+    requested_at: IsoTime
     status: RequestStatus = "open"
     trip_id: str = ""  # the trip currently serving the request
     declined_by: list[str] = []  # drivers excluded from this request (declined, cancelled, refused)
@@ -116,16 +133,16 @@ class Trip(StateModel):
     request_id: str
     driver_id: str
     status: TripStatus
-    proposed_at: str
-    hold_until: str = ""
-    pickup_eta_at: str = ""
-    est_dropoff_at: str = ""
+    proposed_at: IsoTime
+    hold_until: MaybeTime = ""
+    pickup_eta_at: MaybeTime = ""
+    est_dropoff_at: MaybeTime = ""
     score: float = 0.0
     quoted_fare_cents: int = 0
     decline_reason: str = ""
-    confirmed_at: str = ""
-    started_at: str = ""
-    completed_at: str = ""
+    confirmed_at: MaybeTime = ""
+    started_at: MaybeTime = ""
+    completed_at: MaybeTime = ""
     fare: Fare | None = None
     cancelled_by: str = ""
     cancel_reason: str = ""
@@ -142,6 +159,47 @@ class DispatchState(StateModel):
     requests: dict[str, Request] = {}
     trips: dict[str, Trip] = {}
     next_trip_number: int = 1
+
+    @model_validator(mode="after")
+    def _links_resolve(self, info: ValidationInfo) -> DispatchState:
+        """Requests name their rider, trips their request and driver, and a driver or request in a
+        trip's hands names that trip (a proposal also needs its hold time): the clock sweep and
+        every view follow these links without looking."""
+        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
+            return self
+        problems = [
+            *_misfiled(self.riders, "rider_id"),
+            *_misfiled(self.drivers, "driver_id"),
+            *_misfiled(self.requests, "request_id"),
+            *_misfiled(self.trips, "trip_id"),
+        ]
+        for req in self.requests.values():
+            problems += _dangling(req.request_id, "rider", [req.rider_id], self.riders)
+            busy = req.status in ("proposed", "matched", "in_progress")
+            problems += _dangling(
+                req.request_id, "trip", [req.trip_id] if busy or req.trip_id else [], self.trips
+            )
+        for driver in self.drivers.values():
+            busy = driver.status in ("held", "en_route", "on_trip")
+            trips = [driver.active_trip_id] if busy or driver.active_trip_id else []
+            problems += _dangling(driver.driver_id, "trip", trips, self.trips)
+        for trip in self.trips.values():
+            problems += _dangling(trip.trip_id, "request", [trip.request_id], self.requests)
+            problems += _dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
+            if trip.status == "proposed" and not trip.hold_until:
+                problems.append(f"{trip.trip_id} is proposed with no hold time")
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
+        return self
+
+
+def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
+
+
+def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id (tools look records up by either)."""
+    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 @dataclass
