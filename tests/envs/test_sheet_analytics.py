@@ -543,6 +543,34 @@ def test_statistics_values(s: Session) -> None:
     assert overall["table"][0]["group"] == "all" and overall["table"][0]["sum"] == "11"
 
 
+def test_date_part_groups_keep_a_left_joins_unmatched_rows_apart(s: Session) -> None:
+    _, q1, _ = cleaned(s)
+    ok(s, "profile_dataset", dataset_id="DS-003")
+    dedupe = recipe(s, [("dedupe", "*", "")])
+    products = ok(s, "clean_dataset", dataset_id="DS-003", recipe_id=dedupe, output_path="c/products.csv")
+    one_per_product = recipe(s, [("map_values", "product_code", "HW-1=HW-9"), ("dedupe", "product_code", "")])
+    sales = ok(s, "clean_dataset", dataset_id=q1, recipe_id=one_per_product, output_path="c/sales.csv")
+    joined = ok(
+        s,
+        "join_datasets",
+        left_id=products["dataset_id"],
+        right_id=sales["dataset_id"],
+        key="product_code",
+        output_path="c/j.csv",
+        how="left",
+    )
+    assert joined["summary"]["unmatched"] == 1  # HW-1 sold nothing: its order_date is empty
+    table = ok(
+        s,
+        "compute_statistics",
+        dataset_id=joined["dataset_id"],
+        column="unit_cost",
+        group_by="order_date:quarter",
+        output_path="reports/by_quarter.csv",
+    )["table"]
+    assert [(row["order_date_quarter"], row["count"]) for row in table] == [("", "1"), ("2025-Q1", "1")]
+
+
 def test_statistics_errors(s: Session) -> None:
     _, q1, _ = cleaned(s)
     err(s, "compute_statistics", "invalid_argument", dataset_id=q1, column="region", output_path="r.csv")

@@ -1249,7 +1249,7 @@ def _parse_number(value: str, kind: str) -> str | None:
 
 
 def _date_part(value: str, part: str) -> str:
-    if not part:
+    if not part or not value:  # an empty optional date (a left join's unmatched row) groups as empty
         return value
     if part == "year":
         return value[:4]
