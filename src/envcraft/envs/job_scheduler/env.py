@@ -183,6 +183,9 @@ def _workflow_problems(wf: Workflow, state: SchedulerState) -> list[str]:
         )
         if not isinstance(policies.get(jd.retry_policy), Mapping):
             problems.append(f"{owner} has unknown retry policy {jd.retry_policy!r}")
+        memory = wf.params.get("memory_gb")
+        if jd.min_memory_gb and (memory is None or memory.kind != "int"):
+            problems.append(f"{owner} needs memory but {wf.workflow_id} has no int parameter memory_gb")
     for name, spec in wf.params.items():
         if spec.default and (problem := _param_problem(spec, spec.default)):
             problems.append(f"{wf.workflow_id}: default {name}={spec.default!r}: {problem}")
@@ -197,7 +200,9 @@ def _run_problems(run: Run, state: SchedulerState) -> list[str]:
     if set(run.jobs) != set(wf.jobs):
         problems.append(f"{run.run_id} tracks jobs {sorted(run.jobs)}, not those of {wf.workflow_id}")
     for name, value in run.params.items():
-        if value and name in wf.params and (problem := _param_problem(wf.params[name], value)):
+        if name not in wf.params:
+            problems.append(f"{run.run_id} sets {name}, not a parameter of {wf.workflow_id}")
+        elif value and (problem := _param_problem(wf.params[name], value)):
             problems.append(f"{run.run_id}: {name}={value!r}: {problem}")
     for jr in run.jobs.values():
         problems += _dangling(
