@@ -204,10 +204,16 @@ def _run_problems(run: Run, state: SchedulerState) -> list[str]:
             problems.append(f"{run.run_id} sets {name}, not a parameter of {wf.workflow_id}")
         elif value and (problem := _param_problem(wf.params[name], value)):
             problems.append(f"{run.run_id}: {name}={value!r}: {problem}")
+    codes = REFERENCE.json("error_codes.json")  # the runbook line of a failed attempt comes from here
     for jr in run.jobs.values():
         problems += _dangling(
             f"{run.run_id}.{jr.job}", "worker", [a.worker for a in jr.attempts], state.workers
         )
+        problems += [
+            f"{run.run_id}.{jr.job} attempt {a.number} failed with unknown code {a.error_code!r}"
+            for a in jr.attempts
+            if (a.outcome == "failed" or a.error_code) and a.error_code not in codes
+        ]
         if jr.status == "retry_wait" and not jr.next_retry_at:
             problems.append(f"{run.run_id}.{jr.job} waits for a retry with no time set")
     return problems

@@ -477,7 +477,7 @@ def _deadline(data: Repository, order: Order, category: str) -> datetime | None:
 
 
 def _refund_amount(data: Repository, order: Order, request: ReturnRequest) -> int:
-    line = next(ln for ln in order.lines if ln.sku == request.sku)
+    line = next(ln for ln in order.lines if ln.sku == request.sku)  # the State model ensures it is there
     gross = line.unit_price_cents * request.quantity
     if request.condition != "opened" or request.reason in SELLER_FAULT:
         return gross
