@@ -162,9 +162,9 @@ class DispatchState(StateModel):
 
     @model_validator(mode="after")
     def _links_resolve(self, info: ValidationInfo) -> DispatchState:
-        """Requests name their rider, trips their request and driver, and a driver or request in a
-        trip's hands names that trip (a proposal also needs its hold time): the clock sweep and
-        every view follow these links without looking."""
+        """Requests name their rider, trips their request and driver, a driver or request in a
+        trip's hands names that trip and a live trip is the one its request and driver name (a
+        proposal also needs its hold time): the clock sweep and every view follow these links."""
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
@@ -188,6 +188,12 @@ class DispatchState(StateModel):
             problems += _dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
             if trip.status == "proposed" and not trip.hold_until:
                 problems.append(f"{trip.trip_id} is proposed with no hold time")
+            holders = {  # what the trip's request and driver say their trip is (checked above when absent)
+                getattr(self.requests.get(trip.request_id), "trip_id", trip.trip_id),
+                getattr(self.drivers.get(trip.driver_id), "active_trip_id", trip.trip_id),
+            }
+            if trip.status in ("proposed", "dispatched", "in_progress") and holders != {trip.trip_id}:
+                problems.append(f"{trip.trip_id} is {trip.status} but not its request's and driver's trip")
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
