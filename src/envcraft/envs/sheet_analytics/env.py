@@ -978,7 +978,16 @@ class SheetAnalytics(ClawEnvironment):
         return list(self._schema(ds.schema_name)["key"]) if ds.schema_name else []
 
     def _load(self, ds: Dataset) -> Table:
-        return _parse_csv(self.workspace.read_text(ds.path))
+        """The dataset's rows; a sheet's header must be its recorded columns (their types come from them)."""
+        columns, rows = _parse_csv(self.workspace.read_text(ds.path))
+        if (ds.kind == "raw" or ds.kind in TABULAR) and columns != ds.columns:
+            self.fail(
+                "conflict",
+                f"{ds.path} has columns {columns}, but {ds.dataset_id} records {ds.columns}; "
+                "register the file again (or re-run the stage that wrote it)",
+                dataset_id=ds.dataset_id,
+            )
+        return columns, rows
 
     def _status(self, ds: Dataset, seen: frozenset[str] = frozenset()) -> Status:
         """fresh, modified (file differs from the recorded version), missing, or stale (an input moved on)."""
