@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -81,7 +81,7 @@ class SalesOrder(StateModel):
     warehouse_id: str
     status: OrderStatus
     ship_by: str
-    lines: dict[str, int]
+    lines: dict[str, Annotated[int, Field(gt=0)]]  # SKU -> units ordered
 
 
 class JournalLine(StateModel):
@@ -190,6 +190,12 @@ class LedgerState(StateModel):
                     problems.append(
                         f"{journal.journal_id} receives {line.sku_id} on no line of {line.reference!r}"
                     )
+        for order in self.orders.values():
+            held = self.warehouses.get(order.warehouse_id)
+            if order.status == "reserved" and held is not None and not set(order.lines) <= set(held.stock):
+                problems.append(
+                    f"{order.order_id} is reserved on SKUs {order.warehouse_id} holds no stock of"
+                )
         for owner, warehouse_id, sku_ids in holders:
             problems += _dangling(owner, "warehouse", [warehouse_id], self.warehouses)
             problems += _dangling(owner, "SKU", sku_ids, self.skus)
