@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ValidationInfo, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
 from envcraft.core import Environment, Initial, Repository, StateModel, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
@@ -53,7 +53,7 @@ class Vehicle(StateModel):
     plate: str
     model: str
     vehicle_class: VehicleClass
-    capacity: int
+    capacity: int = Field(gt=0)
     features: list[Feature] = []
 
 
@@ -72,7 +72,7 @@ class Driver(StateModel):
     zone: ZoneId
     vehicle: Vehicle
     rating: float
-    rating_count: int
+    rating_count: int = Field(ge=0)  # ratings are averaged in: rating * count / (count + 1)
     shift_end: IsoTime
     permits: list[str] = []
     prefs: DriverPrefs
@@ -89,7 +89,7 @@ class Rider(StateModel):
     name: str
     phone: str
     rating: float
-    rating_count: int
+    rating_count: int = Field(ge=0)
     min_driver_rating: float = 0.0
     blocked_drivers: list[str] = []
 
@@ -102,7 +102,7 @@ class Request(StateModel):
     party_size: int
     needs: list[Feature] = []
     vehicle_class: VehicleClass
-    max_wait_minutes: int
+    max_wait_minutes: int = Field(gt=0)  # the pickup score divides by it
     max_fare_cents: int = 0  # 0: no cap
     requested_at: IsoTime
     status: RequestStatus = "open"
