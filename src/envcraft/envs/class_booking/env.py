@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -40,9 +41,14 @@ def _class_type(code: str) -> str:
     return code
 
 
+@cache
+def _room_ids() -> frozenset[str]:
+    return frozenset(r["room_id"] for s in REFERENCE.json("studios.json")["studios"] for r in s["rooms"])
+
+
 def _room(room_id: str) -> str:
     """Capacity, equipment and the studio's opening hours come with the room."""
-    if all(r["room_id"] != room_id for s in REFERENCE.json("studios.json")["studios"] for r in s["rooms"]):
+    if room_id not in _room_ids():
         raise ValueError(f"{room_id!r} is not a room of data/studios.json")
     return room_id
 
