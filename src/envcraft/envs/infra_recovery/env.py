@@ -41,9 +41,10 @@ def _in_catalog(key: str, name: str) -> Any:
     """A validator: the value must name an entry of ``services.json[key]`` (drain and warm-up
     periods, peak memory and host memory live there, and every tool needs them)."""
 
+    entries = CATALOG.json("services.json")[key]  # read once: reference data never changes
+    known = [e["service_id"] for e in entries] if key == "services" else list(entries)
+
     def check(value: str) -> str:
-        entries = CATALOG.json("services.json")[key]
-        known = [e["service_id"] for e in entries] if key == "services" else list(entries)
         if value not in known:
             raise ValueError(f"unknown {name} {value!r}; data/services.json has {', '.join(known)}")
         return value
