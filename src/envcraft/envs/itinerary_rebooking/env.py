@@ -16,6 +16,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -39,17 +40,34 @@ _STAMP = re.compile(r"\d{8}")
 
 
 # -- state ------------------------------------------------------------------------------------
-def _operated_flight(flight_id: str) -> str:
-    """``<flight_no>-<YYYYMMDD>``: a timetable row on a real day (times and route come from both)."""
+@cache
+def _catalog_ids(kind: Literal["flights", "hotels"]) -> frozenset[str]:
+    """Flight numbers of the timetable, or hotel ids of the catalog (reference data never changes)."""
+    return frozenset(_timetable(REFERENCE) if kind == "flights" else _hotel_catalog(REFERENCE))
+
+
+@lru_cache(maxsize=4096)  # a state holds hundreds of flights, from a few dozen timetable rows and days
+def _flight_problem(flight_id: str) -> str:
+    """Why ``flight_id`` is not ``<flight_no>-<YYYYMMDD>``, a timetable row on a real day ('' if it is)."""
     number, _, stamp = flight_id.rpartition("-")
-    if number not in _timetable(REFERENCE) or not _STAMP.fullmatch(stamp):
-        raise ValueError(f"{flight_id!r} is not <timetable flight_no>-<YYYYMMDD>")
-    date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
+    if number not in _catalog_ids("flights") or not _STAMP.fullmatch(stamp):
+        return f"{flight_id!r} is not <timetable flight_no>-<YYYYMMDD>"
+    try:
+        date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
+    except ValueError:
+        return f"{flight_id!r} is not on a real day"
+    return ""
+
+
+def _operated_flight(flight_id: str) -> str:
+    """Times and route come from the timetable row and the day: both must exist."""
+    if problem := _flight_problem(flight_id):
+        raise ValueError(problem)
     return flight_id
 
 
 def _catalog_hotel(hotel_id: str) -> str:
-    if hotel_id not in _hotel_catalog(REFERENCE):
+    if hotel_id not in _catalog_ids("hotels"):
         raise ValueError(f"{hotel_id!r} is not a hotel of data/hotels.json")
     return hotel_id
 
