@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -23,9 +24,14 @@ SELLER_FAULT: frozenset[str] = frozenset({"damaged", "wrong_item"})
 REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 
+@cache
+def _catalog_skus() -> frozenset[str]:
+    return frozenset(_catalog(REFERENCE))
+
+
 def _catalog_sku(sku: str) -> str:
     """Prices, categories and return windows of a line live in the catalog: it must be there."""
-    if sku not in _catalog(REFERENCE):
+    if sku not in _catalog_skus():
         raise ValueError(f"{sku!r} is not a product of data/catalog.json")
     return sku
 
