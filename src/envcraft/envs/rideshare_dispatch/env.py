@@ -38,11 +38,15 @@ MaybeTime = IsoTime | Literal[""]  # "" until it happens
 REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 
+@cache
+def _zone_ids() -> tuple[str, ...]:
+    return tuple(z["id"] for z in REFERENCE.json("zones.json")["zones"])
+
+
 def _known_zone(zone_id: str) -> str:
     """Routes, surge and airport surcharges are looked up by zone: it must be in data/zones.json."""
-    known = [z["id"] for z in REFERENCE.json("zones.json")["zones"]]
-    if zone_id not in known:
-        raise ValueError(f"unknown zone {zone_id!r}; zones: {', '.join(known)}")
+    if zone_id not in _zone_ids():
+        raise ValueError(f"unknown zone {zone_id!r}; zones: {', '.join(_zone_ids())}")
     return zone_id
 
 
