@@ -283,3 +283,46 @@ def test_a_tool_that_stores_nan_in_a_float_field_fails_and_changes_nothing(tmp_p
     assert result["error"]["category"] == "internal_error"
     assert session.state_hash() == before
     assert session.call("set_reading", {"value": 2.5}) == {"reading": 2.5}
+
+
+def test_a_tool_that_breaks_the_state_models_invariants_fails_and_changes_nothing(tmp_path):
+    from pydantic import model_validator
+
+    from envcraft import Environment, Session, StateModel, tool
+    from envcraft.core.package import EnvPackage, Manifest
+
+    class Stock(StateModel):
+        on_hand: int = 5
+        reserved: int = 0
+
+        @model_validator(mode="after")
+        def _reserved_within_stock(self) -> Stock:
+            if self.reserved > self.on_hand:
+                raise ValueError("reserved exceeds on hand")
+            return self
+
+    class Shelf(Environment):
+        """A shelf whose buggy tool forgets to check stock."""
+
+        State = Stock
+
+        @tool
+        def reserve(self, qty: int) -> dict:
+            """Reserve units without checking stock (a bug the runtime must contain).
+
+            Args:
+                qty: Units to reserve.
+            """
+            self.state.__dict__["reserved"] += qty  # bypasses validate_assignment, as nested edits do
+            return {"reserved": self.state.reserved}
+
+    package = EnvPackage(
+        root=tmp_path, manifest=Manifest(id="shelf", title="Shelf", kind="tool"), env_class=Shelf
+    )
+    session = Session.create(package, tmp_path / "s")
+    assert session.call("reserve", {"qty": 2}) == {"reserved": 2}
+    committed = session.state_hash()
+    result = session.call("reserve", {"qty": 10})
+    assert result["error"]["category"] == "internal_error"
+    assert session.state_hash() == committed
+    assert session.call("reserve", {"qty": 3}) == {"reserved": 5}

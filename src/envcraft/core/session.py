@@ -171,10 +171,14 @@ class Session:
             return self._call_locked(committed.text, committed.hash, committed.index, tool, args)
         except BaseException:
             self._store.abort()
-            # The tool may have mutated the bound state before the commit failed: drop it.
-            self._rollback(committed.text)
-            self._loaded_hash = committed.hash
             log.exception("session infrastructure failure on %s", tool)
+            # The tool may have mutated the bound state before the commit failed: drop it.
+            try:
+                self._rollback(committed.text)
+                self._loaded_hash = committed.hash
+            except Exception:
+                log.exception("the committed state no longer loads; the next call retries")
+                self._loaded_hash = ""
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
 
     def _call_locked(
@@ -193,8 +197,13 @@ class Session:
                 dumped = canonical_json(env.state.model_dump(mode="json"))
                 dumped_hash = sha256_text(dumped)  # also refuses text UTF-8 cannot hold (lone surrogates)
                 json.dumps(result)
+                if dumped != text:
+                    # The new state must be one the State model accepts (its validators are the
+                    # environment's invariants): a tool that breaks them fails and is rolled back,
+                    # rather than committing a state no later call could load.
+                    type(env.state).model_validate_json(dumped)
             except (TypeError, ValueError, ValidationError):
-                log.exception("tool %s produced an unserializable state or result", tool)
+                log.exception("tool %s produced an unserializable or invalid state, or result", tool)
                 result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
             else:
                 if dumped != text:
