@@ -235,3 +235,13 @@ def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path):
     atomic_write_bytes(tmp_path / "out.json", b"{}")
     (tmp_path / "plain.json").write_bytes(b"{}")
     assert os.stat(tmp_path / "out.json").st_mode & 0o777 == os.stat(tmp_path / "plain.json").st_mode & 0o777
+
+
+def test_misfiled_names_records_filed_under_another_id():
+    from types import SimpleNamespace
+
+    from envcraft.core import misfiled
+
+    orders = {"ORD-1": SimpleNamespace(order_id="ORD-1"), "ORD-2": SimpleNamespace(order_id="ORD-9")}
+    assert misfiled(orders, "order_id") == ["ORD-2 holds 'ORD-9'"]
+    assert misfiled({}, "order_id") == []

@@ -1,7 +1,7 @@
 """What an environment is, and the one runtime every environment runs on."""
 
 from envcraft.core.clock import Clock
-from envcraft.core.environment import Environment, Initial, StateModel
+from envcraft.core.environment import Environment, Initial, StateModel, misfiled
 from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, builtin_ids, load_package
 from envcraft.core.repository import Repository
@@ -30,6 +30,7 @@ __all__ = [
     "error_result",
     "is_error",
     "load_package",
+    "misfiled",
     "state_hash",
     "tool",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -38,6 +38,20 @@ class StateModel(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+
+def misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
+    """Records filed under a key that is not their own id, as messages.
+
+    State collections are ``dict[str, Entity]`` keyed by the entity's id, and tools look
+    records up by either; a state model's validator calls this to refuse a state where the
+    two disagree (a hand-edited or distractor-made S0, say) before any tool trips on it.
+    """
+    return [
+        f"{key} holds {getattr(record, id_field)!r}"
+        for key, record in collection.items()
+        if getattr(record, id_field) != key
+    ]
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
@@ -137,12 +137,12 @@ class BookingState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.coaches, "coach_id"),
-            *_misfiled(self.members, "member_id"),
-            *_misfiled(self.sessions, "session_id"),
-            *_misfiled(self.bookings, "booking_id"),
-            *_misfiled(self.waitlist, "entry_id"),
-            *_misfiled(self.series, "series_id"),
+            *misfiled(self.coaches, "coach_id"),
+            *misfiled(self.members, "member_id"),
+            *misfiled(self.sessions, "session_id"),
+            *misfiled(self.bookings, "booking_id"),
+            *misfiled(self.waitlist, "entry_id"),
+            *misfiled(self.series, "series_id"),
         ]
         for s in self.sessions.values():
             problems += _dangling(s.session_id, "coach", [s.coach_id], self.coaches)
@@ -162,11 +162,6 @@ class BookingState(StateModel):
 
 def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
     return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 # -- the rules, shared by tools and generator ---------------------------------------------------------

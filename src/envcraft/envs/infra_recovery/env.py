@@ -14,14 +14,13 @@ import hashlib
 import json
 import random
 import re
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core import Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
@@ -111,14 +110,14 @@ class InfraState(StateModel):
         """Tools follow these links without looking: a dangling one would crash every call."""
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
-        misfiled = [
-            *_misfiled(self.hosts, "host_id"),
-            *_misfiled(self.services, "service_id"),
-            *_misfiled(self.incidents, "incident_id"),
-            *_misfiled(self.health_checks, "check_id"),
+        wrongly_filed = [
+            *misfiled(self.hosts, "host_id"),
+            *misfiled(self.services, "service_id"),
+            *misfiled(self.incidents, "incident_id"),
+            *misfiled(self.health_checks, "check_id"),
         ]
-        if misfiled:
-            raise ValueError("; ".join(misfiled[:5]))
+        if wrongly_filed:
+            raise ValueError("; ".join(wrongly_filed[:5]))
         for host in self.hosts.values():
             if host.service_id not in self.services:
                 raise ValueError(f"host {host.host_id} belongs to {host.service_id}, which is not a service")
@@ -132,15 +131,6 @@ class InfraState(StateModel):
             if service_id not in self.services:
                 raise ValueError(f"a record refers to {service_id}, which is not a service")
         return self
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [
-        f"{key} holds {getattr(r, id_field)!r}"
-        for key, r in collection.items()
-        if getattr(r, id_field) != key
-    ]
 
 
 # -- configuration files: a flat ``key: value`` YAML subset -------------------------------------

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import iso
 
 JournalStatus = Literal["draft", "posted", "rolled_back"]
@@ -166,14 +166,14 @@ class LedgerState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.warehouses, "warehouse_id"),
-            *_misfiled(self.skus, "sku_id"),
-            *_misfiled(self.purchase_orders, "po_id"),
-            *_misfiled(self.orders, "order_id"),
-            *_misfiled(self.journals, "journal_id"),
-            *_misfiled(self.movements, "movement_id"),
-            *_misfiled(self.cycle_counts, "count_id"),
-            *_misfiled(self.periods, "period"),
+            *misfiled(self.warehouses, "warehouse_id"),
+            *misfiled(self.skus, "sku_id"),
+            *misfiled(self.purchase_orders, "po_id"),
+            *misfiled(self.orders, "order_id"),
+            *misfiled(self.journals, "journal_id"),
+            *misfiled(self.movements, "movement_id"),
+            *misfiled(self.cycle_counts, "count_id"),
+            *misfiled(self.periods, "period"),
         ]
         holders: list[tuple[str, str, list[str]]] = [
             (w.warehouse_id, w.warehouse_id, list(w.stock)) for w in self.warehouses.values()
@@ -206,11 +206,6 @@ class LedgerState(StateModel):
 
 def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
     return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 # -- the environment ----------------------------------------------------------------------------

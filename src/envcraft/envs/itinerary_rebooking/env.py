@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoDate, IsoTime, iso, parse_time
 
 FareClass = Literal["flex", "standard", "saver"]
@@ -216,17 +216,17 @@ class ItineraryState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.travelers, "traveler_id"),
-            *_misfiled(self.itineraries, "itinerary_id"),
-            *_misfiled(self.legs, "leg_id"),
-            *_misfiled(self.flights, "flight_id"),
-            *_misfiled(self.stays, "stay_id"),
-            *_misfiled(self.transfers, "transfer_id"),
-            *_misfiled(self.hotels, "hotel_id"),
-            *_misfiled(self.events, "event_id"),
-            *_misfiled(self.notifications, "notification_id"),
-            *_misfiled(self.messages, "message_id"),
-            *_misfiled(self.claims, "claim_id"),
+            *misfiled(self.travelers, "traveler_id"),
+            *misfiled(self.itineraries, "itinerary_id"),
+            *misfiled(self.legs, "leg_id"),
+            *misfiled(self.flights, "flight_id"),
+            *misfiled(self.stays, "stay_id"),
+            *misfiled(self.transfers, "transfer_id"),
+            *misfiled(self.hotels, "hotel_id"),
+            *misfiled(self.events, "event_id"),
+            *misfiled(self.notifications, "notification_id"),
+            *misfiled(self.messages, "message_id"),
+            *misfiled(self.claims, "claim_id"),
         ]
         for it in self.itineraries.values():
             problems += _dangling(it.itinerary_id, "traveler", [it.traveler_id], self.travelers)
@@ -277,15 +277,6 @@ class ItineraryState(StateModel):
 
 def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
     return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [
-        f"{key} holds {getattr(r, id_field)!r}"
-        for key, r in collection.items()
-        if getattr(r, id_field) != key
-    ]
 
 
 # -- reference data views ---------------------------------------------------------------------

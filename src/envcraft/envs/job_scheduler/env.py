@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationInfo, model_validator
 
-from envcraft.core import Clock, Environment, Initial, Repository, StateModel, is_error, tool
+from envcraft.core import Clock, Environment, Initial, Repository, StateModel, is_error, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
@@ -152,11 +152,11 @@ class SchedulerState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.workflows, "workflow_id"),
-            *_misfiled(self.runs, "run_id"),
-            *_misfiled(self.pools, "pool_id"),
-            *_misfiled(self.workers, "worker_id"),
-            *_misfiled(self.datasets, "dataset_id"),
+            *misfiled(self.workflows, "workflow_id"),
+            *misfiled(self.runs, "run_id"),
+            *misfiled(self.pools, "pool_id"),
+            *misfiled(self.workers, "worker_id"),
+            *misfiled(self.datasets, "dataset_id"),
         ]
         for wf in self.workflows.values():
             problems += _workflow_problems(wf, self)
@@ -173,7 +173,7 @@ class SchedulerState(StateModel):
 
 def _workflow_problems(wf: Workflow, state: SchedulerState) -> list[str]:
     policies = REFERENCE.json("retry_policies.json")
-    problems = _misfiled(wf.jobs, "name")
+    problems = misfiled(wf.jobs, "name")
     for jd in wf.jobs.values():
         owner = f"{wf.workflow_id}.{jd.name}"
         problems += _dangling(owner, "job", jd.deps, wf.jobs)
@@ -196,7 +196,7 @@ def _run_problems(run: Run, state: SchedulerState) -> list[str]:
     wf = state.workflows.get(run.workflow_id)
     if wf is None:
         return [f"{run.run_id} refers to unknown workflow {run.workflow_id!r}"]
-    problems = _misfiled(run.jobs, "job")
+    problems = misfiled(run.jobs, "job")
     if set(run.jobs) != set(wf.jobs):
         problems.append(f"{run.run_id} tracks jobs {sorted(run.jobs)}, not those of {wf.workflow_id}")
     for name, value in run.params.items():
@@ -221,11 +221,6 @@ def _run_problems(run: Run, state: SchedulerState) -> list[str]:
 
 def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
     return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 class JobScheduler(Environment):

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, ToolFailure, tool
+from envcraft.core import Initial, Repository, StateModel, ToolFailure, misfiled, tool
 from envcraft.core.clock import IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
@@ -165,12 +165,12 @@ class MailState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.contacts, "contact_id"),
-            *_misfiled(self.cases, "case_id"),
-            *_misfiled(self.messages, "message_id"),
-            *_misfiled(self.threads, "thread_id"),
-            *_misfiled(self.pending, "reply_id"),
-            *_misfiled(self.todos, "todo_id"),
+            *misfiled(self.contacts, "contact_id"),
+            *misfiled(self.cases, "case_id"),
+            *misfiled(self.messages, "message_id"),
+            *misfiled(self.threads, "thread_id"),
+            *misfiled(self.pending, "reply_id"),
+            *misfiled(self.todos, "todo_id"),
         ]
         for message in self.messages.values():
             thread = self.threads.get(message.thread_id)
@@ -196,11 +196,6 @@ class MailState(StateModel):
 
 def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
     return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 # -- the environment ------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 
 OrderStatus = Literal["placed", "shipped", "delivered", "cancelled"]
@@ -102,14 +101,14 @@ class ReturnsDeskState(StateModel):
         return: the tools follow these links without looking."""
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
-        misfiled = [
-            *_misfiled(self.customers, "customer_id"),
-            *_misfiled(self.orders, "order_id"),
-            *_misfiled(self.returns, "return_id"),
-            *_misfiled(self.refunds, "refund_id"),
+        wrongly_filed = [
+            *misfiled(self.customers, "customer_id"),
+            *misfiled(self.orders, "order_id"),
+            *misfiled(self.returns, "return_id"),
+            *misfiled(self.refunds, "refund_id"),
         ]
-        if misfiled:
-            raise ValueError("; ".join(misfiled[:5]))
+        if wrongly_filed:
+            raise ValueError("; ".join(wrongly_filed[:5]))
         for order in self.orders.values():
             if order.customer_id not in self.customers:
                 raise ValueError(f"{order.order_id} belongs to unknown customer {order.customer_id}")
@@ -123,15 +122,6 @@ class ReturnsDeskState(StateModel):
             if refund.order_id not in self.orders or (refund.return_id or "") not in {"", *self.returns}:
                 raise ValueError(f"{refund.refund_id} refers to an unknown order or return")
         return self
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [
-        f"{key} holds {getattr(r, id_field)!r}"
-        for key, r in collection.items()
-        if getattr(r, id_field) != key
-    ]
 
 
 class ReturnsDesk(Environment):

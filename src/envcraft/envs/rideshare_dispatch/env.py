@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, tool
+from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
@@ -172,10 +172,10 @@ class DispatchState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.riders, "rider_id"),
-            *_misfiled(self.drivers, "driver_id"),
-            *_misfiled(self.requests, "request_id"),
-            *_misfiled(self.trips, "trip_id"),
+            *misfiled(self.riders, "rider_id"),
+            *misfiled(self.drivers, "driver_id"),
+            *misfiled(self.requests, "request_id"),
+            *misfiled(self.trips, "trip_id"),
         ]
         for req in self.requests.values():
             problems += _dangling(req.request_id, "rider", [req.rider_id], self.riders)
@@ -205,11 +205,6 @@ class DispatchState(StateModel):
 
 def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
     return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [f"{k} holds {getattr(r, id_field)!r}" for k, r in collection.items() if getattr(r, id_field) != k]
 
 
 @dataclass

@@ -17,7 +17,7 @@ import json
 import random
 import re
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
@@ -25,7 +25,17 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import EnvPackage, Initial, Repository, Session, StateModel, is_error, load_package, tool
+from envcraft.core import (
+    EnvPackage,
+    Initial,
+    Repository,
+    Session,
+    StateModel,
+    is_error,
+    load_package,
+    misfiled,
+    tool,
+)
 from envcraft.core.clock import iso
 from envcraft.sandbox import ClawEnvironment
 
@@ -148,9 +158,9 @@ class SheetState(StateModel):
         if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
             return self
         problems = [
-            *_misfiled(self.datasets, "dataset_id"),
-            *_misfiled(self.recipes, "recipe_id"),
-            *_misfiled(self.runs, "run_id"),
+            *misfiled(self.datasets, "dataset_id"),
+            *misfiled(self.recipes, "recipe_id"),
+            *misfiled(self.runs, "run_id"),
             *(p for ds in self.datasets.values() if (p := ds.stage_problem())),
         ]
         if problems:
@@ -159,15 +169,6 @@ class SheetState(StateModel):
 
 
 Table = tuple[list[str], list[dict[str, str]]]
-
-
-def _misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
-    """Records filed under a key that is not their own id (tools look records up by either)."""
-    return [
-        f"{key} holds {getattr(r, id_field)!r}"
-        for key, r in collection.items()
-        if getattr(r, id_field) != key
-    ]
 
 
 # -- the environment ------------------------------------------------------------------------------
