@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable
 
 from envcraft.core import builtin_ids
-from envcraft.tasks.execute import ExecutionError, Outcome, execute_reference, shifted_runs
+from envcraft.tasks.execute import execute_reference, shifted_runs
 from envcraft.tasks.io import read_tasks
 from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import ExecutionError, Outcome
 from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
 from envcraft.tasks.validate import validate
 from envcraft.tasks.verify import run_verifier

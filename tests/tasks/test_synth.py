@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from envcraft.tasks.execute import execute_reference, outcome_hash
+from envcraft.tasks.execute import execute_reference
 from envcraft.tasks.golden import GoldenCall
 from envcraft.tasks.graph import ToolGraph
 from envcraft.tasks.intents import Persona, find_leaks, missing_user_values
 from envcraft.tasks.io import read_tasks
+from envcraft.tasks.outcome import outcome_hash
 from envcraft.tasks.synth import ShardResult, SynthConfig, dedupe_key, load_library, merge, synthesize_shard
 from envcraft.tasks.validate import validate
 

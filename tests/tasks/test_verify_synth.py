@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from envcraft.tasks.execute import execute, noop_outcome
+from envcraft.tasks.execute import execute
 from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import noop_outcome
 from envcraft.tasks.verifier_synth import synthesize_verifier
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 

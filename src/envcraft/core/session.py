@@ -100,15 +100,23 @@ class Session:
         size: int = 1,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         fsync: bool = False,
+        workspace_dir: str | Path | None = None,
     ) -> Session:
-        """A durable session in ``directory``: every call is locked, logged and persisted."""
+        """A durable session in ``directory``: every call is locked, logged and persisted.
+
+        A Claw session's workspace is ``directory/workspace`` unless ``workspace_dir`` names
+        another (the shared workspace of a task's environments); ``session.json`` records it.
+        """
         package = env if isinstance(env, EnvPackage) else load_package(env)
         root = Path(directory)
         initial_text, initial_files = _initial(package, state, files, seed, size)
         root.mkdir(parents=True, exist_ok=True)
-        workspace = _make_workspace(package, root / WORKSPACE_DIR, initial_files)
+        workspace_root = Path(workspace_dir).resolve() if workspace_dir is not None else root / WORKSPACE_DIR
+        workspace = _make_workspace(package, workspace_root, initial_files)
         store = FileStore.initialize(root, initial_text, lock_timeout=lock_timeout, fsync=fsync)
-        meta = {"env": package.id, "package": str(package.root), "seed": seed}
+        meta: dict[str, Any] = {"env": package.id, "package": str(package.root), "seed": seed}
+        if workspace_dir is not None and workspace is not None:
+            meta["workspace"] = str(workspace_root)
         atomic_write_bytes(root / META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
         return cls(package, store, workspace=workspace, seed=seed, directory=root)
 
@@ -122,7 +130,8 @@ class Session:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         package_ref = meta["package"] if Path(meta["package"]).is_dir() else meta["env"]
         package = load_package(package_ref)
-        workspace = Workspace(root / WORKSPACE_DIR) if package.kind == "claw" else None
+        workspace_root = Path(meta["workspace"]) if "workspace" in meta else root / WORKSPACE_DIR
+        workspace = Workspace(workspace_root) if package.kind == "claw" else None
         store = FileStore(root, lock_timeout=lock_timeout)
         try:
             return cls(package, store, workspace=workspace, seed=int(meta.get("seed", 0)), directory=root)

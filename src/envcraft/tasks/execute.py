@@ -1,124 +1,35 @@
-"""Run a task's calls in fresh sessions from its S0 and record everything a verifier may read.
+"""Run a task's calls from its S0: golden runs, replays, agent trajectories, shifted replays.
 
-One :class:`Outcome` is the whole observable result of a run: each environment's initial and
-final state, the shared workspace before and after, a snapshot after every user turn and
-the action log. Golden runs, replays, agent trajectories and validation mutations are all
-Outcomes, so the verifier sees one shape whatever produced it.
-
-Packages are found by id among the built-in environments, or through
-``task.provenance["packages"]`` (``{env id: package directory}``) for environments that
-live elsewhere (test fixtures, freshly synthesized packages).
+Every run is an :class:`~envcraft.tasks.episode.Episode` played from a list of calls grouped
+by user turn, and its result an :class:`~envcraft.tasks.outcome.Outcome`. Packages are found
+by id among the built-in environments, or through ``task.provenance["packages"]`` (``{env id:
+package directory}``) for environments that live elsewhere (test fixtures, freshly
+synthesized packages).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
+from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
-from envcraft.core.session import Session
-from envcraft.core.state import MISSING, state_hash
-from envcraft.core.workspace import Workspace
+from envcraft.core.state import MISSING
+from envcraft.tasks.episode import Episode, resolve_packages
 from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 
 # A tool name no environment can declare (tool names are identifiers): calling it is a
 # failed call that changes nothing but still consumes an action index.
 PROBE_TOOL = "__envcraft_probe__"
 _DERIVED = re.compile(r"^derived:(\d+)\.(.+)$")
-# Runs are short-lived and touch many small files: a memory-backed scratch directory when
-# there is one (several times faster than a disk-backed /tmp), else the default.
-SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 # Failed calls put before every golden call to find what moves with the clock: a small and
 # a larger shift (an agent may well make several times the golden number of calls).
 SHIFTS = (1, 3)
 
 Call = Mapping[str, Any]
-
-
-class ExecutionError(ValueError):
-    """A task that cannot be run at all (unknown package, S0 that does not validate)."""
-
-
-@dataclass
-class Action:
-    """One call as it happened: which turn, which environment, what was asked, what came back."""
-
-    turn: int
-    env: str
-    tool: str
-    args: Any
-    result: dict[str, Any]
-    provenance: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "env": self.env,
-            "tool": self.tool,
-            "args": self.args,
-            "result": self.result,
-        }
-
-
-@dataclass
-class TurnSnapshot:
-    """Every environment's state and the workspace right after one user turn."""
-
-    final: dict[str, dict[str, Any]]
-    files: dict[str, str]
-
-
-@dataclass
-class Outcome:
-    """The observable result of one run of a task (see the module docstring)."""
-
-    initial: dict[str, dict[str, Any]]
-    final: dict[str, dict[str, Any]]
-    initial_files: dict[str, str]
-    files: dict[str, str]
-    turns: list[TurnSnapshot]
-    actions: list[Action]
-    packages: dict[str, str] = field(default_factory=dict)
-    # shifted_runs' answer for this run (computed once: synthesis and validation both ask)
-    _shifted: list[Outcome] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def turn_calls(self) -> list[list[dict[str, Any]]]:
-        """The actions regrouped as per-turn call lists (what :func:`execute` takes)."""
-        grouped: list[list[dict[str, Any]]] = [[] for _ in self.turns]
-        for action in self.actions:
-            grouped[action.turn].append(
-                {"env": action.env, "tool": action.tool, "args": action.args, "provenance": action.provenance}
-            )
-        return grouped
-
-
-def outcome_hash(outcome: Outcome) -> str:
-    """The identity of a run's end point: every final state plus the workspace."""
-    return state_hash({"states": outcome.final, "workspace": outcome.files})
-
-
-def resolve_packages(task: Task, packages: Mapping[str, EnvPackage] | None = None) -> dict[str, EnvPackage]:
-    """The package of each of the task's environments (explicit, recorded path, or built-in id)."""
-    recorded = task.provenance.get("packages", {}) if isinstance(task.provenance, dict) else {}
-    found: dict[str, EnvPackage] = {}
-    for env in task.envs:
-        if packages is not None and env in packages:
-            found[env] = packages[env]
-            continue
-        ref = recorded.get(env, env) if isinstance(recorded, dict) else env
-        try:
-            found[env] = load_package(ref)
-        except PackageError as exc:
-            raise ExecutionError(f"task {task.id}: {exc}") from None
-    return found
 
 
 def reference_turns(task: Task) -> list[list[dict[str, Any]]]:
@@ -167,121 +78,41 @@ def run_calls(
     probes: int = 0,
     rebind: Callable[[int, Any, dict[str, str], list[dict[str, Any]]], Any] | None = None,
 ) -> Outcome:
-    """Run calls in fresh in-memory sessions sharing one temporary workspace.
+    """Play calls in a fresh in-memory :class:`~envcraft.tasks.episode.Episode`, one turn at a time.
 
     ``probes`` failed calls go before every call (shifting the clock and the seeded
     rng without changing state); ``rebind(call index, args, provenance, results)`` may rewrite
     arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
     """
-    needs_workspace = any(p.kind == "claw" for p in packages.values())
-    workdir = Path(tempfile.mkdtemp(prefix="envcraft-run-", dir=SCRATCH)) if needs_workspace else None
-    try:
-        if workdir is not None:
-            _populate(workdir, files)
-        sessions = _open_sessions(packages, initial_state, workdir)
-        snapshot_files = (lambda: Workspace(workdir).snapshot()) if workdir else (lambda: dict(files))
-        initial = {env: s.state() for env, s in sessions.items()}
-        initial_files = snapshot_files()
-        actions: list[Action] = []
-        snapshots: list[TurnSnapshot] = []
-        index = 0
-        for turn, calls in enumerate(turns):
+    with Episode(packages, initial_state, files) as episode:
+        for calls in turns:
             for raw in calls:
-                env, tool, args, provenance = _parse_call(raw)
-                session = sessions.get(env)
                 if not isinstance(raw, Mapping):
                     result = error_result(
                         ErrorCategory.INVALID_ARGUMENT, "a call must be an object {env, tool, args}"
                     )
-                elif session is None:
-                    known = ", ".join(sorted(sessions))
-                    result = error_result(
-                        ErrorCategory.NOT_FOUND,
-                        f"unknown environment '{env}'; this task's environments: {known}",
-                        env=env,
-                    )
-                elif not isinstance(tool, str) or not tool:
-                    result = error_result(ErrorCategory.INVALID_ARGUMENT, "a call must name a tool")
-                else:
+                    episode.actions.append(Action(episode.turn, "", "None", None, result))
+                    continue
+                env, tool, args, provenance = _parse_call(raw)
+                session = episode.sessions.get(env)
+                if session is not None and isinstance(tool, str) and tool:
                     for _ in range(probes):
                         session.call(PROBE_TOOL, {})
                     if rebind is not None:
-                        args = rebind(index, args, provenance, [a.result for a in actions])
-                    result = session.call(tool, args)
-                actions.append(Action(turn, env, str(tool), args, result, provenance))
-                index += 1
-            snapshots.append(TurnSnapshot({e: s.state() for e, s in sessions.items()}, snapshot_files()))
-        final = {env: s.state() for env, s in sessions.items()}
-        return Outcome(
-            initial=initial,
-            final=final,
-            initial_files=initial_files,
-            files=snapshot_files(),
-            turns=snapshots,
-            actions=actions,
-            packages={env: str(p.root) for env, p in packages.items()},
-        )
-    finally:
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
+                        results = [a.result for a in episode.actions]
+                        args = rebind(len(episode.actions), args, provenance, results)
+                episode.call(env, tool, args, provenance=provenance)
+            episode.end_turn()
+        return episode.outcome()
 
 
-def _open_sessions(
-    packages: Mapping[str, EnvPackage],
-    initial_state: Mapping[str, Mapping[str, Any]],
-    workdir: Path | None,
-) -> dict[str, Session]:
-    sessions: dict[str, Session] = {}
-    for env, package in packages.items():
-        if env not in initial_state:
-            raise ExecutionError(f"no initial state for environment '{env}'")
-        try:
-            sessions[env] = Session.memory(
-                package,
-                state=dict(initial_state[env]),
-                files={},  # the shared workspace is already populated
-                workspace_dir=workdir if package.kind == "claw" else None,
-            )
-        except ValueError as exc:
-            first = str(exc).splitlines()[0]
-            raise ExecutionError(f"initial state of '{env}' does not validate: {first}") from None
-    return sessions
-
-
-def _populate(root: Path, files: Mapping[str, str]) -> None:
-    """Write S0's files into a fresh private directory (paths confined like any workspace path)."""
-    workspace = Workspace(root)
-    for rel, content in files.items():
-        try:
-            target = workspace.resolve(workspace.normalize(rel))
-        except ToolFailure as failure:
-            raise ExecutionError(f"workspace file {rel!r}: {failure.message}") from None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-
-
-def _parse_call(raw: Any) -> tuple[str, Any, Any, dict[str, str]]:
-    if not isinstance(raw, Mapping):
-        return "", None, None, {}
+def _parse_call(raw: Mapping[str, Any]) -> tuple[str, Any, Any, dict[str, str]]:
     provenance = raw.get("provenance")
     return (
         str(raw.get("env", "")),
         raw.get("tool"),
         raw.get("args", {}),
         dict(provenance) if isinstance(provenance, Mapping) else {},
-    )
-
-
-def noop_outcome(outcome: Outcome) -> Outcome:
-    """The run of an agent that did nothing: every snapshot is S0."""
-    return Outcome(
-        initial=outcome.initial,
-        final=outcome.initial,
-        initial_files=outcome.initial_files,
-        files=outcome.initial_files,
-        turns=[TurnSnapshot(outcome.initial, outcome.initial_files) for _ in outcome.turns],
-        actions=[],
-        packages=outcome.packages,
     )
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import EnvPackage
-from envcraft.tasks.execute import resolve_packages
+from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.io import write_tasks
 from envcraft.tasks.model import Task
 

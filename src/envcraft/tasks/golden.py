@@ -42,7 +42,7 @@ from envcraft.tasks.args import (
     schema_path,
 )
 from envcraft.tasks.choose import Experience, Hint, Retry, derived_values, find_value, propose, scalars
-from envcraft.tasks.execute import SCRATCH
+from envcraft.tasks.episode import SCRATCH
 from envcraft.tasks.graph import ToolGraph
 from envcraft.tasks.walk import Coverage, Step
 

@@ -22,7 +22,7 @@ from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.choose import Experience
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
-from envcraft.tasks.execute import ExecutionError, execute, outcome_hash
+from envcraft.tasks.execute import execute
 from envcraft.tasks.golden import GoldenRun, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.intents import (
@@ -34,6 +34,7 @@ from envcraft.tasks.intents import (
     split_turns,
 )
 from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
+from envcraft.tasks.outcome import ExecutionError, outcome_hash
 from envcraft.tasks.validate import validate
 from envcraft.tasks.verifier_synth import synthesize_verifier
 from envcraft.tasks.walk import Coverage, Step, sample_walk

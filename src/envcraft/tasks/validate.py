@@ -23,20 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.state import MISSING, diff, get_path
-from envcraft.tasks.execute import (
-    ExecutionError,
-    Outcome,
-    TurnSnapshot,
-    execute,
-    execute_reference,
-    noop_outcome,
-    outcome_hash,
-    reference_turns,
-    shifted_replay,
-    shifted_runs,
-)
+from envcraft.tasks.execute import execute, execute_reference, reference_turns, shifted_replay, shifted_runs
 from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import ExecutionError, Outcome, TurnSnapshot, noop_outcome, outcome_hash
 from envcraft.tasks.verifier_synth import file_format, record_path, runtime
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 

@@ -26,8 +26,9 @@ from functools import cache
 from typing import Any
 
 from envcraft.core.state import MISSING, diff, get_path
-from envcraft.tasks.execute import Outcome, shifted_replay, shifted_runs
+from envcraft.tasks.execute import shifted_replay, shifted_runs
 from envcraft.tasks.model import Verifier
+from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.verify import build_context
 
 # Helpers shared by the generated verifier and by this module (files are parsed the same

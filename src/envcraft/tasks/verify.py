@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.sandbox import run_isolated
-from envcraft.tasks.execute import ExecutionError, Outcome, execute
+from envcraft.tasks.execute import execute
 from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import ExecutionError, Outcome
 
 DEFAULT_TIMEOUT = 10.0
 PER_RUN_TIMEOUT = 2.0

@@ -1,0 +1,312 @@
+"""A task opened for play: one fresh set of sessions, calls recorded per user turn, scored.
+
+An :class:`Episode` is the one place that opens a task's environments for an agent: every
+environment of the task gets a fresh session from the task's S0, the task's Claw
+environments share one workspace holding the task's files, and every call is recorded with
+the user turn it was made in. The rollout loop, ``tasks play``, the trainer adapters and the
+tool servers drive an Episode one call at a time; golden runs, replays and scoring
+(:func:`envcraft.tasks.execute.run_calls`) drive one from a list of calls. So every door
+sees the same sessions, the same workspace, the same per-turn snapshots and the same
+:class:`~envcraft.tasks.execute.Outcome`, and a trajectory recorded through one scores the
+same through any other.
+
+Sessions are in memory (the fast path) unless a ``directory`` is given: then each
+environment's session is a durable session directory ``DIR/sessions/<env>/`` and the shared
+workspace is ``DIR/workspace/``, so ``envcraft call --session DIR/sessions/<env>`` can act on
+it from another process.
+
+**Tool names.** :meth:`Episode.tools` lists what an agent may call, as OpenAI function tools.
+A domain tool is exposed under its own name, unless two of the task's environments declare
+the same name: then each is exposed as ``<env>__<tool>``. The system tools of Claw
+environments (``shell``, ``read_file``, ...) act on the one shared workspace, so they are
+exposed once, bound to the task's first Claw environment (its ``shell`` reaches that
+environment's domain tools through ``envcraft-tool``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envcraft.core.errors import ErrorCategory, ToolFailure, error_result
+from envcraft.core.package import EnvPackage, PackageError, load_package
+from envcraft.core.session import Session
+from envcraft.core.workspace import Workspace
+from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import Action, ExecutionError, Outcome, TurnSnapshot
+
+# Episodes are short-lived and touch many small files: a memory-backed scratch directory when
+# there is one (several times faster than a disk-backed /tmp), else the default.
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+SESSIONS_DIR = "sessions"
+WORKSPACE_DIR = "workspace"
+COLLISION_SEPARATOR = "__"
+
+
+@dataclass(frozen=True)
+class ExposedTool:
+    """One tool as an agent sees it: the name it calls and the environment tool it reaches."""
+
+    name: str
+    env: str
+    tool: str
+    schema: dict[str, Any]
+    system: bool
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool form under the exposed name."""
+        function = dict(self.schema["function"])
+        function["name"] = self.name
+        return {"type": "function", "function": function}
+
+
+class Episode:
+    """One play of a task (see the module docstring). Use as a context manager or :meth:`close`."""
+
+    def __init__(
+        self,
+        packages: Mapping[str, EnvPackage],
+        initial_state: Mapping[str, Mapping[str, Any]],
+        files: Mapping[str, str],
+        *,
+        turns: Sequence[str] = (),
+        directory: str | Path | None = None,
+    ) -> None:
+        """Open fresh sessions for ``packages`` from ``initial_state`` and ``files``.
+
+        ``turns`` are the user messages, revealed one at a time by :meth:`end_turn`; an
+        episode driven from a call list may leave them empty and still end turns.
+        ``ExecutionError`` when a state is missing or does not validate, or a file path
+        leaves the workspace.
+        """
+        self.user_turns = list(turns)
+        self.turn = 0
+        self.actions: list[Action] = []
+        self.snapshots: list[TurnSnapshot] = []
+        self.packages = dict(packages)
+        self._owned: Path | None = None
+        self.directory = Path(directory) if directory is not None else None
+        claw = any(p.kind == "claw" for p in packages.values())
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            workdir: Path | None = self.directory / WORKSPACE_DIR if claw else None
+        elif claw:
+            self._owned = workdir = Path(tempfile.mkdtemp(prefix="envcraft-episode-", dir=SCRATCH))
+        else:
+            workdir = None
+        try:
+            if workdir is not None:
+                populate(workdir, files)
+            self.sessions = self._open_sessions(initial_state, workdir)
+        except BaseException:
+            self.close()
+            raise
+        self.workspace = Workspace(workdir) if workdir is not None else None
+        self._files_without_workspace = dict(files)
+        self.initial = {env: s.state() for env, s in self.sessions.items()}
+        self.initial_files = self.files()
+        self._exposed = _expose(self.packages)
+
+    @classmethod
+    def open(
+        cls,
+        task: Task,
+        *,
+        packages: Mapping[str, EnvPackage] | None = None,
+        directory: str | Path | None = None,
+    ) -> Episode:
+        """Open ``task`` from its S0 and workspace files, its first user turn current."""
+        found = resolve_packages(task, packages)
+        return cls(
+            found,
+            task.initial_state,
+            task.workspace,
+            turns=[t.user for t in task.turns],
+            directory=directory,
+        )
+
+    def _open_sessions(
+        self, initial_state: Mapping[str, Mapping[str, Any]], workdir: Path | None
+    ) -> dict[str, Session]:
+        sessions: dict[str, Session] = {}
+        for env, package in self.packages.items():
+            if env not in initial_state:
+                raise ExecutionError(f"no initial state for environment '{env}'")
+            shared = workdir if package.kind == "claw" else None
+            state = dict(initial_state[env])
+            try:
+                if self.directory is None:
+                    # files={}: the shared workspace is already populated
+                    sessions[env] = Session.memory(package, state=state, files={}, workspace_dir=shared)
+                else:
+                    root = self.directory / SESSIONS_DIR / env
+                    sessions[env] = Session.create(
+                        package, root, state=state, files={}, workspace_dir=shared
+                    )
+            except ValueError as exc:
+                first = str(exc).splitlines()[0]
+                raise ExecutionError(f"initial state of '{env}' does not validate: {first}") from None
+        return sessions
+
+    # -- the agent's side ---------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """True once every user turn has been ended."""
+        return self.turn >= len(self.user_turns)
+
+    @property
+    def user_message(self) -> str | None:
+        """The current user turn's text (None past the last turn, or for a call-list episode)."""
+        return self.user_turns[self.turn] if self.turn < len(self.user_turns) else None
+
+    def tools(self) -> list[ExposedTool]:
+        """What an agent may call in this episode (see the module docstring for the names)."""
+        return list(self._exposed.values())
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        return [t.openai_schema() for t in self._exposed.values()]
+
+    def call_exposed(self, name: str, args: Any) -> dict[str, Any]:
+        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call."""
+        exposed = self._exposed.get(name) if isinstance(name, str) else None
+        if exposed is None:
+            known = ", ".join(sorted(self._exposed))
+            result = error_result(
+                ErrorCategory.NOT_FOUND, f"unknown tool '{name}'; the tools here are: {known}", tool=name
+            )
+            first = next(iter(self.sessions))
+            self.actions.append(Action(self.turn, first, str(name), args, result))
+            return result
+        return self.call(exposed.env, exposed.tool, args)
+
+    def call(
+        self, env: str, tool: str, args: Any = None, *, provenance: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """One call in the current turn; the result or a structured error, never an exception."""
+        session = self.sessions.get(env)
+        if session is None:
+            known = ", ".join(sorted(self.sessions))
+            result = error_result(
+                ErrorCategory.NOT_FOUND,
+                f"unknown environment '{env}'; this task's environments: {known}",
+                env=env,
+            )
+        elif not isinstance(tool, str) or not tool:
+            result = error_result(ErrorCategory.INVALID_ARGUMENT, "a call must name a tool")
+        else:
+            result = session.call(tool, args if args is not None else {})
+        self.actions.append(Action(self.turn, str(env), str(tool), args, result, dict(provenance or {})))
+        return result
+
+    def end_turn(self) -> str | None:
+        """Close the current user turn (snapshot every state and the workspace) and reveal the next.
+
+        Returns the next user message, or None when there is none.
+        """
+        self.snapshots.append(self._snapshot())
+        self.turn += 1
+        return self.user_message
+
+    # -- what a verifier reads ------------------------------------------------------------
+    def files(self) -> dict[str, str]:
+        """The shared workspace now (a task without Claw environments keeps its S0 files)."""
+        if self.workspace is None:
+            return dict(self._files_without_workspace)
+        return self.workspace.snapshot()
+
+    def outcome(self) -> Outcome:
+        """The run so far; turns not ended yet (or never reached) keep the current state."""
+        snapshots = list(self.snapshots)
+        total = max(len(self.user_turns), len(snapshots))
+        if len(snapshots) < total:
+            now = self._snapshot()
+            snapshots.extend(now for _ in range(total - len(snapshots)))
+        final = {env: s.state() for env, s in self.sessions.items()}
+        return Outcome(
+            initial=self.initial,
+            final=final,
+            initial_files=self.initial_files,
+            files=self.files(),
+            turns=snapshots,
+            actions=list(self.actions),
+            packages={env: str(p.root) for env, p in self.packages.items()},
+        )
+
+    def trajectory(self, task_id: str) -> dict[str, Any]:
+        """The calls made, grouped by user turn, in the format ``envcraft tasks score`` reads."""
+        turns: list[list[dict[str, Any]]] = [[] for _ in range(max(len(self.user_turns), self.turn))]
+        for action in self.actions:
+            while action.turn >= len(turns):
+                turns.append([])
+            turns[action.turn].append({"env": action.env, "tool": action.tool, "args": action.args})
+        return {"task_id": task_id, "turns": turns}
+
+    def _snapshot(self) -> TurnSnapshot:
+        return TurnSnapshot({env: s.state() for env, s in self.sessions.items()}, self.files())
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the sessions and the temporary workspace (a durable directory is kept)."""
+        for session in getattr(self, "sessions", {}).values():
+            session.close()
+        if self._owned is not None:
+            shutil.rmtree(self._owned, ignore_errors=True)
+            self._owned = None
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def resolve_packages(task: Task, packages: Mapping[str, EnvPackage] | None = None) -> dict[str, EnvPackage]:
+    """The package of each of the task's environments (explicit, recorded path, or built-in id)."""
+    recorded = task.provenance.get("packages", {}) if isinstance(task.provenance, dict) else {}
+    found: dict[str, EnvPackage] = {}
+    for env in task.envs:
+        if packages is not None and env in packages:
+            found[env] = packages[env]
+            continue
+        ref = recorded.get(env, env) if isinstance(recorded, dict) else env
+        try:
+            found[env] = load_package(ref)
+        except PackageError as exc:
+            raise ExecutionError(f"task {task.id}: {exc}") from None
+    return found
+
+
+def populate(root: Path, files: Mapping[str, str]) -> None:
+    """Write S0's files into a fresh directory (paths confined like any workspace path)."""
+    root.mkdir(parents=True, exist_ok=True)
+    workspace = Workspace(root)
+    for rel, content in files.items():
+        try:
+            target = workspace.resolve(workspace.normalize(rel))
+        except ToolFailure as failure:
+            raise ExecutionError(f"workspace file {rel!r}: {failure.message}") from None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+
+
+def _expose(packages: Mapping[str, EnvPackage]) -> dict[str, ExposedTool]:
+    """The agent-facing tool table: system tools once, domain tools prefixed only on a clash."""
+    owners: dict[str, list[str]] = {}
+    for env, package in packages.items():
+        for name, spec in package.env_class.tools.items():
+            if spec.annotations.exclusive:
+                owners.setdefault(name, []).append(env)
+    exposed: dict[str, ExposedTool] = {}
+    for env, package in packages.items():
+        for name, spec in package.env_class.tools.items():
+            system = not spec.annotations.exclusive
+            if system and name in exposed:
+                continue  # the shared workspace's tool, already bound to the first Claw env
+            shown = name if system or len(owners[name]) == 1 else f"{env}{COLLISION_SEPARATOR}{name}"
+            exposed[shown] = ExposedTool(shown, env, name, spec.openai_schema(), system)
+    return exposed
