@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from envcraft.core.package import ARCHETYPES
-from envcraft.synth.retrieval import VOCABULARY_WEIGHT
 from envcraft.synth import (
     ARCHETYPE_KEYWORDS,
     Scenario,
@@ -25,6 +24,7 @@ from envcraft.synth import (
     scenarios,
     score_archetypes,
 )
+from envcraft.synth.retrieval import VOCABULARY_WEIGHT
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
