@@ -62,6 +62,8 @@ class Manifest(BaseModel):
     base_time: datetime = DEFAULT_BASE_TIME
     tick_seconds: int = Field(default=60, ge=1)
     entry: str = ""  # class name in env.py; empty = the single Environment subclass
+    # third-party distributions the code imports (PEP 508 lines); installed from wheels only
+    requirements: list[str] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod

@@ -30,7 +30,7 @@ def resolve_package_dir(ref: str | Path) -> Path:
     raise PackageError(f"no environment '{ref}' (not a built-in id nor a directory)")
 
 
-def lint_package(ref: str | Path) -> LintReport:
+def lint_package(ref: str | Path, *, load: bool = True) -> LintReport:
     """Check a package against the runtime contract (paper Table 15) and the package layout.
 
     Every module at the package root (``env.py``, ``rules.py``, ``generate.py``, ...) is
@@ -38,7 +38,8 @@ def lint_package(ref: str | Path) -> LintReport:
     imported afresh for the tool checks, unless the static checks found code that touches
     files, processes or the network, or a module that does not parse (module-level code
     runs on import). The linter is not a sandbox: run it in a confined process for
-    untrusted (synthesized) packages.
+    untrusted (synthesized) packages. ``load=False`` runs the static checks only, which
+    never execute the package's code (safe on untrusted code anywhere).
     """
     root = resolve_package_dir(ref)
     manifest, findings = check_manifest(root)
@@ -51,7 +52,7 @@ def lint_package(ref: str | Path) -> LintReport:
     env = analyses.get("env.py")
     findings += code + check_env_class(env) + check_modules(analyses)
     imported = manifest is not None and env is not None and all(a.parsed for a in analyses.values())
-    imported = imported and not any(f.rule in UNSAFE_TO_IMPORT for f in code)
+    imported = load and imported and not any(f.rule in UNSAFE_TO_IMPORT for f in code)
     if imported and manifest is not None and env is not None:
         findings += check_loaded(root, manifest, analyses)
     findings += check_skills(root)

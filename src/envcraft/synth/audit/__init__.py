@@ -1,0 +1,1 @@
+"""Audits of a synthesized environment package, in order: see :data:`findings.STAGES`."""
