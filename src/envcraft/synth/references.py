@@ -179,8 +179,13 @@ class _Module:
         if cls is not None:
             for node in cls.body:
                 if isinstance(node, ast.FunctionDef):
-                    units.append(("env.py: tool and helper implementations", f"{cls.name}.{node.name}",
-                                  _indent(self.segment(node), "")))  # fmt: skip
+                    units.append(
+                        (
+                            "env.py: tool and helper implementations",
+                            f"{cls.name}.{node.name}",
+                            _indent(self.segment(node), ""),
+                        )
+                    )
         rules = _Module(root / "rules.py")
         before = [n for n in self.tree.body if cls is not None and n.lineno < cls.lineno]
         after = [n for n in self.tree.body if cls is not None and n.lineno > cls.end_lineno]  # type: ignore[operator]

@@ -45,7 +45,10 @@ class Finding(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)  # e.g. the shortest failing call sequence
 
     def key(self) -> tuple[str, str, str, str, str]:
-        """Identity for de-duplication: numbers in the message (ids, amounts) do not count."""
+        """Identity for de-duplication: one problem per line of code when the line is known,
+        else per message with its numbers (ids, amounts) blanked."""
+        if self.line:
+            return (self.stage, self.code, self.file, self.tool, str(self.line))
         return (self.stage, self.code, self.file, self.tool, _NUMBERS.sub("#", self.message))
 
     @property

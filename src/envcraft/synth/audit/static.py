@@ -32,27 +32,88 @@ from envcraft.synth.audit.findings import Finding, StageResult, stage_result
 
 STDLIB_ALLOWED = frozenset(
     {
-        "__future__", "abc", "base64", "bisect", "calendar", "collections", "collections.abc", "contextlib",
-        "copy", "csv", "dataclasses", "datetime", "decimal", "difflib", "email", "email.message",
-        "email.parser", "email.policy", "email.utils", "enum", "fnmatch", "fractions",
-        "functools", "hashlib", "heapq", "html", "io", "ipaddress", "itertools", "json", "math",
-        "numbers", "operator", "pathlib", "random", "re", "statistics", "string", "textwrap", "types",
-        "typing", "unicodedata", "urllib.parse", "uuid", "zoneinfo",
+        "__future__",
+        "abc",
+        "base64",
+        "bisect",
+        "calendar",
+        "collections",
+        "collections.abc",
+        "contextlib",
+        "copy",
+        "csv",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "difflib",
+        "email",
+        "email.message",
+        "email.parser",
+        "email.policy",
+        "email.utils",
+        "enum",
+        "fnmatch",
+        "fractions",
+        "functools",
+        "hashlib",
+        "heapq",
+        "html",
+        "io",
+        "ipaddress",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "pathlib",
+        "random",
+        "re",
+        "statistics",
+        "string",
+        "textwrap",
+        "types",
+        "typing",
+        "unicodedata",
+        "urllib.parse",
+        "uuid",
+        "zoneinfo",
     }
-)  # fmt: skip
+)
 THIRD_PARTY_ALLOWED = frozenset({"pydantic", "typing_extensions", "annotated_types"})
 ENVCRAFT_ALLOWED = frozenset(
-    {"envcraft", "envcraft.core", "envcraft.core.clock", "envcraft.core.errors", "envcraft.core.repository",
-     "envcraft.sandbox"}
-)  # fmt: skip
+    {
+        "envcraft",
+        "envcraft.core",
+        "envcraft.core.clock",
+        "envcraft.core.errors",
+        "envcraft.core.repository",
+        "envcraft.sandbox",
+    }
+)
 PROVIDED = frozenset({"envcraft", "pydantic", "pydantic-core", "typing-extensions", "annotated-types"})
 INTROSPECTION = frozenset(
     {
-        "__globals__", "__subclasses__", "__builtins__", "__code__", "__closure__", "__bases__", "__mro__",
-        "__import__", "__loader__", "__spec__", "__dict__", "f_globals", "f_locals", "f_back", "f_builtins",
-        "gi_frame", "cr_frame", "tb_frame", "tb_next",
+        "__globals__",
+        "__subclasses__",
+        "__builtins__",
+        "__code__",
+        "__closure__",
+        "__bases__",
+        "__mro__",
+        "__import__",
+        "__loader__",
+        "__spec__",
+        "__dict__",
+        "f_globals",
+        "f_locals",
+        "f_back",
+        "f_builtins",
+        "gi_frame",
+        "cr_frame",
+        "tb_frame",
+        "tb_next",
     }
-)  # fmt: skip
+)
 _REQUIREMENT = re.compile(
     r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?:\[[A-Za-z0-9._,-]+\])?"
     r"(?P<spec>\s*(?:==|>=|<=|~=|!=|<|>)\s*[0-9][0-9A-Za-z.*+!-]*"
@@ -128,8 +189,11 @@ def audit_static(root: Path) -> StageResult:
             elif verdict:
                 findings.append(_finding("import", verdict, file, ref.line))
         findings += _runtime_reach(ast.parse(source), file)
-    facts = {"modules": modules, "requirements": [r.line for r in requirements],
-             "third_party_imports": sorted(third_party)}  # fmt: skip
+    facts = {
+        "modules": modules,
+        "requirements": [r.line for r in requirements],
+        "third_party_imports": sorted(third_party),
+    }
     return stage_result("static", findings, time.monotonic() - start, facts)
 
 
@@ -199,9 +263,13 @@ def _chain_root(node: ast.expr) -> str | None:
 
 def _from_lint(item: LintFinding) -> Finding:
     return Finding(
-        stage="static", code=f"lint:{item.rule}", message=item.message, severity=item.severity,
-        file=item.file, line=item.line,
-    )  # fmt: skip
+        stage="static",
+        code=f"lint:{item.rule}",
+        message=item.message,
+        severity=item.severity,
+        file=item.file,
+        line=item.line,
+    )
 
 
 def _finding(code: str, message: str, file: str, line: int = 0) -> Finding:
