@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -37,6 +38,7 @@ from envcraft.sandbox.bwrap import (
     select_mode,
     system_mount_args,
 )
+from envcraft.sandbox.isolated import WORKER_LIMITS
 from envcraft.sandbox.launch import Sandbox, start
 from envcraft.sandbox.limits import MIB, Limits
 from envcraft.sandbox.process import kill_group
@@ -46,8 +48,10 @@ CANDIDATE = "/candidate"
 WHEELS = "/wheels"
 PYTHON_ROOT = "/opt/python"
 SOURCE_ROOT = "/opt/envcraft"
+# CPU time is bounded by the run's wall-clock timeout: the verifier worker the data engine
+# starts inside sets its own (day-long) CPU cap, which a lower hard limit here would refuse.
 AUDIT_LIMITS = Limits(
-    cpu_seconds=900,
+    cpu_seconds=WORKER_LIMITS.cpu_seconds,
     memory_bytes=4096 * MIB,
     file_size_bytes=256 * MIB,
     processes=64,
@@ -72,7 +76,7 @@ class ConfinedRun:
 
 def run_confined(
     package: Path,
-    stages: list[str],
+    stages: Sequence[str],
     *,
     options: dict[str, Any] | None = None,
     requirements: list[str] | None = None,
@@ -92,7 +96,7 @@ def run_confined(
     job = {
         "nonce": nonce,
         "package": CANDIDATE if confined else str(package.resolve()),
-        "stages": stages,
+        "stages": list(stages),
         "options": options or {},
         "requirements": requirements or [],
         "third_party": third_party or [],

@@ -75,11 +75,14 @@ class StageResult(BaseModel):
 class AuditReport(BaseModel):
     """Every stage that ran, in order; the last one is the first that failed (if any)."""
 
+    planned: list[Stage] = Field(default_factory=lambda: list(STAGES))
     stages: list[StageResult] = Field(default_factory=list)
+    wall_seconds: float = 0.0  # the whole audit, sandbox start-up included
 
     @property
     def passed(self) -> bool:
-        return len(self.stages) == len(STAGES) and all(s.ok for s in self.stages)
+        ran = [s.stage for s in self.stages]
+        return ran == list(self.planned) and all(s.ok for s in self.stages)
 
     @property
     def progress(self) -> int:
