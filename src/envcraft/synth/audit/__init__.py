@@ -86,9 +86,7 @@ def _audit(root: Path, config: AuditConfig, report: AuditReport) -> AuditReport:
     requirements, _ = read_requirements(root)
     third_party: list[str] = static.facts.get("third_party_imports", [])
     wheels: Path | None = None
-    sandbox_stages = [
-        s for s in ("dependencies", "load", "s0", "skills", "explore", "yield") if s in config.stages
-    ]
+    sandbox_stages: list[Stage] = [s for s in SANDBOX_STAGES if s in config.stages]
     if requirements:
         wheels, problem, seconds = download_wheels([r.line for r in requirements], config)
         if problem:
