@@ -18,6 +18,7 @@ vocabulary, so its figures flatter it). Ties fall back to the fixed order of ``A
 from __future__ import annotations
 
 import ast
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -207,6 +208,7 @@ def _index(library: Path) -> tuple[Any, Any, tuple[ArchetypeDoc, ...]]:
         import bm25s
     except ImportError:
         raise RetrievalUnavailable("archetype retrieval needs bm25s: pip install 'envcraft[synth]'") from None
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import
     docs = archetype_docs(library)
     documents, vocabulary = bm25s.BM25(), bm25s.BM25()
     documents.index([tokens(doc.text) for doc in docs], show_progress=False)
