@@ -105,6 +105,7 @@ def _explain(specs: list[ScenarioSpec], json_out: bool) -> None:
                 f"  {row['rank']}. {row['archetype']:<24} {row['reference']:<20} {row['score']:7.2f}"
                 f"  (documents {row['documents']:.2f}, vocabulary {row['vocabulary']:.2f})",
                 highlight=False,
+                soft_wrap=True,
             )
         tokens = result["prompt_tokens"]
         refs = ", ".join(f"{r['env']} ({r['tokens']} tokens)" for r in result["references"])
@@ -112,4 +113,5 @@ def _explain(specs: list[ScenarioSpec], json_out: bool) -> None:
             f"prompt: {tokens['total']} tokens ({tokens['tokenizer']}): system {tokens['system']}, "
             f"user {tokens['user']} with references {refs}",
             highlight=False,
+            soft_wrap=True,
         )
