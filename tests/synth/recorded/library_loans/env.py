@@ -54,7 +54,9 @@ class LibraryState(StateModel):
             if loan.book_id not in self.books or loan.member_id not in self.members:
                 problems.append(f"loan {loan.loan_id} names an unknown book or member")
         for book in self.books.values():
-            active = sum(1 for loan in self.loans.values() if loan.book_id == book.book_id and loan.status == "active")
+            active = sum(
+                1 for loan in self.loans.values() if loan.book_id == book.book_id and loan.status == "active"
+            )
             if active > book.copies:
                 problems.append(f"{book.book_id} has {active} active loans for {book.copies} copies")
         if problems:
@@ -127,8 +129,13 @@ class LibraryLoans(Environment):
         today = self.now().date()
         loan_id = f"L-{self.state.next_loan}"
         self.state.next_loan += 1
-        loan = Loan(loan_id=loan_id, book_id=book_id, member_id=member_id, borrowed_on=today.isoformat(),
-                    due_on=rules.due_date(today).isoformat())
+        loan = Loan(
+            loan_id=loan_id,
+            book_id=book_id,
+            member_id=member_id,
+            borrowed_on=today.isoformat(),
+            due_on=rules.due_date(today).isoformat(),
+        )
         self.state.loans[loan_id] = loan
         return loan.model_dump()
 
@@ -146,9 +153,13 @@ class LibraryLoans(Environment):
         if loan.status != "active":
             self.fail("invalid_transition", f"{loan_id} is {loan.status}", current_state=loan.status)
         if loan.renewals >= rules.MAX_RENEWALS:
-            self.fail("conflict", f"{loan_id} was already renewed {loan.renewals} times", renewals=loan.renewals)
+            self.fail(
+                "conflict", f"{loan_id} was already renewed {loan.renewals} times", renewals=loan.renewals
+            )
         if date.fromisoformat(loan.due_on) < self.now().date():
-            self.fail("conflict", f"{loan_id} is overdue since {loan.due_on}; return it instead", due_on=loan.due_on)
+            self.fail(
+                "conflict", f"{loan_id} is overdue since {loan.due_on}; return it instead", due_on=loan.due_on
+            )
         loan.due_on = rules.renewed_due(date.fromisoformat(loan.due_on)).isoformat()
         loan.renewals += 1
         return loan.model_dump()
@@ -188,7 +199,9 @@ class LibraryLoans(Environment):
         if amount_cents <= 0:
             self.fail("invalid_argument", "amount_cents must be positive", field="amount_cents")
         if amount_cents > member.fines_cents:
-            self.fail("invalid_argument", f"{member_id} owes only {member.fines_cents} cents", field="amount_cents")
+            self.fail(
+                "invalid_argument", f"{member_id} owes only {member.fines_cents} cents", field="amount_cents"
+            )
         member.fines_cents -= amount_cents
         return {"member_id": member_id, "paid_cents": amount_cents, "fines_cents": member.fines_cents}
 
@@ -219,7 +232,9 @@ class LibraryLoans(Environment):
         ]
 
     def _free(self, book_id: str) -> int:
-        out = sum(1 for loan in self.state.loans.values() if loan.book_id == book_id and loan.status == "active")
+        out = sum(
+            1 for loan in self.state.loans.values() if loan.book_id == book_id and loan.status == "active"
+        )
         return self.state.books[book_id].copies - out
 
     @classmethod
@@ -228,5 +243,7 @@ class LibraryLoans(Environment):
         repo = data if data is not None else Repository(None)
         catalog = repo.json("catalog.json")
         today = (cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME).date()
-        state = initial_state(seed, size, {"books": list(catalog["books"]), "names": list(catalog["names"])}, today)
+        state = initial_state(
+            seed, size, {"books": list(catalog["books"]), "names": list(catalog["names"])}, today
+        )
         return Initial(state=LibraryState.model_validate(state))

@@ -13,7 +13,12 @@ def initial_state(seed: int, size: int, catalog: dict[str, Any], today: date) ->
     """``3 * size`` members (one suspended, one with fines) and loans borrowed up to 20 days ago."""
     rng = random.Random(seed)
     books = {
-        b["book_id"]: {"book_id": b["book_id"], "title": b["title"], "author": b["author"], "copies": b["copies"]}
+        b["book_id"]: {
+            "book_id": b["book_id"],
+            "title": b["title"],
+            "author": b["author"],
+            "copies": b["copies"],
+        }
         for b in catalog["books"]
     }
     names = list(catalog["names"])
@@ -23,8 +28,12 @@ def initial_state(seed: int, size: int, catalog: dict[str, Any], today: date) ->
         member_id = f"M-{number}"
         status = "suspended" if number == 3 else "active"
         fines = rng.choice((0, 0, 150, 700)) if number != 1 else 0
-        members[member_id] = {"member_id": member_id, "name": names[(number - 1) % len(names)],
-                              "status": status, "fines_cents": fines}
+        members[member_id] = {
+            "member_id": member_id,
+            "name": names[(number - 1) % len(names)],
+            "status": status,
+            "fines_cents": fines,
+        }
     loans: dict[str, Any] = {}
     out: dict[str, int] = {}
     for member_id in sorted(members):
@@ -35,7 +44,14 @@ def initial_state(seed: int, size: int, catalog: dict[str, Any], today: date) ->
             out[book_id] = out.get(book_id, 0) + 1
             borrowed = today - timedelta(days=rng.randint(1, 20))
             loan_id = f"L-{len(loans) + 1}"
-            loans[loan_id] = {"loan_id": loan_id, "book_id": book_id, "member_id": member_id,
-                              "borrowed_on": borrowed.isoformat(), "due_on": due_date(borrowed).isoformat(),
-                              "renewals": 0, "status": "active", "returned_on": None}
+            loans[loan_id] = {
+                "loan_id": loan_id,
+                "book_id": book_id,
+                "member_id": member_id,
+                "borrowed_on": borrowed.isoformat(),
+                "due_on": due_date(borrowed).isoformat(),
+                "renewals": 0,
+                "status": "active",
+                "returned_on": None,
+            }
     return {"books": books, "members": members, "loans": loans, "next_loan": len(loans) + 1}
