@@ -172,7 +172,11 @@ def stage_load(context: Context) -> StageResult:
         for f in full.findings
         if (f.rule, f.file, f.line, f.message) not in static
     ]
-    if not full.imported or any(f.severity == "error" for f in findings):
+    if not full.imported:
+        unsafe = sorted({f.rule for f in full.errors})
+        message = f"the package was not imported: its static checks fail ({', '.join(unsafe)})"
+        findings.append(Finding(stage="load", code="not-imported", message=message))
+    if any(f.severity == "error" for f in findings):
         return stage_result("load", findings, time.monotonic() - started)
     try:
         package = load_package(context.root)
