@@ -209,7 +209,7 @@ def test_a_slow_tool_is_caught(tmp_path: Path) -> None:
         "env.py",
         "        member = self._member(member_id)\n        loans = ",
         "        member = self._member(member_id)\n"
-        "        sum(i * i for i in range(30_000_000))\n"
+        "        sum(i * i for i in range(5_000_000))\n"
         "        loans = ",
     )
     config = AuditConfig(seeds=(0,), sizes=(1,), explore={"sequences": 1, "steps": 6, "call_seconds": 0.2})

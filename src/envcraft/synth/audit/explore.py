@@ -87,6 +87,7 @@ class Exploration:
     traces: list[Trace] = field(default_factory=list)
     calls: int = 0
     truncated: bool = False
+    slow: bool = False  # a call ran past the bound: exploration stopped there
     successes: Counter[str] = field(default_factory=Counter)
     errors: dict[str, Counter[str]] = field(default_factory=dict)  # tool -> "category: message"
     reached: list[tuple[dict[str, Any], dict[str, str], int]] = field(
@@ -123,7 +124,7 @@ def explore(
                 s0 = initial.state.model_dump(mode="json")
                 files = {**package.workspace_template, **initial.files}
                 for number in range(config.sequences):
-                    if time.monotonic() > deadline:
+                    if time.monotonic() > deadline or result.slow:
                         result.truncated = True
                         break
                     rng = random.Random(f"explore:{config.rng_seed}:{seed}:{size}:{number}")
@@ -133,12 +134,15 @@ def explore(
                     found = _sequence(package, tools, s0, files, trace, rng, config, result, recorder)
                     result.traces.append(trace)
                     for finding, prefix in found:
-                        if shrunk < MAX_SHRINKS:
+                        if shrunk < MAX_SHRINKS and finding.code == "internal_error":
                             shrunk += 1
                             prefix = shrink(package, s0, files, trace.session_seed, prefix, recorder)
                         finding.detail["calls"] = prefix
                         result.findings.append(finding)
-        _directed(package, tools, config, result, recorder, deadline)
+                    if result.slow:
+                        break
+        if not result.slow:
+            _directed(package, tools, config, result, recorder, deadline)
     return result
 
 
@@ -199,6 +203,8 @@ def _sequence(
             if elapsed > config.call_seconds:
                 message = f"{name} took {elapsed:.1f}s (bound {config.call_seconds:g}s)"
                 found.append((Finding(stage="explore", code="slow_call", message=message, tool=name), prefix))
+                result.slow = True  # the stage fails anyway: more slow calls would only cost time
+                break
             if is_error(outcome):
                 error = outcome["error"]
                 if error.get("category") == ErrorCategory.INTERNAL_ERROR:

@@ -319,7 +319,7 @@ def stage_explore(context: Context) -> StageResult:
     findings = list(result.findings)
     findings += coverage_findings(result, domain_tools(package), "explore", "warning")
     traces = [t.to_json() for t in result.traces]
-    divergences = _replay_elsewhere(context, traces)
+    divergences = [] if result.slow else _replay_elsewhere(context, traces)
     if divergences is None:
         findings.append(Finding(stage="explore", code="replay", message="the replay process gave no answer"))
     else:
