@@ -234,3 +234,23 @@ def test_the_cli_runs_the_engine_over_http(spec_file: Path, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["accepted"] == 1
     assert (out / "envs" / "library_loans" / "envcraft.toml").is_file()
+
+
+def test_workers_take_several_candidates_at_once(tmp_path: Path) -> None:
+    specs = []
+    for env_id in ("library_loans", "library_annex"):
+        path = tmp_path / f"{env_id}.toml"
+        path.write_text(SPEC_TOML.replace('id = "library_loans"', f'id = "{env_id}"'), encoding="utf-8")
+        specs.append(str(path))
+
+    def for_the_asked_id(request: Any) -> str:
+        env_id = "library_annex" if "`library_annex`" in request.messages[1]["content"] else "library_loans"
+        files = good_files()
+        files["envcraft.toml"] = files["envcraft.toml"].replace('"library_loans"', f'"{env_id}"')
+        return answer(files)
+
+    out = tmp_path / "out"
+    with ChatServer(ReplayProvider([for_the_asked_id, for_the_asked_id]), api_key=KEY) as server:
+        summary = run_job(load_specs(specs), out, over_http(server, out), EngineOptions(workers=2))
+    assert summary["accepted"] == 2
+    assert sorted(p.name for p in (out / "envs").iterdir()) == ["library_annex", "library_loans"]
