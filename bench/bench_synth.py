@@ -51,7 +51,8 @@ def prompt_sizes() -> None:
     print(f"  min {min(prompts)}  median {statistics.median(prompts):.0f}  max {max(prompts)}")
     print(
         f"  the same two references' whole env.py files alone: median {statistics.median(whole):.0f} "
-        f"(max {max(whole)}); prompt / whole files = {statistics.median(prompts) / statistics.median(whole):.2f}"
+        f"(max {max(whole)}); prompt / whole files = "
+        f"{statistics.median(prompts) / statistics.median(whole):.2f}"
     )
 
 
@@ -74,8 +75,8 @@ def audit_times(repeat: int) -> None:
                 per_stage[stage.stage].append(stage.seconds)
         outcome = "passed" if report.passed else f"failed {report.failed_stage}"
         print(
-            f"  {name:<26} {statistics.median(walls):6.2f}s median (min {min(walls):.2f}, max {max(walls):.2f})"
-            f"  {outcome}"
+            f"  {name:<26} {statistics.median(walls):6.2f}s median "
+            f"(min {min(walls):.2f}, max {max(walls):.2f})  {outcome}"
         )
     print(
         "  seconds per stage (median over the runs that reached it): "
