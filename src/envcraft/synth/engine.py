@@ -36,6 +36,7 @@ from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, ChatResponse, LLMError, Message
 from envcraft.synth.audit import AuditConfig, AuditReport, audit_package
 from envcraft.synth.audit.findings import Finding, StageResult, stage_result
+from envcraft.synth.audit.static import AST_LOCK
 from envcraft.synth.filemap import FileMapError, missing_required, parse_file_map, write_files
 from envcraft.synth.prompt import first_messages, repair_messages, summarize_findings
 from envcraft.synth.references import DEFAULT_BUDGET, render_reference
@@ -163,7 +164,8 @@ class SynthEngine:
     # -- one candidate ----------------------------------------------------------------------
     def _candidate(self, spec: ScenarioSpec) -> Candidate:
         directory = self.out / "candidates" / spec.id
-        spec_hash = _hash(spec.model_dump_json() + json.dumps(self.options.to_json(), sort_keys=True))
+        what = {k: v for k, v in self.options.to_json().items() if k != "workers"}  # same work, any pace
+        spec_hash = _hash(spec.model_dump_json() + json.dumps(what, sort_keys=True))
         path = directory / RECORD_FILE
         if path.is_file():
             try:
@@ -185,11 +187,13 @@ class SynthEngine:
     async def _synthesize(self, candidate: Candidate) -> None:
         record = candidate.record
         record.attempts, record.status, record.reasons, record.stopped = [], "pending", [], ""
-        ranking = rank_archetypes(candidate.spec.text())
+        with AST_LOCK:  # retrieval and references parse sources; other candidates' audits may too
+            ranking = rank_archetypes(candidate.spec.text())
+            chosen = ranking[: self.options.references]
+            references = self._references(chosen)
         record.retrieval = [s.to_json() for s in ranking]
-        chosen = ranking[: self.options.references]
         record.references = [s.reference for s in chosen]
-        messages = first_messages(candidate.spec, self._references(chosen))
+        messages = first_messages(candidate.spec, references)
         files: dict[str, str] = {}
         for number in range(1, self.options.attempts + 1):
             kind: Literal["first", "repair"] = "first" if number == 1 else "repair"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import threading
 import time
 import tomllib
 from dataclasses import dataclass
@@ -166,8 +167,19 @@ def read_requirements(root: Path) -> tuple[list[Requirement], list[Finding]]:
     return found, findings
 
 
+# CPython 3.11's AST validator keeps its recursion depth in per-interpreter state, so two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch". The
+# engine audits candidates in threads (--workers): every parse in the host process takes this lock.
+AST_LOCK = threading.Lock()
+
+
 def audit_static(root: Path) -> StageResult:
     """Run the static stage over the package at ``root`` (never executes its code)."""
+    with AST_LOCK:
+        return _audit_static(root)
+
+
+def _audit_static(root: Path) -> StageResult:
     start = time.monotonic()
     report = lint_package(root, load=False)
     findings = [_from_lint(f) for f in report.findings]
