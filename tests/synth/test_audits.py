@@ -347,3 +347,14 @@ def test_candidate_code_sees_nothing_of_the_host(tmp_path: Path, monkeypatch: py
     assert found["net"] in ("ConnectionRefusedError", "OSError", "TimeoutError")
     assert found["write"] in ("OSError", "PermissionError")
     assert not (root / "planted").exists() and run.sandbox == "bubblewrap"
+
+
+def test_a_hand_written_builtin_environment_passes_the_audits() -> None:
+    """A plausible right environment: the built-in returns desk (its skill has no worked example,
+    so the skills stage is left out) passes every other stage, tool coverage included."""
+    from envcraft.core.package import BUILTIN_ROOT
+
+    stages = ("static", "dependencies", "load", "s0", "explore", "yield")
+    report = audit_package(BUILTIN_ROOT / "returns_desk", AuditConfig(stages=stages))  # type: ignore[arg-type]
+    assert report.passed, [f.message for f in report.errors()]
+    assert report.stage("yield").facts["tasks"] >= 3  # type: ignore[union-attr]

@@ -38,6 +38,12 @@ def synth_command(
     yield_tasks: Annotated[
         int, typer.Option("--yield-tasks", min=1, help="Validated tasks the data engine must get.")
     ] = 3,
+    allow_uncovered: Annotated[
+        bool,
+        typer.Option(
+            "--allow-uncovered-tools", help="A tool no audit call made succeed is a warning, not a failure."
+        ),
+    ] = False,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="Answer token limit.")] = None,
     explain_only: Annotated[
@@ -62,7 +68,7 @@ def synth_command(
         die(str(exc))
     except LLMError as exc:
         die(exc.message)
-    audit = replace(AuditConfig(), yield_tasks=yield_tasks)
+    audit = replace(AuditConfig(), yield_tasks=yield_tasks, require_coverage=not allow_uncovered)
     options = EngineOptions(
         attempts=attempts, workers=workers, temperature=temperature, max_tokens=max_tokens, audit=audit
     )

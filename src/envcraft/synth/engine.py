@@ -73,6 +73,7 @@ class EngineOptions:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "yield_tasks": self.audit.yield_tasks,
+            "require_coverage": self.audit.require_coverage,
         }
 
 

@@ -53,6 +53,7 @@ class AuditConfig:
     sizes: tuple[int, ...] = (1, 2, 3)
     explore: dict[str, Any] = field(default_factory=dict)  # ExploreConfig fields
     yield_tasks: int = 3
+    require_coverage: bool = True  # a tool that never succeeded fails the yield stage (else a warning)
     timeout: float = 600.0
     wheel_cache: Path | None = None  # where downloaded wheels are kept between runs
     pip_index_args: tuple[str, ...] = ()  # e.g. ("--no-index", "--find-links", DIR) in tests
@@ -64,6 +65,7 @@ class AuditConfig:
             "sizes": list(self.sizes),
             "explore": self.explore,
             "yield_tasks": self.yield_tasks,
+            "require_coverage": self.require_coverage,
         }
 
 

@@ -37,7 +37,7 @@ from envcraft.synth.audit.explore import (
     nondeterminism_findings,
     replay_traces,
 )
-from envcraft.synth.audit.findings import Finding, Stage, StageResult, stage_result
+from envcraft.synth.audit.findings import Finding, Severity, Stage, StageResult, stage_result
 from envcraft.synth.audit.skillcheck import check_mentions, run_example
 from envcraft.synth.audit.trace import locate
 
@@ -383,7 +383,8 @@ def stage_yield(context: Context) -> StageResult:
         env, _, tool = key.partition(".")
         if env == package.id:
             exploration.successes[tool] += count
-    findings += coverage_findings(exploration, domain_tools(package), "yield", "error")
+    severity: Severity = "error" if context.options.get("require_coverage", True) else "warning"
+    findings += coverage_findings(exploration, domain_tools(package), "yield", severity)
     facts = {
         "tasks": len(shard.tasks),
         "attempts": shard.attempts,
