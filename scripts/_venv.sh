@@ -9,7 +9,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.envcraft-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    .venv/bin/python -m pip install --quiet -e '.[dev,mcp]'
     .venv/bin/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' 'mpmath>=1.3'
     touch "$stamp"
 fi
