@@ -181,3 +181,39 @@ def test_http_server_isolates_connections_and_scores_as_tasks_score(
         server.wait(timeout=30)
     assert results["legacy"] == tasks_score(task_dir, results["legacy_traj"], tmp_path) == 1.0
     assert results["modern"] == tasks_score(task_dir, results["modern_traj"], tmp_path) < 1.0
+
+
+def test_an_environment_is_served_from_its_seeded_s0_with_nothing_to_score() -> None:
+    from envcraft.core.package import load_package
+    from envcraft.integrations.mcp import ControlServer
+
+    table = EpisodeTable(Source("claude-code", package=load_package("notes_desk"), seed=3))
+    model, control = ModelServer(table), ControlServer(table, default_key="local")
+
+    async def main() -> None:
+        async with Client(model) as client, Client(control) as trainer:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"Bash", "Read", "Write", "Edit", "add_action_item"} <= names
+            read = await client.call_tool("Read", {"file_path": "/workspace/action_items.csv", "limit": 1})
+            assert read.content[0].text.startswith("     1\titem_id,")
+            scored = await trainer.call_tool("score", {})
+            assert json.loads(scored.content[0].text)["error"]["category"] == "invalid_argument"
+            unknown = await trainer.call_tool("score", {"episode": "ep-nope"})
+            assert unknown.is_error
+
+    anyio.run(main)
+    table.close_all()
+
+
+def test_bad_command_lines_are_one_line_errors(task_dir: Path, tasks: dict[str, Task]) -> None:
+    cases = [
+        (["--task", str(task_dir), "no-such-task"], "no task 'no-such-task'"),
+        (["--task", str(task_dir)], "--task takes TASKS ID"),
+        (["no_such_env"], "no_such_env"),
+        (["notes_desk", "--transport", "carrier-pigeon"], "unknown transport"),
+        (["notes_desk", "--profile", "hermes"], "unknown tool profile"),
+    ]
+    for args, fragment in cases:
+        out = subprocess.run([ENVCRAFT, "serve-mcp", *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2, (args, out.stderr)
+        assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
