@@ -57,6 +57,7 @@ _RULES = (
     Rule("tool-schema", "error", "each tool's parameter schema builds, flat and JSON-serializable"),
     Rule("skill-missing", "warning", "the package ships at least one skill"),
     Rule("skill-frontmatter", "error", "SKILL.md front matter follows agentskills.io"),
+    Rule("skill-spec", "error", "skills-ref (the Agent Skills reference validator) accepts the skill"),
     Rule("skill-body", "warning", "SKILL.md bodies stay under 500 lines"),
     Rule("data-parse", "error", "data/ files parse (json, jsonl, csv)"),
 )
