@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import envs, export, importers, run, scenarios, serve, session, tasks
+from envcraft.cli import envs, export, importers, run, scenarios, serve, session, synth, tasks
 
 app = typer.Typer(
     name="envcraft",
@@ -24,6 +24,7 @@ app.add_typer(importers.app, name="import")
 app.command("call")(session.call)
 app.command("run")(run.run_command)
 app.command("export")(export.export_command)
+app.command("synth")(synth.synth_command)
 app.command("serve-mcp")(serve.serve_mcp)
 
 
