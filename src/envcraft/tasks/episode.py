@@ -172,16 +172,16 @@ class Episode:
         return [t.openai_schema() for t in self._exposed.values()]
 
     def call_exposed(self, name: str, args: Any) -> dict[str, Any]:
-        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call."""
+        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call.
+
+        An unknown name goes to the task's first environment, which refuses it as a failed
+        call (consuming an action index): exactly what re-playing the recorded call
+        ``{"env": first, "tool": name}`` does, so a live run and its re-scored trajectory
+        see the same clock.
+        """
         exposed = self._exposed.get(name) if isinstance(name, str) else None
         if exposed is None:
-            known = ", ".join(sorted(self._exposed))
-            result = error_result(
-                ErrorCategory.NOT_FOUND, f"unknown tool '{name}'; the tools here are: {known}", tool=name
-            )
-            first = next(iter(self.sessions))
-            self.actions.append(Action(self.turn, first, str(name), args, result))
-            return result
+            return self.call(next(iter(self.sessions)), str(name), args)
         return self.call(exposed.env, exposed.tool, args)
 
     def call(
