@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import load_package
-from envcraft.llm import ChatRequest, ChatServer, ReplayProvider
+from envcraft.llm import ChatRequest, ChatServer, OpenAIProvider, ProviderConfig, ReplayProvider
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatResponse
 from envcraft.rollout.policies import OracleProvider
@@ -364,3 +366,33 @@ def test_play_leaves_out_calls_a_shell_command_made(task_dir: Path, claw_task: T
     assert [c["tool"] for c in info["calls_this_turn"]] == [
         "shell"
     ]  # re-playing it makes the nested call again
+
+
+def test_llm_serve_answers_the_openai_protocol_until_interrupted(task_dir: Path) -> None:
+    server = subprocess.Popen(
+        [str(ENVCRAFT), "llm", "serve", "oracle", "--tasks", str(task_dir), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        url = line.split(" at ", 1)[1].split()[0]
+        task = read_tasks(task_dir)[0]
+        provider = OpenAIProvider(ProviderConfig(model="oracle", base_url=url))
+        request = ChatRequest(messages=[{"role": "user", "content": task.turns[0].user}], user=f"{task.id}#0")
+
+        async def ask() -> ChatResponse:
+            try:
+                return await provider.complete(request)
+            finally:
+                await provider.aclose()
+
+        first = task.reference.calls[0]
+        answer = asyncio.run(ask())
+        assert answer.tool_calls and answer.tool_calls[0].name == first.tool
+        assert json.loads(answer.tool_calls[0].arguments) == first.args
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+    one_line_error(envcraft("llm", "serve", "gpt-9"), 2, "unknown model")

@@ -20,6 +20,7 @@ from rich.table import Table
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.core.package import builtin_ids
 from envcraft.llm.provider import Provider
+from envcraft.llm.server import ChatServer
 from envcraft.llm.types import LLMError
 from envcraft.rollout.calibrate import calibrated, group_by_task, parse_keep
 from envcraft.rollout.evaluate import CACHE_DIR, REPORT_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, evaluate
@@ -35,6 +36,7 @@ from envcraft.rollout.play import (
     open_play,
     write_trajectory,
 )
+from envcraft.rollout.policies import policy_provider
 from envcraft.rollout.rubric import inspect_tasks, with_rubric
 from envcraft.rollout.runner import Job, already_done, read_trajectories
 from envcraft.tasks.episode import resolve_packages
@@ -565,3 +567,42 @@ def _print_turn(state: Play, task: Task) -> None:
 
 def _score(state: Play, task: Task) -> dict[str, Any]:
     return score_trajectory(task, state.turns).to_json()
+
+
+# -- envcraft llm serve -------------------------------------------------------------------------
+llm_app = typer.Typer(
+    help="Language models: serve an in-process model over the OpenAI protocol.", no_args_is_help=True
+)
+
+
+@llm_app.command("serve")
+def serve(
+    model: Annotated[str, typer.Argument(help="smollm2, random, or oracle (with --tasks).")],
+    tasks_dir: Annotated[Path | None, typer.Option("--tasks", help="Task set the oracle plays.")] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")] = 8000,
+) -> None:
+    """Serve a built-in model at http://HOST:PORT/v1 (chat completions with tools) until interrupted."""
+    if model not in LOCAL_MODELS:
+        die(f"unknown model {model!r}; built in: {', '.join(LOCAL_MODELS)}")
+    if model == "oracle" and tasks_dir is None:
+        die("the oracle plays a task set: give --tasks DIR")
+    tasks = _tasks(tasks_dir) if tasks_dir is not None else []
+    inner = _smollm_provider() if model == "smollm2" else policy_provider(model, tasks)
+    try:
+        server = ChatServer(inner, host=host, port=port).start()
+    except OSError as exc:
+        die(f"cannot listen on {host}:{port}: {exc.strerror}")
+    err_console.print(f"serving {model} at {server.url} (Ctrl-C stops)", highlight=False, soft_wrap=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+def _smollm_provider() -> Provider:
+    from envcraft.llm.smollm import SmolLM2Provider
+
+    return SmolLM2Provider()

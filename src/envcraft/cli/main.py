@@ -25,6 +25,7 @@ app.command("call")(session.call)
 app.command("run")(run.run_command)
 app.command("export")(export.export_command)
 app.command("eval")(agents.eval_command)
+app.add_typer(agents.llm_app, name="llm")
 for _name in ("show", "play", "calibrate", "inspect"):
     tasks.app.command(_name)(getattr(agents, _name))
 
