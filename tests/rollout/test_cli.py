@@ -71,6 +71,9 @@ def test_eval_resumes_from_its_output(task_dir: Path, tmp_path: Path) -> None:
     again = ok_json(envcraft("eval", task_dir, "--model", "oracle", "--limit", "5", "--out", out, "--json"))
     after = (out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
     assert after[:3] == lines and len(after) == 5 and again["overall"]["trajectories"] == 5
+    other = envcraft("eval", task_dir, "--model", "random", "--limit", "5", "--out", out)
+    one_line_error(other, 2, "holds trajectories of model 'oracle'")
+    assert (out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines() == after
 
 
 def test_eval_bad_input_is_one_line(task_dir: Path, tmp_path: Path) -> None:

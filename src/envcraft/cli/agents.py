@@ -112,7 +112,13 @@ def _rollout_progress(total: int, done: int, label: str) -> Iterator[Any]:
 
 
 def _config(
-    mode: str, max_steps: int, max_tokens: int, max_turns: int | None, temperature: float | None, seed: int
+    mode: str,
+    max_steps: int,
+    max_tokens: int,
+    max_turns: int | None,
+    temperature: float | None,
+    seed: int,
+    max_completion_tokens: int | None = None,
 ) -> RolloutConfig:
     modes: dict[str, RolloutMode] = {"auto": "auto", "function": "function", "claw": "claw"}
     if mode not in modes:
@@ -124,6 +130,7 @@ def _config(
         max_turns=max_turns,
         temperature=temperature,
         seed=seed,
+        max_completion_tokens=max_completion_tokens,
     )
 
 
@@ -144,6 +151,9 @@ def eval_command(
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="User turns played.")] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Sample i of a task sends seed + i.")] = 0,
+    max_completion_tokens: Annotated[
+        int | None, typer.Option("--max-completion-tokens", min=1, help="Tokens per model answer.")
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable."""
@@ -153,7 +163,7 @@ def eval_command(
         tasks,
         k=k,
         concurrency=concurrency,
-        config=_config(mode, max_steps, max_tokens, max_turns, temperature, seed),
+        config=_config(mode, max_steps, max_tokens, max_turns, temperature, seed, max_completion_tokens),
     )
     meta = {"model": model, "tasks_path": str(directory), "base_url": base_url, "mode": mode}
     try:
@@ -163,7 +173,7 @@ def eval_command(
     with _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider:
         done = already_done(job, root / TRAJECTORIES_FILE)
         with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
-            summary = evaluate(job, provider, root, meta=meta, on_done=advance)
+            summary = _evaluate(job, provider, root, meta, advance)
     if json_out:
         print_json(summary)
     else:
@@ -172,6 +182,13 @@ def eval_command(
     if overall["trajectories"] and overall["errors"] == overall["trajectories"]:
         first = next(iter(summary["stops"]), "error")
         die(f"every rollout failed ({first}); see {root / TRAJECTORIES_FILE}", code=1)
+
+
+def _evaluate(job: Job, provider: Provider, root: Path, meta: dict[str, Any], advance: Any) -> dict[str, Any]:
+    try:
+        return evaluate(job, provider, root, meta=meta, on_done=advance)
+    except ValueError as exc:
+        die(str(exc))
 
 
 def _print_summary(summary: dict[str, Any], root: Path) -> None:
@@ -242,13 +259,10 @@ def calibrate(
             len(job.pairs()), already_done(job, root / TRAJECTORIES_FILE), f"calibrate {model}"
         ) as advance,
     ):
-        summary = evaluate(
-            job, provider, root, meta={"model": model, "tasks_path": str(directory)}, on_done=advance
-        )
+        summary = _evaluate(job, provider, root, {"model": model, "tasks_path": str(directory)}, advance)
+    chosen = {t.id for t in tasks}
     grouped = group_by_task(
-        t
-        for t in read_trajectories(root / TRAJECTORIES_FILE)
-        if t.sample < k and t.task_id in {x.id for x in tasks}
+        t for t in read_trajectories(root / TRAJECTORIES_FILE) if t.sample < k and t.task_id in chosen
     )
     updated = {t.id: calibrated(t, grouped.get(t.id, []), model) for t in tasks}
     result = [updated.get(t.id, t) for t in everything]

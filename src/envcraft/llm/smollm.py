@@ -129,6 +129,10 @@ def _load(path: Path, threads: int) -> tuple[Any, Any]:
         raise LLMError(
             "bad_request", f"SmolLM2 needs envcraft[smollm] (torch, transformers, gguf): {exc}"
         ) from None
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # its bars would tear through the caller's progress display
+    hf_logging.set_verbosity_error()
     torch.set_num_threads(max(1, threads))
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from envcraft.tasks.episode import Episode, resolve_packages
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError
 from envcraft.tasks.verify import Score, run_verifier
+
+log = logging.getLogger(__name__)
 
 Mode = Literal["auto", "function", "claw"]
 # Why a rollout stopped: every turn answered, or which limit / failure cut it short.
@@ -248,6 +251,10 @@ async def _play(
                     response = await provider.complete(request)
             except LLMError as exc:
                 record.stop, record.error = "model_error", str(exc)
+                return
+            except Exception as exc:  # a provider bug must not take the other rollouts down
+                log.exception("provider %s failed on %s", provider.model, record.rollout_id)
+                record.stop, record.error = "model_error", f"{type(exc).__name__}: {exc}"[:500]
                 return
             record.steps += 1
             record.requests += 1

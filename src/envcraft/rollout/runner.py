@@ -72,8 +72,8 @@ async def run_rollouts(
 ) -> list[Trajectory]:
     """Play ``job`` with ``provider``; returns every trajectory of the job (resumed ones included).
 
-    ``out`` is the trajectories JSONL (appended, resumable); ``on_done`` is called for each
-    newly finished trajectory (progress bars).
+    ``out`` is the trajectories JSONL (appended, resumable; ``ValueError`` when it holds another
+    model's trajectories); ``on_done`` is called for each newly finished trajectory (progress bars).
     """
     path = Path(out) if out is not None else None
     done: dict[tuple[str, int], Trajectory] = {}
@@ -82,6 +82,11 @@ async def run_rollouts(
         path.parent.mkdir(parents=True, exist_ok=True)
         _repair_tail(path)
         for trajectory in read_trajectories(path):
+            if trajectory.model != provider.model:
+                raise ValueError(
+                    f"{path} holds trajectories of model {trajectory.model!r}, not {provider.model!r}: "
+                    "resume with the same model or write elsewhere"
+                )
             key = (trajectory.task_id, trajectory.sample)
             if key in wanted:
                 done[key] = trajectory
