@@ -371,7 +371,7 @@ def test_play_leaves_out_calls_a_shell_command_made(task_dir: Path, claw_task: T
     ]  # re-playing it makes the nested call again
 
 
-def test_llm_serve_answers_the_openai_protocol_until_interrupted(task_dir: Path) -> None:
+def test_llm_serve_answers_the_openai_protocol_until_stopped(task_dir: Path) -> None:
     server = subprocess.Popen(
         [str(ENVCRAFT), "llm", "serve", "oracle", "--tasks", str(task_dir), "--port", "0"],
         stderr=subprocess.PIPE,
@@ -396,6 +396,6 @@ def test_llm_serve_answers_the_openai_protocol_until_interrupted(task_dir: Path)
         assert answer.tool_calls and answer.tool_calls[0].name == first.tool
         assert json.loads(answer.tool_calls[0].arguments) == first.args
     finally:
-        server.send_signal(signal.SIGINT)
+        server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
     one_line_error(envcraft("llm", "serve", "gpt-9"), 2, "unknown model")

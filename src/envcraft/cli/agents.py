@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import select
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -607,9 +608,14 @@ def serve(
         server = ChatServer(inner, host=host, port=port).start()
     except OSError as exc:
         die(f"cannot listen on {host}:{port}: {exc.strerror}")
-    err_console.print(f"serving {model} at {server.url} (Ctrl-C stops)", highlight=False, soft_wrap=True)
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    err_console.print(
+        f"serving {model} at {server.url} (Ctrl-C or SIGTERM stops)", highlight=False, soft_wrap=True
+    )
     try:
-        threading.Event().wait()
+        while not stopping.wait(0.5):
+            pass
     except KeyboardInterrupt:
         pass
     finally:

@@ -19,12 +19,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from envcraft.llm.cache import CachedProvider
-from envcraft.llm.openai_compat import API_KEY_ENV, OpenAIProvider, ProviderConfig
+from envcraft.llm.openai_compat import API_KEY_ENV, OpenAIProvider, ProviderConfig, RetryPolicy
 from envcraft.llm.provider import Provider
 from envcraft.rollout.policies import POLICIES, policy_provider, serve_policy
 from envcraft.tasks.model import Task
 
 LOCAL_MODELS = (*POLICIES, "smollm2")
+SLOW_TIMEOUT = 3600.0
+NO_RETRY = RetryPolicy(max_retries=0)
 
 
 @contextmanager
@@ -40,9 +42,14 @@ def open_model(
 
     ``LLMError`` when a remote model has no key or base URL.
     """
-    if name in POLICIES or name == "smollm2":
-        inner = policy_provider(name, tasks) if name in POLICIES else _smollm()
-        with serve_policy(inner, concurrency=concurrency) as provider:
+    if name in POLICIES:
+        with serve_policy(policy_provider(name, tasks), concurrency=concurrency) as provider:
+            yield provider
+        return
+    if name == "smollm2":  # one generation at a time on the CPU: minutes per request are possible
+        with serve_policy(
+            _smollm(), concurrency=concurrency, timeout=SLOW_TIMEOUT, retry=NO_RETRY
+        ) as provider:
             yield provider
         return
     remote: Provider = OpenAIProvider(ProviderConfig.resolve(name, base_url, concurrency=concurrency))

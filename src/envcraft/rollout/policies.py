@@ -181,11 +181,18 @@ def _respond(request: ChatRequest, message: Message, finish: str) -> ChatRespons
     return ChatResponse(message=message, finish_reason=finish, usage=usage, model=request.model or "")
 
 
+FAST_RETRY = RetryPolicy(max_retries=2, backoff_base=0.05, backoff_max=0.5)
+
+
 @contextmanager
-def serve_policy(provider: Provider, *, concurrency: int = 64) -> Iterator[OpenAIProvider]:
+def serve_policy(
+    provider: Provider, *, concurrency: int = 64, timeout: float = 120.0, retry: RetryPolicy = FAST_RETRY
+) -> Iterator[OpenAIProvider]:
     """``provider`` behind a loopback :class:`ChatServer`; yields an OpenAI client for it.
 
-    The server requires a fresh random key, so nothing else on the machine can use it.
+    The server requires a fresh random key, so nothing else on the machine can use it. A slow
+    local model wants a long ``timeout`` and no retries: the server does not stop generating
+    for a client that gave up, so a retry only queues the same work again.
     """
     key = secrets.token_urlsafe(24)
     with ChatServer(provider, api_key=key) as server:
@@ -194,7 +201,8 @@ def serve_policy(provider: Provider, *, concurrency: int = 64) -> Iterator[OpenA
             base_url=server.url,
             api_key=Secret(key),
             concurrency=concurrency,
-            retry=RetryPolicy(max_retries=2, backoff_base=0.05, backoff_max=0.5),
+            timeout=timeout,
+            retry=retry,
         )
         yield OpenAIProvider(config)
 
