@@ -76,8 +76,12 @@ def play(
 
 def overhead(tasks: list[Task], label: str) -> None:
     _, trajectories = play(tasks, OracleProvider(tasks), concurrency=1)
-    if not all(t.score == 1.0 for t in trajectories):
-        raise SystemExit("the oracle did not solve every task: the figures would not be of a working loop")
+    failed = [t for t in trajectories if t.score != 1.0]
+    if failed:
+        reasons = "; ".join(f"{t.rollout_id}: {t.score_error or t.error or t.score}" for t in failed[:5])
+        raise SystemExit(
+            f"the oracle did not solve every task ({reasons}): the figures would not be of a working loop"
+        )
     steps = sum(t.steps for t in trajectories)
     part = {
         name: sum(t.timings.get(f"{name}_s", 0.0) for t in trajectories)

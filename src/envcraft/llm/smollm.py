@@ -18,7 +18,9 @@ dependency is the ``llm`` CLI, which envcraft does not use).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import io
 import json
 import re
 import threading
@@ -134,8 +136,9 @@ def _load(path: Path, threads: int) -> tuple[Any, Any]:
     hf_logging.disable_progress_bar()  # its bars would tear through the caller's progress display
     hf_logging.set_verbosity_error()
     torch.set_num_threads(max(1, threads))
-    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    with contextlib.redirect_stderr(io.StringIO()):  # the GGUF conversion draws its own tqdm bars
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
     model.eval()
     return tokenizer, model
 
