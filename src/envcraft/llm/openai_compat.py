@@ -23,12 +23,13 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, ChatResponse, ErrorKind, LLMError, parse_completion
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,8 @@ class OpenAIProvider(Provider):
         return f"OpenAIProvider(model={self.model!r}, base_url={self.config.base_url!r})"
 
     def _client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        import openai  # here, not at the top: importing the SDK takes a second, and most commands never do
+
         loop = asyncio.get_running_loop()
         found = self._clients.get(loop)
         if found is None:
@@ -149,6 +152,8 @@ class OpenAIProvider(Provider):
         return found
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        import openai
+
         body = request.body(self.model)
         client, slots = self._client()
         policy = self.config.retry
@@ -180,6 +185,8 @@ class OpenAIProvider(Provider):
             return response
 
     def _error(self, exc: openai.APIError, attempt: int) -> LLMError:
+        import openai
+
         kind: ErrorKind
         status = getattr(exc, "status_code", None)
         if isinstance(exc, openai.APITimeoutError):

@@ -200,7 +200,14 @@ class Episode:
         return [t.openai_schema() for t in self._exposed.values()]
 
     def call_exposed(self, name: str, args: Any) -> dict[str, Any]:
-        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call."""
+        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call.
+
+        An unknown name is refused by the task's first environment as a call to
+        ``<profile>:<name>`` (no environment can declare such a name), consuming an action
+        index: exactly what re-playing the recorded call does, so a live run and its
+        re-scored trajectory see the same clock, and an unknown name never turns into a real
+        call when the trajectory is scored.
+        """
         exposed = self._exposed.get(name) if isinstance(name, str) else None
         if exposed is None:
             known = ", ".join(sorted(self._exposed))
