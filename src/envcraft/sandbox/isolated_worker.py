@@ -77,6 +77,7 @@ def _run(job: dict[str, Any], protocol_fds: tuple[int, int], devnull: int) -> di
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)  # the job's leftovers, or the job itself on timeout
     _, status = os.waitpid(pid, 0)
+    _reap()
     if timed_out:
         return {"ok": False, "error": f"timed out after {timeout:g}s", "timed_out": True}
     try:
@@ -84,6 +85,18 @@ def _run(job: dict[str, Any], protocol_fds: tuple[int, int], devnull: int) -> di
     except ValueError:
         return {"ok": False, "error": _death(status), "timed_out": False}
     return reply
+
+
+def _reap() -> None:
+    """The worker is the sandbox's first process (PID 1 of its namespace): processes a job
+    left behind are re-parented to it, so collect any that have exited."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _child(job: dict[str, Any], out: int, protocol_fds: tuple[int, int], devnull: int, cpu: int) -> None:
@@ -94,6 +107,9 @@ def _child(job: dict[str, Any], out: int, protocol_fds: tuple[int, int], devnull
             os.close(fd)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        if hard != resource.RLIM_INFINITY:
+            cpu = min(cpu, hard)  # a job may not outlast the worker's own CPU limit
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         reply = _call(job)
         try:
