@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -24,6 +25,10 @@ class Clock:
         """The time at which action number ``action_index`` (0-based) happens."""
         return self.base_time + self.tick * action_index
 
+    def iso_at(self, action_index: int) -> str:
+        """:func:`iso` of :meth:`at` (every logged call needs it; formatting is the slow part)."""
+        return _iso_at(self, action_index)
+
 
 def parse_time(value: str | datetime) -> datetime:
     """Parse ISO-8601; naive times are taken as UTC so every clock is comparable."""
@@ -34,6 +39,11 @@ def parse_time(value: str | datetime) -> datetime:
 def iso(moment: datetime) -> str:
     """Second-precision ISO-8601 in UTC with a ``Z`` suffix."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@lru_cache(maxsize=8192)
+def _iso_at(clock: Clock, action_index: int) -> str:
+    return iso(clock.at(action_index))
 
 
 def _time_text(value: str) -> str:

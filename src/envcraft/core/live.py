@@ -29,8 +29,8 @@ from envcraft.core.statetree import StateRejected
 class LiveCodec(Protocol):
     """How an environment's live object relates to its ``State`` model."""
 
-    def open(self, state: BaseModel) -> Any:
-        """The live object a (validated) state model describes."""
+    def open(self, state: BaseModel) -> tuple[Any, bytes]:
+        """The live object a (validated) state model describes, and its snapshot."""
         ...
 
     def dump(self, live: Any) -> dict[str, Any]:
@@ -79,8 +79,7 @@ class LiveTree:
 
     def _install(self, model: BaseModel, text: bytes | None, digest: str | None) -> None:
         self.holder._state_root = model
-        self.holder.live = self.codec.open(model)
-        self._snapshot = self.codec.snapshot(self.holder.live)
+        self.holder.live, self._snapshot = self.codec.open(model)
         self.version += 1
         self._text = None
         if text is not None:

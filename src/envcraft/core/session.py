@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from envcraft.core.clock import iso
 from envcraft.core.environment import Environment, Initial
 from envcraft.core.errors import (
     INTERNAL_ERROR_MESSAGE,
@@ -31,7 +30,7 @@ from envcraft.core.errors import (
 )
 from envcraft.core.live import LiveTree
 from envcraft.core.package import EnvPackage, PackageError, load_package
-from envcraft.core.state import state_hash
+from envcraft.core.state import state_hash, strict_copy
 from envcraft.core.statetree import StateRejected, StateTree
 from envcraft.core.store import (
     DEFAULT_LOCK_TIMEOUT,
@@ -332,7 +331,7 @@ class Session:
         digest: str | None,
         changed: bool,
     ) -> None:
-        entry = {"index": index, "time": iso(self.env.clock.at(index)), "tool": tool, "args": args,
+        entry = {"index": index, "time": self.env.clock.iso_at(index), "tool": tool, "args": args,
                  "result": result, "state_hash": ""}  # fmt: skip
         if isinstance(self._store, FileStore):
             entry["state_hash"] = digest if digest is not None else self._tree.digest()
@@ -425,7 +424,7 @@ class Session:
 def _checked_result(result: dict[str, Any], tool: str) -> dict[str, Any]:
     """A result must be strict JSON (no NaN or infinity): else it is the tool's bug."""
     try:
-        json.dumps(result, allow_nan=False)
+        strict_copy(result)
     except (TypeError, ValueError, RecursionError):
         log.error("tool %s returned a result JSON cannot hold", tool)
         return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
