@@ -48,7 +48,7 @@ log = logging.getLogger("envcraft.session")
 
 META_FILE = "session.json"
 WORKSPACE_DIR = "workspace"
-DAMAGED_STATE_MESSAGE = "The session is damaged: its stored state does not load ({reason})."
+DAMAGED_STATE_MESSAGE = "The session is damaged: its state.json does not load ({reason})."
 
 
 class SessionError(Exception):
@@ -315,7 +315,7 @@ class Session:
             self._tree.load_json(begun.text, begun.digest)
         except ValueError as exc:
             self._store.abort()
-            raise SessionDamaged(DAMAGED_STATE_MESSAGE.format(reason=_reason(exc))) from None
+            raise SessionDamaged(DAMAGED_STATE_MESSAGE.format(reason=error_reason(exc))) from None
         except BaseException:
             self._store.abort()
             raise
@@ -436,7 +436,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
     try:
         meta = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError) as exc:
-        raise SessionDamaged(f"{path} is not valid JSON: {_reason(exc)}") from None
+        raise SessionDamaged(f"{path} is not valid JSON: {error_reason(exc)}") from None
     if not isinstance(meta, dict):
         raise SessionDamaged(f"{path} must hold a JSON object, not {type(meta).__name__}")
     problems = [k for k in ("env", "package") if not isinstance(meta.get(k), str)]
@@ -459,11 +459,11 @@ def _meta_package(meta: dict[str, Any]) -> EnvPackage:
     except (PackageError, OSError) as exc:
         raise SessionDamaged(
             f"the session's environment {meta['env']!r} cannot be loaded "
-            f"(its package {recorded} is gone or broken: {_reason(exc)})"
+            f"(its package {recorded} is gone or broken: {error_reason(exc)})"
         ) from None
 
 
-def _reason(exc: BaseException) -> str:
+def error_reason(exc: BaseException) -> str:
     """One line naming what is wrong (the first validation error with its field)."""
     errors = getattr(exc, "errors", None)
     if callable(errors):

@@ -35,6 +35,7 @@ LOG_FILE = "actions.jsonl"
 LOCK_FILE = ".lock"
 DEFAULT_LOCK_TIMEOUT = 5.0
 _TAIL_CHUNK = 8192
+UNLOGGABLE = "<arguments nested too deeply to log>"
 DAMAGED_LOG_MESSAGE = "The session is damaged: its action log (actions.jsonl) is missing."
 
 
@@ -223,6 +224,9 @@ def log_line(entry: dict[str, Any]) -> bytes:
     except (TypeError, ValueError):
         entry = jsonable(entry)
         text = json.dumps(entry, ensure_ascii=False, allow_nan=False)
+    except RecursionError:  # arguments nested too deeply to write (the call was refused)
+        entry = {**entry, "args": UNLOGGABLE}
+        text = json.dumps(jsonable(entry), ensure_ascii=False, allow_nan=False)
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
