@@ -118,7 +118,8 @@ def _print_example(state: dict[str, Any] | None) -> None:
         console.print("example S0: the generator failed (see `envcraft envs check`)", highlight=False)
         return
     lines = json_text(state).splitlines()
-    console.print(f"example S0 (seed 0, {len(json_text(state, indent=None)) / 1024:.1f} KiB):", highlight=False)
+    size = len(json_text(state, indent=None)) / 1024
+    console.print(f"example S0 (seed 0, {size:.1f} KiB):", highlight=False)
     console.print("\n".join(lines[:EXAMPLE_LINES]), markup=False, highlight=False, soft_wrap=True)
     if len(lines) > EXAMPLE_LINES:
         console.print(f"… {len(lines) - EXAMPLE_LINES} more lines (--json shows it all)", highlight=False)

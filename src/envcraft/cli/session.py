@@ -112,7 +112,7 @@ def show(
     console.print(json_text(info["state"]), markup=False, highlight=False, soft_wrap=True)
     table = Table("index", "time", "tool", "args", "result", title=f"last {len(shown)} calls")
     for entry in shown:
-        result = entry.get("result")
+        result: Any = entry.get("result")
         outcome = f"error: {result['error'].get('category')}" if is_error(result) else "ok"
         table.add_row(
             str(entry["index"]), entry["time"], entry["tool"], _short(entry.get("args")), outcome

@@ -72,9 +72,8 @@ class ToolSpec:
                 f"arguments to {self.name} must be a JSON object, got {type(args).__name__}",
             )
         if depth(args) > MAX_DEPTH:
-            return error_result(
-                ErrorCategory.INVALID_ARGUMENT, f"arguments to {self.name} nest deeper than {MAX_DEPTH} levels"
-            )
+            message = f"arguments to {self.name} nest deeper than {MAX_DEPTH} levels"
+            return error_result(ErrorCategory.INVALID_ARGUMENT, message)
         try:
             model = self.arg_model.model_validate(args)
         except ValidationError as exc:
