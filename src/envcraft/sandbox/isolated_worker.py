@@ -62,8 +62,28 @@ def _send(stream: BinaryIO, message: dict[str, Any]) -> None:
     stream.flush()
 
 
+_COMPILED: dict[str, Any] = {}  # source -> code: the same verifier is sent for every rollout
+_COMPILED_MAX = 32
+
+
+def _compiled(source: Any) -> Any:
+    """The job's code, compiled here once so every forked child inherits it; ``None`` if it
+    does not compile (the child compiles it again and reports the error as it always does)."""
+    code = _COMPILED.get(source) if isinstance(source, str) else None
+    if code is None and isinstance(source, str):
+        try:
+            code = compile(source, JOB_FILE, "exec")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[source] = code
+    return code
+
+
 def _run(job: dict[str, Any], protocol_fds: tuple[int, int], devnull: int) -> dict[str, Any]:
     timeout = float(job.get("timeout", 10.0))
+    job["code"] = _compiled(job.get("source"))
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -128,7 +148,7 @@ def _call(job: dict[str, Any]) -> dict[str, Any]:
     source = job["source"]
     linecache.cache[JOB_FILE] = (len(source), None, source.splitlines(True), JOB_FILE)  # for tracebacks
     try:
-        exec(compile(source, JOB_FILE, "exec"), namespace)
+        exec(job.get("code") or compile(source, JOB_FILE, "exec"), namespace)
         func = namespace.get(job["func"])
         if not callable(func):
             return {
