@@ -5,9 +5,8 @@ Wall-clock time would make replays diverge and rewards irreproducible (paper Tab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from functools import lru_cache
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -20,6 +19,7 @@ DEFAULT_TICK = timedelta(minutes=1)
 class Clock:
     base_time: datetime = DEFAULT_BASE_TIME
     tick: timedelta = DEFAULT_TICK
+    _iso: dict[int, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def at(self, action_index: int) -> datetime:
         """The time at which action number ``action_index`` (0-based) happens."""
@@ -27,7 +27,12 @@ class Clock:
 
     def iso_at(self, action_index: int) -> str:
         """:func:`iso` of :meth:`at` (every logged call needs it; formatting is the slow part)."""
-        return _iso_at(self, action_index)
+        found = self._iso.get(action_index)
+        if found is None:
+            if len(self._iso) > 8192:
+                self._iso.clear()
+            found = self._iso[action_index] = iso(self.at(action_index))
+        return found
 
 
 def parse_time(value: str | datetime) -> datetime:
@@ -39,11 +44,6 @@ def parse_time(value: str | datetime) -> datetime:
 def iso(moment: datetime) -> str:
     """Second-precision ISO-8601 in UTC with a ``Z`` suffix."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@lru_cache(maxsize=8192)
-def _iso_at(clock: Clock, action_index: int) -> str:
-    return iso(clock.at(action_index))
 
 
 def _time_text(value: str) -> str:

@@ -146,7 +146,8 @@ class Environment:
         self._ec_tree: Any = None  # the session's change tracking, once a session binds this
         self._state_root: Any = state
         self.live: Any = None  # the live object of an environment with a ``live_codec``
-        self.live_snapshot: bytes | None = None  # its snapshot before the running call
+        # During a call of such an environment: rebuilds the live object as it was before the call.
+        self.live_before: Callable[[], Any] | None = None
         self.data = data or Repository(None)
         self._workspace = workspace
         self.clock = clock or Clock()

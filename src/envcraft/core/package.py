@@ -168,7 +168,8 @@ def load_package(ref: str | Path, *, fresh: bool = False) -> EnvPackage:
     ``fresh=True`` re-imports ``env.py`` and replaces the cached package, for code that
     changed on disk (the linter, a synthesis repair loop).
     """
-    key = (str(ref), "" if Path(ref).is_absolute() else os.getcwd())
+    text = str(ref)
+    key = (text, "" if text.startswith("/") else os.getcwd())
     if not fresh:
         known = _BY_REF.get(key)
         if known is not None and _LOADED.get(known.root) is known:

@@ -99,7 +99,7 @@ class Session:
         self.env.call_tool = self.call
         codec = env_class.live_codec
         self._tree: StateTree | LiveTree = (
-            LiveTree(env_class.State, self.env, codec)
+            LiveTree(env_class.State, self.env, codec, self._replay)
             if codec is not None
             else StateTree(env_class.State, self.env)
         )
@@ -246,7 +246,7 @@ class Session:
             tree.rollback()
         else:
             try:
-                changed = tree.finish()
+                changed = tree.finish((tool, args, index), result)
             except StateRejected as exc:
                 log.error("tool %s left a state its State model refuses: %s", tool, exc)
                 result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
@@ -262,6 +262,8 @@ class Session:
                 result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
             else:
                 digest = sha256_bytes(text)
+                if digest == self._tree.digest():  # the same state again: nothing to write
+                    text = None
         if is_error(result):
             if self._workspace is not None:
                 self._workspace.rollback()
@@ -271,6 +273,17 @@ class Session:
         if changed:
             tree.accept(digest)
         return result
+
+    def _replay(self, live: Any, call: tuple[str, Any, int]) -> dict[str, Any]:
+        """Run a logged call again on ``live`` (a live-object tree rebuilding an earlier version)."""
+        tool, args, index = call
+        env = self.env
+        saved = env.live, env.action_index
+        env.live, env.action_index = live, index
+        try:
+            return env.invoke(tool, args)
+        finally:
+            env.live, env.action_index = saved
 
     def _call_unlocked(self, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
         """A system tool: run without the lock (it may call back in), then log it."""

@@ -344,9 +344,11 @@ class StateTree:
         self._sync_outside()
         self.tree.journal = Journal()
 
-    def finish(self) -> bool:
+    def finish(self, call: Any = None, result: Any = None) -> bool:
         """End the call: ``True`` if it changed the state (valid: ``accept`` or ``rollback``
-        next), ``False`` if it changed nothing; raises :class:`StateRejected` (undone)."""
+        next), ``False`` if it changed nothing; raises :class:`StateRejected` (undone).
+        (``call`` and ``result`` are for trees that replay calls; this one does not.)"""
+        del call, result
         journal, self.tree.journal = self.tree.journal, None
         assert journal is not None, "finish() without begin()"
         full = self._force_full or journal.root is not None

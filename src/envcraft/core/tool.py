@@ -71,7 +71,8 @@ class ToolSpec:
                 ErrorCategory.INVALID_ARGUMENT,
                 f"arguments to {self.name} must be a JSON object, got {type(args).__name__}",
             )
-        if depth(args) > MAX_DEPTH:
+        nested = any(isinstance(v, dict | list) for v in args.values())
+        if nested and depth(args) > MAX_DEPTH:
             message = f"arguments to {self.name} nest deeper than {MAX_DEPTH} levels"
             return error_result(ErrorCategory.INVALID_ARGUMENT, message)
         try:

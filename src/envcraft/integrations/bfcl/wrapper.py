@@ -21,10 +21,8 @@ shows a model, so a verifier can compare them with the ground truth's results th
 
 from __future__ import annotations
 
-import array
 import json
 import pickle
-import random
 from collections import OrderedDict
 from typing import Any
 
@@ -51,12 +49,11 @@ class BfclState(StateModel):
 
 class BfclCodec:
     """Keeps the BFCL instance itself live between calls (see :mod:`envcraft.core.live`): the
-    session restores it from the state once, snapshots it with pickle after each call (the undo
-    point of the next one) and encodes it into ``BfclState`` only when the state is asked for.
+    session decodes it from the state once, undoes a failed call by replaying the calls since
+    its last pickle checkpoint, and encodes it into ``BfclState`` only when the state is asked for.
 
-    Two things keep that cheap. A seeded generator is a :class:`WatchedRandom`, which re-packs
-    its 2.5 KB state only after it was drawn from. And the instances decoded from the same S0
-    (every rollout of a task starts from it) come from a small cache of their snapshots.
+    The instances decoded from the same S0 (every rollout of a task starts from it) come from a
+    small cache of their pickles.
     """
 
     def __init__(self, class_name: str) -> None:
@@ -74,9 +71,6 @@ class BfclCodec:
             self._opened.move_to_end(key)  # type: ignore[arg-type]
             return pickle.loads(known), known
         instance = state.restore(self.class_name, {"attributes": model.attributes, "private": model.private})
-        for name, value in vars(instance).items():
-            if type(value) is random.Random:
-                setattr(instance, name, WatchedRandom.copy_of(value))
         snapshot = self.snapshot(instance)
         if key is not None:
             self._opened[key] = snapshot
@@ -97,49 +91,6 @@ class BfclCodec:
 _OPENED_CACHE = 256
 
 
-class WatchedRandom(random.Random):
-    """A ``random.Random`` that remembers its packed state until it is drawn from again, so
-    snapshotting an instance whose generator was not used costs nothing for the generator."""
-
-    _packed: bytes | None = None
-
-    @classmethod
-    def copy_of(cls, generator: random.Random) -> WatchedRandom:
-        watched = cls()
-        watched.setstate(generator.getstate())
-        return watched
-
-    def random(self) -> float:
-        self._packed = None
-        return super().random()
-
-    def getrandbits(self, k: int) -> int:
-        self._packed = None
-        return super().getrandbits(k)
-
-    def seed(self, *args: Any, **kwargs: Any) -> None:
-        self._packed = None
-        super().seed(*args, **kwargs)
-
-    def setstate(self, state: Any) -> None:
-        self._packed = None
-        super().setstate(state)
-
-    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
-        if self._packed is None:
-            version, words, gauss = self.getstate()
-            self._packed = pickle.dumps((version, array.array("I", words).tobytes(), gauss))
-        return _watched_random, (self._packed,)
-
-
-def _watched_random(packed: bytes) -> WatchedRandom:
-    version, words, gauss = pickle.loads(packed)
-    generator = WatchedRandom()
-    generator.setstate((version, tuple(array.array("I", words)), gauss))
-    generator._packed = packed
-    return generator
-
-
 def call_bfcl(env: Environment, class_name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     """Run BFCL's ``class_name.tool`` on the live instance (or, for a package generated before
     live instances, on one resumed from ``env.state``)."""
@@ -157,13 +108,11 @@ def call_bfcl(env: Environment, class_name: str, tool: str, args: dict[str, Any]
 
 
 def _unchanged(env: Environment) -> bool:
-    """Did the running call leave the instance as it found it? (Equal snapshots say so at once.)"""
-    codec, before = type(env).live_codec, env.live_snapshot
-    if codec is None or before is None:
+    """Did the running call leave the instance as it found it? (Rebuilt for this question only:
+    BFCL answered with an error, and only an unchanged instance makes that a failed call.)"""
+    if env.live_before is None:
         return False
-    if codec.snapshot(env.live) == before:
-        return True
-    return bool(state.instance_state(env.live) == state.instance_state(codec.restore(before)))
+    return bool(state.instance_state(env.live) == state.instance_state(env.live_before()))
 
 
 def _call_resumed(env: Environment, class_name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
