@@ -12,7 +12,19 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import envs, export, help_format, importers, run, scenarios, session, tasks
+from envcraft.cli import (
+    agents,
+    envs,
+    export,
+    help_format,
+    importers,
+    run,
+    scenarios,
+    serve,
+    session,
+    synth,
+    tasks,
+)
 
 help_format.plain_types()
 app = typer.Typer(
@@ -29,6 +41,12 @@ app.add_typer(importers.app, name="import")
 app.command("call")(session.call)
 app.command("run")(run.run_command)
 app.command("export")(export.export_command)
+app.command("synth")(synth.synth_command)
+app.command("serve-mcp")(serve.serve_mcp)
+app.command("eval")(agents.eval_command)
+app.add_typer(agents.llm_app, name="llm")
+for _name in ("show", "play", "calibrate", "inspect"):
+    tasks.app.command(_name)(getattr(agents, _name))
 
 
 def _version(value: bool) -> None:

@@ -13,6 +13,7 @@ on every changing call; the in-memory one hashes nothing until asked (``state()`
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import shutil
@@ -49,6 +50,10 @@ log = logging.getLogger("envcraft.session")
 META_FILE = "session.json"
 WORKSPACE_DIR = "workspace"
 DAMAGED_STATE_MESSAGE = "The session is damaged: its state.json does not load ({reason})."
+# Set while a system tool serves a domain call (``envcraft-tool`` inside the sandboxed shell):
+# such calls are logged with ``"via": "shell"``, so a reader of actions.jsonl (``tasks play``)
+# tells the agent's own calls from those its shell commands made.
+_NESTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("envcraft_nested_call", default=None)
 
 
 class SessionError(Exception):
@@ -96,7 +101,7 @@ class Session:
         self.env: Environment = env_class(
             None, data=package.data, workspace=workspace, clock=package.clock, seed=seed
         )
-        self.env.call_tool = self.call
+        self.env.call_tool = self._call_nested
         codec = env_class.live_codec
         self._tree: StateTree | LiveTree = (
             LiveTree(env_class.State, self.env, codec, self._replay)
@@ -234,6 +239,14 @@ class Session:
             log.exception("session infrastructure failure on %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
 
+    def _call_nested(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """:meth:`call` for a call made from inside a system tool (logged with ``via``)."""
+        token = _NESTED.set("shell")
+        try:
+            return self.call(tool, args)
+        finally:
+            _NESTED.reset(token)
+
     def _call_locked(self, index: int, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
         env, tree = self.env, self._tree
         env.action_index = index
@@ -346,6 +359,9 @@ class Session:
     ) -> None:
         entry = {"index": index, "time": self.env.clock.iso_at(index), "tool": tool, "args": args,
                  "result": result, "state_hash": ""}  # fmt: skip
+        via = _NESTED.get()
+        if via is not None:
+            entry["via"] = via
         if isinstance(self._store, FileStore):
             entry["state_hash"] = digest if digest is not None else self._tree.digest()
             self._store.commit(entry, text, entry["state_hash"], index)
