@@ -241,6 +241,8 @@ def sandbox(quick: bool) -> None:
     line("shell overhead at the minimum", f"{fastest['shell'] - fastest['bare']:+.2f} ms", "target <= +8 ms")
     per_tool = (median["tools"] - median["shell"]) / tool_calls
     line("envcraft-tool per call (median)", f"{per_tool:.2f} ms", "target <= 20 ms")
+    per_tool_fastest = (fastest["tools"] - fastest["shell"]) / tool_calls
+    line("envcraft-tool per call (fastest)", f"{per_tool_fastest:.2f} ms")
 
 
 # -- CLI ---------------------------------------------------------------------------------

@@ -185,3 +185,36 @@ def test_help_shows_no_python_type_labels(page: list[str]) -> None:
     shown = run(*page, "--help")
     assert shown.returncode == 0, shown.stderr
     assert "<bool>" not in shown.stdout and "<str>" not in shown.stdout
+
+
+LOADED_BY_VERSION = """
+import sys
+sys.argv = ["envcraft", "--version"]
+from envcraft.cli.launcher import main
+main()
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "pydantic", "orjson", "openai"})
+print(heavy, sorted(m for m in sys.modules if m.startswith("envcraft")))
+"""
+
+
+def test_version_loads_no_command_and_every_command_is_still_reachable() -> None:
+    """``--version`` answers before the command tree (and the library) is imported; every
+    other invocation goes through the full CLI, including the commands other issues added."""
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED_BY_VERSION], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    version, loaded = proc.stdout.splitlines()
+    assert version.startswith("envcraft ")
+    assert loaded == "[] ['envcraft', 'envcraft.cli', 'envcraft.cli.launcher']"
+    assert run("--version").stdout == version + "\n"
+    for command in (
+        ["eval"],
+        ["synth"],
+        ["llm", "serve"],
+        ["serve-mcp"],
+        ["tasks", "calibrate"],
+        ["tasks", "play"],
+    ):
+        shown = run(*command, "--help")
+        assert shown.returncode == 0 and "Usage" in shown.stdout, (command, shown.stderr)

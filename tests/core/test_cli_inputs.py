@@ -147,6 +147,9 @@ def test_output_paths_that_are_files_or_unwritable_are_bad_input(tmp_path: Path)
     bad_input(run("run", "--out", file, "--envs", "returns_desk"), "--out", "not a directory")
     bad_input(run("tasks", "synth", "--out", file, "--envs", "returns_desk"), "--out")
     bad_input(run("tasks", "synth", "--out", file / "below", "--envs", "returns_desk"), "--out")
+    unwritable = "/proc/envcraft-unwritable"  # no one may create it there, not even root
+    bad_input(run("run", "--out", unwritable, "--envs", "returns_desk"), "--out")
+    bad_input(run("tasks", "synth", "--out", unwritable, "--envs", "returns_desk"), "--out")
 
 
 def test_a_state_that_breaks_the_model_names_the_field(counter_pkg: Path, tmp_path: Path) -> None:
