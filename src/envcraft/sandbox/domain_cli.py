@@ -12,8 +12,9 @@ result is printed as JSON; the exit status is 0 on success, 1 on a structured er
 2 on a usage error.
 
 This file must stay standard-library only: inside the sandbox it is run by the system
-``python3``, where envcraft itself is not importable. The two messages below are copies
-of ``envcraft.core.errors`` (a test keeps them equal).
+``python3``, where envcraft itself is not importable, and it starts on every call an agent's
+command makes, so it imports only what it needs (not even ``typing``). The two messages
+below are copies of ``envcraft.core.errors`` (a test keeps them equal).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import json
 import os
 import socket
 import sys
-from typing import Any
 
 BINDING_ENV = "ENVCRAFT_SESSION"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -45,7 +45,7 @@ class UsageError(Exception):
     """The command line does not form a request."""
 
 
-def parse_request(argv: list[str]) -> dict[str, Any]:
+def parse_request(argv: list[str]) -> dict[str, object]:
     """Turn the command line into one request for the session's domain-tool server."""
     if not argv or argv[0] in ("-h", "--help", "help"):
         raise UsageError(USAGE)
@@ -87,7 +87,7 @@ def _options(rest: list[str]) -> dict[str, str]:
     return options
 
 
-def send(binding: str, request: dict[str, Any], timeout: float = TIMEOUT_SECONDS) -> dict[str, Any]:
+def send(binding: str, request: dict[str, object], timeout: float = TIMEOUT_SECONDS) -> dict[str, object]:
     """One request, one JSON reply, over the session's Unix socket."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(timeout)
@@ -108,7 +108,7 @@ def send(binding: str, request: dict[str, Any], timeout: float = TIMEOUT_SECONDS
     return reply
 
 
-def _error(category: str, message: str) -> dict[str, Any]:
+def _error(category: str, message: str) -> dict[str, object]:
     return {"error": {"category": category, "message": message}}
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from envcraft.core.environment import Environment
 from envcraft.core.errors import SESSION_NOT_FOUND_MESSAGE, ErrorCategory, error_result
+from envcraft.core.jsonio import JsonInputError
+from envcraft.core.jsonio import loads as strict_json
 from envcraft.core.tool import ToolSpec
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -81,8 +83,8 @@ class DomainServer:
                 conn.settimeout(self.timeout)
                 raw = _read_request(conn)
                 try:
-                    request = json.loads(raw)
-                except ValueError:
+                    request = strict_json(raw)
+                except JsonInputError:  # also bad UTF-8, NaN, nesting too deep
                     request = None
                 reply = self._reply(request)
                 conn.sendall(json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8"))
