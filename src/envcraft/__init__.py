@@ -1,6 +1,7 @@
 """envcraft: executable, isolated, verifiable RL environments for tool-using LLM agents."""
 
 from envcraft.core import (
+    Entity,
     Environment,
     ErrorCategory,
     Initial,
@@ -15,6 +16,7 @@ from envcraft.core import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Entity",
     "Environment",
     "ErrorCategory",
     "Initial",

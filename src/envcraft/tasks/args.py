@@ -359,6 +359,13 @@ def described_options(prop: dict[str, Any]) -> list[str]:
     return []
 
 
+def _free_text_name(param: str) -> bool:
+    key = _ALIASES.get(param.lower(), param.lower())
+    return any(
+        key == stem or key.endswith("_" + stem) for stem in ("reason", "note", "message", "memo", "content")
+    )
+
+
 def free_text(param: str, rng: random.Random) -> str:
     """A plausible value for a free-text parameter, picked by the parameter's name."""
     key = param.lower()
@@ -421,6 +428,8 @@ def user_values(
                 found += [-v for v in found if v > 0]
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
+    if found and _free_text_name(param):  # S0's codes ("no_longer_needed") are no free text
+        found = [v for v in found if not (isinstance(v, str) and "_" in v and " " not in v)]
     if found:
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]

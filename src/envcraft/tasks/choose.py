@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from envcraft.tasks.args import (
     StateIndex,
@@ -27,9 +27,7 @@ from envcraft.tasks.args import (
     user_values,
 )
 from envcraft.tasks.graph import ToolNode
-
-if TYPE_CHECKING:
-    from envcraft.tasks.golden import GoldenCall
+from envcraft.tasks.model import GoldenCall, Hint
 
 # Field names that best tell records apart to a human, tried first.
 DESCRIPTIVE = (
@@ -47,26 +45,6 @@ DESCRIPTIVE = (
     "status",
     "city",
 )
-
-
-@dataclass
-class Hint:
-    """How the user can point at a derived value without naming it."""
-
-    call: int
-    entity: str
-    field: str | None = None
-    value: Any = None
-    among: int = 1  # how many sibling records the pick was made from
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "call": self.call,
-            "entity": self.entity,
-            "field": self.field,
-            "value": self.value,
-            "among": self.among,
-        }
 
 
 @dataclass

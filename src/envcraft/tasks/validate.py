@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks import verifier_runtime as vr
+from envcraft.tasks.adversarial import Adversary, Trial
+from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.execute import execute, execute_reference, reference_turns, shifted_replay, shifted_runs
 from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError, Outcome, TurnSnapshot, noop_outcome, outcome_hash
-from envcraft.tasks.verifier_synth import file_format, record_path, runtime
+from envcraft.tasks.verifier_synth import file_format, record_path
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 
 PER_KIND_LIMIT = 12
@@ -58,6 +61,8 @@ class ValidationReport:
     mutations: list[MutationResult] = field(default_factory=list)
     loose: int = 0
     errors: list[str] = field(default_factory=list)
+    trials: list[tuple[Trial, float]] = field(default_factory=list)
+    not_applicable: list[str] = field(default_factory=list)
 
     @property
     def killed(self) -> int:
@@ -72,6 +77,11 @@ class ValidationReport:
         return [m.name for m in self.mutations if not m.killed]
 
     @property
+    def failed_policies(self) -> list[str]:
+        """Adversarial policies whose agent did not score as it must (see :mod:`adversarial`)."""
+        return sorted({trial.kind for trial, score in self.trials if not trial.passes(score)})
+
+    @property
     def valid(self) -> bool:
         return (
             not self.errors
@@ -79,7 +89,22 @@ class ValidationReport:
             and self.golden_score >= 1.0
             and self.noop_score < KILLED_BELOW
             and not self.survivors
+            and not self.failed_policies
         )
+
+    def adversarial(self) -> dict[str, Any]:
+        """Per policy: what it must score, what its runs scored, and whether all came out right."""
+        found: dict[str, Any] = {}
+        for trial, score in self.trials:
+            entry = found.setdefault(
+                trial.kind, {"expect": trial.expect, "scores": [], "notes": [], "pass": True}
+            )
+            entry["scores"].append(round(score, 4))
+            entry["notes"].append(trial.note)
+            entry["pass"] = entry["pass"] and trial.passes(score)
+        for kind in self.not_applicable:
+            found.setdefault(kind, {"applicable": False})
+        return found
 
     def quality(self) -> dict[str, Any]:
         by_kind: dict[str, list[int]] = {}
@@ -99,14 +124,19 @@ class ValidationReport:
             "survivors": self.survivors,
             "loose_values": self.loose,
             "validation_errors": self.errors,
+            "adversarial": self.adversarial(),
         }
 
 
-def validate(task: Task, golden: Outcome | None = None, *, record: bool = True) -> ValidationReport:
-    """Validate ``task`` (golden outcome re-executed unless given); results go into ``task.quality``."""
+def validate(
+    task: Task, golden: Outcome | None = None, *, record: bool = True, adversarial: bool = True
+) -> ValidationReport:
+    """Validate ``task`` (golden outcome re-executed unless given): golden, do-nothing, mutations of
+    the golden outcome and, with ``adversarial``, the scripted agents; results go into ``task.quality``."""
     report = ValidationReport(task.id)
     try:
         run = golden if golden is not None else execute_reference(task)
+        packages = resolve_packages(task)
     except ExecutionError as exc:
         report.errors.append(str(exc))
         return _record(task, report, record)
@@ -116,15 +146,24 @@ def validate(task: Task, golden: Outcome | None = None, *, record: bool = True) 
     mutations = _Mutator(task, run, shifted_replay(run))
     generated = list(mutations.all())
     report.loose = mutations.loose
-    contexts = [build_context(run), build_context(noop_outcome(run)), *(ctx for _, _, ctx in generated)]
+    trials: list[Trial] = []
+    if adversarial:
+        trials, report.not_applicable = Adversary(task, packages).trials(run)
+    contexts = [
+        build_context(run),
+        build_context(noop_outcome(run)),
+        *(ctx for _, _, ctx in generated),
+        *(build_context(t.outcome) for t in trials),
+    ]
     scores = score_contexts(task.verifier.source, contexts)
     report.golden_score, report.noop_score = scores[0].score, scores[1].score
     if scores[0].error:
         report.errors.append(f"golden run: {scores[0].error}")
     report.mutations = [
         MutationResult(kind, name, score.score)
-        for (kind, name, _), score in zip(generated, scores[2:], strict=True)
+        for (kind, name, _), score in zip(generated, scores[2 : 2 + len(generated)], strict=True)
     ]
+    report.trials = [(t, s.score) for t, s in zip(trials, scores[2 + len(generated) :], strict=True)]
     return _record(task, report, record)
 
 
@@ -146,6 +185,19 @@ class _Mutator:
         self.loose = 0
 
     def all(self) -> Iterator[tuple[str, str, Ctx]]:
+        for kind, name, ctx in self._generate():
+            if self._pinned(kind, name):
+                yield kind, name, ctx
+
+    def _pinned(self, kind: str, name: str) -> bool:
+        """Whether some check pins what the mutation changed (a field the task leaves free, a
+        counter or a log record is no wrong run)."""
+        if kind in ("revert_turn", "delete_file", "corrupt_file") or " file " in f" {name} ":
+            return True
+        env, _, path = name.rsplit(" ", 1)[-1].partition(":")
+        return any(_covers(check, env, path) for check in self.task.verifier.checks)
+
+    def _generate(self) -> Iterator[tuple[str, str, Ctx]]:
         for kind, source in (
             ("drop_change", self._drop_changes()),
             ("alter_value", self._alter_values()),
@@ -340,6 +392,41 @@ class _Mutator:
         return True
 
 
+def _covers(check: dict[str, Any], env: str, path: str) -> bool:
+    """Whether ``check`` looks at state ``path`` of ``env`` (so changing it can matter)."""
+    if check.get("env") != env or "path" not in check:
+        return False
+    root = check["path"]
+    kind = check["kind"]
+    if kind in ("value", "matches", "absent"):
+        return path == root or path.startswith(root + "/") or root.startswith(path + "/")
+    if not (path == root or path.startswith(root + "/")):
+        return False
+    rest = path[len(root) :]
+    if kind == "unchanged":
+        return not any(rest == i or rest.startswith(i + "/") for i in check.get("ignore", []))
+    if kind == "others_unchanged":
+        parts = rest.split("/")
+        if len(parts) < 2:
+            return True
+        key = _unescape(parts[1])
+        field_path = "/" + "/".join(parts[2:]) if len(parts) > 2 else ""
+        ignored = [*check.get("ignore", []), *check.get("ignore_by_key", {}).get(key, [])]
+        return key not in check.get("except", []) and not any(
+            field_path == i or field_path.startswith(i + "/") for i in ignored
+        )
+    if kind == "created_in":  # a new record's field counts only if some expected record pins it
+        parts = rest.split("/")
+        fields = {
+            name
+            for expected in check.get("expected", [])
+            if isinstance(expected, dict)
+            for name in expected.get("$fields", expected)
+        }
+        return len(parts) < 3 or _unescape(parts[2]) in fields
+    return kind == "no_extra" and rest.count("/") == 1  # a whole record more or less
+
+
 def _under_any(path: str, roots: set[str]) -> bool:
     """``path`` is one of ``roots``, inside one, or contains one (a value that moved as a whole)."""
     return any(path == r or path.startswith(r + "/") or r.startswith(path + "/") for r in roots)
@@ -358,11 +445,20 @@ def _corrupt(path: str, content: str, moved: str | None) -> str | None:
     if fmt in ("csv", "tsv"):
         return _corrupt_table(content, moved, "\t" if fmt == "tsv" else ",")
     lines = content.split("\n")
-    stable = set(moved.split("\n")) if moved is not None else set(lines)
+    stable = {vr.untimed(line) for line in (moved.split("\n") if moved is not None else lines)}
     for i, line in enumerate(lines):
-        if line.strip() and line in stable:
-            return "\n".join([*lines[:i], line + " (altered)", *lines[i + 1 :]])
+        if line.strip() and vr.untimed(line) in stable and any(ch.isalpha() for ch in line):
+            return "\n".join([*lines[:i], _scramble(line), *lines[i + 1 :]])
     return None
+
+
+def _scramble(line: str) -> str:
+    """The line with every letter shifted by one (``INC-2042`` -> ``JOD-2042``): same shape, other words."""
+    return "".join(
+        chr((ord(ch) - base + 1) % 26 + base) if ch.isascii() and ch.isalpha() else ch
+        for ch in line
+        for base in [ord("a") if ch.islower() else ord("A")]
+    )
 
 
 def _corrupt_table(content: str, moved: str | None, delimiter: str) -> str | None:
@@ -385,7 +481,7 @@ def _parse_or_missing(text: str | None, fmt: str) -> Any:
     if text is None:
         return MISSING
     try:
-        return runtime()["parse_file"](text, fmt)
+        return vr.parse_file(text, fmt)
     except ValueError:
         return MISSING
 
@@ -456,8 +552,7 @@ def _unescape(key: str) -> str:
 def _same(a: Any, b: Any) -> bool:
     if a is MISSING or b is MISSING:
         return a is b
-    same: bool = runtime()["same"](a, b)
-    return same
+    return vr.same(a, b)
 
 
 def summarize(

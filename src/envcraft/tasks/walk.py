@@ -21,7 +21,9 @@ from envcraft.tasks.graph import ToolGraph, WorkflowGraph
 
 MIN_LEN, MAX_LEN = 2, 8
 LENGTH_WEIGHTS = (6, 6, 5, 4, 3, 2, 1)  # for lengths 2..8: short chains are likelier to run
-NOT_WALKED = frozenset({"shell"})  # arguments are programs: nothing sensible to sample
+# Arguments are programs or whole file contents: nothing sensible to sample (a file the user wants
+# written comes from envcraft.tasks.requests instead).
+NOT_WALKED = frozenset({"shell", "write_file", "edit_file"})
 SYSTEM_WEIGHT = 0.25
 P_CREATOR = 0.7  # chance to insert a creating tool before a step that needs what it creates
 

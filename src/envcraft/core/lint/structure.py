@@ -20,6 +20,7 @@ from envcraft.core.environment import Environment
 from envcraft.core.lint.code import SourceAnalysis
 from envcraft.core.lint.report import Finding, finding
 from envcraft.core.package import Manifest, PackageError, load_package
+from envcraft.core.phrasing import check_entity, check_goal
 from envcraft.core.schema import SchemaError
 from envcraft.core.tool import ToolSpec
 
@@ -110,7 +111,35 @@ def check_loaded(root: Path, manifest: Manifest, analysis: SourceAnalysis) -> li
         findings.append(finding("no-tools", "env.py", class_line, f"{env_class.__name__} declares no @tool"))
     for spec in own:
         findings.extend(_tool(spec, analysis.tool_lines.get(spec.name, class_line)))
+    findings.extend(_entities(env_class, class_line))
     return findings
+
+
+def _entities(env_class: type[Environment], line: int) -> list[Finding]:
+    """Each entity declaration names a ``dict[str, Record]`` field of the State model."""
+    findings = []
+    fields = getattr(env_class.State, "model_fields", {})
+    for entity in env_class.entities:
+        info = fields.get(entity.collection)
+        record = _record_model(info.annotation) if info is not None else None
+        if record is None:
+            message = (
+                f"entity {entity.collection!r} is not a dict-of-records field of {env_class.State.__name__}"
+            )
+            findings.append(finding("entity-decl", "env.py", line, message))
+            continue
+        for problem in check_entity(entity, set(record.model_fields)):
+            findings.append(
+                finding("entity-decl", "env.py", line, f"entity {entity.collection!r}: {problem}")
+            )
+    return findings
+
+
+def _record_model(annotation: object) -> type | None:
+    args = getattr(annotation, "__args__", ())
+    if len(args) == 2 and hasattr(args[1], "model_fields"):
+        return args[1]  # type: ignore[no-any-return]
+    return None
 
 
 def _kind(
@@ -147,6 +176,13 @@ def _tool(spec: ToolSpec, line: int) -> list[Finding]:
     if doc.summary and not doc.returns:
         message = f"tool {spec.name} has no Returns: section describing its result"
         findings.append(finding("tool-docstring-style", "env.py", line, message))
+    goal = spec.annotations.goal
+    if goal is not None:
+        for problem in check_goal(goal, set(params)):
+            findings.append(finding("goal-syntax", "env.py", line, f"tool {spec.name}: {problem}"))
+    elif spec.annotations.exclusive and spec.annotations.read_only is not True:
+        message = f"tool {spec.name} changes state but declares no goal phrase (@tool(goal=...))"
+        findings.append(finding("tool-goal", "env.py", line, message))
     try:
         json.dumps(spec.openai_schema())
     except (TypeError, ValueError) as exc:

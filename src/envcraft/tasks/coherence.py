@@ -1,0 +1,169 @@
+"""One coherent job per task: the golden run cut down to steps that serve it.
+
+A random walk proposes tools; the golden run executes them. What comes out is often not a
+job a person would ask for: lookups whose answer nothing uses, a step that acts on a record
+no other step touches, a request whose effect already held, a step that takes back what an
+earlier one did. :func:`tidy` turns a golden run into one coherent job or says why it cannot:
+
+* a step that should change something but changes nothing (its effect already held in S0,
+  timestamps and counters aside) rejects the chain (``no_effect``);
+* read-only steps whose results no later step uses are left out (the run is replayed);
+* each step after the first must use an entity an earlier step produced, read or acted on
+  (an argument taken from a result, or a record or value an earlier call also had); the chain
+  is cut before the first that does not (``flow`` when nothing useful is left);
+* a step that undoes an earlier one (a declared ``undoes`` on a shared record, or a value put
+  back where an earlier step changed it) rejects the chain (``undo``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from envcraft.core.package import EnvPackage
+from envcraft.core.state import MISSING, get_path
+from envcraft.tasks.args import flatten
+from envcraft.tasks.choose import scalars
+from envcraft.tasks.golden import GoldenRun, keep_calls
+from envcraft.tasks.graph import ToolGraph
+from envcraft.tasks.intents import FREE_TEXT_PARAMS
+from envcraft.tasks.phrasebook import is_time, phrasebook
+
+
+def writes(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> list[bool]:
+    """Per call: a successful call of a tool that changes things and did change something."""
+    return [
+        c.ok and graphs[c.env].nodes[c.tool].mutates and run.changed_by(i) for i, c in enumerate(run.calls)
+    ]
+
+
+def effects(run: GoldenRun, i: int) -> list[tuple[str, dict[str, Any]]]:
+    """What call ``i`` changed, apart from bookkeeping (timestamps and top-level counters)."""
+    found = []
+    for env, change in run.changes(i):
+        if change["path"].count("/") == 1 and isinstance(change.get("after"), int):
+            continue  # a top-level counter (next_id, waves)
+        if is_time(change.get("after")) or is_time(change.get("before")):
+            continue
+        found.append((env, change))
+    return found
+
+
+def tidy(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+) -> tuple[GoldenRun | None, str]:
+    """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring)."""
+    for i, call in enumerate(run.calls):
+        node = graphs[call.env].nodes[call.tool]
+        if call.ok and node.mutates and not node.system and not effects(run, i) and not run.touched_files(i):
+            return None, "no_effect"
+    current: GoldenRun | None = run
+    for stage in (_prune_reads, _cut_at_gap):
+        assert current is not None
+        current, reason = stage(current, packages, graphs)
+        if current is None:
+            return None, reason
+    assert current is not None
+    if _undoes(current, packages):
+        return None, "undo"
+    if not any(writes(current, graphs)):
+        return None, "no_effect"
+    return current, "ok"
+
+
+def _prune_reads(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+) -> tuple[GoldenRun | None, str]:
+    mutating = writes(run, graphs)
+    keep = {i for i, c in enumerate(run.calls) if mutating[i] or c.expected_error}
+    for i in sorted(keep, reverse=True):
+        keep |= _feeders(run, i)
+    changed = True
+    while changed:  # feeders of feeders
+        more = set().union(*(_feeders(run, i) for i in keep)) - keep
+        changed = bool(more)
+        keep |= more
+    if len(keep) == len(run.calls):
+        return run, "ok"
+    pruned = keep_calls(run, sorted(keep), packages)
+    return (pruned, "ok") if pruned is not None else (None, "prune")
+
+
+def _feeders(run: GoldenRun, i: int) -> set[int]:
+    found = set()
+    for arg in run.calls[i].args:
+        source = run.calls[i].source(arg)
+        if source.from_call and source.call is not None:
+            found.add(source.call)
+    return found
+
+
+def _cut_at_gap(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+) -> tuple[GoldenRun | None, str]:
+    seen: set[Any] = set()
+    for i, call in enumerate(run.calls):
+        values = _identifying(call.args)
+        linked = bool(_feeders(run, i)) or bool(values & seen) or bool(set(run.touched_files(i)) & seen)
+        if i > 0 and not linked and not run.calls[i - 1].expected_error:
+            if not any(writes(run, graphs)[:i]):
+                return None, "flow"
+            cut = keep_calls(run, list(range(i)), packages)
+            return (cut, "ok") if cut is not None else (None, "flow")
+        seen |= values | {v for _, v in flatten(call.result) if _identifying_value(v)}
+        seen |= set(run.touched_files(i))
+    return run, "ok"
+
+
+def _identifying(args: Mapping[str, Any]) -> set[Any]:
+    return {
+        v
+        for name, value in args.items()
+        if not FREE_TEXT_PARAMS.search(name)
+        for v in scalars(value)
+        if _identifying_value(v)
+    }
+
+
+def _identifying_value(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= 3 and " " not in value.strip() and not is_time(value)
+
+
+def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
+    for j, later in enumerate(run.calls):
+        if not later.ok:
+            continue
+        undone = phrasebook(packages[later.env]).undoes.get(later.tool, ())
+        later_ids = _identifying(later.args)
+        for i in range(j):
+            earlier = run.calls[i]
+            if earlier.env != later.env or not earlier.ok or earlier.tool not in undone:
+                continue
+            earlier_ids = _identifying(earlier.args) | {
+                v for _, v in flatten(earlier.result) if _identifying_value(v)
+            }
+            if later_ids & earlier_ids:
+                return True
+        if _restores(run, j):
+            return True
+    return False
+
+
+def _restores(run: GoldenRun, j: int) -> bool:
+    """Call ``j`` puts a value back to what it was before an earlier call changed it."""
+    for env, change in effects(run, j):
+        path = change["path"]
+        for i in range(j):
+            if run.calls[i].env != env:
+                continue
+            before = get_path(run.before(i).final[env], path)
+            after = get_path(run.after(i)[env], path)
+            if before is MISSING or _same(before, after):
+                continue
+            if _same(get_path(run.after(j)[env], path), before):
+                return True
+    return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and type(a) is type(b)
