@@ -136,7 +136,7 @@ class Template:
             return "".join(out)
 
         text = walk(self.parts)
-        return " ".join(text.split()) if text is not None else None
+        return re.sub(r"[ \t]+", " ", text).strip() if text is not None else None
 
 
 @dataclass(frozen=True)

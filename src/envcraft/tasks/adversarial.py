@@ -41,18 +41,20 @@ from typing import Any, Literal
 
 from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage
+from envcraft.core.state import diff
 from envcraft.tasks.args import StateIndex, user_values
+from envcraft.tasks.effects import tool_effects
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.model import Source, Task
 from envcraft.tasks.outcome import Outcome
-from envcraft.tasks.phrasebook import phrasebook
+from envcraft.tasks.phrasebook import is_time, phrasebook
 
 Expect = Literal["below_1", "exactly_1"]
 WRONG: tuple[str, ...] = ("skip_turn", "stop_early", "wrong_entity", "reads_only", "extra_write")
 RIGHT: tuple[str, ...] = ("extra_reads", "reorder", "repeat_reads", "file_equivalent")
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 READ_SYSTEM = ("list_files", "read_file")
-ATTEMPTS = 4
+ATTEMPTS = 2  # look-alikes or siblings tried per record before a policy gives up
 
 Call = dict[str, Any]  # {"env", "tool", "args", "ref"?: reference index, "provenance"?}
 
@@ -239,7 +241,7 @@ class Adversary:
                     turns = [list(c) for c in self.reference]
                     turns[-1].append(extra)
                     outcome = self.play(turns)
-                    if not is_error(outcome.actions[-1].result) and outcome.final != self._golden.final:
+                    if not is_error(outcome.actions[-1].result) and self._harmful(outcome):
                         out.append(Trial("extra_write", "below_1", outcome, f"{call['tool']} on {other}"))
                         done = True
                         break
@@ -264,6 +266,24 @@ class Adversary:
                 turns[-1].append(extra)
                 out.append(Trial("extra_write", "below_1", self.play(turns), f"overwrite {path}"))
         return out
+
+    def _harmful(self, outcome: Outcome) -> bool:
+        """Whether a run changed a record the golden run left alone in a way a user would mind:
+        not only log records, free fields, counters or timestamps."""
+        for env, final in outcome.final.items():
+            book = phrasebook(self.packages[env])
+            gold = self._golden.final[env]
+            for change in diff(gold, final):
+                parts = change["path"].split("/")
+                collection = _unescape(parts[1]) if len(parts) > 1 else ""
+                if collection not in book.collections or book.is_log(collection) or len(parts) < 3:
+                    continue
+                if len(parts) > 3 and _unescape(parts[3]) in book.free_fields(collection):
+                    continue
+                if is_time(change.get("after")) or is_time(change.get("before")):
+                    continue
+                return True
+        return False
 
     def _extra_reads(self) -> list[Trial]:
         reads = self._read_calls(2 * len(self.task.reference.calls) + 4)
@@ -297,6 +317,17 @@ class Adversary:
         return []
 
     def _independent(self, a: Call, b: Call) -> bool:
+        """No data flows between the two calls and neither touches what the other reads or
+        writes (by the static effects of their tools)."""
+        if a["env"] == b["env"]:
+            effects = tool_effects(self.packages[a["env"]].env_class)
+            ea, eb = effects.get(a["tool"]), effects.get(b["tool"])
+            if ea is None or eb is None:
+                return False
+            if (ea.writes & (eb.reads | eb.writes)) or (eb.writes & ea.reads):
+                return False
+            if (ea.ws_writes & (eb.ws_reads | eb.ws_writes)) or (eb.ws_writes & ea.ws_reads):
+                return False
         for later, earlier in ((b, a), (a, b)):
             for label in later.get("provenance", {}).values():
                 source = Source.parse(label)

@@ -271,13 +271,11 @@ def _data_keys(value: Any) -> Iterator[str]:
 # -- free text a user could plausibly write --------------------------------------------------
 FREE_TEXT: dict[str, tuple[str, ...]] = {
     "reason": (
-        "customer changed their mind",
-        "ordered by mistake",
+        "requested by the owner",
+        "created by mistake",
         "duplicate request",
-        "found a better option",
+        "superseded by a newer request",
         "plans changed",
-        "requested by the account owner",
-        "budget was cut",
         "no longer needed",
     ),
     "note": (
@@ -315,8 +313,8 @@ _ALIASES = {
     "subject": "title",
     "summary": "title",
     "label": "title",
-    "body": "content",
-    "text": "content",
+    "body": "message",
+    "text": "note",
     "search": "query",
     "keyword": "query",
     "keywords": "query",

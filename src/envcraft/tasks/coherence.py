@@ -144,9 +144,37 @@ def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
             }
             if later_ids & earlier_ids:
                 return True
-        if _restores(run, j):
+        if _restores(run, j) or _overwrites(run, j):
             return True
     return False
+
+
+def _overwrites(run: GoldenRun, j: int) -> bool:
+    """Call ``j`` replaces text an earlier call of the chain wrote (a reply drafted, then its body
+    rewritten): the earlier step had no purpose. Appending to it is fine."""
+    for env, change in effects(run, j):
+        before = change.get("before")
+        if not (isinstance(before, str) and " " in before.strip()):
+            continue
+        if any(run.calls[i].env == env and _wrote(run, i, env, change["path"]) for i in range(j)):
+            return True
+    for path in run.touched_files(j):
+        old, new = run.before(j).files.get(path), run.steps[j].files.get(path)
+        if old is None or new is None:
+            continue
+        lost = {line for line in set(old.splitlines()) - set(new.splitlines()) if len(line.split()) >= 4}
+        for i in range(j):
+            if path in run.touched_files(i):
+                added = set((run.steps[i].files.get(path) or "").splitlines()) - set(
+                    (run.before(i).files.get(path) or "").splitlines()
+                )
+                if added & lost:
+                    return True
+    return False
+
+
+def _wrote(run: GoldenRun, i: int, env: str, path: str) -> bool:
+    return any(c["path"] == path or path.startswith(c["path"] + "/") for e, c in run.changes(i) if e == env)
 
 
 def _restores(run: GoldenRun, j: int) -> bool:

@@ -15,8 +15,8 @@ where it comes from:
 A call that fails is retried with other choices a bounded number of times and then dropped;
 with a small probability a business-rule failure is kept as a planned error-recovery step
 (``expected_error``) followed by the successful retry. A failed call consumes an action
-index (the clock moves), so dropping one rebuilds the sessions from S0 and replays the
-accepted prefix: the reference then replays to the same final state.
+index (the clock moves), so the accepted calls are replayed once from S0 at the end: that
+replay is the golden run, and the reference replays to its final state.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from envcraft.tasks.choose import Experience, Retry, derived_values, find_value,
 from envcraft.tasks.episode import SCRATCH
 from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.model import GoldenCall, Source
-from envcraft.tasks.outcome import TurnSnapshot
+from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
 from envcraft.tasks.phrasebook import humanize
 from envcraft.tasks.walk import Coverage, Step
 
@@ -149,12 +149,6 @@ class LiveSessions:
     def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         return self.sessions[env].call(tool, args)
 
-    def rebuild(self, calls: list[GoldenCall]) -> None:
-        """Back to S0, then replay ``calls``: forgets failed tries that consumed action indices."""
-        self._open()
-        for call in calls:
-            self.call(call.env, call.tool, call.args)
-
     def states(self) -> dict[str, dict[str, Any]]:
         return {env: s.state() for env, s in self.sessions.items()}
 
@@ -196,7 +190,6 @@ def run_chain(
     indexes = {env: StateIndex.build(dict(state), dict(files)) for env, state in initial.items()}
     experience = experience if experience is not None else Experience()
     calls: list[GoldenCall] = []
-    steps: list[TurnSnapshot] = []
     known: set[Any] = set()
     with LiveSessions(packages, initial, files) as live:
         for step in chain:
@@ -225,7 +218,6 @@ def run_chain(
                     retry.learn(node, call, rng)
                 if call.ok:
                     calls.append(call)
-                    steps.append(live.snapshot())
                     succeeded = True
                     break
                 category = result["error"].get("category")
@@ -233,21 +225,21 @@ def run_chain(
                 if attempt == 0 and not planned and category in RECOVERABLE and rng.random() < p_error:
                     call.expected_error = str(category)
                     calls.append(call)
-                    steps.append(steps[-1] if steps else TurnSnapshot(dict(initial), dict(files)))
                     continue
-                live.rebuild(calls)
             if coverage is not None:
                 coverage.record(step, succeeded)
             if not succeeded and calls and calls[-1].expected_error:
                 calls.pop()
-                steps.pop()
-                live.rebuild(calls)
             if succeeded:
                 known |= {v for c in calls[-1:] for k, v in _user_args(c)}
-        run = GoldenRun(calls, {k: dict(v) for k, v in initial.items()}, dict(files), steps)
     if coverage is not None:
         coverage.observe([Step(c.env, c.tool) for c in calls if c.ok], graphs)
-    if not any(c.ok for c in calls) or not run.changed:
+    if not any(c.ok for c in calls):
+        return None
+    # The failed tries above consumed action indices (the clock moved): the reference is the
+    # accepted calls alone, replayed from S0.
+    run = replay(calls, packages, initial, files)
+    if run is None or not run.changed:
         return None
     return run
 
@@ -264,6 +256,7 @@ def replay(
     steps: list[TurnSnapshot] = []
     hidden = set(derived_values(calls))
     with LiveSessions(packages, initial, files) as live:
+        start = live.states()  # S0 as the sessions hold it (defaults filled in)
         for call in calls:
             result = live.call(call.env, call.tool, call.args)
             again = GoldenCall(call.env, call.tool, call.args, {}, result, {}, call.expected_error)
@@ -288,7 +281,25 @@ def replay(
                     again.hints[name] = hint
             replayed.append(again)
             steps.append(live.snapshot())
-        return GoldenRun(replayed, {k: dict(v) for k, v in initial.items()}, dict(files), steps)
+        return GoldenRun(replayed, start, dict(files), steps)
+
+
+def outcome_of(run: GoldenRun, turns: list[list[int]], packages: Mapping[str, EnvPackage]) -> Outcome:
+    """The golden run as the :class:`Outcome` an Episode of the task's reference produces."""
+    turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
+    snapshots = [run.steps[indices[-1]] if indices else run.before(0) for indices in turns]
+    return Outcome(
+        initial=run.initial,
+        final=run.final,
+        initial_files=run.files,
+        files=run.final_files,
+        turns=snapshots,
+        actions=[
+            Action(turn_of[i], c.env, c.tool, c.args, c.result, dict(c.provenance))
+            for i, c in enumerate(run.calls)
+        ],
+        packages={env: str(p.root) for env, p in packages.items()},
+    )
 
 
 def keep_calls(run: GoldenRun, keep: list[int], packages: Mapping[str, EnvPackage]) -> GoldenRun | None:
@@ -383,6 +394,8 @@ def handoff(
             continue
         path, value = ids[0]
         param = rng.choice(texts)
+        if value in str(args[param]):
+            return
         label = humanize(id_kind(path.rsplit(".", 1)[-1]) or "reference").capitalize()
         args[param] = f"{label} {value}: {args[param]}"
         provenance[param] = f"embed:{i}.{path}"

@@ -281,7 +281,7 @@ class _Planner:
         if created is not None:
             return Mention(i, arg, value, created, label)
         if source.kind == "embed":
-            return Mention(i, arg, value, _quote(value), label)
+            return Mention(i, arg, value, self._embedded(call, value, source), label)
         if source.from_call:
             holder = self._holder(call.env, value)
             if holder is not None:
@@ -296,6 +296,19 @@ class _Planner:
         if isinstance(value, str) and not is_time(value) and id_kind(arg) is None and "_" in value:
             return Mention(i, arg, value, humanize(value), "user")
         return Mention(i, arg, value, show_value(value, "when" if is_time(value) else None), "user")
+
+    def _embedded(self, call: GoldenCall, value: Any, source: Source) -> str:
+        """Free text that must carry a value from another step: its own words, and which value."""
+        carried = _read(self.view.calls[source.call or 0].result, source.path or "")
+        rest = str(value)
+        if isinstance(carried, str) and carried in rest:
+            rest = rest.split(carried, 1)[1].lstrip(": ").strip()
+        origin = self.view.calls[source.call or 0]
+        what = (
+            self._created(len(self.view.calls), origin.env, carried)
+            or f"that {humanize(source.path or 'value')}"
+        )
+        return f"{_quote(rest)}, mentioning the id of {what.removeprefix('the id of ')}"
 
     def _created(self, i: int, env: str, value: Any) -> str | None:
         """ "the new return" for a record an earlier call of this chain created."""
@@ -335,6 +348,18 @@ class _Planner:
         if owner is None:
             return None
         return f"{owner}'s {humanize(field_name).removesuffix(' id')}"
+
+
+def _read(result: Any, path: str) -> Any:
+    node = result
+    for part in path.split(".") if path else []:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
 
 
 def _held_by_record(state: Mapping[str, Any], value: str) -> bool:

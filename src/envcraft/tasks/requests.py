@@ -87,6 +87,10 @@ def request_file(
         items.sort(key=lambda i: i.env == claw)
         if not items or items[0].env == claw:
             return None
+    unique: dict[str, Item] = {}
+    for item in items:
+        unique.setdefault(item.key, item)  # one value per key: the file must say which is which
+    items = list(unique.values())
     if not items:
         return None
     items = items[: rng.randint(1, min(MAX_ITEMS, len(items)))]

@@ -23,8 +23,7 @@ from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.choose import Experience, scalars
 from envcraft.tasks.coherence import tidy, writes
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
-from envcraft.tasks.execute import execute
-from envcraft.tasks.golden import GoldenRun, flows_across, replay, run_chain
+from envcraft.tasks.golden import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.intents import (
     ChainView,
@@ -38,7 +37,7 @@ from envcraft.tasks.intents import (
     split_turns,
 )
 from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
-from envcraft.tasks.outcome import ExecutionError, outcome_hash
+from envcraft.tasks.outcome import outcome_hash
 from envcraft.tasks.phrasebook import phrasebook
 from envcraft.tasks.requests import request_file
 from envcraft.tasks.validate import validate
@@ -105,6 +104,7 @@ class ShardResult:
     tool_ok: Counter[str] = field(default_factory=Counter)
     executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
     validated: Counter[str] = field(default_factory=Counter)  # reached / passed / failed:<policy>
+    rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +116,7 @@ class ShardResult:
             "tool_ok": dict(sorted(self.tool_ok.items())),
             "executed": dict(sorted(self.executed.items())),
             "validated": dict(sorted(self.validated.items())),
+            "rejected_cross": dict(sorted(self.rejected_cross.items())),
         }
 
 
@@ -261,16 +262,7 @@ def make_task(
         return None, "leak"
     if missing:
         return None, "missing_user_value"
-    grouped = [
-        [{"env": c.env, "tool": c.tool, "args": c.args} for c in calls if c.turn == t]
-        for t in range(len(turns))
-    ]
-    try:
-        outcome = execute(task, grouped, packages=packages)
-    except ExecutionError:
-        return None, "execute"
-    if [a.result for a in outcome.actions] != [c.result for c in run.calls]:
-        return None, "replay_mismatch"
+    outcome = outcome_of(run, turns, packages)
     requests = [request.file] if request is not None else []
     verifier = synthesize_verifier(
         run.initial, run.files, outcome, distractors, turn_checks=True, requests=requests

@@ -155,6 +155,8 @@ def validate(
         *(ctx for _, _, ctx in generated),
         *(build_context(t.outcome) for t in trials),
     ]
+    for ctx in contexts[1:]:  # every run starts from S0: send it once (the payload shares by identity)
+        ctx["initial"], ctx["initial_files"] = contexts[0]["initial"], contexts[0]["initial_files"]
     scores = score_contexts(task.verifier.source, contexts)
     report.golden_score, report.noop_score = scores[0].score, scores[1].score
     if scores[0].error:
@@ -195,7 +197,9 @@ class _Mutator:
         if kind in ("revert_turn", "delete_file", "corrupt_file") or " file " in f" {name} ":
             return True
         env, _, path = name.rsplit(" ", 1)[-1].partition(":")
-        return any(_covers(check, env, path) for check in self.task.verifier.checks)
+        parts = path.split("/")
+        new = len(parts) > 2 and get_path(self.golden.initial.get(env, {}), "/".join(parts[:3])) is MISSING
+        return any(_covers(check, env, path, new) for check in self.task.verifier.checks)
 
     def _generate(self) -> Iterator[tuple[str, str, Ctx]]:
         for kind, source in (
@@ -392,8 +396,9 @@ class _Mutator:
         return True
 
 
-def _covers(check: dict[str, Any], env: str, path: str) -> bool:
-    """Whether ``check`` looks at state ``path`` of ``env`` (so changing it can matter)."""
+def _covers(check: dict[str, Any], env: str, path: str, new: bool = False) -> bool:
+    """Whether ``check`` looks at state ``path`` of ``env`` (so changing it can matter); ``new``:
+    the path lies in a record the run created (collection checks of S0 members do not see it)."""
     if check.get("env") != env or "path" not in check:
         return False
     root = check["path"]
@@ -406,6 +411,8 @@ def _covers(check: dict[str, Any], env: str, path: str) -> bool:
     if kind == "unchanged":
         return not any(rest == i or rest.startswith(i + "/") for i in check.get("ignore", []))
     if kind == "others_unchanged":
+        if new:
+            return False
         parts = rest.split("/")
         if len(parts) < 2:
             return True
@@ -416,6 +423,8 @@ def _covers(check: dict[str, Any], env: str, path: str) -> bool:
             field_path == i or field_path.startswith(i + "/") for i in ignored
         )
     if kind == "created_in":  # a new record's field counts only if some expected record pins it
+        if not new:
+            return False
         parts = rest.split("/")
         fields = {
             name
@@ -446,10 +455,8 @@ def _corrupt(path: str, content: str, moved: str | None) -> str | None:
         return _corrupt_table(content, moved, "\t" if fmt == "tsv" else ",")
     lines = content.split("\n")
     stable = {vr.untimed(line) for line in (moved.split("\n") if moved is not None else lines)}
-    for i, line in enumerate(lines):
-        if line.strip() and vr.untimed(line) in stable and any(ch.isalpha() for ch in line):
-            return "\n".join([*lines[:i], _scramble(line), *lines[i + 1 :]])
-    return None
+    corrupted = [_scramble(line) if vr.untimed(line) in stable else line for line in lines]
+    return "\n".join(corrupted) if corrupted != lines else None
 
 
 def _scramble(line: str) -> str:

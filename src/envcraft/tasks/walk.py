@@ -87,7 +87,14 @@ def sample_walk(
     """One chain starting in ``start_env`` (crossing out of it with probability ``p_cross``);
     None when no valid chain came out of this draw (the caller draws again)."""
     length = rng.choices(range(MIN_LEN, MAX_LEN + 1), weights=LENGTH_WEIGHTS)[0]
-    crossings = [e for e in workflow.edges if e.src_env == start_env and e.dst_env in graphs]
+    crossings = [
+        e
+        for e in workflow.edges
+        if e.src_env == start_env
+        and e.dst_env in graphs
+        and _walkable(graphs[e.src_env], e.src)
+        and _walkable(graphs[e.dst_env], e.dst)
+    ]
     if crossings and rng.random() < p_cross:
         weights = [
             _cross_weight(coverage, e.src_env, e.src, e.dst_env, e.dst)

@@ -365,7 +365,7 @@ class ItineraryRebooking(Environment):
         Entity("hotels", "hotel", ("hotel {hotel_id}",), id_known=True),
         Entity("events", "disruption", ("the {kind} of {flight_id}", "the {kind} at {hotel_id}"), log=True),
         Entity("notifications", "notification", ("the {kind} notification for {itinerary_id}",), log=True),
-        Entity("messages", "message", ()),
+        Entity("messages", "message to the traveler", ()),
         Entity("claims", "compensation claim", ("the claim for {itinerary_id}",)),
     )
 
