@@ -178,9 +178,8 @@ class Session:
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
         try:
             return self._call_locked(committed.text, committed.hash, committed.index, tool, args)
-        except BaseException:
+        except BaseException as exc:
             self._store.abort()
-            log.exception("session infrastructure failure on %s", tool)
             # The tool may have mutated the bound state before the commit failed: drop it.
             try:
                 self._rollback(committed.text)
@@ -188,6 +187,9 @@ class Session:
             except Exception:
                 log.exception("the committed state no longer loads; the next call retries")
                 self._loaded_hash = ""
+            if not isinstance(exc, Exception):
+                raise  # Ctrl-C or exit: the call is undone, the interruption goes on
+            log.exception("session infrastructure failure on %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
 
     def _call_locked(

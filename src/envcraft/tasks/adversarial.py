@@ -162,8 +162,7 @@ class Adversary:
         return [t for t, calls in enumerate(self.reference) if any(self._writes(c) for c in calls)]
 
     def _writes(self, call: Call) -> bool:
-        spec = self.packages[call["env"]].env_class.tools.get(call["tool"])
-        return spec is not None and spec.annotations.read_only is not True and call["tool"] not in READ_SYSTEM
+        return call["tool"] not in READ_SYSTEM and not _read_only(self.packages[call["env"]], call["tool"])
 
     def _skip_turn(self) -> list[Trial]:
         out = []
@@ -395,7 +394,7 @@ class Adversary:
         for env, package in self.packages.items():
             index = self.indexes[env]
             for name, spec in sorted(package.env_class.tools.items()):
-                if spec.annotations.read_only is not True or not spec.annotations.exclusive:
+                if not spec.annotations.exclusive or not _read_only(package, name):
                     continue
                 args = self._args_for(spec.parameters, index)
                 if args is not None:
@@ -417,6 +416,17 @@ class Adversary:
                 return None
             args[param] = values[0]
         return args
+
+
+def _read_only(package: EnvPackage, tool: str) -> bool:
+    """A lookup: declared read-only, or (undeclared) a tool whose code writes nothing."""
+    spec = package.env_class.tools.get(tool)
+    if spec is None:
+        return False
+    if spec.annotations.read_only is not None:
+        return spec.annotations.read_only
+    effects = tool_effects(package.env_class).get(tool)
+    return effects is not None and not (effects.writes or effects.ws_writes)
 
 
 def shell_write(path: str, content: str) -> str:

@@ -156,16 +156,28 @@ def plan_intents(
     goal. Call provenance is updated in place: a record named by description becomes ``named``.
     """
     planner = _Planner(view, packages, rng)
+    found: dict[int, Goal] = {}
+    for indices in turns:  # the goals first: a lookup needs a fact only if no goal says it
+        for i in indices:
+            if i not in skip and (view.mutating[i] or view.calls[i].expected_error):
+                goal = planner.goal(i)
+                if goal is not None:
+                    found[i] = goal
+    said_by_turn: list[set[str]] = []
+    for indices in turns:
+        earlier = said_by_turn[-1] if said_by_turn else set()
+        said_by_turn.append(earlier | {m.text for i in indices if i in found for m in found[i].mentions})
+    for t, indices in enumerate(turns):
+        planner.said = set(said_by_turn[t])
+        for i in indices:
+            if i not in skip and i not in found:
+                fact = planner.goal(i)
+                if fact is not None:
+                    found[i] = fact
+                    said_by_turn[t] |= {m.text for m in fact.mentions}
     plan = IntentPlan([], closing)
     for indices in turns:
-        goals: list[Goal] = []
-        for i in indices:
-            if i in skip:
-                continue
-            goal = planner.goal(i)
-            if goal is not None:
-                goals.append(goal)
-        plan.turns.append(goals)
+        plan.turns.append([found[i] for i in indices if i in found])
     return plan
 
 
@@ -175,6 +187,7 @@ class _Planner:
         self.packages = packages
         self.rng = rng
         self.said: set[str] = set()  # mention texts already in the turns
+        self.named: dict[tuple[str, Any], tuple[str, str]] = {}  # how each record was said
 
     def goal(self, i: int) -> Goal | None:
         call = self.view.calls[i]
@@ -266,6 +279,9 @@ class _Planner:
         book = phrasebook(self.packages[call.env])
         label = str(source)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
+        if collection is not None and (call.env, value) in self.named:  # said once, said the same way
+            text, kind = self.named[(call.env, value)]
+            return Mention(i, arg, value, text, kind if kind == "user" or not source.from_call else label)
         if collection is not None:  # a record of S0
             entity = book.entity(collection)
             name = book.name_of(state, collection, value)
@@ -273,9 +289,11 @@ class _Planner:
                 name is None or (source.kind == "user" and self.rng.random() < 0.5)
             )
             if quote_id:
+                self.named[(call.env, value)] = (book.id_phrase(collection, value), "user")
                 return Mention(i, arg, value, book.id_phrase(collection, value), "user")
             if name is None:
                 raise Unnameable(f"no declared name tells {call.env}:{collection}/{value} apart")
+            self.named[(call.env, value)] = (name, "named")
             return Mention(i, arg, value, name, "named" if not source.from_call else label)
         created = self._created(i, call.env, value)
         if created is not None:
@@ -543,9 +561,11 @@ def _mentions(text: str, value: Any) -> bool:
 
 def find_leaks(task: Task) -> list[dict[str, Any]]:
     """Values the agent must find (derived ids, named records' ids, file contents) that a turn states."""
+    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
     stated = {
         str(v)
-        for c in task.reference.calls
+        for i, c in enumerate(task.reference.calls)
+        if i in goals
         for k in c.args
         if c.source(k).kind == "user"
         for v in _scalars(c.args.get(k))

@@ -465,8 +465,11 @@ def task_id(task: Task) -> str:
 
 
 def dedupe_key(task: Task) -> str:
-    """Duplicate chains with identical arguments collapse to one task."""
-    return canonical_json([[c.env, c.tool, c.args] for c in task.reference.calls])
+    """Tasks that ask for the same thing in the same words with the same calls collapse to one
+    (the same calls on another S0 name other records, so they are another task)."""
+    return canonical_json(
+        [[c.env, c.tool, c.args] for c in task.reference.calls] + [t.user for t in task.turns]
+    )
 
 
 def accepted_steps(task: Task) -> list[Step]:

@@ -268,10 +268,8 @@ class _Builder:
                 ):
                     continue  # still visible at the end: the end-of-run check covers it
                 collection, key, rest = _split(path)
-                if collection is None:
-                    self._top_level(env, change, prefix, extra, turn)
-                    continue
-                if collection not in book.collections:
+                if collection is None or collection not in book.collections:
+                    self._top_level(env, change, prefix, extra, turn)  # not a record: the value itself
                     continue
                 if not rest:  # a whole record added or removed
                     if change["op"] == "added":
@@ -298,11 +296,15 @@ class _Builder:
         self, env: str, change: dict[str, Any], prefix: str, extra: dict[str, Any], turn: int | None
     ) -> None:
         path = change["path"]
-        if change["path"].count("/") == 1 and isinstance(change.get("after"), int | float):
-            return  # a counter
-        if self.world.moves(env, path) or change["op"] == "removed":
+        if _counter(change):
             return
-        expected = change["after"]
+        if change["op"] == "removed":
+            self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
+            return
+        values = self.world.values(env, path, turn)
+        expected = self._expected(values)  # a top-level list is pinned whole: no extra members
+        if _wild(expected) or (self.world.moves(env, path) and not isinstance(expected, dict)):
+            return  # what the clock decides, not the agent
         self._add(
             f"{prefix}{env}:{path} = {_short(expected)}",
             "goal",
@@ -548,6 +550,27 @@ class _Builder:
                 env=env,
                 path=record,
                 ignore=ignore,
+            )
+        for key, value in sorted(before.items()):  # other top-level values: left as they were
+            if key in book.collections or isinstance(value, int | float | bool) or value is None:
+                continue
+            path = f"/{_escape(key)}"
+            moved = sorted(
+                {p for p in self.world.exogenous.get(env, set()) if p == path or p.startswith(path + "/")}
+            )
+            changed = (
+                sorted({c["path"] for c in diff(value, after.get(key, MISSING))}) if key in after else [""]
+            )
+            if path in moved or "" in changed or (changed and not isinstance(value, dict)):
+                continue
+            ignore = sorted({*changed, *(p[len(path) :] for p in moved)})
+            self._add(
+                f"rest of {env}:{path} unchanged",
+                "guard",
+                kind="unchanged",
+                env=env,
+                path=path,
+                **({"ignore": ignore} if ignore else {}),
             )
         for collection in book.collections:
             members = before.get(collection)

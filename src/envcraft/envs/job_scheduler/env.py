@@ -254,6 +254,7 @@ class JobScheduler(Environment):
             "run",
             ("the {status} run of {workflow_id} submitted on {submitted_at:when}",),
             id_known=True,
+            vary=("submitted_at",),
         ),
         Entity("pools", "worker pool", ("the {pool_id} pool",), id_known=True),
         Entity("workers", "worker", ("worker {worker_id}",), id_known=True),

@@ -188,7 +188,9 @@ class SheetAnalytics(ClawEnvironment):
     state: SheetState
     entities = (
         Entity("datasets", "dataset", ("the {kind} dataset {path}",), id_known=True),
-        Entity("recipes", "cleaning recipe", ("the cleaning recipe “{name}”",), id_known=True),
+        Entity(
+            "recipes", "cleaning recipe", ("the cleaning recipe “{name}”",), id_known=True, vary=("name",)
+        ),
         Entity("runs", "pipeline run", (), log=True),
     )
 
