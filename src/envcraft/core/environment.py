@@ -141,13 +141,14 @@ class Environment:
         return Initial(state=cls.State())
 
     @classmethod
-    def rule_violations(cls, state: BaseModel, files: Mapping[str, str]) -> list[str]:
+    def rule_violations(cls, state: Any, files: Mapping[str, str]) -> list[str]:
         """Semantic rules of this world that the State model does not enforce, as messages.
 
-        Checked on every initial state the data engine makes (with its look-alike records),
-        never on each call: a rule here may be as costly as it needs to be ("a succeeded run
-        holds no running job", "two classes never share a room at the same time"). Override to
-        declare them; the default knows none.
+        ``state`` is an instance of the environment's ``State`` model. Checked on every initial
+        state the data engine makes (with its look-alike records), never on each call: a rule
+        here may be as costly as it needs to be ("a succeeded run holds no running job", "two
+        classes never share a room at the same time"). Override to declare them; the default
+        knows none.
         """
         del state, files
         return []

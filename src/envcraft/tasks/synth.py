@@ -36,6 +36,7 @@ from envcraft.tasks.intents import (
     plan_intents,
     split_turns,
 )
+from envcraft.tasks.measures import adversarial_rate, corpus_measures
 from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.outcome import outcome_hash
 from envcraft.tasks.phrasebook import phrasebook
@@ -527,7 +528,6 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
     kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
     return {
         "tasks": len(tasks),
-        "cross_env_tasks": cross,
         "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
         "envs": per_env,
         "cross_edges_covered": len(coverage.cross),
@@ -539,6 +539,11 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
         "leaks": sum(len(t.quality.get("leaks", [])) for t in tasks),
         "attempts": sum(s.attempts for s in shards),
         "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
+        "rejected_crossing_chains": dict(
+            sorted(sum((s.rejected_cross for s in shards), Counter[str]()).items())
+        ),
+        "adversarial": adversarial_rate(s.validated for s in shards),
+        **corpus_measures(tasks),
     }
 
 

@@ -12,6 +12,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -135,10 +136,11 @@ def _entities(env_class: type[Environment], line: int) -> list[Finding]:
     return findings
 
 
-def _record_model(annotation: object) -> type | None:
-    args = getattr(annotation, "__args__", ())
+def _record_model(annotation: object) -> Any:
+    """The record model of a ``dict[str, Record]`` annotation, else None."""
+    args: tuple[Any, ...] = tuple(getattr(annotation, "__args__", ()))
     if len(args) == 2 and hasattr(args[1], "model_fields"):
-        return args[1]  # type: ignore[no-any-return]
+        return args[1]
     return None
 
 

@@ -275,16 +275,16 @@ class JobScheduler(Environment):
                 if run.status != "running" and job.status in unfinished:
                     problems.append(f"{run.run_id} is {run.status} but job {job.job} is {job.status}")
                 if job.status == "running":
-                    pool = workflow.jobs[job.job].pool
-                    running[pool] = running.get(pool, 0) + 1
+                    pool_id = workflow.jobs[job.job].pool
+                    running[pool_id] = running.get(pool_id, 0) + 1
             if run.status == "succeeded" and any(
                 j.status not in ("succeeded", "skipped") for j in run.jobs.values()
             ):
                 problems.append(f"{run.run_id} succeeded with jobs that did not")
         for pool_id, count in running.items():
-            pool = state.pools.get(pool_id)
-            if pool is not None and count > pool.slots:
-                problems.append(f"pool {pool_id} runs {count} jobs on {pool.slots} slots")
+            held = state.pools.get(pool_id)
+            if held is not None and count > held.slots:
+                problems.append(f"pool {pool_id} runs {count} jobs on {held.slots} slots")
         return problems
 
     # -- reads ---------------------------------------------------------------------------
