@@ -11,8 +11,9 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
 * each step after the first must use an entity an earlier step produced, read or acted on
   (an argument taken from a result, or a record or value an earlier call also had); the chain
   is cut before the first that does not (``flow`` when nothing useful is left);
-* a step that undoes an earlier one (a declared ``undoes`` on a shared record, or a value put
-  back where an earlier step changed it) rejects the chain (``undo``).
+* a step that undoes an earlier one (a declared ``undoes`` on a shared record, a value put back
+  where an earlier step changed it, free text an earlier step wrote rewritten) rejects the chain
+  (``undo``), and so does the same request made twice (``repeat``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envcraft.core.package import EnvPackage
-from envcraft.core.state import MISSING, get_path
+from envcraft.core.state import MISSING, canonical_json, get_path
 from envcraft.tasks.args import flatten
 from envcraft.tasks.choose import scalars
 from envcraft.tasks.golden import GoldenRun, keep_calls
@@ -66,6 +67,13 @@ def tidy(
     assert current is not None
     if _undoes(current, packages):
         return None, "undo"
+    done = [
+        (c.env, c.tool, canonical_json(c.args))
+        for c, w in zip(current.calls, writes(current, graphs), strict=True)
+        if w or c.expected_error
+    ]
+    if len(set(done)) < len(done):
+        return None, "repeat"  # the same request twice: the second has no purpose
     if not any(writes(current, graphs)):
         return None, "no_effect"
     return current, "ok"

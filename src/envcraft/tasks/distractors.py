@@ -114,8 +114,12 @@ def _insert(
     kind, field_name = rng.choice(kinds)
     keep = {field_name} if kind == "same_name" else set()
     for key in _unique_strings(collection):
-        if key not in keep and isinstance(clone.get(key), str):
-            clone[key] = _variant(clone[key], rng)
+        value = clone.get(key)
+        if key in keep or not isinstance(value, str):
+            continue
+        if declared is not None and " " in value.strip():
+            continue  # a title or a name: a true look-alike shares it (only emails, handles must differ)
+        clone[key] = _variant(value, rng)
     if kind == "one_field":
         assert field_name is not None
         clone[field_name] = _similar(clone[field_name], field_name, collection, rng)

@@ -33,7 +33,6 @@ from typing import Any, Protocol
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Placeholder, Template
-from envcraft.tasks.args import id_kind
 from envcraft.tasks.model import GoldenCall, Source, Task
 from envcraft.tasks.phrasebook import humanize, is_time, phrasebook, show_value
 
@@ -178,6 +177,10 @@ def plan_intents(
     plan = IntentPlan([], closing)
     for indices in turns:
         plan.turns.append([found[i] for i in indices if i in found])
+    for goal in found.values():  # what the renderer will print, mentions included
+        goal.text = _possessives(goal.text)
+        for mention in goal.mentions:
+            mention.text = _possessives(mention.text)
     return plan
 
 
@@ -293,8 +296,9 @@ class _Planner:
                 return Mention(i, arg, value, book.id_phrase(collection, value), "user")
             if name is None:
                 raise Unnameable(f"no declared name tells {call.env}:{collection}/{value} apart")
-            self.named[(call.env, value)] = (name, "named")
-            return Mention(i, arg, value, name, "named" if not source.from_call else label)
+            kind = "user" if _mentions(name, value) else "named"  # a name may hold the id itself
+            self.named[(call.env, value)] = (name, kind)
+            return Mention(i, arg, value, name, kind if kind == "user" or not source.from_call else label)
         created = self._created(i, call.env, value)
         if created is not None:
             return Mention(i, arg, value, created, label)
@@ -311,8 +315,13 @@ class _Planner:
             raise Unnameable(f"{call.tool}.{arg}: a value from an earlier result with no declared name")
         if isinstance(value, str) and (FREE_TEXT_PARAMS.search(arg) or " " in value.strip()):
             return Mention(i, arg, value, _quote(value), "user")
-        if isinstance(value, str) and not is_time(value) and id_kind(arg) is None and "_" in value:
-            return Mention(i, arg, value, humanize(value), "user")
+        prop = self.packages[call.env].env_class.tools[call.tool].parameters["properties"].get(arg, {})
+        if (
+            isinstance(value, str)
+            and "_" in value
+            and (value in prop.get("enum", []) or value in prop.get("items", {}).get("enum", []))
+        ):
+            return Mention(i, arg, value, humanize(value), "user")  # a code from a fixed list, said in words
         return Mention(i, arg, value, show_value(value, "when" if is_time(value) else None), "user")
 
     def _embedded(self, call: GoldenCall, value: Any, source: Source) -> str:
@@ -494,7 +503,7 @@ class TemplateRenderer:
             body = self._body(goals, rng)
             if t == len(plan.turns) - 1 and plan.closing:
                 body = f"{body} {plan.closing}".strip()
-            messages.append(self._voice(persona, t, body, rng))
+            messages.append(_possessives(self._voice(persona, t, body, rng)))
         return messages
 
     def _body(self, goals: list[Goal], rng: random.Random) -> str:
@@ -529,6 +538,14 @@ class TemplateRenderer:
         if persona.verbosity == "chatty" and persona.tone in CLOSINGS:
             parts.append(CLOSINGS[persona.tone])
         return " ".join(p for p in parts if p)
+
+
+def _possessives(text: str) -> str:
+    """``Wide World Importers's`` -> ``Wide World Importers'``; ``1 unit(s)`` -> ``1 unit``,
+    ``3 unit(s)`` -> ``3 units`` (goal phrases write plurals as ``(s)``)."""
+    text = re.sub(r"(?<=[A-Za-z]s)'s\b", "'", text)
+    text = re.sub(r"(?<![\d.])\b1 ([A-Za-z-]+)\(s\)", r"1 \1", text)
+    return re.sub(r"([A-Za-z-]+)\(s\)", r"\1s", text)
 
 
 def _capital(text: str) -> str:

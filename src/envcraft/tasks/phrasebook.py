@@ -114,14 +114,14 @@ class Phrasebook:
         if not isinstance(records, dict) or key not in records:
             return None
         for template in self._templates.get(collection, ()):
-            text = self._render_record(state, records[key], template, 0)
+            text = self._render_record(state, records[key], template, 0, key)
             if text is None:
                 continue
             if not unique:
                 return text
             folded = text.lower()
             if not any(
-                other != key and (self._render_record(state, rec, template, 0) or "").lower() == folded
+                other != key and (self._render_record(state, rec, template, 0, other) or "").lower() == folded
                 for other, rec in records.items()
             ):
                 return text
@@ -132,7 +132,7 @@ class Phrasebook:
         return f"{self.entity(collection).noun} {key}"
 
     def _render_record(
-        self, state: Mapping[str, Any], record: Any, template: Template, depth: int
+        self, state: Mapping[str, Any], record: Any, template: Template, depth: int, key: str = ""
     ) -> str | None:
         if not isinstance(record, dict):
             return None
@@ -143,6 +143,8 @@ class Phrasebook:
                 return None
             if part.choices:
                 return part.choose(value)
+            if value == key:
+                return show_value(value, part.fmt)  # the record's own id, not a reference
             return self.show_field(state, value, part.fmt, depth)
 
         return template.render(show)
@@ -154,7 +156,7 @@ class Phrasebook:
         other = self.collection_of(state, value)
         if other is not None and depth < NESTED_NAME_DEPTH:
             for template in self._templates.get(other, ()):
-                text = self._render_record(state, state[other][value], template, depth + 1)
+                text = self._render_record(state, state[other][value], template, depth + 1, value)
                 if text is not None:
                     return text
         return show_value(value, fmt)

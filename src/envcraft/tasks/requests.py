@@ -110,7 +110,8 @@ def request_file(
     call = GoldenCall(
         claw, "write_file", {"path": path, "content": content}, {"path": "user", "content": label}, {}
     )
-    return Request(call, FileRequest(path, fmt, expected), clause, items)
+    sources = tuple((i.env, i.path) for i in items)
+    return Request(call, FileRequest(path, fmt, expected, sources), clause, items)
 
 
 def _items(
@@ -174,6 +175,10 @@ def _shown_in(run: GoldenRun, env: str, value: str) -> tuple[int | None, str | N
             if leaf == value:
                 return i, path
     return None, None
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _slug(noun: str) -> str:

@@ -227,7 +227,10 @@ def make_task(
     if needs_flow and request is None:
         return None, "cross_no_flow"
     mutating = writes(run, library.graphs)
-    turns = split_turns(mutating, [bool(c.expected_error) for c in run.calls], rng)
+    work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
+    turns = split_turns(mutating[:work], [bool(c.expected_error) for c in run.calls[:work]], rng)
+    if request is not None:
+        turns[-1].append(len(run.calls) - 1)
     view = ChainView(run.calls, run.initial, run.after, mutating)
     skip = {len(run.calls) - 1} if request is not None else set()
     try:

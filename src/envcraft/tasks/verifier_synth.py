@@ -51,11 +51,13 @@ MAX_CHOICES = 4
 
 @dataclass(frozen=True)
 class FileRequest:
-    """A file the user asks for by its content: ``expected`` in the runtime's file-check form."""
+    """A file the user asks for by its content: ``expected`` in the runtime's file-check form;
+    ``sources`` are the (env, state path) where each value asked for lives."""
 
     path: str
     format: str  # json | csv | markdown
     expected: Any
+    sources: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "format": self.format, "expected": self.expected}
@@ -272,8 +274,8 @@ class _Builder:
                     self._top_level(env, change, prefix, extra, turn)  # not a record: the value itself
                     continue
                 if not rest:  # a whole record added or removed
-                    if change["op"] == "added":
-                        created.setdefault(collection, []).append(key)
+                    if change["op"] == "added" and not self.world.moves(env, path):
+                        created.setdefault(collection, []).append(key)  # (not one the world adds itself)
                     elif (env, collection, key) in self.named:
                         self._add(
                             f"{prefix}{env}:{path} deleted",
@@ -429,6 +431,8 @@ class _Builder:
                     continue
                 if path in asked and turn is None:
                     request = asked[path]
+                    if any(self.world.moves(env, where) for env, where in request.sources):
+                        continue  # a correct run could hold another value: nothing fair to ask for
                     self._add(
                         f"file {path} holds what was asked",
                         "goal",
@@ -524,7 +528,13 @@ class _Builder:
             record = f"/{_escape(collection)}/{_escape(key)}"
             changed_records.setdefault(record, set()).add(rest)
             named = (env, collection, key) in self.named
-            if not named and not _is_free(book, collection, rest) and not _timestamp(change):
+            exogenous = _under_any(change["path"], self.world.exogenous.get(env, set()))
+            if (
+                not named
+                and not exogenous
+                and not _is_free(book, collection, rest)
+                and not _timestamp(change)
+            ):
                 consequences.append(change["path"])
         for path in consequences:
             values = self.world.values(env, path)
@@ -598,14 +608,17 @@ class _Builder:
                     path=path,
                     **spec,
                 )
-            new = [k for k in (after.get(collection) or {}) if k not in members]
+            new = max(
+                len([k for k in (run.final[env].get(collection) or {}) if k not in members])
+                for run in [self.golden, *self.world.variants]
+            )  # as many as a correct run may end with (the world may add some while it waits)
             self._add(
-                f"{env}:{path} gains at most {len(new)} new",
+                f"{env}:{path} gains at most {new} new",
                 "guard",
                 kind="no_extra",
                 env=env,
                 path=path,
-                count=len(new),
+                count=new,
             )
 
     def _record_ignore(self, env: str, record: str) -> list[str]:

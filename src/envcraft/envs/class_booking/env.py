@@ -871,7 +871,7 @@ class ClassBooking(Environment):
 
     @tool(
         goal="set up a weekly {class_type} class in room {room_id} with {coach_id}, first on "
-        "{first_start:when}, for {weeks} weeks",
+        "{first_start:when}, for {weeks} week(s)",
         consumes=["room_id", "coach_id"],
         produces=["series_id", "session_id"],
     )

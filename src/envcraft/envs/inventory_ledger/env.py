@@ -542,7 +542,7 @@ class InventoryLedger(Environment):
         return {"journal_id": journal_id, "period": target.period, "status": "draft"}
 
     @tool(
-        goal="stage the receipt of {quantity} units of {sku_id} against {po_id} in {journal_id}",
+        goal="stage the receipt of {quantity} unit(s) of {sku_id} against {po_id} in {journal_id}",
         consumes=["journal_id", "po_id", "sku_id"],
     )
     def add_receipt_line(self, journal_id: str, po_id: str, sku_id: str, quantity: int) -> dict[str, Any]:
@@ -597,7 +597,7 @@ class InventoryLedger(Environment):
         return {"journal_id": journal_id, "line": added.model_dump(), "remaining_after": remaining - quantity}
 
     @tool(
-        goal="stage a transfer of {quantity} units of {sku_id} from {from_warehouse_id} to "
+        goal="stage a transfer of {quantity} unit(s) of {sku_id} from {from_warehouse_id} to "
         "{to_warehouse_id} in {journal_id}",
         consumes=["journal_id", "sku_id", "warehouse_id"],
         produces=["transfer_id"],
@@ -646,7 +646,7 @@ class InventoryLedger(Environment):
         }
 
     @tool(
-        goal="stage an adjustment of {quantity} units of {sku_id} at {warehouse_id} with reason code "
+        goal="stage an adjustment of {quantity} unit(s) of {sku_id} at {warehouse_id} with reason code "
         "{reason_code} in {journal_id}[, noting {note}]",
         consumes=["journal_id", "sku_id", "warehouse_id"],
     )
@@ -953,7 +953,7 @@ class InventoryLedger(Environment):
         }
 
     @tool(
-        goal="record {counted_quantity} counted units of {sku_id} in {count_id}",
+        goal="record {counted_quantity} counted unit(s) of {sku_id} in {count_id}",
         consumes=["count_id", "sku_id"],
     )
     def record_count(self, count_id: str, sku_id: str, counted_quantity: int) -> dict[str, Any]:

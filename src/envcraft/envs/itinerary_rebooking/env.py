@@ -691,7 +691,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(itinerary),
         }
 
-    @tool(goal="move {stay_id} to a check-in on {check_in:date} for {nights} nights", consumes=["stay_id"])
+    @tool(goal="move {stay_id} to a check-in on {check_in:date} for {nights} night(s)", consumes=["stay_id"])
     def change_hotel_dates(self, stay_id: str, check_in: str, nights: int) -> dict[str, Any]:
         """Move a hotel stay to new dates in the same hotel.
 

@@ -263,8 +263,8 @@ class JobScheduler(Environment):
 
     @classmethod
     def rule_violations(cls, state: SchedulerState, files: Mapping[str, str]) -> list[str]:
-        """A finished run has no unfinished job, a running job belongs to a running run, and no pool
-        has more running jobs than slots."""
+        """A finished run has no unfinished job, a running job belongs to a running run, no workflow
+        has more running runs than it allows and no pool more running jobs than slots."""
         del files
         problems = []
         unfinished = {"pending", "ready", "running", "retry_wait"}
@@ -281,6 +281,13 @@ class JobScheduler(Environment):
                 j.status not in ("succeeded", "skipped") for j in run.jobs.values()
             ):
                 problems.append(f"{run.run_id} succeeded with jobs that did not")
+        active: dict[str, int] = {}
+        for run in state.runs.values():
+            if run.status == "running":
+                active[run.workflow_id] = active.get(run.workflow_id, 0) + 1
+        for workflow_id, count in active.items():
+            if count > state.workflows[workflow_id].max_active_runs:
+                problems.append(f"{workflow_id} has {count} running runs, more than it allows")
         for pool_id, count in running.items():
             held = state.pools.get(pool_id)
             if held is not None and count > held.slots:

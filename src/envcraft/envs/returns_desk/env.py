@@ -142,8 +142,8 @@ class ReturnsDesk(Environment):
             "orders",
             "order",
             (
-                "{customer_id}'s order placed on {placed_at:date}",
-                "{customer_id}'s order placed on {placed_at:when}",
+                "the order {customer_id} placed on {placed_at:date}",
+                "the order {customer_id} placed on {placed_at:when}",
             ),
             id_known=True,
             vary=("placed_at",),

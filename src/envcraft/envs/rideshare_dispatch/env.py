@@ -648,7 +648,7 @@ class RideshareDispatch(Environment):
         }
 
     @tool(
-        goal="complete {trip_id}[ with {waiting_minutes} minutes of waiting][ and {tolls_cents:cents} "
+        goal="complete {trip_id}[ with {waiting_minutes} minute(s) of waiting][ and {tolls_cents:cents} "
         "in tolls]",
         consumes=["trip_id"],
     )
@@ -774,7 +774,7 @@ class RideshareDispatch(Environment):
         }
 
     @tool(
-        goal="record the {rated_by}'s rating of {stars} stars for {trip_id}[ with the comment {comment}]",
+        goal="record the {rated_by}'s rating of {stars} star(s) for {trip_id}[ with the comment {comment}]",
         consumes=["trip_id"],
     )
     def rate_trip(
