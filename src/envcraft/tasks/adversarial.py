@@ -54,7 +54,7 @@ WRONG: tuple[str, ...] = ("skip_turn", "stop_early", "wrong_entity", "reads_only
 RIGHT: tuple[str, ...] = ("extra_reads", "reorder", "repeat_reads", "file_equivalent")
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 READ_SYSTEM = ("list_files", "read_file")
-ATTEMPTS = 2  # look-alikes or siblings tried per record before a policy gives up
+ATTEMPTS = 3  # look-alikes or siblings tried per record before a policy gives up
 
 Call = dict[str, Any]  # {"env", "tool", "args", "ref"?: reference index, "provenance"?}
 
@@ -208,13 +208,16 @@ class Adversary:
     def _siblings(
         self, state: Mapping[str, Any], collection: str, key: str, distractors: Mapping[str, str]
     ) -> list[str]:
+        """Records an agent could mistake for ``key``: its look-alike first, then the siblings most
+        like it (most equal fields: they meet the same preconditions)."""
         path = f"/{_escape(collection)}/{_escape(key)}"
         first = [_unescape(distractors[path].rsplit("/", 1)[-1])] if path in distractors else []
         named = {str(v) for c in self.task.reference.calls for v in _scalars(c.args)}
-        others = [
-            k for k in sorted(state.get(collection, {})) if k != key and k not in named and k not in first
-        ]
+        records = state.get(collection, {})
+        target = records.get(key, {})
+        others = [k for k in sorted(records) if k != key and k not in named and k not in first]
         self.rng.shuffle(others)
+        others.sort(key=lambda k: -sum(records[k].get(f) == v for f, v in target.items()))
         return (first + others)[:ATTEMPTS]
 
     def _extra_write(self) -> list[Trial]:

@@ -274,7 +274,7 @@ class _Builder:
                     self._top_level(env, change, prefix, extra, turn)  # not a record: the value itself
                     continue
                 if not rest:  # a whole record added or removed
-                    if change["op"] == "added" and not self.world.moves(env, path):
+                    if change["op"] == "added" and not _under_any(path, self.world.exogenous.get(env, set())):
                         created.setdefault(collection, []).append(key)  # (not one the world adds itself)
                     elif (env, collection, key) in self.named:
                         self._add(
