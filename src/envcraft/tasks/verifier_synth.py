@@ -177,6 +177,14 @@ class World:
         runs = [self.golden, *self.variants] if turn is None else [self.golden, *self.variants[:2]]
         return [get_path(_states(run, turn).get(env, {}), path) for run in runs]
 
+    def holds(self, env: str, path: str) -> bool:
+        """Whether every correct run ends with what the golden one has at ``path``: the same
+        record (a record path: it exists, whatever its timestamps) or the same value."""
+        gold, *others = self.values(env, path)
+        if path.count("/") == 2:
+            return all(o is not MISSING for o in others)
+        return not _under_any(path, self.exogenous.get(env, set())) and all(vr.same(gold, o) for o in others)
+
     def moves(self, env: str, path: str) -> bool:
         """Whether a variant shows another value here, or the world changes it on its own."""
         if _under_any(path, self.exogenous.get(env, set())):
@@ -431,7 +439,7 @@ class _Builder:
                     continue
                 if path in asked and turn is None:
                     request = asked[path]
-                    if any(self.world.moves(env, where) for env, where in request.sources):
+                    if not all(self.world.holds(env, where) for env, where in request.sources):
                         continue  # a correct run could hold another value: nothing fair to ask for
                     self._add(
                         f"file {path} holds what was asked",
