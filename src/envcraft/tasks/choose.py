@@ -27,7 +27,7 @@ from envcraft.tasks.args import (
     user_values,
 )
 from envcraft.tasks.graph import ToolNode
-from envcraft.tasks.model import GoldenCall, Hint
+from envcraft.tasks.model import GoldenCall, Hint, Source
 
 # Field names that best tell records apart to a human, tried first.
 DESCRIPTIVE = (
@@ -272,7 +272,7 @@ def _fed(
             if hint is None:
                 continue
             wrapped = [value] if prop.get("type") == "array" else value
-            found.append((i, wrapped, f"derived:{i}.{path}", hint))
+            found.append((i, wrapped, str(Source("derived", i, path)), hint))
     return found
 
 
@@ -327,7 +327,7 @@ def find_value(
         if leaf == wanted:
             hint = describe(result, path, call, hidden)
             if hint is not None:
-                return f"derived:{call}.{path}", hint
+                return str(Source("derived", call, path)), hint
     return None
 
 

@@ -10,7 +10,6 @@ synthesized packages).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,13 +17,12 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.state import MISSING
 from envcraft.tasks.episode import Episode, resolve_packages
-from envcraft.tasks.model import Task
+from envcraft.tasks.model import Source, Task
 from envcraft.tasks.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 
 # A tool name no environment can declare (tool names are identifiers): calling it is a
 # failed call that changes nothing but still consumes an action index.
 PROBE_TOOL = "__envcraft_probe__"
-_DERIVED = re.compile(r"^derived:(\d+)\.(.+)$")
 # Failed calls put before every golden call to find what moves with the clock: a small and
 # a larger shift (an agent may well make several times the golden number of calls).
 SHIFTS = (1, 3)
@@ -227,6 +225,14 @@ def _replay(golden: Outcome, probes: int) -> Outcome | None:
                 rebound[name] = copy.deepcopy(new)
             elif value == [old]:  # a one-item list argument built from a single derived value
                 rebound[name] = [copy.deepcopy(new)]
+            elif (
+                isinstance(value, str)
+                and isinstance(old, str)
+                and isinstance(new, str)
+                and old
+                and old in value
+            ):
+                rebound[name] = value.replace(old, new)  # free text carrying the value
         return rebound
 
     shifted = run_calls(
@@ -279,11 +285,11 @@ def _merge(gold: Any, others: list[Any]) -> Any:
 
 
 def _provenance_source(provenance: str, index: int) -> tuple[int, list[str]] | None:
-    """``derived:<call>.<dotted field path>`` as (call index, path parts), if it names an earlier call."""
-    match = _DERIVED.match(provenance)
-    if match is None or int(match.group(1)) >= index:
+    """A label taken from an earlier call's result as (call index, path parts), if it names one."""
+    source = Source.parse(provenance)
+    if not source.from_call or source.call is None or source.call >= index:
         return None
-    return int(match.group(1)), match.group(2).split(".")
+    return source.call, (source.path or "").split(".")
 
 
 def _find_source(value: Any, results: Sequence[Any]) -> tuple[int, list[str]] | None:

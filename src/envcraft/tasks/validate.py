@@ -575,9 +575,17 @@ def summarize(
             counts[0] += m.killed
             counts[1] += 1
     leaks = {t.id: len(find_leaks(t)) for t in tasks}
+    policies: dict[str, list[int]] = {}
+    for report in reports:
+        for trial, score in report.trials:
+            counts = policies.setdefault(trial.kind, [0, 0])
+            counts[0] += trial.passes(score)
+            counts[1] += 1
     return {
         "tasks": n,
         "valid": sum(r.valid for r in reports),
+        "adversarial_pass_rate": _rate(sum(not r.failed_policies for r in reports), n),
+        "adversarial_by_policy": {k: {"passed": v[0], "runs": v[1]} for k, v in sorted(policies.items())},
         "golden_pass_rate": _rate(sum(r.golden_score >= 1.0 and r.hash_ok for r in reports), n),
         "noop_fail_rate": _rate(sum(r.noop_score < KILLED_BELOW for r in reports), n),
         "kill_rate": _rate(sum(r.killed for r in reports), total) if total else 1.0,
@@ -590,7 +598,13 @@ def summarize(
         "chain_lengths": _histogram(len(t.reference.calls) for t in tasks),
         "turns": _histogram(len(t.turns) for t in tasks),
         "invalid": [
-            {"task_id": r.task_id, "errors": r.errors, "survivors": r.survivors, "noop_score": r.noop_score}
+            {
+                "task_id": r.task_id,
+                "errors": r.errors,
+                "survivors": r.survivors,
+                "noop_score": r.noop_score,
+                "failed_policies": r.failed_policies,
+            }
             for r in reports
             if not r.valid
         ],
