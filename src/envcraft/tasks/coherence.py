@@ -10,7 +10,9 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
 * read-only steps whose results no later step uses are left out (the run is replayed);
 * each step after the first must use an entity an earlier step produced, read or acted on
   (an argument taken from a result, or a record or value an earlier call also had); the chain
-  is cut before the first that does not (``flow`` when nothing useful is left);
+  is cut before the first that does not (``flow`` when nothing useful is left). The first step
+  in another environment is exempt: the worlds share no records, and what a crossing task
+  carries across is checked by the synthesis (a value in free text or in an asked-for file);
 * a step that undoes an earlier one (a declared ``undoes`` on a shared record, a value put back
   where an earlier step changed it, free text an earlier step wrote rewritten) rejects the chain
   (``undo``), and so does the same request made twice (``repeat``).
@@ -113,7 +115,10 @@ def _cut_at_gap(
     for i, call in enumerate(run.calls):
         values = _identifying(call.args)
         linked = bool(_feeders(run, i)) or bool(values & seen) or bool(set(run.touched_files(i)) & seen)
-        if i > 0 and not linked and not run.calls[i - 1].expected_error:
+        # the first step in another environment shares no records with the first one; the value a
+        # crossing task must carry across comes later (free text, or the file the user asks for)
+        crossing = all(c.env != call.env for c in run.calls[:i])
+        if i > 0 and not linked and not crossing and not run.calls[i - 1].expected_error:
             if not any(writes(run, graphs)[:i]):
                 return None, "flow"
             cut = keep_calls(run, list(range(i)), packages)

@@ -145,9 +145,7 @@ class Episode:
                     sessions[env] = Session.memory(package, state=state, files={}, workspace_dir=shared)
                 else:
                     root = self.directory / SESSIONS_DIR / env
-                    sessions[env] = Session.create(
-                        package, root, state=state, files={}, workspace_dir=shared
-                    )
+                    sessions[env] = Session.create(package, root, state=state, files={}, workspace_dir=shared)
             except ValueError as exc:
                 first = str(exc).splitlines()[0]
                 raise ExecutionError(f"initial state of '{env}' does not validate: {first}") from None

@@ -100,6 +100,7 @@ def sample_walk(
             _cross_weight(coverage, e.src_env, e.src, e.dst_env, e.dst)
             * coverage.tool_weight(Step(e.src_env, e.src))
             * coverage.tool_weight(Step(e.dst_env, e.dst))
+            * (CARRIES if _can_carry(graphs, e.src_env, e.dst_env, e.dst) else 1.0)
             for e in crossings
         ]
         edge = rng.choices(crossings, weights=weights)[0]
@@ -117,6 +118,20 @@ def sample_walk(
         return None
     finished = _with_creators(finished, graphs, rng, coverage)
     return finished if len(finished) >= MIN_LEN else None
+
+
+CARRIES = 4.0  # weight of a crossing that can carry a value over (free text, or a Claw workspace)
+_FREE_TEXT = ("note", "notes", "message", "body", "text", "comment", "memo", "summary", "title")
+
+
+def _can_carry(graphs: Mapping[str, ToolGraph], src_env: str, dst_env: str, dst: str) -> bool:
+    """A crossing into a tool that takes free text, or into or out of a Claw environment (whose
+    workspace can hold a file with the other environment's values)."""
+    node = graphs[dst_env].nodes[dst]
+    text = any(
+        p.split("_")[-1] in _FREE_TEXT and prop.get("type") == "string" for p, prop in node.params.items()
+    )
+    return text or graphs[dst_env].kind == "claw" or graphs[src_env].kind == "claw"
 
 
 def _walkable(graph: ToolGraph, tool: str) -> bool:
