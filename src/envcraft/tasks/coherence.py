@@ -6,7 +6,8 @@ no other step touches, a request whose effect already held, a step that takes ba
 earlier one did. :func:`tidy` turns a golden run into one coherent job or says why it cannot:
 
 * a step that should change something but changes nothing (its effect already held in S0,
-  timestamps and counters aside) rejects the chain (``no_effect``);
+  timestamps and counters aside) is left out, and the chain with it when later steps depend on
+  it (``no_effect``);
 * read-only steps whose results no later step uses are left out (the run is replayed);
 * each step after the first must use an entity an earlier step produced, read or acted on
   (an argument taken from a result, or a record or value an earlier call also had); the chain
@@ -56,11 +57,22 @@ def tidy(
     run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
 ) -> tuple[GoldenRun | None, str]:
     """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring)."""
-    for i, call in enumerate(run.calls):
-        node = graphs[call.env].nodes[call.tool]
-        if call.ok and node.mutates and not node.system and not effects(run, i) and not run.touched_files(i):
-            return None, "no_effect"
+    idle = {
+        i
+        for i, call in enumerate(run.calls)
+        if call.ok
+        and graphs[call.env].nodes[call.tool].mutates
+        and not graphs[call.env].nodes[call.tool].system
+        and not effects(run, i)
+        and not run.touched_files(i)
+    }
+    idle |= {i - 1 for i in idle if i > 0 and run.calls[i - 1].expected_error}  # its planned refusal too
     current: GoldenRun | None = run
+    if idle:  # a request whose effect already holds is no request: the step goes, the rest replays
+        kept = [i for i in range(len(run.calls)) if i not in idle]
+        current = keep_calls(run, kept, packages) if kept else None
+        if current is None:
+            return None, "no_effect"
     for stage in (_prune_reads, _cut_at_gap):
         assert current is not None
         current, reason = stage(current, packages, graphs)

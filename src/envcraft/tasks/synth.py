@@ -1,10 +1,11 @@
-"""Task synthesis: walk -> S0 with distractors -> golden run -> intents -> verifier -> validation.
+"""Task synthesis: walk -> golden run -> one coherent job -> distractors -> file request ->
+intents -> verifier -> validation (mutations and adversarial agents) -> difficulty features.
 
 :func:`make_task` turns one sampled chain into a validated :class:`Task` or says why not.
 :func:`synthesize_shard` makes up to ``quota`` tasks for one environment from one seed —
 a pure function of its arguments, so shards can run in any order, in parallel, or again
 after an interruption, and give the same tasks. :func:`merge` deduplicates shard outputs
-(identical chains with identical arguments) in shard order and computes the set's stats.
+(identical calls asked for in identical words) in shard order and computes the set's stats.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from envcraft.tasks.walk import Coverage, Step, sample_walk
 log = logging.getLogger("envcraft.tasks.synth")
 
 ATTEMPTS_PER_TASK = 8
-P_REQUEST = 0.7  # chance that a Claw task ends with a file the user asks for by its content
+P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 
 
 @dataclass
@@ -56,7 +57,7 @@ class SynthConfig:
     """Knobs of one synthesis run (all recorded with the output)."""
 
     seed: int = 0
-    p_cross: float = 0.3
+    p_cross: float = 0.5
     p_error: float = 0.1
     size: int = 1
     distractors: bool = True

@@ -1,13 +1,15 @@
-"""Proof that a task is solvable and that its reward discriminates (mutation testing).
+"""Proof that a task is solvable and that its reward discriminates.
 
-``validate``: the golden run scores exactly 1, a do-nothing run scores below 1, and every
-mutation of the golden outcome scores below 1 — one change dropped, one changed value
-altered, a distractor touched, an unrequested field of an edited record changed, an output
-file deleted or corrupted, one user turn skipped.
-A verifier that lets any mutation through would reward a wrong run, so such a task is
-invalid. Values that legitimately move with the action index (clock, seeded ids; found by
-:func:`shifted_replay`) are not altered, and a change that a correct run with more calls
-also ends without (a hold that lapses) is not dropped: a verifier must accept those runs.
+``validate``: the golden run scores exactly 1, a do-nothing run scores below 1, every
+mutation of the golden outcome that changes something a check pins scores below 1 (one
+change dropped, one changed value altered, a distractor touched, an unrequested field of an
+edited record changed, an output file deleted or corrupted, one user turn skipped), and the
+scripted agents of :mod:`envcraft.tasks.adversarial` score as they must (wrong ones below 1,
+right ones exactly 1). Mutations only show that a verifier sees changes of its own golden
+run; the agents play the task for real, which is what catches a verifier that pays for wrong
+work or punishes harmless extra work. Values that legitimately move with the action index
+(clock, seeded ids; found by :func:`shifted_replay`) are not altered, and a change that a
+correct run with more calls also ends without (a hold that lapses) is not dropped.
 
 ``replay_task``: the golden calls, re-run in fresh sessions, reach the recorded final hash
 and score 1.
