@@ -49,7 +49,8 @@ _RULES = (
     Rule("readme", "error", "README.md exists and is not empty"),
     Rule("readme-short", "warning", "README.md says enough for an agent to use the environment"),
     Rule("env-import", "error", "env.py imports through the package loader"),
-    Rule("env-class", "error", "env.py defines exactly one Environment subclass"),
+    Rule("env-class", "error", "env.py defines exactly one Environment subclass, and no other module does"),
+    Rule("module-import", "error", "relative imports name modules at the package root"),
     Rule("no-tools", "warning", "the environment declares at least one tool of its own"),
     Rule("tool-docstring", "error", "each tool has a summary and documents every parameter under Args:"),
     Rule("tool-docstring-style", "warning", "tool docstrings have Returns: and document no unknown args"),
@@ -59,6 +60,7 @@ _RULES = (
     Rule("entity-decl", "error", "entity declarations name State collections and their records' fields"),
     Rule("skill-missing", "warning", "the package ships at least one skill"),
     Rule("skill-frontmatter", "error", "SKILL.md front matter follows agentskills.io"),
+    Rule("skill-spec", "error", "skills-ref (the Agent Skills reference validator) accepts the skill"),
     Rule("skill-body", "warning", "SKILL.md bodies stay under 500 lines"),
     Rule("data-parse", "error", "data/ files parse (json, jsonl, csv)"),
 )
