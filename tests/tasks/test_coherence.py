@@ -21,6 +21,7 @@ class Room(StateModel):
     room_id: str
     light: str = "off"
     note: str = ""
+    comments: list[str] = []
 
 
 class LightsState(StateModel):
@@ -83,13 +84,27 @@ class Lights(Environment):
         """
         self.state.rooms[room_id].note = note
         return {"room_id": room_id, "note": note}
+
+    @tool(goal="add the comment {text} to {room_id}")
+    def add_comment(self, room_id: str, text: str) -> dict:
+        """Add a comment to a room.
+
+        Args:
+            room_id: The room.
+            text: The comment.
+
+        Returns:
+            The room's comment count.
+        """
+        self.state.rooms[room_id].comments.append(text)
+        return {"room_id": room_id, "comments": len(self.state.rooms[room_id].comments)}
 '''
 
 ROOMS = {
     "rooms": {
-        "kitchen": {"room_id": "kitchen", "light": "off", "note": ""},
-        "hallway": {"room_id": "hallway", "light": "on", "note": ""},
-        "cellar": {"room_id": "cellar", "light": "off", "note": ""},
+        "kitchen": {"room_id": "kitchen", "light": "off", "note": "", "comments": []},
+        "hallway": {"room_id": "hallway", "light": "on", "note": "", "comments": []},
+        "cellar": {"room_id": "cellar", "light": "off", "note": "", "comments": []},
     }
 }
 
@@ -171,5 +186,15 @@ def test_the_same_request_twice_rejects_the_chain() -> None:
         {"counters": {"visits": 3}},
         ("increment", {"name": "visits"}),
         ("increment", {"name": "visits"}),
+    )
+    assert tidy(run, packages, graphs) == (None, "repeat")
+
+
+def test_the_same_request_on_the_same_record_in_other_words_rejects_the_chain(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("add_comment", {"room_id": "kitchen", "text": "Tap drips; plumber booked for Tuesday."}),
+        ("add_comment", {"room_id": "kitchen", "text": "Tap drips."}),  # the same comment again, shorter
     )
     assert tidy(run, packages, graphs) == (None, "repeat")

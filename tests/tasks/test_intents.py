@@ -198,3 +198,34 @@ def test_persona_set_is_diverse_and_shippable() -> None:
     assert len(texts) >= 20  # personas really change the voice
     chatty = Persona("p", "Ana", "shop owner", "friendly", "chatty")
     assert "Ana" in TemplateRenderer().render(plan, chatty)[0]  # a chatty persona introduces itself
+
+
+def test_an_id_carried_in_free_text_is_asked_for_by_the_record_it_names() -> None:
+    packages = {env: load_package(env) for env in ("infra_recovery", "mail_triage")}
+    worlds = {env: p.env_class.generate(seed=1, data=p.data) for env, p in packages.items()}
+    initial = {env: world.state.model_dump(mode="json") for env, world in worlds.items()}
+    files = {path: text for world in worlds.values() for path, text in world.files.items()}
+    incident = next(k for k, v in initial["infra_recovery"]["incidents"].items() if v["status"] == "open")
+    message = next(iter(initial["mail_triage"]["messages"]))
+    calls = [
+        GoldenCall(
+            "infra_recovery",
+            "append_ops_note",
+            {"incident_id": incident, "note": "Handled per the customer's phone call."},
+            {"incident_id": "user", "note": "user"},
+            {},
+        ),
+        GoldenCall(
+            "mail_triage",
+            "draft_reply",
+            {"message_id": message, "body": f"Incident {incident}: on it, details to follow."},
+            {"message_id": "user", "body": "embed:0.incident_id"},
+            {},
+        ),
+    ]
+    run = replay(calls, packages, initial, files)
+    assert run is not None
+    view = ChainView(run.calls, run.initial, run.after, [True, True])
+    plan = plan_intents(view, [[0, 1]], packages, random.Random(0))
+    body = next(m for m in plan.mentions() if m.arg == "body")
+    assert body.text == "“on it, details to follow.”, mentioning the id of that incident", body.text

@@ -16,7 +16,8 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
   carries across is checked by the synthesis (a value in free text or in an asked-for file);
 * a step that undoes an earlier one (a declared ``undoes`` on a shared record, a value put back
   where an earlier step changed it, free text an earlier step wrote rewritten) rejects the chain
-  (``undo``), and so does the same request made twice (``repeat``).
+  (``undo``), and so does the same request made twice, also when only its free text differs
+  (``repeat``).
 """
 
 from __future__ import annotations
@@ -81,16 +82,26 @@ def tidy(
     assert current is not None
     if _undoes(current, packages):
         return None, "undo"
-    done = [
-        (c.env, c.tool, canonical_json(c.args))
-        for c, w in zip(current.calls, writes(current, graphs), strict=True)
-        if w or c.expected_error
-    ]
-    if len(set(done)) < len(done):
-        return None, "repeat"  # the same request twice: the second has no purpose
+    if _repeats(current, graphs):
+        return None, "repeat"
     if not any(writes(current, graphs)):
         return None, "no_effect"
     return current, "ok"
+
+
+def _repeats(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> bool:
+    """The same request twice: identical calls, or two successful writes of one tool on the same
+    records that differ only in their free text (a reply drafted twice to one message). The second
+    has no purpose. A planned failure and its corrected call are one request, not two."""
+    done, targets = [], []
+    for call, wrote in zip(run.calls, writes(run, graphs), strict=True):
+        if wrote or call.expected_error:
+            done.append((call.env, call.tool, canonical_json(call.args)))
+        if wrote:
+            fixed = {k: v for k, v in call.args.items() if not FREE_TEXT_PARAMS.search(k)}
+            if fixed and len(fixed) < len(call.args):
+                targets.append((call.env, call.tool, canonical_json(fixed)))
+    return len(set(done)) < len(done) or len(set(targets)) < len(targets)
 
 
 def _prune_reads(

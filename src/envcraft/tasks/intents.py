@@ -331,11 +331,15 @@ class _Planner:
         if isinstance(carried, str) and carried in rest:
             rest = rest.split(carried, 1)[1].lstrip(": ").strip()
         origin = self.view.calls[source.call or 0]
-        what = (
-            self._created(len(self.view.calls), origin.env, carried)
-            or f"that {humanize(source.path or 'value')}"
-        )
-        return f"{_quote(rest)}, mentioning the id of {what.removeprefix('the id of ')}"
+        created = self._created(len(self.view.calls), origin.env, carried)
+        field = (source.path or "value").rsplit(".", 1)[-1]
+        if created is not None:
+            what = f"the id of {created.removeprefix('the id of ')}"
+        elif field.endswith("_id"):  # "incident_id": the id of that incident
+            what = f"the id of that {humanize(field.removesuffix('_id'))}"
+        else:
+            what = f"that {humanize(field)}"
+        return f"{_quote(rest)}, mentioning {what}"
 
     def _created(self, i: int, env: str, value: Any) -> str | None:
         """ "the new return" for a record an earlier call of this chain created."""
