@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from envcraft.core import Session
 
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
 
@@ -107,3 +110,111 @@ def test_session_of_another_env_is_refused(counter_pkg: Path, tmp_path: Path) ->
     usage_error(
         run("call", "returns_desk", "get_order", "--args", "{}", "--session", tmp_path / "s"), "belongs to"
     )
+
+
+def test_call_without_a_session_says_that_nothing_is_kept() -> None:
+    order = next(
+        o for o, v in Session.memory("returns_desk").state()["orders"].items() if v["status"] == "placed"
+    )
+    args = json.dumps({"order_id": order, "reason": "changed my mind"})
+    first, second = (
+        run("call", "returns_desk", "cancel_order", "--args", args),
+        run("call", "returns_desk", "cancel_order", "--args", args),
+    )
+    assert first.returncode == second.returncode == 0  # each ran on its own fresh state...
+    assert "nothing is kept" in first.stderr and "nothing is kept" in second.stderr  # ...and says so
+
+
+def test_call_json_is_one_line_with_the_hash_and_whether_it_was_kept(
+    counter_pkg: Path, tmp_path: Path
+) -> None:
+    ok_json(run("session", "new", counter_pkg, "--dir", tmp_path / "s", "--json"))
+    kept = run(
+        "call", counter_pkg, "increment", "--args", '{"name": "a"}', "--session", tmp_path / "s", "--json"
+    )
+    assert kept.returncode == 0 and len(kept.stdout.strip().splitlines()) == 1
+    record = json.loads(kept.stdout)
+    assert record["result"] == {"name": "a", "value": 1} and record["kept"] is True
+    shown = ok_json(run("session", "show", tmp_path / "s", "--json"))
+    assert record["state_hash"] == shown["state_hash"]
+    thrown = json.loads(run("call", counter_pkg, "increment", "--args", '{"name": "a"}', "--json").stdout)
+    assert thrown["kept"] is False and thrown["session"] is None
+
+
+def test_session_show_gives_the_state_and_the_log(counter_pkg: Path, tmp_path: Path) -> None:
+    ok_json(run("session", "new", counter_pkg, "--dir", tmp_path / "s", "--json"))
+    for name in ("a", "b", "a"):
+        run(
+            "call",
+            counter_pkg,
+            "increment",
+            "--args",
+            json.dumps({"name": name}),
+            "--session",
+            tmp_path / "s",
+        )
+    shown = ok_json(run("session", "show", tmp_path / "s", "--json", "--last", "2"))
+    assert shown["state"]["counters"] == {"a": 2, "b": 1} and shown["calls"] == 3
+    assert [e["index"] for e in shown["log"]] == [1, 2]
+    text = run("session", "show", tmp_path / "s")
+    assert text.returncode == 0 and "increment" in text.stdout and '"a": 2' in text.stdout
+
+
+def test_envs_show_lists_enum_values_and_an_example_state() -> None:
+    info = ok_json(run("envs", "show", "returns_desk", "--json"))
+    assert info["example_state"] == Session.memory("returns_desk", seed=0).state()
+    text = subprocess.run(
+        [str(ENVCRAFT), "envs", "show", "returns_desk"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    ).stdout
+    assert '"placed" | "shipped" | "delivered" | "cancelled"' in text
+    assert "example S0 (seed 0" in text and "CUS-1001" in text
+
+
+HELP_PAGES = [
+    [], ["envs"], ["envs", "list"], ["envs", "show"], ["envs", "check"], ["session"], ["session", "new"],
+    ["session", "show"], ["call"], ["run"], ["export"], ["tasks"], ["tasks", "synth"], ["tasks", "check"],
+    ["tasks", "replay"], ["tasks", "score"], ["scenarios", "list"], ["import", "bfcl"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("page", HELP_PAGES, ids=lambda p: " ".join(p) or "envcraft")
+def test_help_shows_no_python_type_labels(page: list[str]) -> None:
+    shown = run(*page, "--help")
+    assert shown.returncode == 0, shown.stderr
+    assert "<bool>" not in shown.stdout and "<str>" not in shown.stdout
+
+
+LOADED_BY_VERSION = """
+import sys
+sys.argv = ["envcraft", "--version"]
+from envcraft.cli.launcher import main
+main()
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "pydantic", "orjson", "openai"})
+print(heavy, sorted(m for m in sys.modules if m.startswith("envcraft")))
+"""
+
+
+def test_version_loads_no_command_and_every_command_is_still_reachable() -> None:
+    """``--version`` answers before the command tree (and the library) is imported; every
+    other invocation goes through the full CLI, including the commands other issues added."""
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED_BY_VERSION], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    version, loaded = proc.stdout.splitlines()
+    assert version.startswith("envcraft ")
+    assert loaded == "[] ['envcraft', 'envcraft.cli', 'envcraft.cli.launcher']"
+    assert run("--version").stdout == version + "\n"
+    for command in (
+        ["eval"],
+        ["synth"],
+        ["llm", "serve"],
+        ["serve-mcp"],
+        ["tasks", "calibrate"],
+        ["tasks", "play"],
+    ):
+        shown = run(*command, "--help")
+        assert shown.returncode == 0 and "Usage" in shown.stdout, (command, shown.stderr)

@@ -102,10 +102,17 @@ def test_sigkill_at_random_instants_leaves_a_prefix_state(counter_pkg: Path, tmp
     rng = random.Random(20260105)
     verified: list[bytes] = []
     outcomes: dict[str, int] = {}
+    log = root / "actions.jsonl"
     for kill in range(KILLS):
+        size = log.stat().st_size
         child = FORK.Process(target=_call_forever, args=(str(root), kill), daemon=True)
         child.start()
-        time.sleep(rng.uniform(0.0, 0.03))
+        # Kill at a random instant once the child is writing (under load its start-up alone can
+        # outlast a fixed delay): then every kill lands among commits, wherever in them it falls.
+        deadline = time.monotonic() + 10
+        while log.stat().st_size == size and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(rng.uniform(0.0, 0.02))
         assert child.pid is not None
         os.kill(child.pid, signal.SIGKILL)
         child.join(timeout=30)

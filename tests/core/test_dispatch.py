@@ -326,3 +326,43 @@ def test_a_tool_that_breaks_the_state_models_invariants_fails_and_changes_nothin
     assert result["error"]["category"] == "internal_error"
     assert session.state_hash() == committed
     assert session.call("reserve", {"qty": 3}) == {"reserved": 5}
+
+
+INTERRUPTED = '''
+from envcraft import Environment, StateModel, tool
+
+
+class Box(StateModel):
+    items: list[str] = []
+
+
+class Boxes(Environment):
+    """A tool interrupted half way (Ctrl-C)."""
+
+    State = Box
+
+    @tool
+    def put(self, item: str) -> dict:
+        """Put an item, then get interrupted.
+
+        Args:
+            item: What.
+        """
+        self.state.items.append(item)
+        raise KeyboardInterrupt
+'''
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_an_interrupt_undoes_the_call_and_propagates(
+    make_env: Callable[..., Path], tmp_path: Path, durable: bool
+) -> None:
+    """Regression: Session.call turned KeyboardInterrupt into internal_error, so Ctrl-C was lost."""
+    package = make_env(INTERRUPTED, env_id="boxes")
+    session = Session.create(package, tmp_path / "s") if durable else Session.memory(package)
+    before = session.state_hash()
+    with pytest.raises(KeyboardInterrupt):
+        session.call("put", {"item": "x"})
+    assert session.state_hash() == before and session.state() == {"items": []}
+    assert session.actions() == []
+    assert session.call("put", {"item": 7})["error"]["category"] == "invalid_argument"  # lock released

@@ -1,13 +1,18 @@
-"""Fuzz every tool of every built-in environment: a call never raises and a failure changes nothing.
+"""Fuzz every tool of every built-in environment: a call never raises, a failure changes
+nothing, and no call ends in ``internal_error`` (each one is an environment bug an agent meets
+as "internal error"; the only exception is the test package's deliberately buggy tool).
 
 Arguments are drawn from each tool's own JSON Schema (often valid, using ids found in the
 generated S0, so deep preconditions are reached) mixed with junk: wrong types, missing and
-extra fields, huge strings, odd Unicode, nested structures, non-object arguments.
+extra fields, huge strings, odd Unicode, nested structures, non-object arguments. The
+sessions run with ``ENVCRAFT_CHECK_STATE=1``: every commit is also checked against the
+whole-state validation and serialization the incremental state path stands in for.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -24,6 +29,8 @@ HERE = Path(__file__).resolve().parent
 # claw workspace whose domain tool writes files and then refuses (workspace rollback under fuzz).
 FIXTURE_PACKAGES = [str(HERE.parent / "fixtures" / "counter"), str(HERE / "fixtures" / "notes")]
 SKIPPED_TOOLS = frozenset({"shell"})  # runs real commands; covered by the sandbox's own tests
+DELIBERATE = frozenset({("counter", "explode")})  # mutates, then raises: internal_error by design
+INTERNAL_ERRORS: Counter[str] = Counter()
 LONE_SURROGATE = json.loads('"\\ud800"')
 ODD_STRINGS = st.sampled_from(
     [
@@ -69,7 +76,9 @@ _OPEN: list[Session] = []
 
 @pytest.fixture(scope="module", autouse=True)
 def _close_sessions() -> Iterator[None]:
-    yield
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ENVCRAFT_CHECK_STATE", "1")
+        yield
     for session in _OPEN:
         session.close()
 
@@ -172,6 +181,12 @@ def test_call_never_raises_and_failures_change_nothing(env_id: str, tool: str, d
     assert isinstance(result, dict), f"{tool} returned {type(result).__name__}"
     text = json.dumps(result)  # results must be JSON
     assert "Traceback" not in text
+    if is_error(result) and result["error"]["category"] == "internal_error":
+        INTERNAL_ERRORS[f"{session.package.id}.{tool}"] += 1
+        assert (session.package.id, tool) in DELIBERATE, (
+            f"internal_error from {session.package.id}.{tool}({args!r:.300}); "
+            f"so far: {dict(INTERNAL_ERRORS)}"
+        )
     if is_error(result):
         assert result["error"]["category"] in set(ErrorCategory)
         assert isinstance(result["error"]["message"], str) and result["error"]["message"]

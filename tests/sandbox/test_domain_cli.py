@@ -91,6 +91,43 @@ def test_missing_binding_on_the_host_console_script() -> None:
 def test_the_client_copies_the_core_messages() -> None:
     assert domain_cli.MISSING_BINDING_MESSAGE == errors.MISSING_BINDING_MESSAGE
     assert domain_cli.SESSION_NOT_FOUND_MESSAGE == errors.SESSION_NOT_FOUND_MESSAGE
+    for category, message in (
+        ("missing_binding", errors.MISSING_BINDING_MESSAGE),
+        ("session_not_found", errors.SESSION_NOT_FOUND_MESSAGE),
+        ("internal_error", "the session sent an unreadable reply"),
+    ):  # the client's hand-made JSON is what json.dumps prints
+        expected = json.dumps({"error": {"category": category, "message": message}}, indent=2)
+        assert domain_cli.error_text(category, message) == expected
+
+
+def _client(path: Path, *argv: str, importtime: bool = False) -> subprocess.CompletedProcess[str]:
+    """The client as the sandbox runs it: the system python, isolated, no site directory."""
+    flags = ["-IS", *(["-X", "importtime"] if importtime else [])]
+    command = ["/usr/bin/python3", *flags, domain_cli.__file__, *argv]
+    env = {domain_cli.BINDING_ENV: str(path), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+
+
+def test_the_client_sends_its_command_line_and_imports_no_json(desk: Session, tmp_path: Path) -> None:
+    """The host parses the arguments (strict JSON, newlines kept); the client imports no json or socket."""
+    path = tmp_path / "desk.sock"
+    item_id = next(i for i, item in desk.state()["items"].items() if item["status"] == "open")
+    note = "line one\nline two, with ünïcode"
+    args = json.dumps({"item_id": item_id, "note": note}, ensure_ascii=False)
+    with DomainServer(desk.env, path, timeout=10):
+        done = _client(path, "complete_action_item", args, importtime=True)
+        nan = _client(path, "complete_action_item", '{"item_id": "x", "note": NaN}')
+        bad = _client(path, "complete_action_item", "{not json")
+        unknown = _client(path, "no_such_tool", "--x", "1")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "done"
+    assert desk.state()["items"][item_id]["status"] == "done"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "_socket" in imported and not imported & {"json", "socket", "json.decoder", "re", "typing"}
+    assert nan.returncode == 2 and "NaN" in nan.stderr and not nan.stdout  # strict JSON, a usage error
+    assert bad.returncode == 2 and "not valid JSON" in bad.stderr
+    assert unknown.returncode == 1 and json.loads(unknown.stdout)["error"]["category"] == "not_found"
+    assert _logged(desk)[-1] == "complete_action_item"  # neither refusal reached the session
 
 
 def test_host_client_through_a_served_socket(desk: Session, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 import envcraft
 from envcraft.sandbox import IsolatedWorker, Limits, run_isolated
+from envcraft.sandbox.process import kill_group
 
 from .conftest import assert_no_connection, requires_bwrap
 
@@ -106,8 +108,20 @@ def test_times_out_and_keeps_working(worker: IsolatedWorker) -> None:
     assert worker.run(JOBS, "tainted", None, timeout=5)["ok"] is True
 
 
+def test_a_job_cannot_kill_its_worker(worker: IsolatedWorker) -> None:
+    """The worker is its namespace's first process: SIGKILL from inside cannot reach it."""
+    assert worker.run(JOBS, "kill_worker", None, timeout=5)["ok"] is True
+    assert worker.run(JOBS, "tainted", None, timeout=5)["ok"] is True
+
+
 def test_restarts_after_the_worker_dies(worker: IsolatedWorker) -> None:
-    died = worker.run(JOBS, "kill_worker", None, timeout=5)
+    assert worker.run(JOBS, "tainted", None, timeout=5)["ok"] is True
+    sandbox = worker._sandbox
+    assert sandbox is not None
+    killer = threading.Timer(0.5, kill_group, (sandbox.proc,))  # the host kills it (OOM killer, say)
+    killer.start()
+    died = worker.run(JOBS, "spin", None, timeout=8)
+    killer.join()
     assert died["ok"] is False and "died" in died["error"]
     assert worker.run(JOBS, "tainted", None, timeout=5)["ok"] is True
 

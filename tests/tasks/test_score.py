@@ -110,3 +110,17 @@ def test_score_trajectory_reports_an_unloadable_task(tmp_path: Path) -> None:
     task.envs = ["counter"]
     result = score_trajectory(task, [[inc("a", 2)]])
     assert result.score == 0.0 and result.error and "no environment" in result.error
+
+
+def test_undecodable_and_deep_lines_fail_alone(tmp_path: Path) -> None:
+    """Regression: a non-UTF-8 or deeply nested line raised and no other trajectory was scored."""
+    directory = counter_task_dir(tmp_path)
+    good = json.dumps({"task_id": "count-1", "turns": [[inc("a", 2)], [inc("b", 5)]]}).encode()
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join([good, b'{"task_id": "caf\xe9"}', b"[" * 3000 + b"]" * 3000, good]) + b"\n")
+    done = CliRunner().invoke(app, ["tasks", "score", str(directory), "--trajectories", str(path), "--json"])
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [row["line"] for row in rows] == [1, 2, 3, 4]
+    assert rows[0]["score"] == 1.0 and rows[3]["score"] == 1.0
+    assert "UTF-8" in rows[1]["error"] and "nested" in rows[2]["error"]
+    assert done.exit_code == 0

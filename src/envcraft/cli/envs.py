@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from envcraft.cli.output import console, die, print_json
-from envcraft.core import EnvPackage, PackageError, builtin_ids, load_package
+from envcraft.cli.output import console, die, json_text, print_json
+from envcraft.core import EnvPackage, PackageError, Session, builtin_ids, load_package
 from envcraft.core.lint import LintReport, builtin_package_dirs, lint_package
 
 app = typer.Typer(help="Browse and check environment packages.", no_args_is_help=True)
@@ -71,6 +71,7 @@ def show(
         "skills": sorted(package.skills),
         "tools": env_class.openai_tools(),
         "state_schema": env_class.State.model_json_schema(),
+        "example_state": _example_state(package),
     }
     if json_out:
         print_json(info)
@@ -80,11 +81,48 @@ def show(
     table = Table("tool", "parameters", "description")
     for spec in env_class.tools.values():
         params = ", ".join(
-            f"{name}{'' if name in spec.parameters['required'] else '?'}: {prop.get('type', '')}"
+            f"{name}{'' if name in spec.parameters['required'] else '?'}: {_kind(prop)}"
             for name, prop in spec.parameters["properties"].items()
         )
         table.add_row(spec.name, params, spec.description.splitlines()[0] if spec.description else "")
     console.print(table)
+    _print_example(info["example_state"])
+
+
+def _kind(prop: dict[str, Any]) -> str:
+    """A parameter's type as help shows it: its values when it is an enum."""
+    if "enum" in prop:
+        return " | ".join(json_text(v, indent=None) for v in prop["enum"])
+    if prop.get("type") == "array" and "enum" in prop.get("items", {}):
+        return "array of " + " | ".join(json_text(v, indent=None) for v in prop["items"]["enum"])
+    kind = prop.get("type", "")
+    if kind == "array":
+        return f"array of {prop.get('items', {}).get('type', 'value')}"
+    return str(kind)
+
+
+def _example_state(package: EnvPackage) -> dict[str, Any] | None:
+    """The S0 a session gets by default (seed 0); ``None`` if the generator fails."""
+    try:
+        with Session.memory(package, seed=0) as session:
+            return session.state()
+    except Exception:  # environment code: the rest of `show` is still useful
+        return None
+
+
+EXAMPLE_LINES = 40
+
+
+def _print_example(state: dict[str, Any] | None) -> None:
+    if state is None:
+        console.print("example S0: the generator failed (see `envcraft envs check`)", highlight=False)
+        return
+    lines = json_text(state).splitlines()
+    size = len(json_text(state, indent=None)) / 1024
+    console.print(f"example S0 (seed 0, {size:.1f} KiB):", highlight=False)
+    console.print("\n".join(lines[:EXAMPLE_LINES]), markup=False, highlight=False, soft_wrap=True)
+    if len(lines) > EXAMPLE_LINES:
+        console.print(f"… {len(lines) - EXAMPLE_LINES} more lines (--json shows it all)", highlight=False)
 
 
 @app.command("check")

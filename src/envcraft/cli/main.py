@@ -1,4 +1,8 @@
-"""The `envcraft` command: wiring only; every command's logic lives in its library module."""
+"""The `envcraft` command: wiring only; every command's logic lives in its library module.
+
+The console script enters through :mod:`envcraft.cli.launcher`, which answers ``--version``
+before this module (and everything it imports) is loaded.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,21 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import agents, envs, export, importers, run, scenarios, serve, session, synth, tasks
+from envcraft.cli import (
+    agents,
+    envs,
+    export,
+    help_format,
+    importers,
+    run,
+    scenarios,
+    serve,
+    session,
+    synth,
+    tasks,
+)
 
+help_format.plain_types()
 app = typer.Typer(
     name="envcraft",
     help="Executable RL environments and verifiable tasks for tool-using LLM agents.",

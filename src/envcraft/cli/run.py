@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,11 +55,14 @@ def run_command(
     Interrupted, it resumes from the finished shards when run again with the same --out.
     """
     options = RunOptions(out=out, n_per_env=n_per_env, seed=seed, envs=_env_list(envs), workers=workers)
+    _writable_dir(out)
     try:
         with progress_bar() as update:
             summary = run(options, update)
     except PackageError as exc:
         die(str(exc))
+    except OSError as exc:
+        die(f"cannot write the run into {out}: {_why(exc)}")
     if json_out:
         print_json(summary)
         return
@@ -96,12 +100,15 @@ def synth_command(
         synth=SynthConfig(seed=seed),
         export=False,
     )
+    _writable_dir(Path(out))
     try:
         with progress_bar() as update:
             summary = run(options, update)
+        _move(work / "tasks", Path(out))
     except PackageError as exc:
         die(str(exc))
-    _move(work / "tasks", Path(out))
+    except OSError as exc:
+        die(f"cannot write the task set into {out}: {_why(exc)}")
     stats = summary["corpus"]
     if json_out:
         print_json({"out": str(out), **stats})
@@ -111,6 +118,22 @@ def synth_command(
         f"({stats['cross_env_share']:.0%} cross-environment, "
         f"{stats['duplicates_removed']} duplicates removed)"
     )
+
+
+def _writable_dir(path: Path) -> None:
+    """``--out`` must be a directory this process can create and write into (exit 2 if not)."""
+    if path.exists() and not path.is_dir():
+        die(f"--out {path} exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=path, prefix=".envcraft-probe-")  # noqa: SIM115
+        probe.close()
+    except OSError as exc:
+        die(f"--out {path}: {_why(exc)}")
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def _env_list(value: str) -> list[str] | None:

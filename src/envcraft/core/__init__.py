@@ -3,6 +3,7 @@
 from envcraft.core.clock import Clock
 from envcraft.core.environment import Environment, Initial, StateModel, misfiled
 from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
+from envcraft.core.invariants import invariant
 from envcraft.core.package import EnvPackage, PackageError, builtin_ids, load_package
 from envcraft.core.phrasing import Entity
 from envcraft.core.repository import Repository
@@ -30,6 +31,7 @@ __all__ = [
     "canonical_json",
     "diff",
     "error_result",
+    "invariant",
     "is_error",
     "load_package",
     "misfiled",

@@ -5,7 +5,7 @@ Wall-clock time would make replays diverge and rewards irreproducible (paper Tab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated
 
@@ -19,10 +19,20 @@ DEFAULT_TICK = timedelta(minutes=1)
 class Clock:
     base_time: datetime = DEFAULT_BASE_TIME
     tick: timedelta = DEFAULT_TICK
+    _iso: dict[int, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def at(self, action_index: int) -> datetime:
         """The time at which action number ``action_index`` (0-based) happens."""
         return self.base_time + self.tick * action_index
+
+    def iso_at(self, action_index: int) -> str:
+        """:func:`iso` of :meth:`at` (every logged call needs it; formatting is the slow part)."""
+        found = self._iso.get(action_index)
+        if found is None:
+            if len(self._iso) > 8192:
+                self._iso.clear()
+            found = self._iso[action_index] = iso(self.at(action_index))
+        return found
 
 
 def parse_time(value: str | datetime) -> datetime:

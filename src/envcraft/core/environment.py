@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 from envcraft.core.clock import Clock
 from envcraft.core.errors import (
@@ -20,9 +20,11 @@ from envcraft.core.errors import (
     error_result,
     is_error,
 )
+from envcraft.core.invariants import SKIP_INVARIANTS, check_all, invariants_of
 from envcraft.core.phrasing import Entity
 from envcraft.core.repository import Repository
 from envcraft.core.tool import TOOL_ATTR, ToolSpec, build_spec
+from envcraft.core.tracking import track_fields
 from envcraft.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -35,10 +37,54 @@ class StateModel(BaseModel):
     """Base for environment state models: unknown fields are refused, assignments checked.
 
     Non-finite floats are refused too: JSON has no NaN or infinity, so the persisted
-    canonical form could not hold them.
+    canonical form could not hold them. Once a session has loaded a state, assignments to
+    its models are journaled (:mod:`envcraft.core.tracking`), so a failed call is undone and
+    a successful one re-validated in O(what it touched). ``@invariant`` methods
+    (:mod:`envcraft.core.invariants`) are item-by-item checks the session re-runs only where
+    a call changed something.
     """
 
+    __slots__ = ("_ec_frag", "_ec_parents", "_ec_tree")
+    if TYPE_CHECKING:  # not pydantic private attributes: slots the session's tree fills in
+        _ec_tree: Any
+        _ec_parents: list[tuple[Any, Any]]
+        _ec_frag: bytes | None
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            tree = self._ec_tree
+        except AttributeError:
+            tree = None
+        if tree is not None and name in type(self).__pydantic_fields__:
+            if tree.journal is None:
+                tree.outside = True
+            else:
+                tree.journal.attr(self, name)
+        super().__setattr__(name, value)
+        if tree is not None:
+            track_fields(self)  # validate_assignment may have swapped __dict__ for a plain dict
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            tree = self._ec_tree
+        except AttributeError:
+            tree = None
+        if tree is not None and name in type(self).__pydantic_fields__:
+            if tree.journal is None:
+                tree.outside = True
+            else:
+                tree.journal.attr(self, name)
+        super().__delattr__(name)
+
+    @model_validator(mode="after")
+    def _envcraft_invariants(self, info: ValidationInfo) -> StateModel:
+        """Whole-model validation runs every ``@invariant`` over every item (a session that
+        validates incrementally runs them itself and says so in the context)."""
+        skip = isinstance(info.context, dict) and info.context.get(SKIP_INVARIANTS)
+        if info.field_name is None and not skip and invariants_of(type(self)):
+            check_all(self)
+        return self
 
 
 def misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
@@ -74,6 +120,9 @@ class Environment:
     """
 
     State: ClassVar[type[BaseModel]] = StateModel
+    # A foreign object held live between calls instead of ``state`` (BFCL's classes): see
+    # envcraft.core.statetree.LiveCodec. ``None``: the state is the ``State`` model itself.
+    live_codec: ClassVar[Any] = None
     tools: ClassVar[dict[str, ToolSpec]] = {}
     package: ClassVar[EnvPackage | None] = None
     # How users name this environment's records (envcraft.core.phrasing): read by the data engine.
@@ -90,14 +139,18 @@ class Environment:
 
     def __init__(
         self,
-        state: BaseModel,
+        state: BaseModel | None,
         *,
         data: Repository | None = None,
         workspace: Workspace | None = None,
         clock: Clock | None = None,
         seed: int = 0,
     ) -> None:
-        self.state: Any = state
+        self._ec_tree: Any = None  # the session's change tracking, once a session binds this
+        self._state_root: Any = state
+        self.live: Any = None  # the live object of an environment with a ``live_codec``
+        # During a call of such an environment: rebuilds the live object as it was before the call.
+        self.live_before: Callable[[], Any] | None = None
         self.data = data or Repository(None)
         self._workspace = workspace
         self.clock = clock or Clock()
@@ -106,6 +159,21 @@ class Environment:
         self.call_tool: Callable[[str, dict[str, Any] | None], dict[str, Any]] = self.invoke
 
     # -- what tool code uses ------------------------------------------------------------
+    @property
+    def state(self) -> Any:
+        """The explicit state (a ``State`` model): read and mutate it in place."""
+        return self._state_root
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        tree = self._ec_tree
+        if tree is not None:
+            if tree.journal is None:
+                tree.outside = True
+            else:
+                tree.journal.replace_root(self, self._state_root)
+        self._state_root = value
+
     @property
     def workspace(self) -> Workspace:
         if self._workspace is None:

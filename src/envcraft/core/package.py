@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import re
 import sys
 import tomllib
@@ -19,7 +20,7 @@ import traceback
 import types
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -107,12 +108,17 @@ class EnvPackage:
         path = self.root / "README.md"
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
-    @property
+    @cached_property
     def data(self) -> Repository:
         return _repository(self.root / "data")
 
     @property
     def workspace_template(self) -> dict[str, str]:
+        """The template files of every session's workspace (read once per loaded package)."""
+        return dict(self._template)
+
+    @cached_property
+    def _template(self) -> dict[str, str]:
         base = self.root / "workspace"
         if not base.is_dir():
             return {}
@@ -129,7 +135,7 @@ class EnvPackage:
             return {}
         return {p.parent.name: p for p in sorted(base.glob("*/SKILL.md"))}
 
-    @property
+    @cached_property
     def clock(self) -> Clock:
         return Clock(self.manifest.base_time, timedelta(seconds=self.manifest.tick_seconds))
 
@@ -199,10 +205,23 @@ def load_package(ref: str | Path, *, fresh: bool = False) -> EnvPackage:
     ``fresh=True`` re-imports every module of the package and replaces the cached package,
     for code that changed on disk (the linter, a synthesis repair loop).
     """
-    root = resolve_ref(ref).resolve()
+    text = str(ref)
+    key = (text, "" if text.startswith("/") else os.getcwd())
+    if not fresh:
+        known = _BY_REF.get(key)
+        if known is not None and _LOADED.get(known.root) is known:
+            return known  # a session per rollout asks again and again: no path work then
+    try:
+        root = resolve_ref(ref).resolve()
+    except OSError as exc:  # a name the file system refuses (too long, say)
+        raise PackageError(f"no environment {str(ref)[:80]!r}: {exc.strerror or exc}") from None
     if fresh or root not in _LOADED:
         _LOADED[root] = _load(root)
+    _BY_REF[key] = _LOADED[root]
     return _LOADED[root]
+
+
+_BY_REF: dict[tuple[str, str], EnvPackage] = {}
 
 
 def resolve_ref(ref: str | Path) -> Path:
@@ -211,7 +230,8 @@ def resolve_ref(ref: str | Path) -> Path:
         return path
     if isinstance(ref, str) and ENV_ID.match(ref) and (BUILTIN_ROOT / ref / "envcraft.toml").is_file():
         return BUILTIN_ROOT / ref
-    raise PackageError(f"no environment '{ref}' (not a built-in id nor a package directory)")
+    shown = str(ref) if len(str(ref)) <= 80 else str(ref)[:77] + "..."
+    raise PackageError(f"no environment '{shown}' (not a built-in id nor a package directory)")
 
 
 def package_modules(root: Path) -> list[str]:

@@ -1,7 +1,14 @@
 """A session: one rollout's sandbox of state, workspace and action log.
 
 All calls, whichever door they come through (Python, CLI inside the sandbox, MCP, trainer
-adapters), go through :meth:`Session.call`, which never raises.
+adapters), go through :meth:`Session.call`, which never raises an ``Exception`` (an interrupt
+such as Ctrl-C undoes the call and propagates).
+
+The state lives in a :class:`~envcraft.core.statetree.StateTree` (or, for an environment that
+wraps a foreign object, a :class:`~envcraft.core.live.LiveTree`), which validates, undoes and
+serializes at the cost of what each call changed. The durable store writes the canonical JSON
+on every changing call; the in-memory one hashes nothing until asked (``state()``,
+``state_hash()``, ``actions()``, ``save()``).
 """
 
 from __future__ import annotations
@@ -14,9 +21,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from envcraft.core.clock import iso
 from envcraft.core.environment import Environment, Initial
 from envcraft.core.errors import (
     INTERNAL_ERROR_MESSAGE,
@@ -25,16 +29,19 @@ from envcraft.core.errors import (
     error_result,
     is_error,
 )
-from envcraft.core.package import EnvPackage, load_package
-from envcraft.core.state import canonical_json, sha256_text, state_hash
+from envcraft.core.live import LiveTree
+from envcraft.core.package import EnvPackage, PackageError, load_package
+from envcraft.core.state import state_hash, strict_copy
+from envcraft.core.statetree import StateRejected, StateTree
 from envcraft.core.store import (
     DEFAULT_LOCK_TIMEOUT,
     LOG_FILE,
     STATE_FILE,
     FileStore,
     MemoryStore,
-    Store,
     StoreError,
+    log_line,
+    sha256_bytes,
 )
 from envcraft.core.workspace import Workspace, atomic_write_bytes
 
@@ -42,6 +49,7 @@ log = logging.getLogger("envcraft.session")
 
 META_FILE = "session.json"
 WORKSPACE_DIR = "workspace"
+DAMAGED_STATE_MESSAGE = "The session is damaged: its state.json does not load ({reason})."
 # Set while a system tool serves a domain call (``envcraft-tool`` inside the sandboxed shell):
 # such calls are logged with ``"via": "shell"``, so a reader of actions.jsonl (``tasks play``)
 # tells the agent's own calls from those its shell commands made.
@@ -59,6 +67,16 @@ class SessionError(Exception):
         return error_result(self.category, str(self))
 
 
+class SessionDamaged(SessionError):
+    """A session directory whose files do not load (a bad input file, not a missing session).
+
+    Nothing is written to such a session: not even the repair of its log's tail.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCategory.SESSION_NOT_FOUND, message)
+
+
 class Session:
     """Bind an environment to a store and a workspace; dispatch calls safely.
 
@@ -69,27 +87,28 @@ class Session:
     def __init__(
         self,
         package: EnvPackage,
-        store: Store,
         *,
         workspace: Workspace | None,
-        seed: int = 0,
-        directory: Path | None = None,
+        seed: int,
+        directory: Path | None,
+        store: FileStore | MemoryStore,
     ) -> None:
         self.package = package
         self.directory = directory
         self._store = store
         self._workspace = workspace
-        committed = store.begin()
-        store.abort()
-        self.env: Environment = package.env_class(
-            self._load(committed.text),
-            data=package.data,
-            workspace=workspace,
-            clock=package.clock,
-            seed=seed,
+        env_class = package.env_class
+        self.env: Environment = env_class(
+            None, data=package.data, workspace=workspace, clock=package.clock, seed=seed
         )
         self.env.call_tool = self._call_nested
-        self._loaded_hash = committed.hash
+        codec = env_class.live_codec
+        self._tree: StateTree | LiveTree = (
+            LiveTree(env_class.State, self.env, codec, self._replay)
+            if codec is not None
+            else StateTree(env_class.State, self.env)
+        )
+        self._versions: list[int] = []  # memory store: the state version after each logged call
         self._owned_tmp: Path | None = None
 
     # -- construction -----------------------------------------------------------------
@@ -111,37 +130,51 @@ class Session:
 
         A Claw session's workspace is ``directory/workspace`` unless ``workspace_dir`` names
         another (the shared workspace of a task's environments); ``session.json`` records it.
+        ``ValueError`` (nothing written) when the initial state does not validate.
         """
         package = env if isinstance(env, EnvPackage) else load_package(env)
         root = Path(directory)
-        initial_text, initial_files = _initial(package, state, files, seed, size)
-        root.mkdir(parents=True, exist_ok=True)
         workspace_root = Path(workspace_dir).resolve() if workspace_dir is not None else root / WORKSPACE_DIR
+        session = cls(package, workspace=None, seed=seed, directory=root, store=MemoryStore())
+        initial_files = session._load_initial(state, files, seed, size)
+        text = session._tree.canonical()
+        root.mkdir(parents=True, exist_ok=True)
         workspace = _make_workspace(package, workspace_root, initial_files)
-        store = FileStore.initialize(root, initial_text, lock_timeout=lock_timeout, fsync=fsync)
+        session._store = FileStore.initialize(root, text, lock_timeout=lock_timeout, fsync=fsync)
+        session._workspace = session.env._workspace = workspace
         meta: dict[str, Any] = {"env": package.id, "package": str(package.root), "seed": seed}
         if workspace_dir is not None and workspace is not None:
             meta["workspace"] = str(workspace_root)
         atomic_write_bytes(root / META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
-        return cls(package, store, workspace=workspace, seed=seed, directory=root)
+        return session
 
     @classmethod
     def open(cls, directory: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Session:
-        """Open an existing durable session; ``SessionError`` if it is gone."""
+        """Open an existing durable session: ``SessionError`` if it is gone, ``SessionDamaged``
+        (a ``SessionError``) if its files do not load. Opening writes nothing."""
         root = Path(directory)
         meta_path = root / META_FILE
-        if not meta_path.is_file() or not (root / STATE_FILE).is_file():
+        try:
+            present = meta_path.is_file() and (root / STATE_FILE).is_file()
+        except OSError:
+            present = False
+        if not present:
             raise SessionError(ErrorCategory.SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE)
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        package_ref = meta["package"] if Path(meta["package"]).is_dir() else meta["env"]
-        package = load_package(package_ref)
+        meta = _read_meta(meta_path)
+        package = _meta_package(meta)
+        if not (root / LOG_FILE).exists():
+            raise SessionDamaged(f"the session {root} is damaged: {LOG_FILE} is missing")
         workspace_root = Path(meta["workspace"]) if "workspace" in meta else root / WORKSPACE_DIR
         workspace = Workspace(workspace_root) if package.kind == "claw" else None
         store = FileStore(root, lock_timeout=lock_timeout)
+        session = cls(package, workspace=workspace, seed=meta["seed"], directory=root, store=store)
         try:
-            return cls(package, store, workspace=workspace, seed=int(meta.get("seed", 0)), directory=root)
+            session._sync_durable()
         except StoreError as exc:
             raise SessionError(exc.category, exc.message) from None
+        finally:
+            store.abort()
+        return session
 
     @classmethod
     def memory(
@@ -154,19 +187,31 @@ class Session:
         size: int = 1,
         workspace_dir: str | Path | None = None,
     ) -> Session:
-        """The in-memory fast path: no lock, no per-call I/O; :meth:`save` persists."""
+        """The in-memory fast path: no lock, no per-call I/O or hashing; :meth:`save` persists."""
         package = env if isinstance(env, EnvPackage) else load_package(env)
-        initial_text, initial_files = _initial(package, state, files, seed, size)
-        workspace = None
-        owned: Path | None = None
+        session = cls(package, workspace=None, seed=seed, directory=None, store=MemoryStore())
+        initial_files = session._load_initial(state, files, seed, size)
         if package.kind == "claw":
             if workspace_dir is None:
-                owned = Path(tempfile.mkdtemp(prefix=f"envcraft-{package.id}-"))
-                workspace_dir = owned
-            workspace = _make_workspace(package, Path(workspace_dir), initial_files)
-        session = cls(package, MemoryStore(initial_text), workspace=workspace, seed=seed)
-        session._owned_tmp = owned
+                session._owned_tmp = Path(tempfile.mkdtemp(prefix=f"envcraft-{package.id}-"))
+                workspace_dir = session._owned_tmp
+            session._workspace = _make_workspace(package, Path(workspace_dir), initial_files)
+            session.env._workspace = session._workspace
         return session
+
+    def _load_initial(
+        self, state: dict[str, Any] | None, files: dict[str, str] | None, seed: int, size: int
+    ) -> dict[str, str]:
+        """Load S0 (given, or generated from the seed); returns the workspace files."""
+        env_class = self.package.env_class
+        if state is None:
+            initial: Initial = env_class.generate(seed=seed, size=size, data=self.package.data)
+            self._tree.load_model(initial.state)
+            generated = {**self.package.workspace_template, **initial.files}
+        else:
+            self._tree.load_data(state)
+            generated = self.package.workspace_template
+        return generated if files is None else files
 
     # -- the one door -------------------------------------------------------------------
     def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -175,25 +220,22 @@ class Session:
         if spec is not None and not spec.annotations.exclusive:
             return self._call_unlocked(tool, args)
         try:
-            committed = self._store.begin()
-        except StoreError as exc:
+            index = self._begin()
+        except (StoreError, SessionError) as exc:
             return exc.to_result()
-        except BaseException:
+        except Exception:
             log.exception("session infrastructure failure on %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
         try:
-            return self._call_locked(committed.text, committed.hash, committed.index, tool, args)
+            return self._call_locked(index, tool, args)
         except BaseException as exc:
-            self._store.abort()
-            # The tool may have mutated the bound state before the commit failed: drop it.
-            try:
-                self._rollback(committed.text)
-                self._loaded_hash = committed.hash
-            except Exception:
-                log.exception("the committed state no longer loads; the next call retries")
-                self._loaded_hash = ""
+            # The tool (or the commit) failed half way, or the caller was interrupted: drop it all.
+            self._tree.rollback()
+            if self._workspace is not None:
+                self._workspace.rollback()
+            self._abort()
             if not isinstance(exc, Exception):
-                raise  # Ctrl-C or exit: the call is undone, the interruption goes on
+                raise
             log.exception("session infrastructure failure on %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
 
@@ -205,95 +247,131 @@ class Session:
         finally:
             _NESTED.reset(token)
 
-    def _call_locked(
-        self, text: str, digest: str, index: int, tool: str, args: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        env = self.env
-        if digest != self._loaded_hash:
-            env.state = self._load(text)
-            self._loaded_hash = digest
+    def _call_locked(self, index: int, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
+        env, tree = self.env, self._tree
         env.action_index = index
+        tree.begin()
         result = env.invoke(tool, args)
-        new_text: str | None = None
-        new_hash = digest
+        changed = False
         if not is_error(result):
+            result = _checked_result(result, tool)
+        if is_error(result):
+            tree.rollback()
+        else:
             try:
-                dumped = canonical_json(env.state.model_dump(mode="json"))
-                dumped_hash = sha256_text(dumped)  # also refuses text UTF-8 cannot hold (lone surrogates)
-                json.dumps(result)
-                if dumped != text:
-                    # The new state must be one the State model accepts (its validators are the
-                    # environment's invariants): a tool that breaks them fails and is rolled back,
-                    # rather than committing a state no later call could load.
-                    type(env.state).model_validate_json(dumped)
-            except (TypeError, ValueError, ValidationError):
-                log.exception("tool %s produced an unserializable or invalid state, or result", tool)
+                changed = tree.finish((tool, args, index), result)
+            except StateRejected as exc:
+                log.error("tool %s left a state its State model refuses: %s", tool, exc)
+                result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
+        text: bytes | None = None
+        digest: str | None = None
+        if changed and isinstance(self._store, FileStore):
+            try:
+                text = tree.canonical()
+            except (ValueError, TypeError):  # text UTF-8 cannot hold, say: refuse the state
+                log.exception("tool %s produced a state that cannot be serialized", tool)
+                tree.rollback()
+                changed, text = False, None
                 result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
             else:
-                if dumped != text:
-                    new_text, new_hash = dumped, dumped_hash
+                digest = sha256_bytes(text)
+                if digest == self._tree.digest():  # the same state again: nothing to write
+                    text = None
         if is_error(result):
-            self._rollback(text)
+            if self._workspace is not None:
+                self._workspace.rollback()
         elif self._workspace is not None:
             self._workspace.commit()
-        entry = {
-            "index": index,
-            "time": iso(env.now()),
-            "tool": tool,
-            "args": args,
-            "result": result,
-            "state_hash": new_hash,
-        }
-        if _NESTED.get() is not None:
-            entry["via"] = _NESTED.get()
-        self._store.commit(entry, new_text, new_hash)
-        self._loaded_hash = new_hash
+        self._commit(index, tool, args, result, text, digest, changed)
+        if changed:
+            tree.accept(digest)
         return result
+
+    def _replay(self, live: Any, call: tuple[str, Any, int]) -> dict[str, Any]:
+        """Run a logged call again on ``live`` (a live-object tree rebuilding an earlier version)."""
+        tool, args, index = call
+        env = self.env
+        saved = env.live, env.action_index
+        env.live, env.action_index = live, index
+        try:
+            return env.invoke(tool, args)
+        finally:
+            env.live, env.action_index = saved
 
     def _call_unlocked(self, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
         """A system tool: run without the lock (it may call back in), then log it."""
         try:
             result = self.env.invoke(tool, args)
+            if not is_error(result):
+                result = _checked_result(result, tool)
             if self._workspace is not None:
                 if is_error(result):
                     self._workspace.rollback()
                 else:
                     self._workspace.commit()
-            committed = self._store.begin()
-        except StoreError as exc:
+            index = self._begin()
+        except (StoreError, SessionError) as exc:
             return exc.to_result()
-        except BaseException:
+        except Exception:
             log.exception("session infrastructure failure on %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
-        entry = {
-            "index": committed.index,
-            "time": iso(self.env.clock.at(committed.index)),
-            "tool": tool,
-            "args": args,
-            "result": result,
-            "state_hash": committed.hash,
-        }
         try:
-            self._store.commit(entry, None, committed.hash)
-        except BaseException:
+            self._commit(index, tool, args, result, None, None, False)
+        except BaseException as exc:
+            self._abort()
+            if not isinstance(exc, Exception):
+                raise
             log.exception("could not log system tool call %s", tool)
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
         return result
 
-    def _rollback(self, text: str) -> None:
-        """Drop whatever a failed call did. Re-validating a big state costs ~3x a dump, and
-        most failures (bad arguments, refused preconditions) changed nothing, so look first."""
-        try:
-            unchanged = canonical_json(self.env.state.model_dump(mode="json")) == text
-        except Exception:
-            unchanged = False
-        if not unchanged:
-            self.env.state = self._load(text)
-        if self._workspace is not None:
-            self._workspace.rollback()
+    def _begin(self) -> int:
+        """Start a transaction: the durable store's lock and current state; the action index."""
+        if isinstance(self._store, MemoryStore):
+            return self._store.next_index
+        return self._sync_durable()
 
-    def _load(self, text: str) -> Any:
-        return self.package.env_class.State.model_validate_json(text)
+    def _sync_durable(self) -> int:
+        """Lock; reload the state if another process committed since; the next index."""
+        assert isinstance(self._store, FileStore)
+        begun = self._store.begin()
+        if begun.text is None:
+            return begun.index
+        try:
+            self._tree.load_json(begun.text, begun.digest)
+        except ValueError as exc:
+            self._store.abort()
+            raise SessionDamaged(DAMAGED_STATE_MESSAGE.format(reason=error_reason(exc))) from None
+        except BaseException:
+            self._store.abort()
+            raise
+        return self._store.recover(begun.digest)
+
+    def _commit(
+        self,
+        index: int,
+        tool: str,
+        args: Any,
+        result: dict[str, Any],
+        text: bytes | None,
+        digest: str | None,
+        changed: bool,
+    ) -> None:
+        entry = {"index": index, "time": self.env.clock.iso_at(index), "tool": tool, "args": args,
+                 "result": result, "state_hash": ""}  # fmt: skip
+        via = _NESTED.get()
+        if via is not None:
+            entry["via"] = via
+        if isinstance(self._store, FileStore):
+            entry["state_hash"] = digest if digest is not None else self._tree.digest()
+            self._store.commit(entry, text, entry["state_hash"], index)
+        else:
+            self._store.commit(entry)
+            self._versions.append(self._tree.version + (1 if changed else 0))
+
+    def _abort(self) -> None:
+        if isinstance(self._store, FileStore):
+            self._store.abort()
 
     # -- inspection ---------------------------------------------------------------------
     @property
@@ -301,17 +379,23 @@ class Session:
         """OpenAI function-tool schemas of this session's environment."""
         return self.package.env_class.openai_tools()
 
+    def _current(self) -> None:
+        """A durable session catches up with commits other processes made."""
+        if isinstance(self._store, FileStore):
+            try:
+                self._sync_durable()
+            finally:
+                self._store.abort()
+
     def state(self) -> dict[str, Any]:
         """The committed state as plain JSON data."""
-        committed = self._store.begin()
-        self._store.abort()
-        data: dict[str, Any] = json.loads(committed.text)
+        self._current()
+        data: dict[str, Any] = json.loads(self._tree.canonical())
         return data
 
     def state_hash(self) -> str:
-        committed = self._store.begin()
-        self._store.abort()
-        return committed.hash
+        self._current()
+        return self._tree.digest()
 
     def files(self) -> dict[str, str]:
         """The workspace content (empty for tool environments)."""
@@ -322,25 +406,36 @@ class Session:
         return state_hash({"state": self.state(), "workspace": self.files()})
 
     def actions(self) -> list[dict[str, Any]]:
-        return self._store.entries()
+        """The log: ``{"index", "time", "tool", "args", "result", "state_hash"}`` per call."""
+        if isinstance(self._store, FileStore):
+            return self._store.entries()
+        entries = self._store.entries()
+        for entry, version in zip(entries, self._versions, strict=True):
+            if not entry["state_hash"]:
+                entry["state_hash"] = self._tree.digest_of(version)
+        return [dict(e) for e in entries]
 
     @property
     def workspace_root(self) -> Path | None:
         return self._workspace.root if self._workspace is not None else None
 
     def save(self, directory: str | Path) -> Path:
-        """Persist a session (any store) as a durable session directory."""
+        """Persist a session (any store) as a durable session directory.
+
+        Everything is serialized before anything is written; ``session.json`` comes last,
+        so a directory without it is not a session.
+        """
         root = Path(directory)
+        text = self._tree.canonical()
+        lines = b"".join(log_line(e) for e in self.actions())
+        meta = {"env": self.package.id, "package": str(self.package.root), "seed": self.env.seed}
+        meta_bytes = json.dumps(meta, indent=2).encode("utf-8")
         root.mkdir(parents=True, exist_ok=True)
-        committed = self._store.begin()
-        self._store.abort()
         if self._workspace is not None and self._workspace.root != (root / WORKSPACE_DIR).resolve():
             shutil.copytree(self._workspace.root, root / WORKSPACE_DIR, dirs_exist_ok=True, symlinks=True)
-        atomic_write_bytes(root / STATE_FILE, committed.text.encode("utf-8"))
-        lines = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in self.actions())
-        atomic_write_bytes(root / LOG_FILE, lines.encode("utf-8"))
-        meta = {"env": self.package.id, "package": str(self.package.root), "seed": self.env.seed}
-        atomic_write_bytes(root / META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
+        atomic_write_bytes(root / LOG_FILE, lines)
+        atomic_write_bytes(root / STATE_FILE, text)
+        atomic_write_bytes(root / META_FILE, meta_bytes)
         return root
 
     def close(self) -> None:
@@ -355,24 +450,62 @@ class Session:
         self.close()
 
 
-def _initial(
-    package: EnvPackage,
-    state: dict[str, Any] | None,
-    files: dict[str, str] | None,
-    seed: int,
-    size: int,
-) -> tuple[str, dict[str, str]]:
-    """Canonical S0 text and workspace files: given explicitly, or generated from the seed."""
-    env_class = package.env_class
-    if state is None:
-        initial: Initial = env_class.generate(seed=seed, size=size, data=package.data)
-        model = initial.state
-        generated_files = {**package.workspace_template, **initial.files}
-    else:
-        model = env_class.State.model_validate(state)
-        generated_files = package.workspace_template
-    text = canonical_json(model.model_dump(mode="json"))
-    return text, generated_files if files is None else files
+def _checked_result(result: dict[str, Any], tool: str) -> dict[str, Any]:
+    """A result must be strict JSON (no NaN or infinity): else it is the tool's bug."""
+    try:
+        strict_copy(result)
+    except (TypeError, ValueError, RecursionError):
+        log.error("tool %s returned a result JSON cannot hold", tool)
+        return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
+    return result
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """``session.json``, checked: env and package strings, an integer seed."""
+    try:
+        meta = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise SessionDamaged(f"{path} is not valid JSON: {error_reason(exc)}") from None
+    if not isinstance(meta, dict):
+        raise SessionDamaged(f"{path} must hold a JSON object, not {type(meta).__name__}")
+    problems = [k for k in ("env", "package") if not isinstance(meta.get(k), str)]
+    if problems:
+        raise SessionDamaged(f"{path} lacks the string field(s) {', '.join(problems)}")
+    seed = meta.get("seed", 0)
+    if type(seed) is not int:
+        raise SessionDamaged(f"{path}: seed must be an integer, not {seed!r:.40}")
+    if "workspace" in meta and not isinstance(meta["workspace"], str):
+        raise SessionDamaged(f"{path}: workspace must be a path string")
+    return {**meta, "seed": seed}
+
+
+def _meta_package(meta: dict[str, Any]) -> EnvPackage:
+    """The session's package: where it was, else the built-in of the same id."""
+    recorded = Path(meta["package"])
+    try:
+        ref: str | Path = recorded if recorded.is_dir() else meta["env"]
+        return load_package(ref)
+    except (PackageError, OSError) as exc:
+        raise SessionDamaged(
+            f"the session's environment {meta['env']!r} cannot be loaded "
+            f"(its package {recorded} is gone or broken: {error_reason(exc)})"
+        ) from None
+
+
+def error_reason(exc: BaseException) -> str:
+    """One line naming what is wrong (the first validation error with its field)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors(include_url=False)
+        except TypeError:
+            found = errors()
+        if found:
+            first = found[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "the state"
+            return f"{where}: {first.get('msg', '')}"[:300]
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
 
 
 def _make_workspace(package: EnvPackage, root: Path, files: dict[str, str]) -> Workspace | None:

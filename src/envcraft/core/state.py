@@ -24,6 +24,20 @@ def canonical_json(value: Any) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def strict_copy(value: Any) -> Any:
+    """A plain-JSON copy of ``value`` (JSON's own types only), or ``ValueError``/``TypeError``
+    when strict JSON cannot hold it (NaN, infinity). Keys are made strings and tuples lists, as
+    the standard library does; orjson does the common case."""
+    try:
+        copied = orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        copied = None
+    else:
+        if copied == value:  # orjson writes NaN as null, so a copy with NaN differs
+            return copied
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -4,17 +4,21 @@
 ``actions.jsonl`` (one line per call, appended *before* the state is replaced) and a file
 lock with a bounded timeout. Because the log line is written first, a process killed at
 any instant leaves a state equal to the state after some prefix of the logged actions;
-the next transaction drops a torn or orphaned last line. ``MemoryStore`` is the explicit
-fast path for rollouts that need no per-call durability.
+the next transaction drops a torn or orphaned last line (only after the state it is checked
+against has loaded, so a damaged state never costs a log line). Between two calls of the same
+process nothing is re-read: a fingerprint of both files says whether anyone else committed.
+``MemoryStore`` keeps the log of the explicit fast path for rollouts.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -24,7 +28,6 @@ from envcraft.core.errors import (
     ErrorCategory,
     error_result,
 )
-from envcraft.core.state import sha256_text
 from envcraft.core.workspace import atomic_write_bytes
 
 STATE_FILE = "state.json"
@@ -32,6 +35,8 @@ LOG_FILE = "actions.jsonl"
 LOCK_FILE = ".lock"
 DEFAULT_LOCK_TIMEOUT = 5.0
 _TAIL_CHUNK = 8192
+UNLOGGABLE = "<arguments nested too deeply to log>"
+DAMAGED_LOG_MESSAGE = "The session is damaged: its action log (actions.jsonl) is missing."
 
 
 class StoreError(Exception):
@@ -47,41 +52,37 @@ class StoreError(Exception):
 
 
 @dataclass(frozen=True)
-class Committed:
-    """The last committed point of a session: state text, its hash, and the next index."""
+class Begun:
+    """What a locked transaction starts from.
 
-    text: str
-    hash: str
+    ``text`` is the committed state when it must be (re)loaded (first use, or another process
+    committed since): the session validates it, then calls :meth:`FileStore.recover` for the
+    index. ``None`` when the state is the one this store last committed itself.
+    """
+
+    text: bytes | None
+    digest: str
     index: int
 
 
-class Store(Protocol):
-    def begin(self) -> Committed: ...
-    def commit(self, entry: dict[str, Any], new_text: str | None, new_hash: str) -> None: ...
-    def abort(self) -> None: ...
-    def entries(self) -> list[dict[str, Any]]: ...
-
-
 class MemoryStore:
-    """State and log in memory; persist with :meth:`save` at episode end, or never."""
+    """The log of an in-memory session (the state itself lives in the session's tree)."""
 
-    def __init__(self, text: str) -> None:
-        self._committed = Committed(text, sha256_text(text), 0)
+    def __init__(self) -> None:
         self._entries: list[dict[str, Any]] = []
 
-    def begin(self) -> Committed:
-        return self._committed
+    @property
+    def next_index(self) -> int:
+        return len(self._entries)
 
-    def commit(self, entry: dict[str, Any], new_text: str | None, new_hash: str) -> None:
+    def commit(self, entry: dict[str, Any]) -> None:
         self._entries.append(entry)
-        text = self._committed.text if new_text is None else new_text
-        self._committed = Committed(text, new_hash, self._committed.index + 1)
-
-    def abort(self) -> None:
-        pass
 
     def entries(self) -> list[dict[str, Any]]:
-        return list(self._entries)
+        return self._entries
+
+
+_Fingerprint = tuple[int, int, int, int, int]
 
 
 class FileStore:
@@ -93,16 +94,19 @@ class FileStore:
         self.log_path = root / LOG_FILE
         self.fsync = fsync
         self._lock = FileLock(str(root / LOCK_FILE), timeout=lock_timeout)
-        self._cache: Committed | None = None
+        self._known: tuple[_Fingerprint, str, int] | None = None  # after our last commit
 
     @classmethod
-    def initialize(cls, root: Path, text: str, **kwargs: Any) -> FileStore:
+    def initialize(cls, root: Path, text: bytes, **kwargs: Any) -> FileStore:
         root.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(root / STATE_FILE, text.encode("utf-8"))
         (root / LOG_FILE).write_bytes(b"")
-        return cls(root, **kwargs)
+        atomic_write_bytes(root / STATE_FILE, text)
+        store = cls(root, **kwargs)
+        store._known = (store._fingerprint(), sha256_bytes(text), 0)
+        return store
 
-    def begin(self) -> Committed:
+    def begin(self) -> Begun:
+        """Take the lock; the state to load if it is not the one we committed last."""
         if not self.state_path.is_file():
             raise StoreError(ErrorCategory.SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE)
         try:
@@ -110,31 +114,38 @@ class FileStore:
         except Timeout:
             raise StoreError(ErrorCategory.LOCK_TIMEOUT, LOCK_TIMEOUT_MESSAGE) from None
         try:
-            text = self.state_path.read_text(encoding="utf-8")
-            digest = self._cache.hash if self._cache and self._cache.text == text else sha256_text(text)
-            index = self._recover_log(digest)
+            if not self.log_path.exists():
+                raise StoreError(ErrorCategory.SESSION_NOT_FOUND, DAMAGED_LOG_MESSAGE)
+            known = self._known
+            if known is not None and self._fingerprint() == known[0]:
+                return Begun(None, known[1], known[2])
+            text = self.state_path.read_bytes()
         except FileNotFoundError:
             self._lock.release()
             raise StoreError(ErrorCategory.SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE) from None
         except BaseException:
             self._lock.release()
             raise
-        self._cache = Committed(text, digest, index)
-        return self._cache
+        return Begun(text, sha256_bytes(text), -1)
 
-    def commit(self, entry: dict[str, Any], new_text: str | None, new_hash: str) -> None:
+    def recover(self, digest: str) -> int:
+        """After the state loaded: repair the log tail against it; the next action index."""
+        index = self._recover_log(digest)
+        self._known = (self._fingerprint(), digest, index)
+        return index
+
+    def commit(self, entry: dict[str, Any], new_text: bytes | None, new_hash: str, index: int) -> None:
+        """Append the log line, then replace the state (when it changed); releases the lock."""
         try:
-            line = _log_line(entry)
+            line = log_line(entry)
             with open(self.log_path, "ab") as handle:
                 handle.write(line)
                 if self.fsync:
                     handle.flush()
                     os.fsync(handle.fileno())
             if new_text is not None:
-                atomic_write_bytes(self.state_path, new_text.encode("utf-8"), fsync=self.fsync)
-            assert self._cache is not None
-            text = self._cache.text if new_text is None else new_text
-            self._cache = Committed(text, new_hash, self._cache.index + 1)
+                atomic_write_bytes(self.state_path, new_text, fsync=self.fsync)
+            self._known = (self._fingerprint(), new_hash, index + 1)
         finally:
             self._lock.release()
 
@@ -145,6 +156,12 @@ class FileStore:
     def entries(self) -> list[dict[str, Any]]:
         """All complete, committed log entries (a torn last line is ignored)."""
         return read_log(self.log_path)
+
+    def _fingerprint(self) -> _Fingerprint:
+        """Identity of what is on disk: a commit appends to the log and replaces the state file."""
+        state = os.stat(self.state_path)
+        log = os.stat(self.log_path)
+        return (state.st_ino, state.st_mtime_ns, state.st_size, log.st_ino, log.st_size)
 
     def _recover_log(self, state_digest: str) -> int:
         """Drop a torn or orphaned last line; return the number of committed actions.
@@ -180,14 +197,40 @@ class FileStore:
             stale.unlink(missing_ok=True)
 
 
-def _log_line(entry: dict[str, Any]) -> bytes:
-    """One JSON line; text UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape in an
-    agent's arguments) is kept as a JSON escape, so the call is still logged exactly."""
-    text = json.dumps(entry, ensure_ascii=False, default=str)
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-safe stand-in for a logged value that strict JSON cannot hold as it is:
+    non-finite floats become their names, keys strings, other objects their ``str``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def log_line(entry: dict[str, Any]) -> bytes:
+    """One strict-JSON line. Text UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape
+    in an agent's arguments) is kept as a JSON escape, so the call is still logged exactly;
+    values JSON cannot hold at all (NaN, non-string keys) are logged as :func:`jsonable` has them."""
+    try:
+        text = json.dumps(entry, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        entry = jsonable(entry)
+        text = json.dumps(entry, ensure_ascii=False, allow_nan=False)
+    except RecursionError:  # arguments nested too deeply to write (the call was refused)
+        entry = {**entry, "args": UNLOGGABLE}
+        text = json.dumps(jsonable(entry), ensure_ascii=False, allow_nan=False)
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
-        return (json.dumps(entry, default=str) + "\n").encode("ascii")
+        return (json.dumps(entry, allow_nan=False) + "\n").encode("ascii")
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:

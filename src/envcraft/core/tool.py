@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from envcraft.core.docstrings import parse_docstring
 from envcraft.core.errors import ErrorCategory, error_result
+from envcraft.core.jsonio import MAX_DEPTH, depth
 from envcraft.core.schema import SchemaError, type_schema
 
 F = TypeVar("F", bound=Callable[..., dict[str, Any]])
@@ -77,6 +78,10 @@ class ToolSpec:
                 ErrorCategory.INVALID_ARGUMENT,
                 f"arguments to {self.name} must be a JSON object, got {type(args).__name__}",
             )
+        nested = any(isinstance(v, dict | list) for v in args.values())
+        if nested and depth(args) > MAX_DEPTH:
+            message = f"arguments to {self.name} nest deeper than {MAX_DEPTH} levels"
+            return error_result(ErrorCategory.INVALID_ARGUMENT, message)
         try:
             model = self.arg_model.model_validate(args)
         except ValidationError as exc:
@@ -181,7 +186,9 @@ def build_spec(name: str, fn: Callable[..., Any]) -> ToolSpec:
                 prop["default"] = _json_default(param.default)
             fields[f"p_{pname}"] = (annotation, Field(param.default, alias=pname))
         properties[pname] = prop
-    arg_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+    # JSON has no NaN or infinity: a float argument holding one is refused by name.
+    config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    arg_model = create_model(f"{name}_args", __config__=config, **fields)
     parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
     description = doc.summary if not doc.description else f"{doc.summary}\n\n{doc.description}"
     return ToolSpec(

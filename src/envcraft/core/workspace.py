@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
+import secrets
 from pathlib import Path, PurePosixPath
 
 from envcraft.core.errors import ErrorCategory, ToolFailure
@@ -20,31 +20,35 @@ _DELETED = object()
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_FILE_MODE = 0o666 & ~_current_umask()
-
-
 def atomic_write_bytes(path: Path, data: bytes, fsync: bool = False) -> None:
     """Write via a temp file in the same directory and ``os.replace`` it into place.
 
-    The temp file gets the mode a plain ``open()`` would give (mkstemp's is 0600), so
-    exported task sets and workspace files stay readable by the other users of a machine.
+    The temp file is created with the mode a plain ``open()`` would give (the umask applies;
+    ``mkstemp`` would make it 0600), so exported task sets and workspace files stay readable by
+    the other users of a machine.
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"no free temporary name next to {path}")
     try:
-        os.fchmod(fd, _FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if fsync:
-                handle.flush()
-                os.fsync(handle.fileno())
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
+        os.close(fd)
+        fd = -1
         os.replace(tmp, path)
     except BaseException:
+        if fd >= 0:
+            os.close(fd)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise

@@ -7,8 +7,12 @@ Every sandbox (the ``shell`` tool and the isolated worker) shares one confinemen
   UTS and cgroup; ``--die-with-parent`` and a new terminal session;
 * filesystem: an empty root (read-only once built) holding only the program directories
   ``/usr``, ``/bin``, ``/sbin``, ``/lib*`` read-only, a few ``/etc`` files the dynamic
-  loader and programs need, synthetic ``/etc/passwd``/``group``/``hosts``, a fresh
-  ``/proc`` for the new PID namespace, a minimal ``/dev``, and a size-capped tmpfs ``/tmp``.
+  loader and programs need, synthetic ``/etc/passwd``/``group``/``hosts`` (copied in from
+  memory, see :mod:`envcraft.sandbox.launch`), a fresh ``/proc`` for the new PID namespace,
+  a minimal ``/dev``, and a size-capped tmpfs ``/tmp``;
+* nothing of bubblewrap itself: it runs with an empty environment, outside the PID namespace
+  (``--as-pid-1``: the sandbox's first process is the command), with its options read from
+  a memory file.
 
 Callers add their own binds (the session workspace, the domain-tool socket). Nothing
 else of the host is visible: not ``/work``, ``/root``, ``/home``, the virtualenv, other
@@ -22,7 +26,6 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 SANDBOX_ENV = "ENVCRAFT_SANDBOX"
 BWRAP_ENV = "ENVCRAFT_BWRAP"
@@ -110,7 +113,9 @@ def probe(binary: str) -> str | None:
     sandbox = [*namespace_args(), *system_mount_args(), *scratch_args(1 << 20), *SEAL]
     argv = [binary, *sandbox, "--", BASH, "-c", ":"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False, env={}
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not be started ({exc})"
     if done.returncode != 0:
@@ -131,6 +136,7 @@ def namespace_args() -> list[str]:
         "--hostname", "envcraft",
         "--cap-drop", "ALL",
         "--die-with-parent",
+        "--as-pid-1",  # bubblewrap itself stays outside the PID namespace: nothing of it shows
         "--new-session",
         "--clearenv",
     ]  # fmt: skip
@@ -155,27 +161,14 @@ def scratch_args(tmp_bytes: int) -> list[str]:
     return ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp"]
 
 
-IDENTITY_FILES = ("passwd", "group", "hosts")
-
-
-def write_identity_files(directory: Path) -> None:
-    """Synthetic ``passwd``/``group``/``hosts`` naming only the sandbox user and localhost."""
+def identity_files() -> dict[str, bytes]:
+    """Synthetic ``/etc/passwd``, ``group`` and ``hosts`` naming only the sandbox user and localhost."""
     uid = SANDBOX_UID
-    contents = {
-        "passwd": f"{SANDBOX_USER}:x:{uid}:{uid}:{SANDBOX_USER}:/tmp:{BASH}\n",
-        "group": f"{SANDBOX_USER}:x:{uid}:\n",
-        "hosts": "127.0.0.1 localhost envcraft\n::1 localhost\n",
+    return {
+        "/etc/passwd": f"{SANDBOX_USER}:x:{uid}:{uid}:{SANDBOX_USER}:/tmp:{BASH}\n".encode(),
+        "/etc/group": f"{SANDBOX_USER}:x:{uid}:\n".encode(),
+        "/etc/hosts": b"127.0.0.1 localhost envcraft\n::1 localhost\n",
     }
-    for name in IDENTITY_FILES:
-        (directory / name).write_text(contents[name], encoding="utf-8")
-
-
-def identity_binds(directory: Path) -> list[str]:
-    """Binds of the files :func:`write_identity_files` wrote onto ``/etc``."""
-    args: list[str] = []
-    for name in IDENTITY_FILES:
-        args += ["--ro-bind", str(directory / name), f"/etc/{name}"]
-    return args
 
 
 def environment_args(env: dict[str, str]) -> list[str]:

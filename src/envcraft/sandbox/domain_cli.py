@@ -12,21 +12,25 @@ result is printed as JSON; the exit status is 0 on success, 1 on a structured er
 2 on a usage error.
 
 This file must stay standard-library only: inside the sandbox it is run by the system
-``python3``, where envcraft itself is not importable. The two messages below are copies
-of ``envcraft.core.errors`` (a test keeps them equal).
+``python3``, where envcraft itself is not importable, and it starts on every call an agent's
+command makes. So the client imports only ``os``, ``sys`` and the C module ``_socket``: it
+sends its raw command line (``\\0`` then the arguments, NUL-separated) and prints the reply the
+server rendered (``<exit status>\\n<text>``). ``json`` alone would double its start-up;
+the host parses the arguments with :func:`parse_request` and the strict JSON reader. Only
+when no session is bound does the client parse the command line itself, so a usage error
+still exits 2 there. The two messages below are copies of ``envcraft.core.errors`` (a test
+keeps them equal).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sys
-from typing import Any
 
 BINDING_ENV = "ENVCRAFT_SESSION"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 TIMEOUT_SECONDS = 600.0
+ARGV_MARK = b"\0"  # a request that is a command line, not a JSON object
 
 MISSING_BINDING_MESSAGE = (
     "No environment session is bound to this shell (ENVCRAFT_SESSION is not set). "
@@ -45,8 +49,12 @@ class UsageError(Exception):
     """The command line does not form a request."""
 
 
-def parse_request(argv: list[str]) -> dict[str, Any]:
-    """Turn the command line into one request for the session's domain-tool server."""
+def parse_request(argv: list[str], loads: object = None) -> dict[str, object]:
+    """Turn the command line into one request for the session's domain-tool server.
+
+    ``loads`` parses a JSON argument (the host passes its strict reader; any ``ValueError``
+    it raises is a usage error); by default the standard library's.
+    """
     if not argv or argv[0] in ("-h", "--help", "help"):
         raise UsageError(USAGE)
     name, rest = argv[0], argv[1:]
@@ -57,9 +65,13 @@ def parse_request(argv: list[str]) -> dict[str, Any]:
     if name.startswith("-"):
         raise UsageError(f"expected a tool name, got {name!r}")
     if len(rest) == 1 and rest[0].lstrip().startswith("{"):
+        if not callable(loads):
+            import json
+
+            loads = json.loads
         try:
-            args = json.loads(rest[0])
-        except json.JSONDecodeError as exc:
+            args = loads(rest[0])
+        except ValueError as exc:
             raise UsageError(f"arguments are not valid JSON: {exc}") from None
         if not isinstance(args, dict):
             raise UsageError("JSON arguments must be an object")
@@ -87,13 +99,16 @@ def _options(rest: list[str]) -> dict[str, str]:
     return options
 
 
-def send(binding: str, request: dict[str, Any], timeout: float = TIMEOUT_SECONDS) -> dict[str, Any]:
-    """One request, one JSON reply, over the session's Unix socket."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+def send(binding: str, argv: list[str], timeout: float = TIMEOUT_SECONDS) -> tuple[int, str]:
+    """The command line to the session's server; its rendered reply as (exit status, text)."""
+    import _socket
+
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
         conn.settimeout(timeout)
         conn.connect(binding)
-        conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
-        conn.shutdown(socket.SHUT_WR)
+        conn.sendall(ARGV_MARK + b"\0".join(arg.encode("utf-8", "surrogateescape") for arg in argv))
+        conn.shutdown(_socket.SHUT_WR)
         chunks: list[bytes] = []
         size = 0
         while size <= MAX_REPLY_BYTES:
@@ -102,36 +117,42 @@ def send(binding: str, request: dict[str, Any], timeout: float = TIMEOUT_SECONDS
                 break
             chunks.append(chunk)
             size += len(chunk)
-    reply = json.loads(b"".join(chunks).decode("utf-8"))
-    if not isinstance(reply, dict):
-        raise ValueError("the session sent a reply that is not an object")
-    return reply
+    finally:
+        conn.close()
+    status, newline, text = b"".join(chunks).partition(b"\n")
+    if not newline or status not in (b"0", b"1", b"2"):
+        raise ValueError("the session sent an unreadable reply")
+    return int(status), text.decode("utf-8", "replace")
 
 
-def _error(category: str, message: str) -> dict[str, Any]:
-    return {"error": {"category": category, "message": message}}
+def error_text(category: str, message: str) -> str:
+    """A structured error as ``json.dumps(..., indent=2)`` prints it, for messages that need no escaping."""
+    return f'{{\n  "error": {{\n    "category": "{category}",\n    "message": "{message}"\n  }}\n}}'
 
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; prints the result as JSON and returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
-    try:
-        request = parse_request(args)
-    except UsageError as exc:
-        print(str(exc), file=sys.stderr)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE, file=sys.stderr)
         return 2
     binding = os.environ.get(BINDING_ENV, "")
     if not binding:
-        reply = _error("missing_binding", MISSING_BINDING_MESSAGE)
+        try:
+            parse_request(args)
+        except UsageError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
+        status, text = 1, error_text("missing_binding", MISSING_BINDING_MESSAGE)
     else:
         try:
-            reply = send(binding, request)
+            status, text = send(binding, args)
         except OSError:
-            reply = _error("session_not_found", SESSION_NOT_FOUND_MESSAGE)
+            status, text = 1, error_text("session_not_found", SESSION_NOT_FOUND_MESSAGE)
         except ValueError:
-            reply = _error("internal_error", "the session sent an unreadable reply")
-    print(json.dumps(reply, indent=2, ensure_ascii=False))
-    return 1 if isinstance(reply.get("error"), dict) else 0
+            status, text = 1, error_text("internal_error", "the session sent an unreadable reply")
+    print(text, file=sys.stderr if status == 2 else sys.stdout)
+    return status
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """The host side of ``envcraft-tool``: a Unix socket served for the length of one shell call.
 
-Each connection carries one JSON request and gets one JSON reply (the protocol is in
-:mod:`envcraft.sandbox.domain_cli`). Calls go through ``Environment.call_tool``: in a
+Each connection carries one request and gets one reply (the protocol is in
+:mod:`envcraft.sandbox.domain_cli`): a JSON object line answered with a JSON object, or
+``envcraft-tool``'s raw command line, parsed here and answered with the exit status and the
+text the client prints, so the client needs no JSON library. Calls go through ``Environment.call_tool``: in a
 session that is ``Session.call``, so they are locked, validated, logged in
 ``actions.jsonl`` and rolled back on error exactly like calls made directly. Only domain
 tools are reachable; system tools (``shell``, the file tools) are refused, because the
@@ -20,7 +22,10 @@ from typing import Any
 
 from envcraft.core.environment import Environment
 from envcraft.core.errors import SESSION_NOT_FOUND_MESSAGE, ErrorCategory, error_result
+from envcraft.core.jsonio import JsonInputError
+from envcraft.core.jsonio import loads as strict_json
 from envcraft.core.tool import ToolSpec
+from envcraft.sandbox.domain_cli import ARGV_MARK, UsageError, parse_request
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 MAX_CONNECTIONS = 32
@@ -80,9 +85,12 @@ class DomainServer:
             try:
                 conn.settimeout(self.timeout)
                 raw = _read_request(conn)
+                if raw.startswith(ARGV_MARK):
+                    conn.sendall(self._command_line_reply(raw[len(ARGV_MARK) :]))
+                    return
                 try:
-                    request = json.loads(raw)
-                except ValueError:
+                    request = strict_json(raw)
+                except JsonInputError:  # also bad UTF-8, NaN, nesting too deep
                     request = None
                 reply = self._reply(request)
                 conn.sendall(json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8"))
@@ -90,6 +98,20 @@ class DomainServer:
                 return
             finally:
                 self._handlers.release()
+
+    def _command_line_reply(self, raw: bytes) -> bytes:
+        """``envcraft-tool``'s arguments parsed (strict JSON), answered as ``<status>\\n<text>``."""
+        try:
+            argv = [part.decode("utf-8") for part in raw.split(b"\0")] if raw else []
+            request = parse_request(argv, loads=strict_json)
+        except UnicodeDecodeError:
+            return b"2\narguments are not UTF-8 text"
+        except UsageError as exc:
+            return f"2\n{exc}".encode()
+        reply = self._reply(request)
+        status = 1 if isinstance(reply.get("error"), dict) else 0
+        text = json.dumps(reply, indent=2, ensure_ascii=False, default=str)
+        return f"{status}\n{text}".encode("utf-8", "replace")  # a lone surrogate: shown as '?'
 
     def _reply(self, request: Any) -> dict[str, Any]:
         with self._dispatch:
@@ -153,12 +175,15 @@ def coerce_options(spec: ToolSpec, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_request(conn: socket.socket) -> bytes:
+    """A JSON request's first line, or a whole command-line request (it may hold newlines)."""
     data = bytearray()
-    while b"\n" not in data:
+    while b"\n" not in data or data.startswith(ARGV_MARK):
         chunk = conn.recv(65536)
         if not chunk:
             break
         data += chunk
         if len(data) > MAX_REQUEST_BYTES:
             raise ValueError("request too large")
+    if data.startswith(ARGV_MARK):
+        return bytes(data)
     return bytes(data.split(b"\n", 1)[0])

@@ -21,6 +21,7 @@ dies with the thread that started it, through ``--die-with-parent``, and then re
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import select
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
@@ -43,7 +45,7 @@ from envcraft.sandbox.bwrap import (
     select_mode,
     system_mount_args,
 )
-from envcraft.sandbox.launch import Sandbox, start
+from envcraft.sandbox.launch import DataFile, Sandbox, start
 from envcraft.sandbox.limits import Limits
 from envcraft.sandbox.process import kill_group
 
@@ -117,7 +119,6 @@ class IsolatedWorker:
                 *namespace_args(),
                 *system_mount_args(),
                 *scratch_args(self.limits.tmp_bytes),
-                "--ro-bind", isolated_worker.__file__, WORKER_MOUNT,
                 "--chdir", "/tmp",
                 *SEAL,
                 *environment_args({"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}),
@@ -130,6 +131,7 @@ class IsolatedWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
+                files=[DataFile(WORKER_MOUNT, _worker_source())],
             )
         else:
             self._sandbox = Sandbox(self._spawn_unsafe(), None)
@@ -202,6 +204,12 @@ class IsolatedWorker:
         self._stderr.seek(0)
         lines = self._stderr.read().decode("utf-8", errors="replace").strip().splitlines()
         return lines[-1] if lines else "no output"
+
+
+@functools.cache
+def _worker_source() -> bytes:
+    """The worker program, copied into the sandbox (no host path of it is bound there)."""
+    return Path(isolated_worker.__file__).read_bytes()
 
 
 _default: IsolatedWorker | None = None

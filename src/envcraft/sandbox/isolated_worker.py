@@ -62,8 +62,28 @@ def _send(stream: BinaryIO, message: dict[str, Any]) -> None:
     stream.flush()
 
 
+_COMPILED: dict[str, Any] = {}  # source -> code: the same verifier is sent for every rollout
+_COMPILED_MAX = 32
+
+
+def _compiled(source: Any) -> Any:
+    """The job's code, compiled here once so every forked child inherits it; ``None`` if it
+    does not compile (the child compiles it again and reports the error as it always does)."""
+    code = _COMPILED.get(source) if isinstance(source, str) else None
+    if code is None and isinstance(source, str):
+        try:
+            code = compile(source, JOB_FILE, "exec")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[source] = code
+    return code
+
+
 def _run(job: dict[str, Any], protocol_fds: tuple[int, int], devnull: int) -> dict[str, Any]:
     timeout = float(job.get("timeout", 10.0))
+    job["code"] = _compiled(job.get("source"))
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -77,6 +97,7 @@ def _run(job: dict[str, Any], protocol_fds: tuple[int, int], devnull: int) -> di
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)  # the job's leftovers, or the job itself on timeout
     _, status = os.waitpid(pid, 0)
+    _reap()
     if timed_out:
         return {"ok": False, "error": f"timed out after {timeout:g}s", "timed_out": True}
     try:
@@ -84,6 +105,18 @@ def _run(job: dict[str, Any], protocol_fds: tuple[int, int], devnull: int) -> di
     except ValueError:
         return {"ok": False, "error": _death(status), "timed_out": False}
     return reply
+
+
+def _reap() -> None:
+    """The worker is the sandbox's first process (PID 1 of its namespace): processes a job
+    left behind are re-parented to it, so collect any that have exited."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _child(job: dict[str, Any], out: int, protocol_fds: tuple[int, int], devnull: int, cpu: int) -> None:
@@ -94,6 +127,9 @@ def _child(job: dict[str, Any], out: int, protocol_fds: tuple[int, int], devnull
             os.close(fd)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        if hard != resource.RLIM_INFINITY:
+            cpu = min(cpu, hard)  # a job may not outlast the worker's own CPU limit
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         reply = _call(job)
         try:
@@ -112,7 +148,7 @@ def _call(job: dict[str, Any]) -> dict[str, Any]:
     source = job["source"]
     linecache.cache[JOB_FILE] = (len(source), None, source.splitlines(True), JOB_FILE)  # for tracebacks
     try:
-        exec(compile(source, JOB_FILE, "exec"), namespace)
+        exec(job.get("code") or compile(source, JOB_FILE, "exec"), namespace)
         func = namespace.get(job["func"])
         if not callable(func):
             return {

@@ -1,4 +1,5 @@
-"""Start a bubblewrap sandbox whose limits are in place before its command runs.
+"""Start a bubblewrap sandbox whose limits are in place before its command runs, and which
+holds nothing of the host but what it is given.
 
 bubblewrap is started (inside the sandbox's own pids cgroup when running as root, see
 :mod:`envcraft.sandbox.cgroup`) with ``--info-fd`` and ``--block-fd``: it reports the host
@@ -50,19 +51,48 @@ def start(
     stdin: Stream = subprocess.DEVNULL,
     stdout: Stream = subprocess.PIPE,
     stderr: Stream = subprocess.PIPE,
+    files: Sequence[DataFile] = (),
 ) -> Sandbox:
-    """Start ``binary args`` (bubblewrap options, ``--``, command) confined by ``limits``."""
+    """Start ``binary args`` (bubblewrap options, ``--``, command) confined by ``limits``.
+
+    Nothing of the host reaches the sandbox through bubblewrap itself: it starts with an
+    empty environment, reads its options from a memory file (``--args``), so its command line
+    names no host path, and ``files`` are copied into the sandbox's own root (``--file``; read-only
+    once the root is sealed) instead of bound from host paths, which also spares the mount
+    operations every sandbox on the machine contends for. With ``--as-pid-1`` bubblewrap stays
+    outside the PID namespace.
+    """
+    options, command = _split(args)
     group = process_cap(limits.processes)
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
-    argv = [binary, "--info-fd", str(info_w), "--block-fd", str(block_r), *args]
+    inherited = [info_w, block_r]
+    data_args: list[str] = []
     try:
+        for item in files:
+            fd = _memory_file(item.content)
+            inherited.append(fd)
+            data_args += ["--perms", f"{item.mode:04o}", "--file", str(fd), item.path]
+        seal = options.index("--remount-ro") if "--remount-ro" in options else len(options)
+        every = [
+            "--info-fd",
+            str(info_w),
+            "--block-fd",
+            str(block_r),
+            *options[:seal],
+            *data_args,
+            *options[seal:],
+        ]
+        args_fd = _memory_file(b"".join(a.encode("utf-8") + b"\0" for a in every))
+        inherited.append(args_fd)
+        argv = [binary, "--args", str(args_fd), *command]
         proc = subprocess.Popen(
             group.wrap(argv) if group is not None else argv,
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
-            pass_fds=(info_w, block_r),
+            pass_fds=tuple(inherited),
+            env={},
             start_new_session=True,
         )
     except BaseException:
@@ -72,8 +102,8 @@ def start(
             group.remove()
         raise
     finally:
-        os.close(info_w)
-        os.close(block_r)
+        for fd in inherited:
+            os.close(fd)
     sandbox = Sandbox(proc, group)
     try:
         child = _child_pid(info_r)
@@ -93,6 +123,39 @@ def start(
             os.write(block_w, b"x")
         os.close(block_w)
     return sandbox
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file copied into the sandbox at ``path`` with ``mode``, from memory (read-only once the
+    sandbox root is sealed with ``--remount-ro /``)."""
+
+    path: str
+    content: bytes
+    mode: int = 0o644
+
+
+def _split(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """bubblewrap's options (they go to ``--args``) and ``--`` plus the command (argv)."""
+    listed = list(args)
+    if "--" not in listed:
+        return listed, []
+    cut = listed.index("--")
+    return listed[:cut], listed[cut:]
+
+
+def _memory_file(content: bytes) -> int:
+    """A file descriptor, positioned at 0, of an anonymous file holding ``content``."""
+    fd = os.memfd_create("envcraft", 0)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _child_pid(info_fd: int) -> int | None:

@@ -9,6 +9,7 @@ on a full pipe.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import selectors
 import signal
@@ -90,6 +91,25 @@ def collect(proc: subprocess.Popen[bytes], *, timeout: float, output_bytes: int)
         timed_out=timed_out,
         truncated=truncated,
     )
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this process get SIGKILL when ``parent`` (the process that started it) dies.
+
+    For worker processes (a pool's, say): without it a killed ``envcraft run`` leaves its
+    workers running, holding the output pipes a caller waits on. Linux only; elsewhere a no-op.
+    A parent already gone by the time this runs makes the process exit at once.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -2,18 +2,20 @@
 
 Inside the sandbox the command sees ``/workspace`` (the session workspace, read-write, the
 working directory), the confinement of :mod:`envcraft.sandbox.bwrap`, and under
-``/run/envcraft`` (read-only) ``bin/envcraft-tool`` plus ``session/session.sock``: the
-socket of a :class:`~envcraft.sandbox.domain_server.DomainServer` that lives exactly as
-long as the command, named by ``ENVCRAFT_SESSION``. Limits come from :class:`Limits`.
+``/run/envcraft`` (read-only) ``bin/envcraft-tool`` (copied in from memory) plus
+``session/session.sock``: the socket of a
+:class:`~envcraft.sandbox.domain_server.DomainServer` that lives exactly as long as the
+command, named by ``ENVCRAFT_SESSION``. Limits come from :class:`Limits`.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
+import os
 import shutil
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +28,14 @@ from envcraft.sandbox.bwrap import (
     SYSTEM_PYTHON,
     Mode,
     environment_args,
-    identity_binds,
+    identity_files,
     namespace_args,
     scratch_args,
     select_mode,
     system_mount_args,
-    write_identity_files,
 )
 from envcraft.sandbox.domain_server import DomainServer
-from envcraft.sandbox.launch import start
+from envcraft.sandbox.launch import DataFile, start
 from envcraft.sandbox.limits import Limits
 from envcraft.sandbox.process import Completed, collect, spawn
 
@@ -44,15 +45,21 @@ CLIENT_NAME = "envcraft-tool"
 SOCKET_NAME = "session.sock"
 
 
+# The per-call socket directory: on a memory filesystem when there is one, so the path the
+# kernel shows for its bind inside the sandbox (/proc/self/mountinfo) is only a random name.
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+
 def run_shell(
     env: Environment, workspace: Path, command: str, timeout: float, limits: Limits
 ) -> dict[str, Any]:
     """Run ``command`` for ``env``; raises ``SandboxUnavailable`` when it must not run at all."""
     mode = select_mode()
-    runtime = _runtime(SYSTEM_PYTHON if mode.confined else sys.executable)
-    with tempfile.TemporaryDirectory(prefix="envcraft-session-") as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="envcraft-session-", dir=SCRATCH if mode.confined else None
+    ) as tmp:
         binding = Path(tmp)
-        inside_bin = f"{RUNTIME_MOUNT}/bin" if mode.confined else str(runtime / "bin")
+        inside_bin = f"{RUNTIME_MOUNT}/bin" if mode.confined else str(_unsafe_runtime() / "bin")
         inside_binding = f"{RUNTIME_MOUNT}/session" if mode.confined else str(binding)
         variables = {
             "PATH": f"{inside_bin}:/usr/local/bin:/usr/bin:/bin",
@@ -66,7 +73,7 @@ def run_shell(
         }
         with DomainServer(env, binding / SOCKET_NAME, timeout=timeout):
             if mode.confined:
-                done = _run_confined(mode, runtime, binding, workspace, command, variables, timeout, limits)
+                done = _run_confined(mode, binding, workspace, command, variables, timeout, limits)
             else:
                 done = _run_unsafe(binding, workspace, command, variables, timeout, limits)
     return {
@@ -81,7 +88,6 @@ def run_shell(
 
 def _run_confined(
     mode: Mode,
-    runtime: Path,
     binding: Path,
     workspace: Path,
     command: str,
@@ -93,17 +99,17 @@ def _run_confined(
     args = [
         *namespace_args(),
         *system_mount_args(),
-        *identity_binds(runtime / "etc"),
         *scratch_args(limits.tmp_bytes),
         "--bind", str(workspace), WORKSPACE_MOUNT,
-        "--ro-bind", str(runtime / "bin"), f"{RUNTIME_MOUNT}/bin",
         "--ro-bind", str(binding), f"{RUNTIME_MOUNT}/session",
         "--chdir", WORKSPACE_MOUNT,
         *SEAL,
         *environment_args(variables),
         "--", BASH, "-c", command,
     ]  # fmt: skip
-    sandbox = start(mode.binary, args, limits)
+    files = [DataFile(path, content) for path, content in identity_files().items()]
+    files.append(DataFile(f"{RUNTIME_MOUNT}/bin/{CLIENT_NAME}", _client(SYSTEM_PYTHON), 0o755))
+    sandbox = start(mode.binary, args, limits, files=files)
     try:
         return collect(sandbox.proc, timeout=timeout, output_bytes=limits.output_bytes)
     finally:
@@ -122,24 +128,19 @@ def _run_unsafe(
     return collect(proc, timeout=timeout, output_bytes=limits.output_bytes)
 
 
-# -- the read-only runtime files, written once per process ---------------------------------
-_runtimes: dict[str, Path] = {}
-_runtimes_lock = threading.Lock()
+@functools.cache
+def _client(python: str) -> bytes:
+    """The ``envcraft-tool`` script, run by ``python`` (isolated mode, no site directory)."""
+    return f"#!{python} -IS\n{Path(domain_cli.__file__).read_text(encoding='utf-8')}".encode()
 
 
-def _runtime(python: str) -> Path:
-    """A directory with ``bin/envcraft-tool`` (run by ``python``) and the sandbox's ``etc`` files."""
-    with _runtimes_lock:
-        root = _runtimes.get(python)
-        if root is None or not (root / "bin" / CLIENT_NAME).is_file():
-            root = Path(tempfile.mkdtemp(prefix="envcraft-runtime-"))
-            atexit.register(shutil.rmtree, root, True)
-            (root / "bin").mkdir()
-            (root / "etc").mkdir()
-            write_identity_files(root / "etc")
-            client = root / "bin" / CLIENT_NAME
-            source = Path(domain_cli.__file__).read_text(encoding="utf-8")
-            client.write_text(f"#!{python} -IS\n{source}", encoding="utf-8")
-            client.chmod(0o755)
-            _runtimes[python] = root
-        return root
+@functools.cache
+def _unsafe_runtime() -> Path:
+    """Unsafe mode only: a directory with ``bin/envcraft-tool`` on disk (no sandbox to copy into)."""
+    root = Path(tempfile.mkdtemp(prefix="envcraft-runtime-"))
+    atexit.register(shutil.rmtree, root, True)
+    (root / "bin").mkdir()
+    client = root / "bin" / CLIENT_NAME
+    client.write_bytes(_client(sys.executable))
+    client.chmod(0o755)
+    return root

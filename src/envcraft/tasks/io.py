@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from envcraft.core.jsonio import JsonInputError
+from envcraft.core.jsonio import loads as strict_json
 from envcraft.core.workspace import atomic_write_bytes
 from envcraft.tasks.model import Task
 
@@ -63,14 +65,14 @@ def tasks_path(directory: str | Path) -> Path:
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` for each non-blank line; ``TaskSetError`` on bad JSON."""
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskSetError(f"{path} line {number}: not valid JSON: {exc.msg}") from None
+                yield number, strict_json(line)
+            except JsonInputError as exc:
+                raise TaskSetError(f"{path} line {number}: {exc}") from None
 
 
 def read_stats(directory: str | Path) -> dict[str, Any] | None:
@@ -79,9 +81,9 @@ def read_stats(directory: str | Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise TaskSetError(f"{path}: not valid JSON: {exc.msg}") from None
+        value = strict_json(path.read_bytes())
+    except JsonInputError as exc:
+        raise TaskSetError(f"{path}: {exc}") from None
     return value if isinstance(value, dict) else None
 
 
@@ -104,17 +106,17 @@ class TrajectoryLine:
 
 def read_trajectories(path: str | Path) -> Iterator[TrajectoryLine]:
     """Each non-blank line of a trajectories JSONL file, parsed; bad lines carry an ``error``."""
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if raw.strip():
                 yield _trajectory(number, raw)
 
 
-def _trajectory(number: int, raw: str) -> TrajectoryLine:
+def _trajectory(number: int, raw: bytes) -> TrajectoryLine:
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return TrajectoryLine(number, error=f"not valid JSON: {exc.msg}")
+        value = strict_json(raw)
+    except JsonInputError as exc:  # bad bytes, bad JSON, NaN, too deep: this line only
+        return TrajectoryLine(number, error=str(exc))
     if not isinstance(value, dict):
         return TrajectoryLine(number, error="a trajectory must be a JSON object {task_id, turns}")
     task_id = value.get("task_id")

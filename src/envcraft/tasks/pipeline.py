@@ -32,6 +32,7 @@ from envcraft.core.lint import lint_package
 from envcraft.core.package import PackageError, builtin_ids, load_package
 from envcraft.core.session import Session
 from envcraft.core.workspace import atomic_write_bytes
+from envcraft.sandbox.process import die_with_parent
 from envcraft.tasks.export import FORMATS as EXPORT_FORMATS
 from envcraft.tasks.export import ExportError, export
 from envcraft.tasks.io import write_json, write_tasks
@@ -246,7 +247,8 @@ def run_shards(
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     )
-    with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+    # Workers get SIGKILL when this process dies (even by SIGKILL): no orphans holding our output.
+    with ProcessPoolExecutor(count, context, die_with_parent, (os.getpid(),)) as pool:
         pending: set[Future[str]] = {
             pool.submit(_shard_job, refs, spec, config.to_json(), str(directory)) for spec in todo
         }

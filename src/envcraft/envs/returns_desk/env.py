@@ -9,9 +9,9 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ValidationInfo, model_validator
+from pydantic import AfterValidator
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, invariant, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 
 OrderStatus = Literal["placed", "shipped", "delivered", "cancelled"]
@@ -96,33 +96,35 @@ class ReturnsDeskState(StateModel):
     next_return_number: int = 1
     next_refund_number: int = 1
 
-    @model_validator(mode="after")
-    def _links_resolve(self, info: ValidationInfo) -> ReturnsDeskState:
-        """Orders have a customer, returns an order holding their item, refunds their order and
-        return: the tools follow these links without looking."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        wrongly_filed = [
-            *misfiled(self.customers, "customer_id"),
-            *misfiled(self.orders, "order_id"),
-            *misfiled(self.returns, "return_id"),
-            *misfiled(self.refunds, "refund_id"),
-        ]
-        if wrongly_filed:
-            raise ValueError("; ".join(wrongly_filed[:5]))
-        for order in self.orders.values():
-            if order.customer_id not in self.customers:
-                raise ValueError(f"{order.order_id} belongs to unknown customer {order.customer_id}")
-        for request in self.returns.values():
-            owner = self.orders.get(request.order_id)
-            if owner is None or all(line.sku != request.sku for line in owner.lines):
-                raise ValueError(
-                    f"{request.return_id} returns {request.sku}, not a line of {request.order_id}"
-                )
-        for refund in self.refunds.values():
-            if refund.order_id not in self.orders or (refund.return_id or "") not in {"", *self.returns}:
-                raise ValueError(f"{refund.refund_id} refers to an unknown order or return")
-        return self
+    # Each link is checked per record, so a call re-checks only the records it touched and
+    # those whose links it changed (envcraft.core.invariants): the tools follow these links
+    # without looking.
+    @invariant("customers")
+    def _customer_filed(self, key: str, customer: Customer) -> None:
+        if customer.customer_id != key:
+            raise ValueError(f"{key} holds {customer.customer_id!r}")
+
+    @invariant("orders")
+    def _order_has_its_customer(self, key: str, order: Order) -> None:
+        if order.order_id != key:
+            raise ValueError(f"{key} holds {order.order_id!r}")
+        if order.customer_id not in self.customers:
+            raise ValueError(f"{order.order_id} belongs to unknown customer {order.customer_id}")
+
+    @invariant("returns")
+    def _return_names_a_line_of_its_order(self, key: str, request: ReturnRequest) -> None:
+        if request.return_id != key:
+            raise ValueError(f"{key} holds {request.return_id!r}")
+        owner = self.orders.get(request.order_id)
+        if owner is None or all(line.sku != request.sku for line in owner.lines):
+            raise ValueError(f"{request.return_id} returns {request.sku}, not a line of {request.order_id}")
+
+    @invariant("refunds")
+    def _refund_has_its_order_and_return(self, key: str, refund: Refund) -> None:
+        if refund.refund_id != key:
+            raise ValueError(f"{key} holds {refund.refund_id!r}")
+        if refund.order_id not in self.orders or (refund.return_id and refund.return_id not in self.returns):
+            raise ValueError(f"{refund.refund_id} refers to an unknown order or return")
 
 
 class ReturnsDesk(Environment):

@@ -105,7 +105,7 @@ from typing import Any
 
 from envcraft import Environment, Initial, tool
 from envcraft.core.repository import Repository
-from envcraft.integrations.bfcl.wrapper import BfclState, call_bfcl, default_initial
+from envcraft.integrations.bfcl.wrapper import BfclCodec, BfclState, call_bfcl, default_initial
 
 BFCL_CLASS = {class_name!r}
 
@@ -115,6 +115,7 @@ class {class_name}(Environment):
     """
 
     State = BfclState
+    live_codec = BfclCodec(BFCL_CLASS)
 
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:

@@ -1,5 +1,6 @@
-"""What a generated BFCL environment runs: each tool call resumes the BFCL instance from
-``self.state``, calls BFCL's own method, and stores the instance back.
+"""What a generated BFCL environment runs: each tool call runs BFCL's own method on the BFCL
+instance the session keeps live between calls (:class:`BfclCodec`); the session turns it into
+``self.state`` only when the state is asked for.
 
 Results follow what BFCL's executor (``multi_turn_utils.execute_multi_turn_func_call``)
 shows a model, so a verifier can compare them with the ground truth's results the way BFCL's
@@ -21,13 +22,17 @@ shows a model, so a verifier can compare them with the ground truth's results th
 from __future__ import annotations
 
 import json
+import pickle
+from collections import OrderedDict
 from typing import Any
 
-from pydantic import Field
+import orjson
+from pydantic import BaseModel, Field
 
 from envcraft.core.environment import Environment, Initial, StateModel
 from envcraft.core.errors import ErrorCategory, is_error
 from envcraft.core.repository import Repository, thaw
+from envcraft.core.state import strict_copy
 from envcraft.integrations.bfcl import shapes, state
 
 OUTPUT_KEY = "bfcl_output"
@@ -42,15 +47,82 @@ class BfclState(StateModel):
     private: dict[str, Any] = Field(default_factory=dict)
 
 
+class BfclCodec:
+    """Keeps the BFCL instance itself live between calls (see :mod:`envcraft.core.live`): the
+    session decodes it from the state once, undoes a failed call by replaying the calls since
+    its last pickle checkpoint, and encodes it into ``BfclState`` only when the state is asked for.
+
+    The instances decoded from the same S0 (every rollout of a task starts from it) come from a
+    small cache of their pickles.
+    """
+
+    def __init__(self, class_name: str) -> None:
+        self.class_name = class_name
+        self._opened: OrderedDict[bytes, bytes] = OrderedDict()
+
+    def open(self, model: BaseModel) -> tuple[Any, bytes]:
+        assert isinstance(model, BfclState)
+        try:
+            key = orjson.dumps([model.attributes, model.private], option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):
+            key = None
+        known = self._opened.get(key) if key is not None else None
+        if known is not None:
+            self._opened.move_to_end(key)  # type: ignore[arg-type]
+            return pickle.loads(known), known
+        instance = state.restore(self.class_name, {"attributes": model.attributes, "private": model.private})
+        snapshot = self.snapshot(instance)
+        if key is not None:
+            self._opened[key] = snapshot
+            if len(self._opened) > _OPENED_CACHE:
+                self._opened.popitem(last=False)
+        return instance, snapshot
+
+    def dump(self, live: Any) -> dict[str, Any]:
+        return state.instance_state(live)
+
+    def snapshot(self, live: Any) -> bytes:
+        return pickle.dumps(live, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def restore(self, snapshot: bytes) -> Any:
+        return pickle.loads(snapshot)
+
+
+_OPENED_CACHE = 256
+
+
 def call_bfcl(env: Environment, class_name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Run BFCL's ``class_name.tool`` on the instance held in ``env.state``."""
+    """Run BFCL's ``class_name.tool`` on the live instance (or, for a package generated before
+    live instances, on one resumed from ``env.state``)."""
+    shape = shapes.shapes(class_name)[tool]
+    if env.live is None:
+        return _call_resumed(env, class_name, tool, args)
+    try:
+        value = getattr(env.live, tool)(**shapes.to_bfcl(shape, args))
+    except Exception as exc:
+        env.fail(ErrorCategory.INVALID_ARGUMENT, str(exc), bfcl_exception=type(exc).__name__)
+    result = as_result(value)  # now, as BFCL does: a returned attribute may change later
+    if is_bfcl_error(value) and _unchanged(env):
+        env.fail(error_category(value["error"]), value["error"], bfcl_error=True)
+    return result
+
+
+def _unchanged(env: Environment) -> bool:
+    """Did the running call leave the instance as it found it? (Rebuilt for this question only:
+    BFCL answered with an error, and only an unchanged instance makes that a failed call.)"""
+    if env.live_before is None:
+        return False
+    return bool(state.instance_state(env.live) == state.instance_state(env.live_before()))
+
+
+def _call_resumed(env: Environment, class_name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     shape = shapes.shapes(class_name)[tool]
     instance = state.restore(class_name, {"attributes": env.state.attributes, "private": env.state.private})
     try:
         value = getattr(instance, tool)(**shapes.to_bfcl(shape, args))
     except Exception as exc:
         env.fail(ErrorCategory.INVALID_ARGUMENT, str(exc), bfcl_exception=type(exc).__name__)
-    result = as_result(value)  # now, as BFCL does: a returned attribute may change later
+    result = as_result(value)
     encoded = state.instance_state(instance)
     if is_bfcl_error(value) and encoded == {"attributes": env.state.attributes, "private": env.state.private}:
         env.fail(error_category(value["error"]), value["error"], bfcl_error=True)
@@ -84,7 +156,7 @@ def as_result(value: Any) -> dict[str, Any]:
     """A BFCL return value as a tool result (see the module docstring)."""
     if type(value) is dict and set(value) != {OUTPUT_KEY}:
         try:
-            copied: dict[str, Any] = json.loads(json.dumps(value))
+            copied: dict[str, Any] = strict_copy(value)
         except (TypeError, ValueError):
             pass
         else:

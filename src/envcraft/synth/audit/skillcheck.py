@@ -126,7 +126,8 @@ def _argument_problem(spec: ToolSpec, mention: Mention) -> str:
             request = parse_request(list(mention.cli))
         except UsageError as exc:
             return f"not a valid {CLI} command ({str(exc).splitlines()[0]})"
-        given = set(request.get("args") or request.get("cli") or {})
+        fields = request.get("args") or request.get("cli") or {}
+        given = set(fields) if isinstance(fields, dict) else set()
         unknown = sorted(given - set(params))
         return (
             f"{spec.name} has no parameter {', '.join(unknown)} (parameters: {', '.join(params)})"
@@ -197,7 +198,10 @@ def run_example(package: EnvPackage, rel: str, text: str) -> tuple[list[Finding]
                 findings.append(_finding("skill-example", f"{name} is not a tool", rel, number, name))
                 break
             options = request.get("cli")
-            args = coerce_options(spec, options) if isinstance(options, dict) else request.get("args") or {}
+            given = request.get("args") or {}
+            args = coerce_options(spec, options) if isinstance(options, dict) else given
+            if not isinstance(args, dict):
+                args = {}
             result = session.call(name, args)
             if is_error(result):
                 error = result["error"]
