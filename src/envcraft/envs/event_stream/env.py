@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core import Entity, Initial, Repository, StateModel, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
@@ -167,6 +167,18 @@ class EventStream(ClawEnvironment):
 
     State = StreamState
     state: StreamState
+    entities = (
+        Entity("partitions", "partition", ("partition {partition} of the {topic} topic",)),
+        Entity("aggregated", "aggregated event", ()),
+        Entity(
+            "dead_letters",
+            "dead letter",
+            ("the dead letter from offset {offset} of partition {partition} of the {topic} topic",),
+            id_known=True,
+            free=("note",),
+        ),
+        Entity("deduped", "dropped duplicate", (), log=True),
+    )
 
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["topic", "partition"])
@@ -332,7 +344,13 @@ class EventStream(ClawEnvironment):
         }
 
     # -- writes --------------------------------------------------------------------------
-    @tool(consumes=["topic", "partition"], produces=["dlq_id", "offset"])
+    @tool(
+        goal="process[ up to {max_records} record(s) of] partition {partition} of the {topic} topic[, "
+        "{dedupe|true=dropping duplicates|false=keeping duplicates}][, {on_invalid|halt=stopping "
+        "at the first invalid record|dead_letter=dead-lettering invalid records}]",
+        consumes=["topic", "partition"],
+        produces=["dlq_id", "offset"],
+    )
     def process_batch(
         self,
         topic: str,
@@ -439,7 +457,10 @@ class EventStream(ClawEnvironment):
             **self._offsets(part),
         }
 
-    @tool(consumes=["topic", "partition"])
+    @tool(
+        goal="commit the processed offset of partition {partition} of the {topic} topic",
+        consumes=["topic", "partition"],
+    )
     def commit_offsets(self, topic: str, partition: int) -> dict[str, Any]:
         """Commit the partition's processed offset for the consumer group.
 
@@ -479,7 +500,11 @@ class EventStream(ClawEnvironment):
             "changed": part.committed != before,
         }
 
-    @tool(consumes=["topic", "partition", "offset"])
+    @tool(
+        goal="move partition {partition} of the {topic} topic back[ to offset {offset}] to replay "
+        "records; the reason is {reason}",
+        consumes=["topic", "partition", "offset"],
+    )
     def seek(self, topic: str, partition: int, reason: str, offset: int = -1) -> dict[str, Any]:
         """Move the partition's position back to replay records; below the committed offset it is a rewind.
 
@@ -530,7 +555,12 @@ class EventStream(ClawEnvironment):
         part.sink_error = ""
         return {"topic": topic, "partition": partition, "rewound": rewound, **self._offsets(part)}
 
-    @tool(consumes=["topic", "partition", "offset"], produces=["dlq_id"])
+    @tool(
+        goal="dead-letter[ {count}] faulty records[ from offset {offset}] of partition {partition} of "
+        "the {topic} topic, noting {note}",
+        consumes=["topic", "partition", "offset"],
+        produces=["dlq_id"],
+    )
     def dead_letter(
         self, topic: str, partition: int, note: str, offset: int = -1, count: int = 1
     ) -> dict[str, Any]:
@@ -590,7 +620,11 @@ class EventStream(ClawEnvironment):
         self._write_dlq(topic)
         return {"topic": topic, "partition": partition, "dead_lettered": created, **self._offsets(part)}
 
-    @tool(consumes=["dlq_id"], produces=["event_id"])
+    @tool(
+        goal="replay {dlq_id} with the corrected record {corrected_record}",
+        consumes=["dlq_id"],
+        produces=["event_id"],
+    )
     def replay_dead_letter(self, dlq_id: str, corrected_record: str) -> dict[str, Any]:
         """Replay a dead-lettered record into the sink after correcting it by hand.
 
@@ -658,7 +692,11 @@ class EventStream(ClawEnvironment):
             "sink_file": self._sink_path(entry.topic),
         }
 
-    @tool(consumes=["topic", "partition"])
+    @tool(
+        goal="{paused|true=pause|false=resume} partition {partition} of the {topic} topic; the reason "
+        "is {reason}",
+        consumes=["topic", "partition"],
+    )
     def set_partition_paused(self, topic: str, partition: int, paused: bool, reason: str) -> dict[str, Any]:
         """Pause (quarantine) or resume consumption of a partition.
 

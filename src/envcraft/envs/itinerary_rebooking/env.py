@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoDate, IsoTime, iso, parse_time
 
 FareClass = Literal["flex", "standard", "saver"]
@@ -355,6 +355,19 @@ class ItineraryRebooking(Environment):
 
     State = ItineraryState
     state: ItineraryState
+    entities = (
+        Entity("travelers", "traveler", ("{name} ({email})",), vary=("phone",)),
+        Entity("itineraries", "trip", ("the trip booked under reference {reference}",)),
+        Entity("legs", "flight leg", ("the {flight_id} leg of {itinerary_id}",)),
+        Entity("flights", "flight", ("flight {flight_id}",), id_known=True),
+        Entity("stays", "hotel stay", ("the hotel stay on {itinerary_id}",)),
+        Entity("transfers", "airport transfer", ("the airport transfer on {itinerary_id}",)),
+        Entity("hotels", "hotel", ("hotel {hotel_id}",), id_known=True),
+        Entity("events", "disruption", ("the {kind} of {flight_id}", "the {kind} at {hotel_id}"), log=True),
+        Entity("notifications", "notification", ("the {kind} notification for {itinerary_id}",), log=True),
+        Entity("messages", "message to the traveler", ()),
+        Entity("claims", "compensation claim", ("the claim for {itinerary_id}",)),
+    )
 
     # -- the clock-driven part: called first by every tool -------------------------------------
     def _fire_due_events(self) -> None:
@@ -437,7 +450,11 @@ class ItineraryRebooking(Environment):
             leg.status = "flown" if reached else "missed"
 
     # -- reads -----------------------------------------------------------------------------------
-    @tool(read_only=True, produces=["itinerary_id", "traveler_id"])
+    @tool(
+        goal="[the traveler is {traveler_name}][, email {email}][, booked on flight {flight_id}]",
+        read_only=True,
+        produces=["itinerary_id", "traveler_id"],
+    )
     def list_itineraries(
         self, traveler_name: str = "", email: str = "", flight_id: str = ""
     ) -> dict[str, Any]:
@@ -618,7 +635,7 @@ class ItineraryRebooking(Environment):
         return {"hotels": found, "count": len(found)}
 
     # -- writes ----------------------------------------------------------------------------------
-    @tool(consumes=["leg_id", "flight_id"])
+    @tool(goal="rebook {leg_id} onto flight {flight_id}", consumes=["leg_id", "flight_id"])
     def rebook_leg(self, leg_id: str, flight_id: str) -> dict[str, Any]:
         """Move one leg to another flight on the same route, releasing its old seat.
 
@@ -674,7 +691,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(itinerary),
         }
 
-    @tool(consumes=["stay_id"])
+    @tool(goal="move {stay_id} to a check-in on {check_in:date} for {nights} night(s)", consumes=["stay_id"])
     def change_hotel_dates(self, stay_id: str, check_in: str, nights: int) -> dict[str, Any]:
         """Move a hotel stay to new dates in the same hotel.
 
@@ -717,7 +734,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(self.state.itineraries[stay.itinerary_id]),
         }
 
-    @tool(consumes=["stay_id", "hotel_id"])
+    @tool(goal="move {stay_id} to {hotel_id}", consumes=["stay_id", "hotel_id"])
     def relocate_hotel_stay(self, stay_id: str, hotel_id: str) -> dict[str, Any]:
         """Move a walked stay (its hotel is overbooked) to another hotel in the same city, same dates.
 
@@ -759,7 +776,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(self.state.itineraries[stay.itinerary_id]),
         }
 
-    @tool(consumes=["transfer_id"])
+    @tool(goal="move the pickup of {transfer_id} to {pickup_at:when}", consumes=["transfer_id"])
     def reschedule_transfer(self, transfer_id: str, pickup_at: str) -> dict[str, Any]:
         """Move an airport transfer's pickup time to fit its flight's estimated arrival.
 
@@ -806,7 +823,12 @@ class ItineraryRebooking(Environment):
         transfer.pickup_at = iso(new_pickup)
         return {"transfer": self._transfer_view(transfer)}
 
-    @tool(consumes=["itinerary_id"], produces=["message_id"])
+    @tool(
+        goal="message the traveler of {itinerary_id} by {channel|email=email|sms=text message}, saying "
+        "{message}",
+        consumes=["itinerary_id"],
+        produces=["message_id"],
+    )
     def notify_traveler(self, itinerary_id: str, channel: Channel, message: str) -> dict[str, Any]:
         """Send the traveler a message about their itinerary.
 
@@ -850,7 +872,11 @@ class ItineraryRebooking(Environment):
         to = traveler.email if channel == "email" else traveler.phone
         return {"message_id": mid, "channel": channel, "to": to, "sent_at": iso(self.now())}
 
-    @tool(consumes=["itinerary_id", "event_id"], produces=["claim_id"])
+    @tool(
+        goal="file the compensation the traveler of {itinerary_id} is owed for {event_id}",
+        consumes=["itinerary_id", "event_id"],
+        produces=["claim_id"],
+    )
     def file_compensation_claim(self, itinerary_id: str, event_id: str) -> dict[str, Any]:
         """File the compensation a traveler is owed for one disruption, at most once.
 
@@ -911,7 +937,7 @@ class ItineraryRebooking(Environment):
         self.state.claims[cid] = claim
         return claim.model_dump()
 
-    @tool(consumes=["notification_id"])
+    @tool(goal="close {notification_id}", consumes=["notification_id"])
     def acknowledge_notification(self, notification_id: str) -> dict[str, Any]:
         """Close a notification once its itinerary is fully handled.
 
