@@ -52,7 +52,7 @@ class Ledger(Environment):
     State = LedgerState
 #CLASS
 
-    @tool
+    @tool(goal="put {amount:cents} into {account}")
     def deposit(self, account: str, amount: int) -> dict:
         """Add money to an account.
 
@@ -224,7 +224,7 @@ class Notes(ClawEnvironment):
 
     State = NotesState
 
-    @tool
+    @tool(goal="save the note {name} saying {text}")
     def save(self, name: str, text: str, mode: str = "plain") -> dict:
         """Save a note to the workspace.
 
@@ -253,7 +253,7 @@ class Notes(ClawEnvironment):
             case _:
                 return dict(name=name, size=size) if size else {"name": name}
 
-    @tool
+    @tool(goal="remove the note {name}")
     def drop(self, name: str) -> dict:
         """Remove a note.
 
@@ -365,7 +365,8 @@ def test_two_environment_classes(tmp_path: Path) -> None:
 
 def test_tool_documentation_and_schema(tmp_path: Path) -> None:
     source = env_source(
-        cls='\n@tool\ndef rename(self, old: str, new: str) -> dict:  # <-\n    """Rename an account.\n\n'
+        cls='\n@tool(goal="rename {old} to {new}")\ndef rename(self, old: str, new: str) -> dict:  # <-\n'
+        '    """Rename an account.\n\n'
         '    Args:\n        old: Current name.\n        other: Not a parameter.\n    """\n'
         "    return {'old': old, 'new': new}\n"
     )
@@ -378,9 +379,30 @@ def test_tool_documentation_and_schema(tmp_path: Path) -> None:
 
 
 def test_tool_without_docstring(tmp_path: Path) -> None:
-    source = env_source(cls="\n@tool\ndef ping(self) -> dict:  # <-\n    return {'pong': True}\n")
+    source = env_source(
+        cls="\n@tool(read_only=True)\ndef ping(self) -> dict:  # <-\n    return {'pong': True}\n"
+    )
     report = lint_package(make_package(tmp_path, {"env.py": source}))
     assert located(report) == {("tool-docstring", "env.py", marked_line(source))}
+
+
+def test_goal_phrases_and_entity_declarations_are_checked(tmp_path: Path) -> None:
+    source = env_source(
+        cls='\nentities = (Entity("balances", "account"), Entity("nowhere", "thing", ("{nope}",)))\n'
+        '\n@tool(goal="move {amount} to {acount}")\n'
+        "def move(self, account: str, amount: int) -> dict:  # <-\n"
+        '    """Move money.\n\n    Args:\n        account: Account.\n        amount: Cents.\n\n'
+        '    Returns:\n        Nothing.\n    """\n    return {}\n'
+        '\n@tool\ndef reset_all(self) -> dict:\n    """Zero every account.\n\n'
+        '    Returns:\n        Nothing.\n    """\n'
+        "    return {}\n"
+    ).replace("from envcraft import Environment,", "from envcraft import Entity, Environment,")
+    report = lint_package(make_package(tmp_path, {"env.py": source}))
+    rules = {f.rule: f.message for f in report.findings}
+    assert "unknown parameters acount" in rules["goal-syntax"]
+    assert "'balances' is not a dict-of-records" in rules["entity-decl"] or "nowhere" in rules["entity-decl"]
+    assert "reset_all changes state but declares no goal phrase" in rules["tool-goal"]
+    assert not report.ok
 
 
 def test_unflat_tool_schema(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "Entity",
     "Environment",
     "ErrorCategory",
     "Initial",
@@ -26,6 +27,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from envcraft.core import (
+        Entity,
         Environment,
         ErrorCategory,
         Initial,

@@ -251,5 +251,6 @@ def test_dangling_names_links_to_records_that_do_not_exist():
     from envcraft.core import dangling
 
     members = {"MEM-1": object()}
-    assert dangling("BK-7", "member", ["MEM-1", "MEM-2"], members) == ["BK-7 refers to unknown member 'MEM-2'"]
+    found = dangling("BK-7", "member", ["MEM-1", "MEM-2"], members)
+    assert found == ["BK-7 refers to unknown member 'MEM-2'"]
     assert dangling("BK-7", "member", [], members) == []

@@ -114,11 +114,12 @@ def distracted(env_id: str, seed: int, size: int) -> tuple[dict[str, Any], dict[
         for key in collection
         if "/" not in key and "~" not in key
     ]
+    files = {**pkg.workspace_template, **initial.files}
     states, made = add_distractors(
-        {env_id: s0}, targets, {env_id: pkg.env_class.State}, random.Random(seed), limit=DISTRACTORS
+        {env_id: s0}, targets, {env_id: pkg}, random.Random(seed), limit=DISTRACTORS, files=files
     )
     ids = {d.path.rsplit("/", 1)[-1] for d in made}
-    return states[env_id], {**pkg.workspace_template, **initial.files}, ids
+    return states[env_id], files, ids
 
 
 def arguments(
@@ -199,7 +200,8 @@ def test_no_internal_error_on_distracted_states(env_id: str) -> None:
     with recording() as findings:
         distractor_count = explore(env_id, findings)
     print(f"{env_id}: {findings.calls} calls, {distractor_count} distractors, {len(findings.errors)} errors")
-    assert distractor_count > 0
+    # look-alikes exist where the environment declares fields they may differ in (Entity(vary=...))
+    assert distractor_count > 0 or not any(e.vary for e in package(env_id).env_class.entities)
     assert not findings.errors, "\n".join(findings.errors[:20])
 
 

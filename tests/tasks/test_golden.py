@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -191,8 +192,7 @@ def test_targets_and_distractors_keep_the_run_solvable() -> None:
             if c["path"].startswith("/orders/")
         }
         assert {f"/orders/{o}" for o in changed} <= {t["path"] for t in targets}
-        models = {"returns_desk": packages["returns_desk"].env_class.State}
-        states, made = add_distractors(run.initial, targets, models, random.Random(seed))
+        states, made = add_distractors(run.initial, targets, packages, random.Random(seed))
         assert made
         for d in made:
             collection, new_id = d.path.strip("/").split("/")
@@ -211,11 +211,13 @@ def test_targets_and_distractors_keep_the_run_solvable() -> None:
     assert checked >= 3
 
 
-def test_distractors_that_do_not_validate_are_dropped() -> None:
+def test_distractors_that_break_the_state_model_or_the_worlds_rules_are_dropped() -> None:
     packages, _, s0 = setup("returns_desk")
+    desk = packages["returns_desk"]
     order = next(iter(s0["returns_desk"]["orders"]))
+    target = [{"env": "returns_desk", "path": f"/orders/{order}"}]
 
-    class NoNewOrders(packages["returns_desk"].env_class.State):  # type: ignore[name-defined,misc]
+    class NoNewOrders(desk.env_class.State):  # type: ignore[name-defined,misc]
         """A state model that rejects any state with more orders than this S0."""
 
         @model_validator(mode="after")
@@ -224,13 +226,43 @@ def test_distractors_that_do_not_validate_are_dropped() -> None:
                 raise ValueError("no new orders")
             return self
 
-    states, made = add_distractors(
-        s0,
-        [{"env": "returns_desk", "path": f"/orders/{order}"}],
-        {"returns_desk": NoNewOrders},
-        random.Random(0),
-    )
+    class StrictDesk(desk.env_class):  # type: ignore[name-defined,misc]
+        State = NoNewOrders
+
+    strict = {"returns_desk": dataclasses.replace(desk, env_class=StrictDesk)}
+    states, made = add_distractors(s0, target, strict, random.Random(0))
     assert made == [] and states == s0
+
+    # a cancelled order was refunded: a copy of it would show money no refund record accounts for
+    # (the desk's declared rule), so it never becomes a look-alike
+    s0 = next(
+        state
+        for seed in range(20)
+        for state in [setup("returns_desk", seed)[2]]
+        if any(o["refunded_cents"] for o in state["returns_desk"]["orders"].values())
+    )
+    refunded = [k for k, o in s0["returns_desk"]["orders"].items() if o["refunded_cents"]]
+    for seed in range(10):
+        targets = [{"env": "returns_desk", "path": f"/orders/{k}"} for k in refunded]
+        states, made = add_distractors(s0, targets, packages, random.Random(seed))
+        assert made == []
+    # and every look-alike that is made keeps the rules
+    for seed in range(10):
+        targets = [
+            {"env": "returns_desk", "path": f"/{c}/{k}"}
+            for c in ("orders", "customers")
+            for k in s0["returns_desk"][c]
+        ]
+        states, made = add_distractors(s0, targets, packages, random.Random(seed))
+        model = desk.env_class.State.model_validate(states["returns_desk"])
+        assert desk.env_class.rule_violations(model, {}) == []
+        declared = {e.collection: e for e in desk.env_class.entities}
+        for d in made:
+            collection, key = d.path.strip("/").split("/")
+            original = s0["returns_desk"][collection][d.of.strip("/").split("/")[1]]
+            copy = states["returns_desk"][collection][key]
+            changed = {f for f in copy if copy[f] != original[f] and not f.endswith("_id")}
+            assert changed <= set(declared[collection].vary) | {"email", "name"}
 
 
 FRAGILE_ENV = '''
@@ -294,10 +326,7 @@ def test_distractors_that_crash_the_environments_lookups_are_detected(tmp_path: 
     graph = build_tool_graph(package)
     s0 = {"fragile": package.env_class.generate().state.model_dump(mode="json")}
     states, made = add_distractors(
-        s0,
-        [{"env": "fragile", "path": "/items/IT-1"}],
-        {"fragile": package.env_class.State},
-        random.Random(0),
+        s0, [{"env": "fragile", "path": "/items/IT-1"}], {"fragile": package}, random.Random(0)
     )
     assert made  # the state model accepts the copy...
     assert breaks_lookups(package, graph, states["fragile"], made, {})  # ...but list_items now crashes
@@ -306,10 +335,7 @@ def test_distractors_that_crash_the_environments_lookups_are_detected(tmp_path: 
     packages, graphs, rd0 = setup("returns_desk")
     order = next(iter(rd0["returns_desk"]["orders"]))
     states, made = add_distractors(
-        rd0,
-        [{"env": "returns_desk", "path": f"/orders/{order}"}],
-        {"returns_desk": packages["returns_desk"].env_class.State},
-        random.Random(0),
+        rd0, [{"env": "returns_desk", "path": f"/orders/{order}"}], packages, random.Random(0)
     )
     assert made and not breaks_lookups(
         packages["returns_desk"], graphs["returns_desk"], states["returns_desk"], made, {}

@@ -1,143 +1,187 @@
-"""Intents: turn splitting, offline rendering, personas and the information-hiding checks."""
+"""Intents: turn splitting, goal planning from declarations, rendering, and the hiding checks."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from typing import Any
 
-from envcraft.tasks.choose import Hint
-from envcraft.tasks.golden import GoldenCall
-from envcraft.tasks.graph import ToolGraph
+import pytest
+
+from envcraft.core.package import load_package
+from envcraft.core.phrasing import Template, TemplateError
+from envcraft.tasks.golden import replay
 from envcraft.tasks.intents import (
     MAX_TURNS,
+    ChainView,
     Persona,
     TemplateRenderer,
+    Unnameable,
     find_leaks,
     imperative,
     missing_user_values,
     personas,
+    plan_intents,
     split_turns,
 )
-from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
-from envcraft.tasks.synth import load_library
+from envcraft.tasks.model import GoldenCall, Reference, ReferenceCall, Task, Turn, Verifier
 
-ORDER = "ORD-100004"
-CUSTOMER = "CUS-1002"
+DESK = load_package("returns_desk")
 
 
-def golden_chain() -> list[GoldenCall]:
-    """list_orders (user id) -> cancel_order (order picked from the listing, described by date)."""
-    listing = {
-        "customer_id": CUSTOMER,
-        "orders": [
-            {"order_id": "ORD-100003", "status": "delivered", "placed_at": "2025-12-01T10:00:00Z"},
-            {"order_id": ORDER, "status": "placed", "placed_at": "2026-01-04T08:00:00Z"},
-        ],
-    }
-    return [
-        GoldenCall(
-            "returns_desk", "list_orders", {"customer_id": CUSTOMER}, {"customer_id": "user"}, listing
-        ),
+def desk_state(seed: int = 1) -> dict[str, Any]:
+    return DESK.env_class.generate(seed=seed, data=DESK.data).state.model_dump(mode="json")
+
+
+def cancel_chain(state: dict[str, Any]) -> tuple[list[GoldenCall], str]:
+    """get_order (a user-known order) -> cancel_order, replayed for real on ``state``."""
+    order = next(k for k, o in state["orders"].items() if o["status"] == "placed")
+    calls = [
+        GoldenCall("returns_desk", "get_order", {"order_id": order}, {"order_id": "user"}, {}),
         GoldenCall(
             "returns_desk",
             "cancel_order",
-            {"order_id": ORDER, "reason": "ordered by mistake"},
-            {"order_id": "derived:0.orders.1.order_id", "reason": "user"},
-            {"order_id": ORDER},
-            hints={"order_id": Hint(0, "order", "status", "placed", 2)},
+            {"order_id": order, "reason": "ordered by mistake"},
+            {"order_id": "derived:0.order_id", "reason": "user"},
+            {},
         ),
     ]
+    run = replay(calls, {"returns_desk": DESK}, {"returns_desk": state}, {})
+    assert run is not None
+    return run.calls, order
 
 
-def as_task(chain: list[GoldenCall], texts: list[str], turns: list[list[int]]) -> Task:
+def plan_for(calls: list[GoldenCall], state: dict[str, Any], turns: list[list[int]], seed: int = 0) -> Any:
+    run = replay(calls, {"returns_desk": DESK}, {"returns_desk": state}, {})
+    assert run is not None
+    view = ChainView(run.calls, run.initial, run.after, [False, True])
+    return run, plan_intents(view, turns, {"returns_desk": DESK}, random.Random(seed))
+
+
+def as_task(calls: list[GoldenCall], texts: list[str], turns: list[list[int]], plan: Any = None) -> Task:
     turn_of = {i: t for t, ids in enumerate(turns) for i in ids}
-    calls = [
-        ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
-        for i, c in enumerate(chain)
-    ]
-    return Task(
+    task = Task(
         id="t",
         envs=["returns_desk"],
         kind="tool",
         turns=[Turn(user=t) for t in texts],
         initial_state={"returns_desk": {}},
         verifier=Verifier(source=""),
-        reference=Reference(calls=calls, final_hash=""),
+        reference=Reference(
+            calls=[
+                ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
+                for i, c in enumerate(calls)
+            ],
+            final_hash="",
+        ),
     )
+    if plan is not None:
+        task.provenance["mentions"] = [m.to_json() for m in plan.mentions()]
+        task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
+    return task
 
 
-def graphs() -> Mapping[str, ToolGraph]:
-    return load_library(["returns_desk"]).graphs
-
-
-def test_split_turns_is_contiguous_bounded_and_keeps_recoveries_together() -> None:
-    chain = golden_chain() * 3
-    chain[2] = GoldenCall(
-        "returns_desk",
-        "cancel_order",
-        {},
-        {},
-        {"error": {"category": "invalid_transition"}},
-        expected_error="invalid_transition",
-    )
+def test_split_turns_gives_every_turn_a_write_and_keeps_recoveries_together() -> None:
+    mutating = [False, True, False, True, True, False, True]
+    planned = [False, False, False, True, False, False, False]
     for seed in range(50):
-        turns = split_turns(chain, random.Random(seed))
+        turns = split_turns(mutating, planned, random.Random(seed))
         assert 1 <= len(turns) <= MAX_TURNS
-        assert [i for t in turns for i in t] == list(range(len(chain)))
-        assert all(t for t in turns)
-        assert any(2 in t and 3 in t for t in turns)  # the planned error and its recovery share a turn
+        assert [i for t in turns for i in t] == list(range(len(mutating)))
+        assert all(any(mutating[i] for i in t) for t in turns)  # nothing a turn asks for is a mere lookup
+        assert any(3 in t and 4 in t for t in turns)  # the planned error and its recovery share a turn
 
 
-def test_render_states_user_values_and_describes_derived_ones() -> None:
-    chain = golden_chain()
-    persona = Persona("p", "Ana", "shop owner", "friendly", "chatty")
-    texts = TemplateRenderer(seed=1).render(chain, persona, turns=[[0], [1]], graphs=graphs())
-    assert len(texts) == 2
-    assert CUSTOMER in texts[0] and "ordered by mistake" in texts[1]
-    assert ORDER not in " ".join(texts)
-    assert "whose status is placed" in texts[1]
-    assert "Ana" in texts[0]  # a chatty persona introduces itself
-    task = as_task(chain, texts, [[0], [1]])
-    assert find_leaks(task) == [] and missing_user_values(task) == []
+def test_goals_name_records_as_a_person_does_and_never_a_tool_or_parameter() -> None:
+    state = desk_state()
+    calls, order = cancel_chain(state)
+    seen_named = False
+    for seed in range(12):
+        run, plan = plan_for(
+            [GoldenCall(c.env, c.tool, c.args, dict(c.provenance), c.result) for c in calls],
+            state,
+            [[0, 1]],
+            seed,
+        )
+        (goal,) = plan.turns[0]  # the lookup is the agent's business: only the cancellation is asked for
+        assert goal.tool == "cancel_order" and goal.text.startswith("cancel ")
+        text = TemplateRenderer(seed=seed).render(plan, personas()[0])[0]
+        assert "cancel_order" not in text and "order_id" not in text and "(reason:" not in text
+        assert "“ordered by mistake”" in text
+        if order not in text:  # told by who placed it and when, not by its id
+            seen_named = True
+            customer = state["customers"][state["orders"][order]["customer_id"]]
+            assert customer["name"] in text and customer["email"] in text
+        task = as_task(run.calls, [text], [[0, 1]], plan)
+        assert find_leaks(task) == [] and missing_user_values(task) == []
+    assert seen_named
+
+
+def test_a_value_no_declaration_can_name_makes_the_chain_unusable() -> None:
+    state = desk_state()
+    calls, order = cancel_chain(state)
+    customer = state["orders"][order]["customer_id"]
+    for other in state["orders"].values():  # two identical orders of one customer on one day
+        other["customer_id"], other["placed_at"] = customer, state["orders"][order]["placed_at"]
+    state["orders"][order]["lines"] = state["orders"][order]["lines"]
+    fresh = [
+        GoldenCall(c.env, c.tool, c.args, {"order_id": "user", "reason": "user"}, c.result) for c in calls[1:]
+    ]
+
+    class Anonymous(DESK.env_class):  # type: ignore[misc,name-defined]
+        entities = tuple(
+            e if e.collection != "orders" else type(e)("orders", "order", e.names)
+            for e in DESK.env_class.entities
+        )
+
+    package = type(DESK)(DESK.root, DESK.manifest, Anonymous)
+    view = ChainView(fresh, {"returns_desk": state}, lambda i: {"returns_desk": state}, [True])
+    with pytest.raises(Unnameable):
+        plan_intents(view, [[0]], {"returns_desk": package}, random.Random(0))
 
 
 def test_find_leaks_and_missing_values_catch_bad_text() -> None:
-    chain = golden_chain()
-    leaky = as_task(
-        chain, [f"List orders of {CUSTOMER}.", f"Cancel {ORDER} because ordered by mistake."], [[0], [1]]
-    )
-    assert find_leaks(leaky) == [{"turn": 1, "call": 1, "arg": "order_id", "value": ORDER}]
-    silent = as_task(chain, ["List my orders.", "Cancel the placed one, I ordered by mistake."], [[0], [1]])
+    state = desk_state()
+    calls, order = cancel_chain(state)
+    run, plan = plan_for(calls, state, [[0, 1]])
+    named = plan.mentions()[0].text != f"order {order}"
+    good = TemplateRenderer().render(plan, personas()[1])
+    assert find_leaks(as_task(run.calls, good, [[0, 1]], plan)) == []
+    leaky = as_task(run.calls, [f"Cancel {order}, ordered by mistake."], [[0, 1]], plan)
+    if named:
+        assert find_leaks(leaky) == [{"turn": 0, "call": 1, "arg": "order_id", "value": order}]
+    silent = as_task(run.calls, ["Cancel my last order, please."], [[0, 1]], plan)
     missing = missing_user_values(silent)
-    assert {"call": 0, "arg": "customer_id", "value": CUSTOMER} in missing
-    assert not any(m["arg"] == "reason" for m in missing)
-    # a value the user states elsewhere is not a leak even where another call derives it
-    both = golden_chain()
-    both.append(GoldenCall("returns_desk", "get_order", {"order_id": ORDER}, {"order_id": "user"}, {}))
-    task = as_task(
-        both,
-        [f"List orders of {CUSTOMER}.", f"Cancel, ordered by mistake. Then show {ORDER}."],
-        [[0], [1, 2]],
-    )
-    assert find_leaks(task) == []
+    assert {m["arg"] for m in missing} >= {"reason"}
     # an id that only appears inside a longer token is not a mention
-    near = as_task(
-        chain, [f"List orders of {CUSTOMER}.", f"Cancel X{ORDER}9, ordered by mistake."], [[0], [1]]
-    )
-    assert find_leaks(near) == []
+    assert find_leaks(as_task(run.calls, [f"Cancel X{order}9, ordered by mistake."], [[0, 1]], plan)) == []
+
+
+def test_templates_parse_choices_and_optional_parts() -> None:
+    template = Template.parse("refund {return_id}[ {method|store_credit=as store credit|*=to the card}]")
+    assert template.fields() == {"return_id", "method"}
+    shown = {"return_id": "RMA-1", "method": "store_credit"}
+
+    def show(part: Any) -> str | None:
+        value = shown.get(part.name)
+        return None if value is None else (part.choose(value) if part.choices else str(value))
+
+    assert template.render(show) == "refund RMA-1 as store credit"
+    shown["method"] = "card"
+    assert template.render(show) == "refund RMA-1 to the card"
+    del shown["method"]
+    assert template.render(show) == "refund RMA-1"
+    for bad in ("refund {", "refund [x", "refund {x:weird}", "refund {x|y}"):
+        with pytest.raises(TemplateError):
+            Template.parse(bad)
 
 
 def test_imperative_from_docstring_summaries() -> None:
-    assert (
-        imperative("Find a customer by email address.", "get_customer") == "find a customer by email address"
-    )
-    assert imperative("Searches the catalog.", "search") == "search the catalog"
-    assert imperative("Lists open tickets", "list") == "list open tickets"
-    assert imperative("Process a refund.", "refund") == "process a refund"
-    assert imperative("A tool with a bug: it raises.", "explode") == "use explode (a tool with a bug)"
-    assert imperative("", "ping") == "use ping"
-    assert imperative("Cancel a booking; late cancellations cost a fee.", "c") == "cancel a booking"
-    assert imperative("Start a cycle count: snapshot the quantities.", "s") == "start a cycle count"
+    assert imperative("Find a customer by email address.") == "find a customer by email address"
+    assert imperative("Searches the catalog.") == "search the catalog"
+    assert imperative("Lists open tickets") == "list open tickets"
+    assert imperative("A tool with a bug: it raises.") == "work on a tool with a bug"
+    assert imperative("Cancel a booking; late cancellations cost a fee.") == "cancel a booking"
+    assert imperative("Start a cycle count: snapshot the quantities.") == "start a cycle count"
 
 
 def test_persona_set_is_diverse_and_shippable() -> None:
@@ -147,5 +191,41 @@ def test_persona_set_is_diverse_and_shippable() -> None:
     assert len({p.role for p in people}) >= 35
     assert {p.tone for p in people} >= {"formal", "casual", "terse", "anxious"}
     assert {p.verbosity for p in people} == {"terse", "normal", "chatty"}
-    texts = {TemplateRenderer().render(golden_chain(), p, turns=[[0, 1]], graphs=graphs())[0] for p in people}
+    state = desk_state()
+    calls, _ = cancel_chain(state)
+    _, plan = plan_for(calls, state, [[0, 1]])
+    texts = {TemplateRenderer().render(plan, p)[0] for p in people}
     assert len(texts) >= 20  # personas really change the voice
+    chatty = Persona("p", "Ana", "shop owner", "friendly", "chatty")
+    assert "Ana" in TemplateRenderer().render(plan, chatty)[0]  # a chatty persona introduces itself
+
+
+def test_an_id_carried_in_free_text_is_asked_for_by_the_record_it_names() -> None:
+    packages = {env: load_package(env) for env in ("infra_recovery", "mail_triage")}
+    worlds = {env: p.env_class.generate(seed=1, data=p.data) for env, p in packages.items()}
+    initial = {env: world.state.model_dump(mode="json") for env, world in worlds.items()}
+    files = {path: text for world in worlds.values() for path, text in world.files.items()}
+    incident = next(k for k, v in initial["infra_recovery"]["incidents"].items() if v["status"] == "open")
+    message = next(iter(initial["mail_triage"]["messages"]))
+    calls = [
+        GoldenCall(
+            "infra_recovery",
+            "append_ops_note",
+            {"incident_id": incident, "note": "Handled per the customer's phone call."},
+            {"incident_id": "user", "note": "user"},
+            {},
+        ),
+        GoldenCall(
+            "mail_triage",
+            "draft_reply",
+            {"message_id": message, "body": f"Incident {incident}: on it, details to follow."},
+            {"message_id": "user", "body": "embed:0.incident_id"},
+            {},
+        ),
+    ]
+    run = replay(calls, packages, initial, files)
+    assert run is not None
+    view = ChainView(run.calls, run.initial, run.after, [True, True])
+    plan = plan_intents(view, [[0, 1]], packages, random.Random(0))
+    body = next(m for m in plan.mentions() if m.arg == "body")
+    assert body.text == "“on it, details to follow.”, mentioning the id of that incident", body.text

@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from envcraft.tasks.execute import execute_reference
-from envcraft.tasks.golden import GoldenCall
-from envcraft.tasks.graph import ToolGraph
-from envcraft.tasks.intents import Persona, find_leaks, missing_user_values
+from envcraft.tasks.intents import IntentPlan, Persona, find_leaks, missing_user_values
 from envcraft.tasks.io import read_tasks
 from envcraft.tasks.outcome import outcome_hash
 from envcraft.tasks.synth import ShardResult, SynthConfig, dedupe_key, load_library, merge, synthesize_shard
@@ -41,9 +38,23 @@ def test_tasks_are_validated_leak_free_and_replay(shards: list[ShardResult]) -> 
         assert 1 <= len(task.turns) <= 4 and task.persona
         assert {c.turn for c in task.reference.calls} == set(range(len(task.turns)))
         assert outcome_hash(execute_reference(task)) == task.reference.final_hash
-        assert "def verify(ctx)" in task.verifier.source
+        assert "def verify(ctx" in task.verifier.source
+        adversarial = task.quality["adversarial"]
+        played = {k: v for k, v in adversarial.items() if v.get("applicable", True)}
+        assert {"skip_turn", "reads_only", "extra_reads", "repeat_reads"} <= set(played)
+        assert all(v["pass"] for v in played.values())
+        assert all(s < 1 for k in ("skip_turn", "reads_only") for s in played[k]["scores"])
+        assert all(s == 1 for k in ("extra_reads", "repeat_reads") for s in played[k]["scores"])
+        features = task.difficulty["features"]  # type: ignore[index]
+        assert features["calls"] == len(task.reference.calls) and features["turns"] == len(task.turns)
     counter_tasks = [t for t in tasks if t.envs == ["counter"]]
     assert all(t.provenance["packages"]["counter"] == COUNTER for t in counter_tasks)
+    for shard in shards:  # every candidate that reached validation is counted, with how it fared
+        assert shard.validated["reached"] >= len(shard.tasks)
+        assert (
+            shard.validated["passed"] + sum(v for k, v in shard.validated.items() if k.startswith("failed:"))
+            >= shard.validated["reached"]
+        )
 
 
 def test_distractors_are_declared_present_and_guarded(shards: list[ShardResult]) -> None:
@@ -65,33 +76,33 @@ def test_shards_are_deterministic_and_merge_removes_duplicates(shards: list[Shar
     tasks, stats = merge([shards[1], again], library)
     assert len(tasks) == len(shards[1].tasks) and stats["duplicates_removed"] == len(again.tasks)
     assert len({dedupe_key(t) for t in tasks}) == len(tasks)
-    assert stats["envs"]["counter"]["covered_edges"] >= 1
-    assert 0 < stats["envs"]["counter"]["edge_coverage"] <= 1
+    # counter tasks are single increments (a lookup that feeds nothing is left out): no edge covered
+    assert stats["envs"]["counter"]["covered_edges"] == sum(len(t.reference.calls) > 1 for t in tasks) == 0
+    assert 0 <= stats["envs"]["counter"]["edge_coverage"] <= 1
 
 
 class LeakyRenderer:
-    """An 'LLM' that blurts out every argument value, derived or not."""
+    """An 'LLM' that blurts out the values behind every mention (ids included)."""
 
-    def render(
-        self,
-        chain: list[GoldenCall],
-        persona: Persona,
-        *,
-        turns: list[list[int]],
-        graphs: Mapping[str, ToolGraph],
-    ) -> list[str]:
-        return [" ".join(f"{chain[i].tool} {json.dumps(chain[i].args)}" for i in ids) for ids in turns]
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def render(self, plan: IntentPlan, persona: Persona) -> list[str]:
+        self.calls += 1
+        return [
+            " ".join(f"{g.text} [{', '.join(str(m.value) for m in g.mentions)}]" for g in goals)
+            for goals in plan.turns
+        ]
 
 
 def test_renderer_hook_is_used_and_leaky_text_is_rejected() -> None:
     library = load_library(["returns_desk"])
-    result = synthesize_shard(
-        library, "returns_desk", 1, 3, SynthConfig(seed=5, p_cross=0.0), LeakyRenderer()
-    )
-    assert result.rejected["leak"] > 0
-    for task in result.tasks:  # only chains without derived values survive a renderer that states everything
-        assert all(label == "user" for c in task.reference.calls for label in c.provenance.values())
-        assert task.turns[0].user.startswith(task.reference.calls[0].tool)
+    renderer = LeakyRenderer()
+    result = synthesize_shard(library, "returns_desk", 1, 8, SynthConfig(seed=5, p_cross=0.0), renderer)
+    assert renderer.calls > 0 and result.rejected["leak"] > 0
+    for task in result.tasks:  # only chains whose hidden values were never stated survive it
+        assert find_leaks(task) == []
+        assert "[" in task.turns[0].user
 
 
 def test_tasks_synth_command_writes_a_task_set(tmp_path: Path) -> None:

@@ -81,9 +81,17 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
     )
     assert [s.score for s in scores] == [1.0, 0.0]
     assert all(v == 1.0 for v in scores[0].components.values())
-    guards = {c["path"]: c.get("ignore") for c in task.verifier.checks if c["role"] == "guard"}
-    # the distractor, and the fields of the closed ticket the task did not ask to change
-    assert guards == {"/tickets/T-000003": None, "/tickets/T-000001": ["/status", "/updated_at"]}
+    guards = {(c["kind"], c["path"]): c for c in task.verifier.checks if c["role"] == "guard"}
+    # the distractor, the fields of the closed ticket the task did not ask to change, and no
+    # ticket created beyond the one asked for
+    # (every S0 ticket is named here, so no "other tickets" guard is left)
+    assert set(guards) == {
+        ("unchanged", "/tickets/T-000003"),
+        ("unchanged", "/tickets/T-000001"),
+        ("no_extra", "/tickets"),
+    }
+    assert guards[("unchanged", "/tickets/T-000001")]["ignore"] == ["/status", "/updated_at"]
+    assert guards[("no_extra", "/tickets")]["count"] == 1
 
 
 def test_checks_literal_in_source_is_exactly_the_declared_checks(packages: dict[str, str]) -> None:
@@ -97,7 +105,7 @@ def test_checks_literal_in_source_is_exactly_the_declared_checks(packages: dict[
     assert isinstance(embedded, ast.Call) and isinstance(embedded.args[0], ast.Constant)
     assert json.loads(embedded.args[0].value) == task.verifier.checks
     imported = {a.name for node in tree.body if isinstance(node, ast.Import) for a in node.names}
-    assert imported <= {"csv", "io", "json", "math"}  # stdlib only
+    assert imported <= {"csv", "io", "json", "math", "re"}  # stdlib only
     kinds = {c["kind"] for c in task.verifier.checks}
     assert {"created_in", "value", "absent", "unchanged"} <= kinds
 

@@ -70,6 +70,7 @@ def run_command(
     console.print(
         f"{corpus['tasks']} tasks ({corpus['cross_env_share']:.0%} cross-environment) from "
         f"{len(summary['envs'])} environments; kill rate {validation['kill_rate']:.1%}, "
+        f"adversarial pass {corpus['adversarial']['pass_rate']:.1%}, "
         f"leaks {validation['leaks']}; shards {summary['shards']['total']} "
         f"({summary['shards']['resumed']} resumed)"
     )

@@ -65,7 +65,8 @@ def replay(directory: TaskDir, json_out: JsonFlag = False) -> None:
 
 @app.command("check")
 def check(directory: TaskDir, json_out: JsonFlag = False) -> None:
-    """Re-validate every task: golden pass, do-nothing fail, kill rate, leaks (exit 1 if any fails)."""
+    """Re-validate every task: golden pass, do-nothing fail, mutations, adversarial agents, leaks
+    (exit 1 if any fails)."""
     tasks = load_tasks_or_die(directory)
     try:
         stats = read_stats(directory)
@@ -91,6 +92,11 @@ def _print_check(summary: dict[str, Any]) -> None:
         ("do-nothing fail", f"{summary['noop_fail_rate']:.1%}"),
         ("mutation kill rate", f"{summary['kill_rate']:.1%} of {summary['mutations']}"),
         *((f"  {kind}", f"{rate:.1%}") for kind, rate in summary["kill_rate_by_kind"].items()),
+        ("adversarial agents passed", f"{summary['adversarial_pass_rate']:.1%} of tasks"),
+        *(
+            (f"  {kind}", f"{v['passed']} / {v['runs']} runs as expected")
+            for kind, v in summary["adversarial_by_policy"].items()
+        ),
         ("leaked values", str(summary["leaks"])),
         ("cross-environment", f"{summary['cross_env_rate']:.1%}"),
         ("edge coverage", "n/a (no stats)" if coverage is None else _shares(coverage)),

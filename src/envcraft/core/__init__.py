@@ -5,6 +5,7 @@ from envcraft.core.environment import Environment, Initial, StateModel, dangling
 from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
 from envcraft.core.invariants import invariant
 from envcraft.core.package import EnvPackage, PackageError, builtin_ids, load_package
+from envcraft.core.phrasing import Entity
 from envcraft.core.repository import Repository
 from envcraft.core.session import Session, SessionError
 from envcraft.core.state import canonical_json, diff, state_hash
@@ -13,6 +14,7 @@ from envcraft.core.workspace import Workspace
 
 __all__ = [
     "Clock",
+    "Entity",
     "EnvPackage",
     "Environment",
     "ErrorCategory",

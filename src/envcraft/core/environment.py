@@ -21,6 +21,7 @@ from envcraft.core.errors import (
     is_error,
 )
 from envcraft.core.invariants import SKIP_INVARIANTS, check_all, invariants_of
+from envcraft.core.phrasing import Entity
 from envcraft.core.repository import Repository
 from envcraft.core.tool import TOOL_ATTR, ToolSpec, build_spec
 from envcraft.core.tracking import track_fields
@@ -135,6 +136,8 @@ class Environment:
     live_codec: ClassVar[Any] = None
     tools: ClassVar[dict[str, ToolSpec]] = {}
     package: ClassVar[EnvPackage | None] = None
+    # How users name this environment's records (envcraft.core.phrasing): read by the data engine.
+    entities: ClassVar[tuple[Entity, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -215,6 +218,19 @@ class Environment:
         """A seeded initial state; override to generate realistic entities and files."""
         del seed, size, data
         return Initial(state=cls.State())
+
+    @classmethod
+    def rule_violations(cls, state: Any, files: Mapping[str, str]) -> list[str]:
+        """Semantic rules of this world that the State model does not enforce, as messages.
+
+        ``state`` is an instance of the environment's ``State`` model. Checked on every initial
+        state the data engine makes (with its look-alike records), never on each call: a rule
+        here may be as costly as it needs to be ("a succeeded run holds no running job", "two
+        classes never share a room at the same time"). Override to declare them; the default
+        knows none.
+        """
+        del state, files
+        return []
 
     # -- dispatch ---------------------------------------------------------------------------
     def invoke(self, name: str, args: Any) -> dict[str, Any]:

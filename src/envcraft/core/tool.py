@@ -29,6 +29,11 @@ class ToolAnnotations:
     ``exclusive=False`` marks a system tool (shell, file tools) that never touches
     ``self.state``: it runs outside the session lock, so commands it starts can call domain
     tools of the same session through ``Environment.call_tool``.
+
+    ``goal`` says how a user asks for what the tool does, as a template over its parameters
+    (:mod:`envcraft.core.phrasing`): ``"cancel {order_id}, because {reason}"``. ``undoes``
+    names the tools whose effect this one takes back (``cancel_booking`` undoes
+    ``book_class``): a task never asks for both on the same record.
     """
 
     produces: tuple[str, ...] = ()
@@ -37,6 +42,8 @@ class ToolAnnotations:
     writes: tuple[str, ...] = ()
     read_only: bool | None = None
     exclusive: bool = True
+    goal: str | None = None
+    undoes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,12 +137,15 @@ def tool(
     writes: tuple[str, ...] | list[str] = (),
     read_only: bool | None = None,
     exclusive: bool = True,
+    goal: str | None = None,
+    undoes: tuple[str, ...] | list[str] = (),
 ) -> Callable[[F], F]: ...
 def tool(function: Any = None, **hints: Any) -> Any:
     """Declare an environment method as a tool.
 
     The schema comes from the type hints and the Google-style docstring; the method must
-    return a dict. Use as ``@tool`` or ``@tool(produces=["order_id"], read_only=True)``.
+    return a dict. Use as ``@tool`` or ``@tool(produces=["order_id"], read_only=True)``;
+    ``goal=`` and ``undoes=`` are described on :class:`ToolAnnotations`.
     """
 
     def mark(fn: F) -> F:

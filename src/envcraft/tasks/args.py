@@ -271,13 +271,11 @@ def _data_keys(value: Any) -> Iterator[str]:
 # -- free text a user could plausibly write --------------------------------------------------
 FREE_TEXT: dict[str, tuple[str, ...]] = {
     "reason": (
-        "customer changed their mind",
-        "ordered by mistake",
+        "requested by the owner",
+        "created by mistake",
         "duplicate request",
-        "found a better option",
+        "superseded by a newer request",
         "plans changed",
-        "requested by the account owner",
-        "budget was cut",
         "no longer needed",
     ),
     "note": (
@@ -315,8 +313,8 @@ _ALIASES = {
     "subject": "title",
     "summary": "title",
     "label": "title",
-    "body": "content",
-    "text": "content",
+    "body": "message",
+    "text": "note",
     "search": "query",
     "keyword": "query",
     "keywords": "query",
@@ -357,6 +355,13 @@ def described_options(prop: dict[str, Any]) -> list[str]:
         if len(tokens) >= 2 and all(_TOKEN.fullmatch(t) for t in tokens):
             return tokens
     return []
+
+
+def _free_text_name(param: str) -> bool:
+    key = _ALIASES.get(param.lower(), param.lower())
+    return any(
+        key == stem or key.endswith("_" + stem) for stem in ("reason", "note", "message", "memo", "content")
+    )
 
 
 def free_text(param: str, rng: random.Random) -> str:
@@ -421,6 +426,8 @@ def user_values(
                 found += [-v for v in found if v > 0]
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
+    if found and _free_text_name(param):  # S0's codes ("no_longer_needed") are no free text
+        found = [v for v in found if not (isinstance(v, str) and "_" in v and " " not in v)]
     if found:
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]

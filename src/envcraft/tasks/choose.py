@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from envcraft.tasks.args import (
     StateIndex,
@@ -27,9 +27,7 @@ from envcraft.tasks.args import (
     user_values,
 )
 from envcraft.tasks.graph import ToolNode
-
-if TYPE_CHECKING:
-    from envcraft.tasks.golden import GoldenCall
+from envcraft.tasks.model import GoldenCall, Hint, Source
 
 # Field names that best tell records apart to a human, tried first.
 DESCRIPTIVE = (
@@ -47,26 +45,6 @@ DESCRIPTIVE = (
     "status",
     "city",
 )
-
-
-@dataclass
-class Hint:
-    """How the user can point at a derived value without naming it."""
-
-    call: int
-    entity: str
-    field: str | None = None
-    value: Any = None
-    among: int = 1  # how many sibling records the pick was made from
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "call": self.call,
-            "entity": self.entity,
-            "field": self.field,
-            "value": self.value,
-            "among": self.among,
-        }
 
 
 @dataclass
@@ -217,7 +195,7 @@ def propose(
 
         fed = [
             f
-            for f in _fed(param, prop, calls, derived_so_far)
+            for f in _fed(param, prop, calls, derived_so_far, node.env)
             if allowed(f[1]) and (id_kind(param) is not None or not _in_s0(f[1], index))
         ]
         if not required and param not in retry.include and rng.random() < (0.3 if fed else 0.7):
@@ -236,7 +214,7 @@ def propose(
             ranked = [
                 v for v, _ in _rank([(v, None) for v in found], node, param, index, experience, near, rng)
             ]
-            picked = _pick_user(ranked, calls, derived_so_far)
+            picked = _pick_user(ranked, calls, derived_so_far, node.env)
             if picked is None:
                 if required:
                     return None
@@ -261,7 +239,7 @@ def _in_s0(value: Any, index: StateIndex) -> bool:
 
 
 def _pick_user(
-    options: list[Any], calls: list[GoldenCall], derived: set[Any]
+    options: list[Any], calls: list[GoldenCall], derived: set[Any], env: str = ""
 ) -> tuple[Any, str, Hint | None] | None:
     """The first option the user may state; a value the chain already derived stays derived
     (stating it now would leak it), so it must be found and described in an earlier output."""
@@ -269,19 +247,24 @@ def _pick_user(
         if not any(v in derived for v in scalars(value)):
             return value, "user", None
         for i in range(len(calls) - 1, -1, -1):
-            if calls[i].ok and (found := find_value(calls[i].result, i, value, derived)) is not None:
+            same_env = not env or calls[i].env == env
+            if (
+                same_env
+                and calls[i].ok
+                and (found := find_value(calls[i].result, i, value, derived)) is not None
+            ):
                 return value, found[0], found[1]
     return None
 
 
 def _fed(
-    param: str, prop: dict[str, Any], calls: list[GoldenCall], derived: set[Any]
+    param: str, prop: dict[str, Any], calls: list[GoldenCall], derived: set[Any], env: str
 ) -> list[tuple[int, Any, str, Hint | None]]:
     """Values earlier outputs offer for ``param`` that the user could be told how to find."""
     found: list[tuple[int, Any, str, Hint | None]] = []
     for i, call in enumerate(calls):
-        if not call.ok:
-            continue
+        if not call.ok or call.env != env:
+            continue  # environments share no records: an id of one means nothing to another
         for path, shape, value, kind in call.leaves:
             if not param_matches(param, prop, shape, kind):
                 continue
@@ -289,7 +272,7 @@ def _fed(
             if hint is None:
                 continue
             wrapped = [value] if prop.get("type") == "array" else value
-            found.append((i, wrapped, f"derived:{i}.{path}", hint))
+            found.append((i, wrapped, str(Source("derived", i, path)), hint))
     return found
 
 
@@ -344,7 +327,7 @@ def find_value(
         if leaf == wanted:
             hint = describe(result, path, call, hidden)
             if hint is not None:
-                return f"derived:{call}.{path}", hint
+                return str(Source("derived", call, path)), hint
     return None
 
 

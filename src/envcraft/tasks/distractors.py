@@ -1,12 +1,15 @@
 """S0 with distractors: near-duplicates of the entities a task is about.
 
 A task whose target is the only plausible entity in S0 rewards sloppy agents. We insert,
-next to each target entity, a near-duplicate under a fresh id: the *same name* (identical
-but for its id), a *similar record* with one field changed, or a *neighbouring time slot*
-(one timestamp shifted). Entities are found generically: any top-level state field that is
-a ``dict[str, record]`` is a collection keyed by id. Every copy is checked with the
-environment's own ``State`` model and dropped if it does not validate. The distractor paths
-go to the verifier synthesizer, which checks that they stay untouched.
+next to each target entity, a near-duplicate under a fresh id: the *same name* with another
+value in one of the fields it may differ in, a *similar record* with one such field changed,
+or a *neighbouring time slot* (one timestamp shifted). Which fields a look-alike may differ
+in is the environment's declaration (``Entity(vary=...)``); a collection declared without
+them gets no look-alikes, and an undeclared one (an environment without declarations) may
+vary any field. Every copy must pass the environment's ``State`` model and the semantic
+rules it declares (``Environment.rule_violations``), or it is dropped: a look-alike never
+breaks a rule of the world the agent reads about. The distractor paths go to the verifier
+synthesizer, which checks that they stay untouched.
 """
 
 from __future__ import annotations
@@ -14,17 +17,19 @@ from __future__ import annotations
 import copy
 import random
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from envcraft.core.errors import ErrorCategory, is_error
 from envcraft.core.package import EnvPackage
 from envcraft.core.session import Session
 from envcraft.tasks.args import id_kind
 from envcraft.tasks.graph import ToolGraph
+from envcraft.tasks.phrasebook import Phrasebook, phrasebook
 
 MAX_DISTRACTORS = 3
 NAME_FIELDS = ("name", "title", "full_name", "display_name", "label", "customer", "supplier")
@@ -47,24 +52,32 @@ class Distractor:
 def add_distractors(
     initial: dict[str, dict[str, Any]],
     targets: list[dict[str, str]],
-    state_models: dict[str, type[BaseModel]],
+    packages: Mapping[str, EnvPackage],
     rng: random.Random,
     limit: int = MAX_DISTRACTORS,
+    files: Mapping[str, str] | None = None,
+    accept: Callable[[str, dict[str, Any]], bool] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[Distractor]]:
-    """A copy of ``initial`` with up to ``limit`` near-duplicates of the target entities."""
+    """A copy of ``initial`` with up to ``limit`` near-duplicates of the target entities, each one
+    valid for the environment's State model and semantic rules (and ``accept(env, state)``)."""
     states = copy.deepcopy(initial)
     made: list[Distractor] = []
     pool = [t for t in targets if _entity(states.get(t["env"], {}), t["path"]) is not None]
     rng.shuffle(pool)
     for target in pool[:limit]:
         env = target["env"]
+        package = packages[env]
         candidate = copy.deepcopy(states[env])
-        distractor = _insert(candidate, env, target["path"], rng)
+        distractor = _insert(candidate, env, target["path"], rng, phrasebook(package))
         if distractor is None:
             continue
         try:
-            state_models[env].model_validate(candidate)
+            model = package.env_class.State.model_validate(candidate)
         except ValidationError:
+            continue
+        if package.env_class.rule_violations(model, dict(files or {})):
+            continue
+        if accept is not None and not accept(env, candidate):
             continue
         states[env] = candidate
         made.append(distractor)
@@ -82,40 +95,55 @@ def _entity(state: dict[str, Any], path: str) -> dict[str, Any] | None:
     return entity if isinstance(entity, dict) else None
 
 
-def _insert(state: dict[str, Any], env: str, path: str, rng: random.Random) -> Distractor | None:
+def _insert(
+    state: dict[str, Any], env: str, path: str, rng: random.Random, book: Phrasebook
+) -> Distractor | None:
     """Add one near-duplicate of the entity at ``path`` to ``state`` (in place)."""
     name, old_id = (_unescape(p) for p in path.lstrip("/").split("/"))
+    declared = book.declared.get(name)
+    if declared is not None and not declared.vary:
+        return None  # the environment says its records of this kind have no look-alikes
     collection: dict[str, Any] = state[name]
     new_id = _new_id(old_id, set(collection), rng)
     if new_id is None:
         return None
     clone = _replace_string(copy.deepcopy(collection[old_id]), old_id, new_id)
-    kinds = _applicable(clone)
+    kinds = _applicable(clone, declared.vary if declared is not None else None)
     if not kinds:
         return None
     kind, field_name = rng.choice(kinds)
     keep = {field_name} if kind == "same_name" else set()
     for key in _unique_strings(collection):
-        if key not in keep and isinstance(clone.get(key), str):
-            clone[key] = _variant(clone[key], rng)
+        value = clone.get(key)
+        if key in keep or not isinstance(value, str):
+            continue
+        if declared is not None and " " in value.strip():
+            continue  # a title or a name: a true look-alike shares it (only emails, handles must differ)
+        clone[key] = _variant(value, rng)
     if kind == "one_field":
         assert field_name is not None
         clone[field_name] = _similar(clone[field_name], field_name, collection, rng)
     elif kind == "time_slot":
         assert field_name is not None
-        clone[field_name] = _shift_time(clone[field_name], rng)
+        delta = rng.choice(SHIFTS)
+        moved = [field_name] if declared is None else [k for k in declared.vary if _is_iso(clone.get(k))]
+        for key in moved:  # a declared slot moves as a whole (start and end together)
+            clone[key] = _shift_time(clone[key], delta)
     collection[new_id] = clone
     _add_back_references(state, old_id, new_id)
     return Distractor(env, f"/{_escape(name)}/{_escape(new_id)}", path, kind, field_name)
 
 
-def _applicable(entity: dict[str, Any]) -> list[tuple[str, str | None]]:
+def _applicable(entity: dict[str, Any], vary: tuple[str, ...] | None) -> list[tuple[str, str | None]]:
+    """(kind, field) pairs a look-alike of ``entity`` can be: the fields it may differ in."""
     kinds: list[tuple[str, str | None]] = []
     names = [k for k in NAME_FIELDS if isinstance(entity.get(k), str)]
-    if names:
+    if names and vary is None:
         kinds.append(("same_name", names[0]))
     for key, value in entity.items():
-        if id_kind(key) or key == "id" or key in names:
+        if vary is not None and key not in vary:
+            continue
+        if vary is None and (id_kind(key) or key == "id" or key in names):
             continue
         if isinstance(value, str) and _ISO.match(value):
             kinds.append(("time_slot", key))
@@ -169,11 +197,16 @@ def _similar(value: Any, field_name: str, collection: dict[str, Any], rng: rando
     return rng.choice(seen) if seen else f"{value} (2)"
 
 
-def _shift_time(value: str, rng: random.Random) -> str:
+SHIFTS = (timedelta(hours=1), timedelta(hours=-1), timedelta(days=1), timedelta(days=-1), timedelta(hours=2))
+
+
+def _is_iso(value: Any) -> bool:
+    return isinstance(value, str) and bool(_ISO.match(value))
+
+
+def _shift_time(value: str, delta: timedelta) -> str:
     parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    shifted = parsed + rng.choice(
-        (timedelta(hours=1), timedelta(hours=-1), timedelta(days=1), timedelta(minutes=30))
-    )
+    shifted = parsed + delta
     text = shifted.isoformat()
     if value.endswith("Z"):
         text = text.replace("+00:00", "Z")

@@ -131,8 +131,18 @@ class _Frame:
         self.paths: dict[str, str] = {}  # local name -> path pattern of the string it holds
 
 
+_EFFECTS: dict[type, dict[str, Effects]] = {}
+
+
 def tool_effects(env_class: type[Environment]) -> dict[str, Effects]:
-    """Effects of every tool of ``env_class`` (static analysis plus ``@tool(reads=, writes=)``)."""
+    """Effects of every tool of ``env_class`` (static analysis plus ``@tool(reads=, writes=)``);
+    computed once per class (do not modify the result)."""
+    if env_class not in _EFFECTS:
+        _EFFECTS[env_class] = _analyze(env_class)
+    return _EFFECTS[env_class]
+
+
+def _analyze(env_class: type[Environment]) -> dict[str, Effects]:
     analyzer = _Analyzer(env_class)
     fields = set(getattr(env_class.State, "model_fields", {}))
     found: dict[str, Effects] = {}

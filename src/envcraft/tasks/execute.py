@@ -10,7 +10,6 @@ synthesized packages).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,16 +17,17 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.state import MISSING
 from envcraft.tasks.episode import Episode, resolve_packages
-from envcraft.tasks.model import Task
+from envcraft.tasks.model import Source, Task
 from envcraft.tasks.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 
 # A tool name no environment can declare (tool names are identifiers): calling it is a
 # failed call that changes nothing but still consumes an action index.
 PROBE_TOOL = "__envcraft_probe__"
-_DERIVED = re.compile(r"^derived:(\d+)\.(.+)$")
 # Failed calls put before every golden call to find what moves with the clock: a small and
 # a larger shift (an agent may well make several times the golden number of calls).
 SHIFTS = (1, 3)
+# Failed calls after the golden end in the tail runs: a short and a long wait.
+TAILS = (6, 40)
 
 Call = Mapping[str, Any]
 
@@ -143,12 +143,62 @@ def shifted_runs(golden: Outcome) -> list[Outcome]:
     Each is a correct run of the task by construction, so a verifier must give it 1. Kept
     on ``golden`` (do not change a golden outcome after asking).
     """
-    cached = getattr(golden, "_shifted", None)
+    cached: list[Outcome] | None = golden._derived.get("shifted")
     if cached is None:
         runs = [_replay(golden, k) for k in SHIFTS]
         cached = [r for r in runs if r is not None] if runs[0] is not None else []
-        golden._shifted = cached
+        golden._derived["shifted"] = cached
     return cached
+
+
+def tail_runs(golden: Outcome) -> list[Outcome]:
+    """The golden run followed by idle time: in every environment, :data:`TAILS` failed calls and
+    then one harmless lookup, so the environment's own dynamics (timers, counterparts) catch up.
+
+    Each is a correct run of an agent that kept looking after the work was done; what changes
+    in it after the golden end is exogenous, never the agent's doing. Kept on ``golden``.
+    """
+    cached: list[Outcome] | None = golden._derived.get("tails")
+    if cached is None:
+        cached = [_idle(golden, k, keep_calls=True) for k in TAILS]
+        golden._derived["tails"] = cached
+    return cached
+
+
+def clock_run(golden: Outcome) -> Outcome:
+    """S0 left alone while time passes as long as the longest tail run: only the environments'
+    own dynamics change anything (a flight delayed, a timer fired). Kept on ``golden``."""
+    cached: Outcome | None = golden._derived.get("clock")
+    if cached is None:
+        cached = _idle(golden, TAILS[-1] + (SHIFTS[-1] + 1) * len(golden.actions), keep_calls=False)
+        golden._derived["clock"] = cached
+    return cached
+
+
+def _idle(golden: Outcome, probes: int, *, keep_calls: bool) -> Outcome:
+    packages = {env: load_package(path) for env, path in golden.packages.items()}
+    turns = golden.turn_calls() if keep_calls else [[] for _ in golden.turns]
+    idle: list[dict[str, Any]] = []
+    for env, package in packages.items():
+        idle += [{"env": env, "tool": PROBE_TOOL, "args": {}}] * probes
+        lookup = advance_tool(package)
+        if lookup is not None:
+            idle.append({"env": env, "tool": lookup, "args": {}})
+    if not turns:
+        turns = [[]]
+    turns = [list(t) for t in turns]
+    turns[-1] = [*turns[-1], *idle]
+    return run_calls(packages, golden.initial, golden.initial_files, turns)
+
+
+def advance_tool(package: EnvPackage) -> str | None:
+    """A read-only domain tool without required arguments: calling it lets time-driven changes
+    happen (environments apply them lazily, at their next call)."""
+    for name, spec in sorted(package.env_class.tools.items()):
+        annotations = spec.annotations
+        if annotations.exclusive and annotations.read_only and not spec.parameters["required"]:
+            return name
+    return None
 
 
 def _replay(golden: Outcome, probes: int) -> Outcome | None:
@@ -175,6 +225,14 @@ def _replay(golden: Outcome, probes: int) -> Outcome | None:
                 rebound[name] = copy.deepcopy(new)
             elif value == [old]:  # a one-item list argument built from a single derived value
                 rebound[name] = [copy.deepcopy(new)]
+            elif (
+                isinstance(value, str)
+                and isinstance(old, str)
+                and isinstance(new, str)
+                and old
+                and old in value
+            ):
+                rebound[name] = value.replace(old, new)  # free text carrying the value
         return rebound
 
     shifted = run_calls(
@@ -227,11 +285,11 @@ def _merge(gold: Any, others: list[Any]) -> Any:
 
 
 def _provenance_source(provenance: str, index: int) -> tuple[int, list[str]] | None:
-    """``derived:<call>.<dotted field path>`` as (call index, path parts), if it names an earlier call."""
-    match = _DERIVED.match(provenance)
-    if match is None or int(match.group(1)) >= index:
+    """A label taken from an earlier call's result as (call index, path parts), if it names one."""
+    source = Source.parse(provenance)
+    if not source.from_call or source.call is None or source.call >= index:
         return None
-    return int(match.group(1)), match.group(2).split(".")
+    return source.call, (source.path or "").split(".")
 
 
 def _find_source(value: Any, results: Sequence[Any]) -> tuple[int, list[str]] | None:

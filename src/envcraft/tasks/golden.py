@@ -15,36 +15,37 @@ where it comes from:
 A call that fails is retried with other choices a bounded number of times and then dropped;
 with a small probability a business-rule failure is kept as a planned error-recovery step
 (``expected_error``) followed by the successful retry. A failed call consumes an action
-index (the clock moves), so dropping one rebuilds the sessions from S0 and replays the
-accepted prefix: the reference then replays to the same final state.
+index (the clock moves), so the accepted calls are replayed once from S0 at the end: that
+replay is the golden run, and the reference replays to its final state.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from envcraft.core.errors import ErrorCategory, is_error
+from envcraft.core.errors import ErrorCategory
 from envcraft.core.package import EnvPackage
 from envcraft.core.session import Session
 from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
-from envcraft.tasks.args import (
-    StateIndex,
-    flatten,
-    json_type,
-    schema_path,
-)
-from envcraft.tasks.choose import Experience, Hint, Retry, derived_values, find_value, propose, scalars
+from envcraft.tasks.args import StateIndex, flatten, id_kind
+from envcraft.tasks.choose import Experience, Retry, derived_values, find_value, propose, scalars
 from envcraft.tasks.episode import SCRATCH
-from envcraft.tasks.graph import ToolGraph
+from envcraft.tasks.graph import ToolGraph, ToolNode
+from envcraft.tasks.model import GoldenCall, Source
+from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
+from envcraft.tasks.phrasebook import humanize
 from envcraft.tasks.walk import Coverage, Step
+
+FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")
 
 MAX_TRIES = 8
 RECOVERABLE = frozenset(
@@ -53,36 +54,45 @@ RECOVERABLE = frozenset(
 
 
 @dataclass
-class GoldenCall:
-    env: str
-    tool: str
-    args: dict[str, Any]
-    provenance: dict[str, str]
-    result: dict[str, Any]
-    hints: dict[str, Hint] = field(default_factory=dict)
-    expected_error: str | None = None  # a planned error-recovery step: the category it fails with
-
-    @property
-    def ok(self) -> bool:
-        return not is_error(self.result)
-
-    @cached_property
-    def leaves(self) -> list[tuple[str, str, Any, str | None]]:
-        """``(path, schema path, value, JSON type)`` of every scalar in the result (computed once)."""
-        return [(p, schema_path(p), v, json_type(v)) for p, v in flatten(self.result)]
-
-
-@dataclass
 class GoldenRun:
+    """A chain as it ran: its calls, S0, and every state and the workspace after each call."""
+
     calls: list[GoldenCall]
     initial: dict[str, dict[str, Any]]
     files: dict[str, str]
-    final: dict[str, dict[str, Any]]
-    final_files: dict[str, str]
+    steps: list[TurnSnapshot]  # after call i: every environment's state and the workspace
+
+    @property
+    def final(self) -> dict[str, dict[str, Any]]:
+        return self.steps[-1].final if self.steps else self.initial
+
+    @property
+    def final_files(self) -> dict[str, str]:
+        return self.steps[-1].files if self.steps else self.files
 
     @property
     def changed(self) -> bool:
         return self.initial != self.final or self.files != self.final_files
+
+    def after(self, i: int) -> dict[str, dict[str, Any]]:
+        return self.steps[i].final
+
+    def before(self, i: int) -> TurnSnapshot:
+        return self.steps[i - 1] if i > 0 else TurnSnapshot(self.initial, self.files)
+
+    def changes(self, i: int) -> list[tuple[str, dict[str, Any]]]:
+        """``(env, diff entry)`` for what call ``i`` changed in the states."""
+        before = self.before(i).final
+        env = self.calls[i].env
+        return [(env, c) for c in diff(before[env], self.steps[i].final[env])]
+
+    def touched_files(self, i: int) -> list[str]:
+        """Workspace paths call ``i`` wrote, created or deleted."""
+        before, after = self.before(i).files, self.steps[i].files
+        return sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+
+    def changed_by(self, i: int) -> bool:
+        return bool(self.changes(i) or self.touched_files(i))
 
     @cached_property
     def targets(self) -> list[dict[str, str]]:
@@ -139,14 +149,11 @@ class LiveSessions:
     def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         return self.sessions[env].call(tool, args)
 
-    def rebuild(self, calls: list[GoldenCall]) -> None:
-        """Back to S0, then replay ``calls``: forgets failed tries that consumed action indices."""
-        self._open()
-        for call in calls:
-            self.call(call.env, call.tool, call.args)
-
     def states(self) -> dict[str, dict[str, Any]]:
         return {env: s.state() for env, s in self.sessions.items()}
+
+    def snapshot(self) -> TurnSnapshot:
+        return TurnSnapshot(self.states(), self.snapshot_files())
 
     def snapshot_files(self) -> dict[str, str]:
         return Workspace(self.workdir).snapshot() if self.workdir is not None else dict(self.files)
@@ -173,8 +180,13 @@ def run_chain(
     p_error: float = 0.1,
     experience: Experience | None = None,
 ) -> GoldenRun | None:
-    """Execute ``chain`` live, choosing arguments; None if fewer than two calls succeed or
-    nothing changes (no verifier could tell a do-nothing run from this one)."""
+    """Execute ``chain`` live, choosing arguments; None if no call succeeds or nothing changes
+    (no verifier could tell a do-nothing run from this one).
+
+    In a chain that crosses environments, the first call after the crossing that takes free
+    text carries a value from the other environment's results (:func:`handoff`), unless an
+    argument already flows across.
+    """
     indexes = {env: StateIndex.build(dict(state), dict(files)) for env, state in initial.items()}
     experience = experience if experience is not None else Experience()
     calls: list[GoldenCall] = []
@@ -194,6 +206,8 @@ def run_chain(
                     c.ok and (c.env, c.tool, c.args) == (step.env, step.tool, args) for c in calls
                 ):
                     continue  # the same lookup again tells the agent nothing new
+                if not crosses(calls, step.env, provenance):
+                    handoff(node, calls, args, provenance, rng)
                 result = live.call(step.env, step.tool, args)
                 call = GoldenCall(step.env, step.tool, args, provenance, result, hints)
                 experience.observe(node, args, index, call.ok)
@@ -212,20 +226,20 @@ def run_chain(
                     call.expected_error = str(category)
                     calls.append(call)
                     continue
-                live.rebuild(calls)
             if coverage is not None:
                 coverage.record(step, succeeded)
             if not succeeded and calls and calls[-1].expected_error:
                 calls.pop()
-                live.rebuild(calls)
             if succeeded:
                 known |= {v for c in calls[-1:] for k, v in _user_args(c)}
-        run = GoldenRun(
-            calls, {k: dict(v) for k, v in initial.items()}, dict(files), live.states(), live.snapshot_files()
-        )
     if coverage is not None:
         coverage.observe([Step(c.env, c.tool) for c in calls if c.ok], graphs)
-    if sum(c.ok for c in calls) < 2 or not run.changed:
+    if not any(c.ok for c in calls):
+        return None
+    # The failed tries above consumed action indices (the clock moved): the reference is the
+    # accepted calls alone, replayed from S0.
+    run = replay(calls, packages, initial, files)
+    if run is None or not run.changed:
         return None
     return run
 
@@ -236,51 +250,170 @@ def replay(
     initial: Mapping[str, dict[str, Any]],
     files: Mapping[str, str],
 ) -> GoldenRun | None:
-    """Run the same calls on another S0 (with distractors); None if any call's outcome
-    changes or a derived argument can no longer be found and described in its source."""
+    """Run the same calls on another S0 (with distractors) or after others were left out; None
+    if any call's outcome changes or a value taken from a result is no longer found there."""
     replayed: list[GoldenCall] = []
+    steps: list[TurnSnapshot] = []
+    hidden = set(derived_values(calls))
     with LiveSessions(packages, initial, files) as live:
+        start = live.states()  # S0 as the sessions hold it (defaults filled in)
         for call in calls:
             result = live.call(call.env, call.tool, call.args)
             again = GoldenCall(call.env, call.tool, call.args, {}, result, {}, call.expected_error)
             if again.ok != call.ok:
                 return None
             for name, label in call.provenance.items():
-                if label == "user":
-                    again.provenance[name] = "user"
+                source = Source.parse(label)
+                if not source.from_call or source.call is None:
+                    again.provenance[name] = label
                     continue
-                source = int(label.split(":", 1)[1].split(".", 1)[0])
-                found = find_value(
-                    replayed[source].result, source, call.args[name], set(derived_values(calls))
-                )
+                if source.kind == "embed":
+                    value = _read(replayed[source.call].result, source.path or "")
+                    if not isinstance(value, str) or value not in str(call.args[name]):
+                        return None
+                    again.provenance[name] = label
+                    continue
+                found = find_value(replayed[source.call].result, source.call, call.args[name], hidden)
                 if found is None:
                     return None
                 again.provenance[name], hint = found
                 if hint is not None:
                     again.hints[name] = hint
             replayed.append(again)
-        return GoldenRun(
-            replayed,
-            {k: dict(v) for k, v in initial.items()},
-            dict(files),
-            live.states(),
-            live.snapshot_files(),
+            steps.append(live.snapshot())
+        return GoldenRun(replayed, start, dict(files), steps)
+
+
+def outcome_of(run: GoldenRun, turns: list[list[int]], packages: Mapping[str, EnvPackage]) -> Outcome:
+    """The golden run as the :class:`Outcome` an Episode of the task's reference produces."""
+    turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
+    snapshots = [run.steps[indices[-1]] if indices else run.before(0) for indices in turns]
+    return Outcome(
+        initial=run.initial,
+        final=run.final,
+        initial_files=run.files,
+        files=run.final_files,
+        turns=snapshots,
+        actions=[
+            Action(turn_of[i], c.env, c.tool, c.args, c.result, dict(c.provenance))
+            for i, c in enumerate(run.calls)
+        ],
+        packages={env: str(p.root) for env, p in packages.items()},
+    )
+
+
+def keep_calls(run: GoldenRun, keep: list[int], packages: Mapping[str, EnvPackage]) -> GoldenRun | None:
+    """The run with only the calls ``keep`` (in order), replayed from S0; provenance renumbered.
+
+    None when a kept call depends on a dropped one or an outcome changes without them."""
+    new_index = {old: new for new, old in enumerate(keep)}
+    calls = []
+    for old in keep:
+        call = run.calls[old]
+        provenance = {}
+        for name, label in call.provenance.items():
+            source = Source.parse(label)
+            if source.from_call and source.call is not None:
+                if source.call not in new_index:
+                    return None
+                label = str(Source(source.kind, new_index[source.call], source.path))
+            provenance[name] = label
+        calls.append(
+            GoldenCall(
+                call.env, call.tool, call.args, provenance, call.result, call.hints, call.expected_error
+            )
         )
+    return replay(calls, packages, run.initial, run.files)
+
+
+def _read(result: Any, path: str) -> Any:
+    node = result
+    for part in path.split(".") if path else []:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def crosses(calls: list[GoldenCall], env: str, provenance: Mapping[str, str] | None = None) -> bool:
+    """Whether a value already flows into ``env`` from another environment's results (or the
+    chain has not left its first environment, so nothing needs to flow)."""
+    if not calls or all(c.env == env for c in calls):
+        return True
+    labels = [*(provenance or {}).values()]
+    labels += [label for c in calls if c.env == env for label in c.provenance.values()]
+    for label in labels:
+        source = Source.parse(label)
+        if source.from_call and source.call is not None and calls[source.call].env != env:
+            return True
+    return False
+
+
+def flows_across(calls: list[GoldenCall]) -> bool:
+    """Whether some call takes a value from the result of a call in another environment."""
+    for call in calls:
+        for arg in call.args:
+            source = call.source(arg)
+            if source.from_call and source.call is not None and calls[source.call].env != call.env:
+                return True
+    return False
+
+
+def handoff(
+    node: ToolNode,
+    calls: list[GoldenCall],
+    args: dict[str, Any],
+    provenance: dict[str, str],
+    rng: random.Random,
+) -> None:
+    """Carry an id from another environment's results into a free-text argument of this call
+    ("RF-00005: refund issued, please confirm"), labelled ``embed:<call>.<path>``."""
+    texts = [
+        p
+        for p, prop in node.params.items()
+        if prop.get("type") == "string" and "enum" not in prop and FREE_TEXT.search(p) and p in args
+    ]
+    if not texts:
+        return
+    for i in range(len(calls) - 1, -1, -1):
+        source = calls[i]
+        if source.env == node.env or not source.ok:
+            continue
+        ids = [
+            (path, v)
+            for path, v in flatten(source.result)
+            if isinstance(v, str)
+            and id_kind(path.rsplit(".", 1)[-1])
+            and len(v) >= 4
+            and path.count(".") <= 1
+        ]
+        if not ids:
+            continue
+        path, value = ids[0]
+        param = rng.choice(texts)
+        if value in str(args[param]):
+            return
+        label = humanize(id_kind(path.rsplit(".", 1)[-1]) or "reference").capitalize()
+        args[param] = f"{label} {value}: {args[param]}"
+        provenance[param] = f"embed:{i}.{path}"
+        return
 
 
 def _sources(call: GoldenCall, calls: list[GoldenCall]) -> list[str]:
     """Tools of the same environment whose outputs fed this call's derived arguments."""
     found = []
     for label in call.provenance.values():
-        if label.startswith("derived:"):
-            source = calls[int(label.split(":", 1)[1].split(".", 1)[0])]
-            if source.env == call.env:
-                found.append(source.tool)
+        source = Source.parse(label)
+        if source.from_call and source.call is not None and calls[source.call].env == call.env:
+            found.append(calls[source.call].tool)
     return found
 
 
 def _user_args(call: GoldenCall) -> list[tuple[str, Any]]:
-    return [(k, v) for k, label in call.provenance.items() if label == "user" for v in scalars(call.args[k])]
+    return [(k, v) for k in call.provenance if call.source(k).kind == "user" for v in scalars(call.args[k])]
 
 
 def _collections(state: dict[str, Any]) -> set[str]:

@@ -120,12 +120,6 @@ class ToolGraph:
     def successors(self, tool: str) -> list[Edge]:
         return [e for (src, _), e in sorted(self.edges.items()) if src == tool]
 
-    def reachable_edges(self) -> list[tuple[str, str]]:
-        """Edges between tools that ran successfully at least once (others cannot be covered)."""
-        return sorted(
-            (s, d) for (s, d) in self.edges if self.nodes[s].executable and self.nodes[d].executable
-        )
-
     def to_json(self) -> dict[str, Any]:
         return {
             "env": self.env,
@@ -170,9 +164,6 @@ class WorkflowGraph:
             labels = found.setdefault((edge.src_env, edge.dst_env), set())
             labels.update(str(v.get("kind") or v.get("pattern")) for v in edge.via)
         return {k: sorted(v) for k, v in sorted(found.items())}
-
-    def from_tool(self, env: str, tool: str) -> list[CrossEdge]:
-        return [e for e in self.edges if e.src_env == env and e.src == tool]
 
     def to_json(self) -> dict[str, Any]:
         return {

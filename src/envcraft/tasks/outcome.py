@@ -58,8 +58,9 @@ class Outcome:
     turns: list[TurnSnapshot]
     actions: list[Action]
     packages: dict[str, str] = field(default_factory=dict)
-    # shifted_runs' answer for this run (computed once: synthesis and validation both ask)
-    _shifted: list[Outcome] | None = field(default=None, init=False, repr=False, compare=False)
+    # runs derived from this one (shifted, tail and clock-only replays), computed once: synthesis
+    # and validation both ask
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def turn_calls(self) -> list[list[dict[str, Any]]]:
         """The actions regrouped as per-turn call lists (what :func:`execute` takes)."""

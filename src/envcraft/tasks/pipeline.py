@@ -290,6 +290,8 @@ def load_shard(path: Path) -> ShardResult:
         rejected=Counter(meta["rejected"]),
         tool_ok=Counter(meta["tool_ok"]),
         executed=Counter(meta["executed"]),
+        validated=Counter(meta.get("validated", {})),
+        rejected_cross=Counter(meta.get("rejected_cross", {})),
     )
 
 
@@ -367,6 +369,10 @@ def build_summary(
             "noop_fail_100pct": validation["noop_fail_rate"] == 1.0,
             "no_leaks": validation["leaks"] == 0,
             "edge_coverage_at_least_90pct": {env: c >= 0.9 for env, c in coverage.items()},
+            "adversarial_pass_rate_at_least_95pct": stats["adversarial"]["pass_rate"] >= 0.95,
+            "claw_tasks_using_workspace_files_at_least_50pct": stats["claw_workspace"]["share"] >= 0.5,
+            "every_cross_env_task_carries_a_value": stats["cross_env_carrying_values"]
+            == stats["cross_env_tasks"],
         },
     }
 

@@ -55,6 +55,25 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
                     "cross-environment tasks",
                     f"{corpus['cross_env_tasks']} ({_pct(corpus['cross_env_share'])})",
                 ],
+                [
+                    "candidates passing every adversarial agent",
+                    f"{corpus['adversarial']['passed_every_policy']} / "
+                    f"{corpus['adversarial']['reached_validation']} "
+                    f"({_pct(corpus['adversarial']['pass_rate'])}); failures by policy: "
+                    + (
+                        ", ".join(f"{k} {v}" for k, v in corpus["adversarial"]["failed_by_policy"].items())
+                        or "none"
+                    ),
+                ],
+                [
+                    "Claw tasks that read or write workspace files",
+                    f"{corpus['claw_workspace']['any']} / {corpus['claw_tasks']} "
+                    f"(file tools or an asked-for file: {_pct(corpus['claw_workspace']['share'])})",
+                ],
+                [
+                    "cross-environment tasks carrying a value across",
+                    f"{corpus['cross_env_carrying_values']} / {corpus['cross_env_tasks']}",
+                ],
                 ["tasks with a planned error-recovery step", str(corpus["error_recovery_tasks"])],
                 ["duplicates removed", str(corpus.get("duplicates_removed", 0))],
                 [

@@ -1,10 +1,11 @@
-"""Task synthesis: walk -> S0 with distractors -> golden run -> intents -> verifier -> validation.
+"""Task synthesis: walk -> golden run -> one coherent job -> distractors -> file request ->
+intents -> verifier -> validation (mutations and adversarial agents) -> difficulty features.
 
 :func:`make_task` turns one sampled chain into a validated :class:`Task` or says why not.
 :func:`synthesize_shard` makes up to ``quota`` tasks for one environment from one seed —
 a pure function of its arguments, so shards can run in any order, in parallel, or again
 after an interruption, and give the same tasks. :func:`merge` deduplicates shard outputs
-(identical chains with identical arguments) in shard order and computes the set's stats.
+(identical calls asked for in identical words) in shard order and computes the set's stats.
 """
 
 from __future__ import annotations
@@ -20,21 +21,27 @@ from typing import Any
 
 from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
-from envcraft.tasks.choose import Experience
+from envcraft.tasks.choose import Experience, scalars
+from envcraft.tasks.coherence import tidy, writes
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
-from envcraft.tasks.execute import execute
-from envcraft.tasks.golden import GoldenRun, replay, run_chain
+from envcraft.tasks.golden import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.intents import (
+    ChainView,
     IntentRenderer,
     TemplateRenderer,
+    Unnameable,
     find_leaks,
     missing_user_values,
     personas,
+    plan_intents,
     split_turns,
 )
+from envcraft.tasks.measures import adversarial_rate, corpus_measures
 from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
-from envcraft.tasks.outcome import ExecutionError, outcome_hash
+from envcraft.tasks.outcome import outcome_hash
+from envcraft.tasks.phrasebook import phrasebook
+from envcraft.tasks.requests import request_file
 from envcraft.tasks.validate import validate
 from envcraft.tasks.verifier_synth import synthesize_verifier
 from envcraft.tasks.walk import Coverage, Step, sample_walk
@@ -42,7 +49,7 @@ from envcraft.tasks.walk import Coverage, Step, sample_walk
 log = logging.getLogger("envcraft.tasks.synth")
 
 ATTEMPTS_PER_TASK = 8
-CALIBRATION_WALKS = 30  # a shard gives up after quota * this many walks
+P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 
 
 @dataclass
@@ -50,7 +57,7 @@ class SynthConfig:
     """Knobs of one synthesis run (all recorded with the output)."""
 
     seed: int = 0
-    p_cross: float = 0.3
+    p_cross: float = 0.5
     p_error: float = 0.1
     size: int = 1
     distractors: bool = True
@@ -98,6 +105,8 @@ class ShardResult:
     rejected: Counter[str] = field(default_factory=Counter)
     tool_ok: Counter[str] = field(default_factory=Counter)
     executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
+    validated: Counter[str] = field(default_factory=Counter)  # reached / passed / failed:<policy>
+    rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +117,8 @@ class ShardResult:
             "rejected": dict(sorted(self.rejected.items())),
             "tool_ok": dict(sorted(self.tool_ok.items())),
             "executed": dict(sorted(self.executed.items())),
+            "validated": dict(sorted(self.validated.items())),
+            "rejected_cross": dict(sorted(self.rejected_cross.items())),
         }
 
 
@@ -133,7 +144,9 @@ def synthesize_shard(
             result.rejected["walk"] += 1
             continue
         tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
-        task, reason = make_task(library, chain, tag, rng, coverage, config, render, experience)
+        task, reason = make_task(
+            library, chain, tag, rng, coverage, config, render, experience, result.validated
+        )
         if task is None:
             result.rejected[reason] += 1
             continue
@@ -170,10 +183,14 @@ def make_task(
     config: SynthConfig,
     renderer: IntentRenderer,
     experience: Experience | None = None,
+    validated: Counter[str] | None = None,
 ) -> tuple[Task | None, str]:
-    """One task from one chain, or ``(None, reason)``: the reason names the failed stage."""
-    envs = list(dict.fromkeys(s.env for s in chain))
-    packages = {e: library.packages[e] for e in envs}
+    """One task from one chain, or ``(None, reason)``: the reason names the failed stage.
+
+    ``validated`` counts the candidates that reached validation and, per adversarial policy,
+    those that came out wrong (``reached``, ``passed``, ``failed:<policy>``).
+    """
+    packages = {e: library.packages[e] for e in dict.fromkeys(s.env for s in chain)}
     try:
         initial, files = generate_initial(packages, tag, config.size)
     except GenerationError:
@@ -183,12 +200,46 @@ def make_task(
     )
     if run is None:
         return None, "golden"
+    run, reason = tidy(run, packages, library.graphs)
+    if run is None:
+        return None, reason
+    envs = list(dict.fromkeys(c.env for c in run.calls))
+    if len(envs) < len(packages):  # the chain was cut before it crossed: a task of fewer envs
+        packages = {e: packages[e] for e in envs}
+        initial = {e: initial[e] for e in envs}
+        if not any(p.kind == "claw" for p in packages.values()):
+            files = {}
+        again = replay(run.calls, packages, initial, files)
+        if again is None:
+            return None, "golden"
+        run = again
+    needs_flow = len(envs) > 1 and not flows_across(run.calls)
     distractors: list[dict[str, Any]] = []
     if config.distractors:
         run, distractors = _with_distractors(run, packages, library.graphs, rng)
-    turns = split_turns(run.calls, rng)
+    request = None
+    if any(p.kind == "claw" for p in packages.values()) and (needs_flow or rng.random() < P_REQUEST):
+        request = request_file(run, packages, _record_names(run, packages), rng, carry=needs_flow)
+        if request is not None:
+            extended = replay([*run.calls, request.call], packages, run.initial, run.files)
+            if extended is None:
+                return None, "request"
+            run = extended
+    if needs_flow and request is None:
+        return None, "cross_no_flow"
+    mutating = writes(run, library.graphs)
+    work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
+    turns = split_turns(mutating[:work], [bool(c.expected_error) for c in run.calls[:work]], rng)
+    if request is not None:
+        turns[-1].append(len(run.calls) - 1)
+    view = ChainView(run.calls, run.initial, run.after, mutating)
+    skip = {len(run.calls) - 1} if request is not None else set()
+    try:
+        plan = plan_intents(view, turns, packages, rng, skip=skip, closing=request.clause if request else "")
+    except Unnameable:
+        return None, "unnameable"
     persona = rng.choice(personas())
-    texts = renderer.render(run.calls, persona, turns=turns, graphs=library.graphs)
+    texts = renderer.render(plan, persona)
     turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
     calls = [
         ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
@@ -206,32 +257,88 @@ def make_task(
         persona=persona.describe(),
         provenance=_provenance(packages, chain, run, distractors, tag, turns),
     )
+    task.provenance["mentions"] = [m.to_json() for m in plan.mentions()]
+    task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
+    if request is not None:
+        task.provenance["file_request"] = request.to_json()
     leaks, missing = find_leaks(task), missing_user_values(task)
     task.quality.update({"leaks": leaks, "missing_user_values": missing})
     if leaks:
         return None, "leak"
     if missing:
         return None, "missing_user_value"
-    grouped = [
-        [{"env": c.env, "tool": c.tool, "args": c.args} for c in calls if c.turn == t]
-        for t in range(len(turns))
-    ]
-    try:
-        outcome = execute(task, grouped, packages=packages)
-    except ExecutionError:
-        return None, "execute"
-    if [a.result for a in outcome.actions] != [c.result for c in run.calls]:
-        return None, "replay_mismatch"
-    verifier = synthesize_verifier(run.initial, run.files, outcome, distractors, turn_checks=True)
+    outcome = outcome_of(run, turns, packages)
+    requests = [request.file] if request is not None else []
+    verifier = synthesize_verifier(
+        run.initial, run.files, outcome, distractors, turn_checks=True, requests=requests
+    )
     if verifier is None:
         return None, "verifier"
+    if request is not None and not any(
+        c.get("path") == request.file.path and c["kind"] == "file" for c in verifier.checks
+    ):
+        return None, "request_unstable"
     task.verifier = verifier
     task.reference.final_hash = outcome_hash(outcome)
     task.id = task_id(task)
+    task.difficulty = {"features": difficulty_features(task, run, library.graphs)}
     report = validate(task, golden=outcome)
+    if validated is not None:
+        validated["reached"] += 1
+        validated.update(f"failed:{kind}" for kind in report.failed_policies)
+        if not report.failed_policies:
+            validated["passed"] += 1
+    if report.failed_policies:
+        return None, f"adversarial:{report.failed_policies[0]}"
     if not report.valid:
         return None, "validation"
     return task, "ok"
+
+
+def difficulty_features(task: Task, run: GoldenRun, graphs: dict[str, ToolGraph]) -> dict[str, Any]:
+    """What makes a task hard, measured on its reference (calibration adds k / pass_rate / band)."""
+    goal_calls = set(task.provenance.get("goal_calls", []))
+    hidden = sum(c.source(a).hidden for c in task.reference.calls for a in c.args)
+    read_files = {
+        str(c.args.get("path"))
+        for c in task.reference.calls
+        if c.tool in ("read_file", "list_files") and isinstance(c.args, dict)
+    }
+    written = {p for i in range(len(run.calls)) for p in run.touched_files(i)}
+    return {
+        "calls": len(task.reference.calls),
+        "writes": sum(writes(run, graphs)),
+        "reads": len(task.reference.calls) - sum(writes(run, graphs)),
+        "goals_stated": len(goal_calls),
+        "turns": len(task.turns),
+        "hidden_values": hidden,
+        "named_records": sum(c.source(a).kind == "named" for c in task.reference.calls for a in c.args),
+        "envs": len(task.envs),
+        "distractors": len(task.provenance.get("distractors", [])),
+        "files_read": len(read_files),
+        "files_written": len(written),
+        "file_request": "file_request" in task.provenance,
+        "error_recovery": bool(task.provenance.get("steps")),
+        "user_words": sum(len(t.user.split()) for t in task.turns),
+    }
+
+
+def _record_names(run: GoldenRun, packages: dict[str, EnvPackage]) -> dict[tuple[str, str], str]:
+    """How a person names each S0 record the chain's calls mention (for the file request)."""
+    names: dict[tuple[str, str], str] = {}
+    for call in run.calls:
+        book = phrasebook(packages[call.env])
+        state = run.initial[call.env]
+        for value in scalars(call.args):
+            collection = book.collection_of(state, value)
+            if collection is None:
+                continue
+            name = book.name_of(state, collection, value)
+            if name is None and book.entity(collection).id_known:
+                name = book.id_phrase(collection, value)
+            if name is not None:
+                names[(call.env, value)] = name
+    return names
 
 
 class GenerationError(RuntimeError):
@@ -269,10 +376,27 @@ def _with_distractors(
     """The same run on S0 with near-duplicates of its targets, if it still works unchanged there
     (same outcomes, derived values still describable, distractors untouched) and the
     environment's lookups still work with them; else the run as it was."""
-    models = {e: p.env_class.State for e, p in packages.items()}
     seed = rng.random()
+    named = _named_in_args(run, packages)
+
+    def still_nameable(env: str, state: dict[str, Any]) -> bool:
+        """Every record the calls name can still be told apart (or quoted by its id)."""
+        book = phrasebook(packages[env])
+        for collection, key in named.get(env, []):
+            if book.name_of(state, collection, key) is None and not book.entity(collection).id_known:
+                return False
+        return True
+
     for limit in (MAX_DISTRACTORS, 1):
-        states, made = add_distractors(run.initial, run.targets, models, random.Random(seed), limit=limit)
+        states, made = add_distractors(
+            run.initial,
+            run.targets,
+            packages,
+            random.Random(seed),
+            limit=limit,
+            files=run.files,
+            accept=still_nameable,
+        )
         if not made:
             break
         if any(
@@ -283,6 +407,17 @@ def _with_distractors(
         if again is not None and not _touches(again, made):
             return again, [d.to_json() for d in made]
     return run, []
+
+
+def _named_in_args(run: GoldenRun, packages: dict[str, EnvPackage]) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for call in run.calls:
+        book = phrasebook(packages[call.env])
+        for value in scalars(call.args):
+            collection = book.collection_of(run.initial[call.env], value)
+            if collection is not None:
+                found.setdefault(call.env, []).append((collection, value))
+    return found
 
 
 def _touches(run: GoldenRun, made: list[Distractor]) -> bool:
@@ -335,8 +470,11 @@ def task_id(task: Task) -> str:
 
 
 def dedupe_key(task: Task) -> str:
-    """Duplicate chains with identical arguments collapse to one task."""
-    return canonical_json([[c.env, c.tool, c.args] for c in task.reference.calls])
+    """Tasks that ask for the same thing in the same words with the same calls collapse to one
+    (the same calls on another S0 name other records, so they are another task)."""
+    return canonical_json(
+        [[c.env, c.tool, c.args] for c in task.reference.calls] + [t.user for t in task.turns]
+    )
 
 
 def accepted_steps(task: Task) -> list[Step]:
@@ -394,7 +532,6 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
     kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
     return {
         "tasks": len(tasks),
-        "cross_env_tasks": cross,
         "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
         "envs": per_env,
         "cross_edges_covered": len(coverage.cross),
@@ -406,6 +543,11 @@ def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult])
         "leaks": sum(len(t.quality.get("leaks", [])) for t in tasks),
         "attempts": sum(s.attempts for s in shards),
         "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
+        "rejected_crossing_chains": dict(
+            sorted(sum((s.rejected_cross for s in shards), Counter[str]()).items())
+        ),
+        "adversarial": adversarial_rate(s.validated for s in shards),
+        **corpus_measures(tasks),
     }
 
 

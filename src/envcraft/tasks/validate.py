@@ -1,13 +1,15 @@
-"""Proof that a task is solvable and that its reward discriminates (mutation testing).
+"""Proof that a task is solvable and that its reward discriminates.
 
-``validate``: the golden run scores exactly 1, a do-nothing run scores below 1, and every
-mutation of the golden outcome scores below 1 — one change dropped, one changed value
-altered, a distractor touched, an unrequested field of an edited record changed, an output
-file deleted or corrupted, one user turn skipped.
-A verifier that lets any mutation through would reward a wrong run, so such a task is
-invalid. Values that legitimately move with the action index (clock, seeded ids; found by
-:func:`shifted_replay`) are not altered, and a change that a correct run with more calls
-also ends without (a hold that lapses) is not dropped: a verifier must accept those runs.
+``validate``: the golden run scores exactly 1, a do-nothing run scores below 1, every
+mutation of the golden outcome that changes something a check pins scores below 1 (one
+change dropped, one changed value altered, a distractor touched, an unrequested field of an
+edited record changed, an output file deleted or corrupted, one user turn skipped), and the
+scripted agents of :mod:`envcraft.tasks.adversarial` score as they must (wrong ones below 1,
+right ones exactly 1). Mutations only show that a verifier sees changes of its own golden
+run; the agents play the task for real, which is what catches a verifier that pays for wrong
+work or punishes harmless extra work. Values that legitimately move with the action index
+(clock, seeded ids; found by :func:`shifted_replay`) are not altered, and a change that a
+correct run with more calls also ends without (a hold that lapses) is not dropped.
 
 ``replay_task``: the golden calls, re-run in fresh sessions, reach the recorded final hash
 and score 1.
@@ -23,11 +25,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks import verifier_runtime as vr
+from envcraft.tasks.adversarial import Adversary, Trial
+from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.execute import execute, execute_reference, reference_turns, shifted_replay, shifted_runs
 from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError, Outcome, TurnSnapshot, noop_outcome, outcome_hash
-from envcraft.tasks.verifier_synth import file_format, record_path, runtime
+from envcraft.tasks.verifier_synth import file_format, record_path
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 
 PER_KIND_LIMIT = 12
@@ -58,6 +63,8 @@ class ValidationReport:
     mutations: list[MutationResult] = field(default_factory=list)
     loose: int = 0
     errors: list[str] = field(default_factory=list)
+    trials: list[tuple[Trial, float]] = field(default_factory=list)
+    not_applicable: list[str] = field(default_factory=list)
 
     @property
     def killed(self) -> int:
@@ -72,6 +79,11 @@ class ValidationReport:
         return [m.name for m in self.mutations if not m.killed]
 
     @property
+    def failed_policies(self) -> list[str]:
+        """Adversarial policies whose agent did not score as it must (see :mod:`adversarial`)."""
+        return sorted({trial.kind for trial, score in self.trials if not trial.passes(score)})
+
+    @property
     def valid(self) -> bool:
         return (
             not self.errors
@@ -79,7 +91,22 @@ class ValidationReport:
             and self.golden_score >= 1.0
             and self.noop_score < KILLED_BELOW
             and not self.survivors
+            and not self.failed_policies
         )
+
+    def adversarial(self) -> dict[str, Any]:
+        """Per policy: what it must score, what its runs scored, and whether all came out right."""
+        found: dict[str, Any] = {}
+        for trial, score in self.trials:
+            entry = found.setdefault(
+                trial.kind, {"expect": trial.expect, "scores": [], "notes": [], "pass": True}
+            )
+            entry["scores"].append(round(score, 4))
+            entry["notes"].append(trial.note)
+            entry["pass"] = entry["pass"] and trial.passes(score)
+        for kind in self.not_applicable:
+            found.setdefault(kind, {"applicable": False})
+        return found
 
     def quality(self) -> dict[str, Any]:
         by_kind: dict[str, list[int]] = {}
@@ -99,14 +126,19 @@ class ValidationReport:
             "survivors": self.survivors,
             "loose_values": self.loose,
             "validation_errors": self.errors,
+            "adversarial": self.adversarial(),
         }
 
 
-def validate(task: Task, golden: Outcome | None = None, *, record: bool = True) -> ValidationReport:
-    """Validate ``task`` (golden outcome re-executed unless given); results go into ``task.quality``."""
+def validate(
+    task: Task, golden: Outcome | None = None, *, record: bool = True, adversarial: bool = True
+) -> ValidationReport:
+    """Validate ``task`` (golden outcome re-executed unless given): golden, do-nothing, mutations of
+    the golden outcome and, with ``adversarial``, the scripted agents; results go into ``task.quality``."""
     report = ValidationReport(task.id)
     try:
         run = golden if golden is not None else execute_reference(task)
+        packages = resolve_packages(task)
     except ExecutionError as exc:
         report.errors.append(str(exc))
         return _record(task, report, record)
@@ -116,15 +148,26 @@ def validate(task: Task, golden: Outcome | None = None, *, record: bool = True) 
     mutations = _Mutator(task, run, shifted_replay(run))
     generated = list(mutations.all())
     report.loose = mutations.loose
-    contexts = [build_context(run), build_context(noop_outcome(run)), *(ctx for _, _, ctx in generated)]
+    trials: list[Trial] = []
+    if adversarial:
+        trials, report.not_applicable = Adversary(task, packages).trials(run)
+    contexts = [
+        build_context(run),
+        build_context(noop_outcome(run)),
+        *(ctx for _, _, ctx in generated),
+        *(build_context(t.outcome) for t in trials),
+    ]
+    for ctx in contexts[1:]:  # every run starts from S0: send it once (the payload shares by identity)
+        ctx["initial"], ctx["initial_files"] = contexts[0]["initial"], contexts[0]["initial_files"]
     scores = score_contexts(task.verifier.source, contexts)
     report.golden_score, report.noop_score = scores[0].score, scores[1].score
     if scores[0].error:
         report.errors.append(f"golden run: {scores[0].error}")
     report.mutations = [
         MutationResult(kind, name, score.score)
-        for (kind, name, _), score in zip(generated, scores[2:], strict=True)
+        for (kind, name, _), score in zip(generated, scores[2 : 2 + len(generated)], strict=True)
     ]
+    report.trials = [(t, s.score) for t, s in zip(trials, scores[2 + len(generated) :], strict=True)]
     return _record(task, report, record)
 
 
@@ -146,6 +189,21 @@ class _Mutator:
         self.loose = 0
 
     def all(self) -> Iterator[tuple[str, str, Ctx]]:
+        for kind, name, ctx in self._generate():
+            if self._pinned(kind, name):
+                yield kind, name, ctx
+
+    def _pinned(self, kind: str, name: str) -> bool:
+        """Whether some check pins what the mutation changed (a field the task leaves free, a
+        counter or a log record is no wrong run)."""
+        if kind in ("revert_turn", "delete_file", "corrupt_file") or " file " in f" {name} ":
+            return True
+        env, _, path = name.rsplit(" ", 1)[-1].partition(":")
+        parts = path.split("/")
+        new = len(parts) > 2 and get_path(self.golden.initial.get(env, {}), "/".join(parts[:3])) is MISSING
+        return any(_covers(check, env, path, new) for check in self.task.verifier.checks)
+
+    def _generate(self) -> Iterator[tuple[str, str, Ctx]]:
         for kind, source in (
             ("drop_change", self._drop_changes()),
             ("alter_value", self._alter_values()),
@@ -340,6 +398,46 @@ class _Mutator:
         return True
 
 
+def _covers(check: dict[str, Any], env: str, path: str, new: bool = False) -> bool:
+    """Whether ``check`` looks at state ``path`` of ``env`` (so changing it can matter); ``new``:
+    the path lies in a record the run created (collection checks of S0 members do not see it)."""
+    if check.get("env") != env or "path" not in check:
+        return False
+    root = check["path"]
+    kind = check["kind"]
+    if kind in ("value", "matches", "absent"):
+        return path == root or path.startswith(root + "/") or root.startswith(path + "/")
+    if not (path == root or path.startswith(root + "/")):
+        return False
+    rest = path[len(root) :]
+    if kind == "unchanged":
+        return not any(rest == i or rest.startswith(i + "/") for i in check.get("ignore", []))
+    if kind == "others_unchanged":
+        if new:
+            return False
+        parts = rest.split("/")
+        if len(parts) < 2:
+            return True
+        key = _unescape(parts[1])
+        field_path = "/" + "/".join(parts[2:]) if len(parts) > 2 else ""
+        ignored = [*check.get("ignore", []), *check.get("ignore_by_key", {}).get(key, [])]
+        return key not in check.get("except", []) and not any(
+            field_path == i or field_path.startswith(i + "/") for i in ignored
+        )
+    if kind == "created_in":  # a new record's field counts only if some expected record pins it
+        if not new:
+            return False
+        parts = rest.split("/")
+        fields = {
+            name
+            for expected in check.get("expected", [])
+            if isinstance(expected, dict)
+            for name in expected.get("$fields", expected)
+        }
+        return len(parts) < 3 or _unescape(parts[2]) in fields
+    return kind == "no_extra" and rest.count("/") == 1  # a whole record more or less
+
+
 def _under_any(path: str, roots: set[str]) -> bool:
     """``path`` is one of ``roots``, inside one, or contains one (a value that moved as a whole)."""
     return any(path == r or path.startswith(r + "/") or r.startswith(path + "/") for r in roots)
@@ -358,11 +456,18 @@ def _corrupt(path: str, content: str, moved: str | None) -> str | None:
     if fmt in ("csv", "tsv"):
         return _corrupt_table(content, moved, "\t" if fmt == "tsv" else ",")
     lines = content.split("\n")
-    stable = set(moved.split("\n")) if moved is not None else set(lines)
-    for i, line in enumerate(lines):
-        if line.strip() and line in stable:
-            return "\n".join([*lines[:i], line + " (altered)", *lines[i + 1 :]])
-    return None
+    stable = {vr.untimed(line) for line in (moved.split("\n") if moved is not None else lines)}
+    corrupted = [_scramble(line) if vr.untimed(line) in stable else line for line in lines]
+    return "\n".join(corrupted) if corrupted != lines else None
+
+
+def _scramble(line: str) -> str:
+    """The line with every letter shifted by one (``INC-2042`` -> ``JOD-2042``): same shape, other words."""
+    return "".join(
+        chr((ord(ch) - base + 1) % 26 + base) if ch.isascii() and ch.isalpha() else ch
+        for ch in line
+        for base in [ord("a") if ch.islower() else ord("A")]
+    )
 
 
 def _corrupt_table(content: str, moved: str | None, delimiter: str) -> str | None:
@@ -385,7 +490,7 @@ def _parse_or_missing(text: str | None, fmt: str) -> Any:
     if text is None:
         return MISSING
     try:
-        return runtime()["parse_file"](text, fmt)
+        return vr.parse_file(text, fmt)
     except ValueError:
         return MISSING
 
@@ -456,8 +561,7 @@ def _unescape(key: str) -> str:
 def _same(a: Any, b: Any) -> bool:
     if a is MISSING or b is MISSING:
         return a is b
-    same: bool = runtime()["same"](a, b)
-    return same
+    return vr.same(a, b)
 
 
 def summarize(
@@ -473,9 +577,17 @@ def summarize(
             counts[0] += m.killed
             counts[1] += 1
     leaks = {t.id: len(find_leaks(t)) for t in tasks}
+    policies: dict[str, list[int]] = {}
+    for report in reports:
+        for trial, score in report.trials:
+            counts = policies.setdefault(trial.kind, [0, 0])
+            counts[0] += trial.passes(score)
+            counts[1] += 1
     return {
         "tasks": n,
         "valid": sum(r.valid for r in reports),
+        "adversarial_pass_rate": _rate(sum(not r.failed_policies for r in reports), n),
+        "adversarial_by_policy": {k: {"passed": v[0], "runs": v[1]} for k, v in sorted(policies.items())},
         "golden_pass_rate": _rate(sum(r.golden_score >= 1.0 and r.hash_ok for r in reports), n),
         "noop_fail_rate": _rate(sum(r.noop_score < KILLED_BELOW for r in reports), n),
         "kill_rate": _rate(sum(r.killed for r in reports), total) if total else 1.0,
@@ -488,7 +600,13 @@ def summarize(
         "chain_lengths": _histogram(len(t.reference.calls) for t in tasks),
         "turns": _histogram(len(t.turns) for t in tasks),
         "invalid": [
-            {"task_id": r.task_id, "errors": r.errors, "survivors": r.survivors, "noop_score": r.noop_score}
+            {
+                "task_id": r.task_id,
+                "errors": r.errors,
+                "survivors": r.survivors,
+                "noop_score": r.noop_score,
+                "failed_policies": r.failed_policies,
+            }
             for r in reports
             if not r.valid
         ],

@@ -1,277 +1,104 @@
-"""Synthesize a task's verifier from what its golden run changed.
+"""Synthesize a task's verifier: what the user asked for, and what a user would object to.
 
-The checks come from the structural diff of S0 against the golden final state (and
-workspace): every value the run set, every entity it created or deleted, every file it
-wrote or removed is checked *as a change relative to S0*, so a run that does nothing fails
-every goal check. Distractor entities and untouched workspace files become guard checks.
+**Goals** come from what the golden run did to the records the chain acts on: every change
+to a record a call names or creates, with the value asked for; every workspace file it
+writes, moves or deletes; a file the user asked for, parsed (JSON keys, CSV rows, Markdown
+sections). A goal must change relative to S0, so a do-nothing run fails every one.
 
-Values that any correct run may legitimately produce differently — clock times, seeded
-random ids, anything else that moves with the action index — are found by replaying the
-golden run with a failed probe call before every call (:func:`shifted_replay`): where the
-two runs differ, the check accepts any value of the same type (the change itself is still
-required). Everything else is checked by value. Finally every check must pass on those
-shifted runs themselves (each is a correct run with more calls); one that fails pins what
-the clock decides (a hold that lapses, a timer that fires) and is left out.
+**Guards** protect what the user did not ask to change: every other record of every
+collection (distractors named separately), the fields of an edited record the task did not
+set, no extra records where the task creates a given number, the changes a requested step
+makes elsewhere (a consequence must come out as the golden run's), and every S0 file the
+task never touches. Fields a user leaves free (declared ``free``: notes, comments), log
+collections (``log``: health checks), top-level counters and timestamps are never pinned.
 
-The result is a readable ``verify(ctx)`` (stdlib-only Python): the declarative ``CHECKS``
-list, exactly the ``checks`` of the returned :class:`Verifier`, and a small interpreter.
+**What moves by itself is never the agent's doing.** The golden run is replayed with failed
+calls before every call (``shifted_runs``: the clock moves between steps), followed by idle
+time (``tail_runs``), and S0 is left alone as long (``clock_run``). A value that differs
+between these correct runs is accepted in any of the forms they show (a timestamp as any
+string, a status as any of the states seen); a path that only the world's own dynamics
+change is neither a goal nor guarded. Finally every check must pass on each of those runs,
+so extra harmless calls or the clock drift they cause never cost a correct run.
+
+The verifier is the :mod:`envcraft.tasks.verifier_runtime` source with its ``CHECKS``
+(exactly the :class:`Verifier`'s ``checks``) appended: readable, stdlib-only, run isolated.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+from envcraft.core.package import load_package
 from envcraft.core.state import MISSING, diff, get_path
-from envcraft.tasks.execute import shifted_replay, shifted_runs
-from envcraft.tasks.model import Verifier
+from envcraft.tasks import verifier_runtime as vr
+from envcraft.tasks.execute import clock_run, shifted_runs, tail_runs
+from envcraft.tasks.model import Source, Verifier
 from envcraft.tasks.outcome import Outcome
+from envcraft.tasks.phrasebook import Phrasebook, is_time, phrasebook
 from envcraft.tasks.verify import build_context
-
-# Helpers shared by the generated verifier and by this module (files are parsed the same
-# way on both sides, so the golden run always matches its own expectations).
-RUNTIME = r'''
-MISSING = object()
-WILDCARD = "$any"
-
-
-def get(node, path):
-    """Read a JSON Pointer ("/orders/O-1/status"; "" is the whole value); MISSING when absent."""
-    if path == "":
-        return node
-    for raw in path[1:].split("/"):
-        key = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return MISSING
-    return node
-
-
-def kind_of(value):
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "dict"
-    return "other"
-
-
-def matches(value, pattern):
-    """Equal to the expected value; {"$any": kind} accepts any value of that kind."""
-    if value is MISSING:
-        return False
-    if isinstance(pattern, dict) and set(pattern) == {WILDCARD}:
-        return kind_of(value) == pattern[WILDCARD]
-    if isinstance(pattern, dict):
-        return (
-            isinstance(value, dict)
-            and set(value) == set(pattern)
-            and all(matches(value[key], sub) for key, sub in pattern.items())
-        )
-    if isinstance(pattern, list):
-        return (
-            isinstance(value, list)
-            and len(value) == len(pattern)
-            and all(matches(v, p) for v, p in zip(value, pattern))
-        )
-    return kind_of(value) == kind_of(pattern) and value == pattern
-
-
-def same(a, b):
-    """Identical JSON values (MISSING only equals MISSING)."""
-    if a is MISSING or b is MISSING:
-        return a is b
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
-def without(value, paths):
-    """A copy of value with the given paths removed (list items blanked, so indices hold)."""
-    if value is MISSING or not paths:
-        return value
-    value = json.loads(json.dumps(value))
-    for path in paths:
-        parent_path, _, raw = path.rpartition("/")
-        parent = get(value, parent_path)
-        last = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(parent, dict):
-            parent.pop(last, None)
-        elif isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
-            parent[int(last)] = None
-    return value
-
-
-def norm_text(text):
-    """Text up to line endings, trailing spaces and blank lines at either end."""
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return "\n".join(lines).strip("\n")
-
-
-def norm_cell(cell):
-    """A CSV cell up to surrounding spaces and number formatting ("3", "3.0", " 3 ")."""
-    cell = cell.strip()
-    try:
-        number = float(cell)
-    except ValueError:
-        return cell
-    return repr(number) if math.isfinite(number) else cell
-
-
-def csv_table(text, delimiter):
-    rows = [
-        [norm_cell(cell) for cell in row]
-        for row in csv.reader(io.StringIO(text), delimiter=delimiter)
-        if any(cell.strip() for cell in row)
-    ]
-    return {"header": rows[0] if rows else [], "rows": rows[1:]}
-
-
-def parse_file(text, fmt):
-    """A file's content in the form its check compares (raises if it does not parse)."""
-    if fmt == "json":
-        return json.loads(text)
-    if fmt == "csv":
-        return csv_table(text, ",")
-    if fmt == "tsv":
-        return csv_table(text, "\t")
-    if fmt == "lines":
-        return norm_text(text).split("\n")
-    return norm_text(text)
-
-
-def rows_match(rows, patterns):
-    """Every expected row matched by a distinct actual row, in any order, nothing extra."""
-    if len(rows) != len(patterns):
-        return False
-    unused = list(rows)
-    for pattern in patterns:
-        hit = next((i for i, row in enumerate(unused) if matches(row, pattern)), None)
-        if hit is None:
-            return False
-        unused.pop(hit)
-    return True
-
-
-def content_matches(content, fmt, expected):
-    try:
-        parsed = parse_file(content, fmt)
-    except ValueError:
-        return False
-    if fmt in ("csv", "tsv"):
-        return parsed["header"] == expected["header"] and rows_match(parsed["rows"], expected["rows"])
-    if fmt == "lines":
-        return all(line in parsed for line in expected)
-    return matches(parsed, expected)
-'''
-
-_INTERPRETER = r'''
-
-def snapshot(ctx, turn):
-    """(states, files) after a turn; turn None is the end of the run, -1 is S0."""
-    if turn is None:
-        return ctx["final"], ctx["files"]
-    if turn < 0:
-        return ctx["initial"], ctx["initial_files"]
-    return ctx["turns"][turn]["final"], ctx["turns"][turn]["files"]
-
-
-def run_check(ctx, check):
-    """One check's score in [0, 1]. "Before" is S0 for end-of-run checks, else the previous turn."""
-    turn = check.get("turn")
-    states, files = snapshot(ctx, turn)
-    before_states, before_files = snapshot(ctx, -1 if turn is None else turn - 1)
-    kind = check["kind"]
-    if kind in ("value", "absent", "created_in", "unchanged"):
-        after = get(states.get(check["env"], MISSING), check["path"])
-        before = get(before_states.get(check["env"], MISSING), check["path"])
-        if kind == "value":  # set to the expected value (and so changed from before)
-            return float(matches(after, check["expected"]) and not same(after, before))
-        if kind == "absent":  # deleted
-            return float(after is MISSING and before is not MISSING)
-        if kind == "unchanged":  # guard: left as in S0, apart from the fields the task sets
-            ignore = check.get("ignore", [])
-            return float(same(without(after, ignore), without(before, ignore)))
-        new = [v for k, v in after.items() if k not in before] if isinstance(after, dict) else []
-        found = 0
-        for pattern in check["expected"]:  # created: a distinct new member per expected entity
-            hit = next((i for i, member in enumerate(new) if matches(member, pattern)), None)
-            if hit is not None:
-                found += 1
-                new.pop(hit)
-        return found / len(check["expected"])
-    if kind == "file":  # written with the expected content (and so changed from before)
-        content = files.get(check["path"])
-        if content is None or content == before_files.get(check["path"]):
-            return 0.0
-        return float(content_matches(content, check["format"], check["expected"]))
-    if kind == "file_absent":
-        return float(check["path"] not in files and check["path"] in before_files)
-    if kind == "files_unchanged":  # guard: every listed file exactly as in S0
-        kept = [files.get(p) == before_files.get(p) for p in check["paths"]]
-        return sum(kept) / len(kept)
-    raise ValueError("unknown check kind " + repr(kind))
-
-
-def verify(ctx):
-    components = {}
-    totals = {"goal": [0.0, 0.0], "guard": [0.0, 0.0]}
-    for check in CHECKS:
-        try:
-            value = run_check(ctx, check)
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-            value = 0.0
-        components[check["name"]] = value
-        total = totals[check["role"]]
-        total[0] += check["weight"] * value
-        total[1] += check["weight"]
-    goal = totals["goal"][0] / totals["goal"][1] if totals["goal"][1] else 0.0
-    guard = totals["guard"][0] / totals["guard"][1] if totals["guard"][1] else 1.0
-    return {"score": goal * guard, "components": components}
-'''
-
-_HEADER = '''"""Verifier generated by envcraft from the task's golden run.
-
-{goals} goal checks on what the run must change relative to S0, {guards} guard checks on what
-it must leave as it was. score = weighted mean of the goal checks x weighted mean of the
-guard checks, so a run that changes nothing scores 0. "$any" marks a value that moves with
-the clock or the action count: any value of that kind is accepted, but it must change.
-"""
-
-import csv
-import io
-import json
-import math
-
-CHECKS = json.loads(
-    r"""
-{checks}
-"""
-)
-'''
 
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 _NAME_LIMIT = 60
+_ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
+MAX_CHOICES = 4
+
+
+@dataclass(frozen=True)
+class FileRequest:
+    """A file the user asks for by its content: ``expected`` in the runtime's file-check form;
+    ``sources`` are the (env, state path) where each value asked for lives."""
+
+    path: str
+    format: str  # json | csv | markdown
+    expected: Any
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "format": self.format, "expected": self.expected}
 
 
 @cache
-def runtime() -> dict[str, Any]:
-    """The generated verifier's helper functions, loaded here too (trusted constant code)."""
-    namespace: dict[str, Any] = {}
-    source = "import csv, io, json, math\nCHECKS = []\n" + RUNTIME + _INTERPRETER
-    exec(compile(source, "<verifier runtime>", "exec"), namespace)
-    return namespace
+def runtime_source() -> str:
+    """The text of :mod:`envcraft.tasks.verifier_runtime` (every verifier embeds it)."""
+    return Path(vr.__file__).read_text(encoding="utf-8")
+
+
+def render(checks: list[dict[str, Any]]) -> str:
+    """The verifier source for ``checks``: the runtime module with these ``CHECKS``.
+
+    They are embedded as JSON text (JSON never holds three quotes in a row, so the raw
+    string cannot end early): parsing JSON is far cheaper than compiling a large literal.
+    """
+    goals = sum(c["role"] == "goal" for c in checks)
+    literal = json.dumps(checks, indent=1, ensure_ascii=False)
+    header = (
+        f'"""Verifier generated by envcraft: {goals} goal checks, {len(checks) - goals} guard checks.\n\n'
+        'The interpreter below is envcraft.tasks.verifier_runtime; CHECKS is at the end."""\n\n'
+    )
+    return f'{header}{runtime_source()}\n\nCHECKS = json.loads(\n    r"""\n{literal}\n"""\n)\n'
+
+
+def file_format(path: str, content: str) -> str:
+    """How a file is compared: parsed JSON / CSV / TSV by extension, else normalized text."""
+    fmt = next((f for ext, f in FILE_FORMATS.items() if path.lower().endswith(ext)), "text")
+    if fmt != "text":
+        try:
+            vr.parse_file(content, fmt)
+        except ValueError:
+            return "text"
+    return fmt
+
+
+def record_path(path: str) -> str | None:
+    """The record a deep path lies in (``/orders/O-1`` for ``/orders/O-1/status``), if any."""
+    parts = path.split("/")
+    return "/".join(parts[:3]) if len(parts) > 3 else None
 
 
 def synthesize_verifier(
@@ -280,87 +107,630 @@ def synthesize_verifier(
     golden: Outcome,
     protected: Sequence[Mapping[str, str]] = (),
     turn_checks: bool = True,
+    requests: Sequence[FileRequest] = (),
 ) -> Verifier | None:
-    """The verifier for a golden run, or None when the run changed nothing (not a task).
+    """The verifier for a golden run, or None when nothing it did can be asked for.
 
-    ``initial``/``initial_files`` are the task's S0 as stored; diffs are taken against the
-    golden outcome's S0, the same state as the sessions normalized it (defaults filled in),
-    which is what a verifier later sees. ``protected`` lists distractor entities
-    ``{"env", "path"}`` that must stay untouched; ``turn_checks`` adds checks on
-    intermediate turns for changes a later turn overwrites.
+    ``initial``/``initial_files`` are the task's S0 as stored (the golden outcome's S0 is the
+    same up to defaults the sessions fill in); ``protected`` lists distractor records
+    ``{"env", "path"}``; ``requests`` the files the user asked for by content.
     """
     _check_same_start(initial, initial_files, golden)
-    shifted = shifted_replay(golden)
-    builder = _Builder(golden, shifted)
-    builder.state_checks(None)
-    builder.file_checks(None)
+    world = World.of(golden)
+    builder = _Builder(golden, world)
+    builder.goals(None)
     if turn_checks:
         for turn in range(len(golden.turns) - 1):
-            builder.state_checks(turn)
-            builder.file_checks(turn)
-    if not builder.checks:
+            builder.goals(turn)
+    builder.file_goals(requests)
+    if not any(c["role"] == "goal" for c in builder.checks):
         return None
-    builder.restored_checks()
     builder.guards(protected)
-    checks = _robust(builder.checks, shifted_runs(golden))
+    checks = robust(builder.checks, world.variants)
     if not any(c["role"] == "goal" for c in checks):
         return None  # everything the run did is undone or redone by the passing of time
     return Verifier(source=render(checks), checks=checks)
 
 
-def _robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[str, Any]]:
-    """The checks every shifted run (a correct run with more calls) passes.
-
-    A check one of them fails pins something the clock decides (a hold that lapses, a
-    timer that fires, a record the environment changes on its own), not the agent.
-    """
-    run_check = runtime()["run_check"]
+def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """The checks every correct variant run passes (one that fails pins what the clock decides)."""
     contexts = [build_context(run) for run in runs]
 
     def passes(check: dict[str, Any], ctx: dict[str, Any]) -> bool:
         try:
-            return bool(run_check(ctx, check) >= 1.0)
+            return vr.run_check(ctx, check) >= 1.0
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             return False
 
     return [c for c in checks if all(passes(c, ctx) for ctx in contexts)]
 
 
-def render(checks: list[dict[str, Any]]) -> str:
-    """The verifier source for ``checks``: its ``CHECKS`` are exactly ``checks``.
+# -- what moves by itself ---------------------------------------------------------------------------
+@dataclass
+class World:
+    """The golden run with its correct variants, and what in them moves without the agent."""
 
-    They are embedded as JSON text (JSON never holds three quotes in a row, so the raw
-    string cannot end early): parsing JSON is far cheaper than compiling a large literal,
-    and every reward computation compiles the verifier afresh.
-    """
-    goals = sum(c["role"] == "goal" for c in checks)
-    literal = json.dumps(checks, indent=1, ensure_ascii=False)
-    header = _HEADER.format(goals=goals, guards=len(checks) - goals, checks=literal)
-    return header + RUNTIME + _INTERPRETER
+    golden: Outcome
+    variants: list[Outcome]  # correct runs: shifted and tail replays
+    books: dict[str, Phrasebook]
+    exogenous: dict[str, set[str]] = field(default_factory=dict)  # env -> paths the world changes
+    exogenous_files: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, golden: Outcome) -> World:
+        books = {env: phrasebook(load_package(path)) for env, path in golden.packages.items()}
+        tails = tail_runs(golden)
+        world = cls(golden, [*shifted_runs(golden), *tails], books)
+        clock = clock_run(golden)
+        for env in golden.final:
+            paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
+            for tail in tails:
+                paths |= {c["path"] for c in diff(golden.final[env], tail.final[env])}
+            world.exogenous[env] = paths
+        moved = [(golden.initial_files, clock.files)] + [(golden.files, t.files) for t in tails]
+        for before, after in moved:
+            world.exogenous_files |= {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+        return world
+
+    def values(self, env: str, path: str, turn: int | None = None) -> list[Any]:
+        """The value at ``path`` in the golden run and every variant (MISSING where absent)."""
+        runs = [self.golden, *self.variants] if turn is None else [self.golden, *self.variants[:2]]
+        return [get_path(_states(run, turn).get(env, {}), path) for run in runs]
+
+    def holds(self, env: str, path: str) -> bool:
+        """Whether every correct run ends with what the golden one has at ``path``: the same
+        record (a record path: it exists, whatever its timestamps) or the same value."""
+        gold, *others = self.values(env, path)
+        if path.count("/") == 2:
+            return all(o is not MISSING for o in others)
+        return not _under_any(path, self.exogenous.get(env, set())) and all(vr.same(gold, o) for o in others)
+
+    def moves(self, env: str, path: str) -> bool:
+        """Whether a variant shows another value here, or the world changes it on its own."""
+        if _under_any(path, self.exogenous.get(env, set())):
+            return True
+        gold, *others = self.values(env, path)
+        return any(not vr.same(gold, other) for other in others)
 
 
-def file_format(path: str, content: str) -> str:
-    """How a file is compared: parsed JSON / CSV / TSV by extension, else normalized text."""
-    fmt = next((f for ext, f in FILE_FORMATS.items() if path.lower().endswith(ext)), "text")
-    if fmt != "text":
-        try:
-            runtime()["parse_file"](content, fmt)
-        except ValueError:
-            return "text"
-    return fmt
+def _states(run: Outcome, turn: int | None) -> dict[str, Any]:
+    return run.final if turn is None else run.turns[turn].final
 
 
-def pattern(golden: Any, shifted: Any) -> Any:
-    """The expected value: ``golden`` where the shifted run agrees, a wildcard where it moved."""
-    if shifted is MISSING:
-        return golden
-    if isinstance(golden, dict) and isinstance(shifted, dict) and set(golden) == set(shifted):
-        return {key: pattern(golden[key], shifted[key]) for key in golden}
-    if isinstance(golden, list) and isinstance(shifted, list) and len(golden) == len(shifted):
-        return [pattern(g, s) for g, s in zip(golden, shifted, strict=True)]
-    if runtime()["same"](golden, shifted):
-        return golden
-    return {"$any": runtime()["kind_of"](golden)}
+def pattern_of(values: Sequence[Any]) -> Any:
+    """The pattern accepting each of ``values`` (the golden one first), as tight as they allow."""
+    present = [v for v in values if v is not MISSING]
+    gold = present[0]
+    if all(vr.same(gold, v) for v in present):
+        return gold
+    if all(isinstance(v, dict) for v in present) and all(set(v) == set(gold) for v in present):
+        return {key: pattern_of([v[key] for v in present]) for key in gold}
+    if all(isinstance(v, list) for v in present) and all(len(v) == len(gold) for v in present):
+        return [pattern_of([v[i] for v in present]) for i in range(len(gold))]
+    kinds = {vr.kind_of(v) for v in present}
+    if len(kinds) == 1:
+        kind = next(iter(kinds))
+        if kind == "str" and (all(is_time(v) for v in present) or all(_ID_LIKE.match(v) for v in present)):
+            return {"$any": "str"}
+        if kind in ("list", "dict"):
+            return {"$any": kind}
+    distinct: list[Any] = []
+    for v in present:
+        if not any(vr.same(v, d) for d in distinct):
+            distinct.append(v)
+    if len(distinct) <= MAX_CHOICES and all(not isinstance(v, dict | list) for v in distinct):
+        return {"$one_of": distinct}
+    return {"$any": vr.kind_of(gold)} if len(kinds) == 1 else {"$one_of": distinct[:MAX_CHOICES]}
+
+
+def _wild(pattern: Any) -> bool:
+    return isinstance(pattern, dict) and set(pattern) == {"$any"}
+
+
+# -- building checks -------------------------------------------------------------------------------
+class _Builder:
+    """Accumulates checks with unique readable names."""
+
+    def __init__(self, golden: Outcome, world: World) -> None:
+        self.golden = golden
+        self.world = world
+        self.checks: list[dict[str, Any]] = []
+        self._names: set[str] = set()
+        self.named = _named_records(golden, world.books)
+        self.texts = _free_texts(golden)
+        self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
+
+    def _add(self, name: str, role: str, **spec: Any) -> None:
+        unique, n = name, 2
+        while unique in self._names:
+            unique, n = f"{name} #{n}", n + 1
+        self._names.add(unique)
+        self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
+
+    def _window(
+        self, turn: int | None
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, str]]:
+        run = self.golden
+        if turn is None:
+            return run.initial, run.final, run.initial_files, run.files
+        before = run.turns[turn - 1] if turn > 0 else None
+        return (
+            before.final if before else run.initial,
+            run.turns[turn].final,
+            before.files if before else run.initial_files,
+            run.turns[turn].files,
+        )
+
+    # -- goals ------------------------------------------------------------------------------------
+    def goals(self, turn: int | None) -> None:
+        """Changes to the records the chain names or creates (turn checks: only those a later
+        turn overwrites, so the end-of-run checks cannot see them)."""
+        before, after, _, _ = self._window(turn)
+        prefix = "" if turn is None else f"turn {turn + 1}: "
+        extra = {} if turn is None else {"turn": turn}
+        for env in sorted(after):
+            book = self.world.books[env]
+            created: dict[str, list[str]] = {}
+            for change in diff(before.get(env, {}), after[env]):
+                path = change["path"]
+                if turn is not None and vr.same(
+                    get_path(self.golden.final[env], path), get_path(after[env], path)
+                ):
+                    continue  # still visible at the end: the end-of-run check covers it
+                collection, key, rest = _split(path)
+                if collection is None or collection not in book.collections:
+                    self._top_level(env, change, prefix, extra, turn)  # not a record: the value itself
+                    continue
+                if not rest:  # a whole record added or removed
+                    if change["op"] == "added" and not _under_any(path, self.world.exogenous.get(env, set())):
+                        created.setdefault(collection, []).append(key)  # (not one the world adds itself)
+                    elif (env, collection, key) in self.named:
+                        self._add(
+                            f"{prefix}{env}:{path} deleted",
+                            "goal",
+                            kind="absent",
+                            env=env,
+                            path=path,
+                            **extra,
+                        )
+                    continue
+                if key not in before.get(env, {}).get(collection, {}):
+                    continue  # inside a record created in this window: its created_in check covers it
+                if (env, collection, key) not in self.named:
+                    continue  # a consequence of the work: guarded, not a goal
+                self._value_goal(env, path, change, prefix, extra, turn)
+            for collection, keys in created.items():
+                self._created(env, collection, keys, before[env], after[env], prefix, extra, turn)
+
+    def _top_level(
+        self, env: str, change: dict[str, Any], prefix: str, extra: dict[str, Any], turn: int | None
+    ) -> None:
+        path = change["path"]
+        if _counter(change):
+            return
+        if change["op"] == "removed":
+            self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
+            return
+        values = self.world.values(env, path, turn)
+        expected = self._expected(values)  # a top-level list is pinned whole: no extra members
+        if _wild(expected) or (self.world.moves(env, path) and not isinstance(expected, dict)):
+            return  # what the clock decides, not the agent
+        self._add(
+            f"{prefix}{env}:{path} = {_short(expected)}",
+            "goal",
+            kind="value",
+            env=env,
+            path=path,
+            expected=expected,
+            **extra,
+        )
+        self.goal_paths[env].add(path)
+
+    def _value_goal(
+        self,
+        env: str,
+        path: str,
+        change: dict[str, Any],
+        prefix: str,
+        extra: dict[str, Any],
+        turn: int | None,
+    ) -> None:
+        values = self.world.values(env, path, turn)
+        if change["op"] == "removed":
+            if all(v is MISSING for v in values):
+                self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
+            return
+        expected = self._expected(values, change.get("before", MISSING))
+        if _wild(expected) and (is_time(change["after"]) or _ID_LIKE.match(str(change["after"]))):
+            return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
+        self._add(
+            f"{prefix}{env}:{path} = {_short(expected)}",
+            "goal",
+            kind="value",
+            env=env,
+            path=path,
+            expected=expected,
+            **extra,
+        )
+        self.goal_paths[env].add(path)
+
+    def _expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
+        """The pattern for a value a goal sets: free text up to spacing, a list of flags or labels
+        by what was added and removed (other members may come and go), else :func:`pattern_of`."""
+        gold = values[0]
+        if (
+            _scalar_list(gold)
+            and _scalar_list(before)
+            and all(_scalar_list(v) for v in values if v is not MISSING)
+        ):
+            added = [v for v in gold if v not in before]
+            removed = [v for v in before if v not in gold]
+            same_change = all(
+                [x for x in v if x not in before] == added
+                and not [x for x in before if x in v and x in removed]
+                for v in values
+                if v is not MISSING
+            )
+            if (added or removed) and same_change:
+                return {"$members": {"has": added, "lacks": removed}}
+        if isinstance(gold, str):
+            for text, embedded in self.texts:
+                if gold == text or (text and text in gold and len(text) > 8):
+                    if embedded:
+                        return {"$contains": embedded}
+                    return {"$text": gold} if gold == text else pattern_of(values)
+        return pattern_of(values)
+
+    def _created(
+        self,
+        env: str,
+        collection: str,
+        keys: list[str],
+        before: dict[str, Any],
+        after: dict[str, Any],
+        prefix: str,
+        extra: dict[str, Any],
+        turn: int | None,
+    ) -> None:
+        """New records, matched by content (their ids depend on what else was created first)."""
+        book = self.world.books[env]
+        variants = self.world.variants if turn is None else self.world.variants[:2]
+        patterns = []
+        for n, key in enumerate(keys):
+            record = after[collection][key]
+            others = []
+            for run in variants:
+                states = _states(run, turn).get(env, {})
+                old = (run.initial if turn is None else _states_before(run, turn)).get(env, {})
+                fresh = [k for k in states.get(collection, {}) if k not in old.get(collection, {})]
+                if len(fresh) == len(keys):
+                    others.append(states[collection][fresh[n]])
+            fields: dict[str, Any] = {}
+            for name, value in record.items():
+                if name in book.free_fields(collection) and value in (None, "", [], 0, False):
+                    continue  # a free field the chain did not fill
+                seen = [value] + [o.get(name, MISSING) for o in others]
+                expected = self._expected(seen)
+                if _wild(expected) or (value == key and name.endswith("id")):
+                    continue  # timestamps and the record's own id: bookkeeping
+                fields[name] = expected
+            patterns.append({"$fields": fields})
+        self._add(
+            f"{prefix}{env}:/{collection} gains {len(keys)} new {book.entity(collection).noun}",
+            "goal",
+            kind="created_in",
+            env=env,
+            path=f"/{_escape(collection)}",
+            expected=patterns,
+            **extra,
+        )
+        self.goal_paths[env].add(f"/{_escape(collection)}")
+
+    def file_goals(self, requests: Sequence[FileRequest]) -> None:
+        """Files the run wrote, moved or deleted; requested files parsed as the user asked."""
+        asked = {r.path: r for r in requests}
+        for turn in [None, *(range(len(self.golden.turns) - 1))]:
+            _, _, before, after = self._window(turn)
+            prefix = "" if turn is None else f"turn {turn + 1}: "
+            extra = {} if turn is None else {"turn": turn}
+            for path in sorted(set(before) | set(after)):
+                old, new = before.get(path), after.get(path)
+                if old == new or (turn is not None and self.golden.files.get(path) == new):
+                    continue
+                if path in asked and turn is None:
+                    request = asked[path]
+                    if not all(self.world.holds(env, where) for env, where in request.sources):
+                        continue  # a correct run could hold another value: nothing fair to ask for
+                    self._add(
+                        f"file {path} holds what was asked",
+                        "goal",
+                        kind="file",
+                        path=path,
+                        format=request.format,
+                        expected=request.expected,
+                    )
+                    continue
+                if new is None:
+                    self._add(f"{prefix}file {path} deleted", "goal", kind="file_absent", path=path, **extra)
+                    continue
+                fmt, expected = self._file_expectation(path, new, turn)
+                if fmt == "lines" and not expected:
+                    continue  # every line moves with the clock: nothing to pin
+                label = "written" if old is None else "updated"
+                self._add(
+                    f"{prefix}file {path} {label}",
+                    "goal",
+                    kind="file",
+                    path=path,
+                    format=fmt,
+                    expected=expected,
+                    **extra,
+                )
+
+    def _file_expectation(self, path: str, content: str, turn: int | None) -> tuple[str, Any]:
+        fmt = file_format(path, content)
+        runs = self.world.variants if turn is None else self.world.variants[:2]
+        others = [(run.files if turn is None else run.turns[turn].files).get(path) for run in runs]
+        if all(o == content for o in others):
+            return fmt, vr.parse_file(content, fmt)
+        if fmt in ("json", "csv", "tsv"):
+            try:
+                parsed = [
+                    vr.parse_file(content, fmt),
+                    *(vr.parse_file(o, fmt) for o in others if o is not None),
+                ]
+            except ValueError:
+                parsed = []
+            if parsed and fmt == "json":
+                return fmt, pattern_of(parsed)
+            if parsed and all(len(p["rows"]) == len(parsed[0]["rows"]) for p in parsed):
+                rows = [pattern_of([p["rows"][i] for p in parsed]) for i in range(len(parsed[0]["rows"]))]
+                return fmt, {"header": parsed[0]["header"], "rows": rows}
+        stable = set(vr.parse_file(content, "lines"))
+        for other in others:
+            stable &= set(vr.parse_file(other, "lines")) if other is not None else set()
+        return "lines", [line for line in vr.parse_file(content, "lines") if line in stable and line.strip()]
+
+    # -- guards -----------------------------------------------------------------------------------
+    def guards(self, protected: Sequence[Mapping[str, str]]) -> None:
+        golden = self.golden
+        distractors = {(d["env"], d["path"]) for d in protected if d.get("env") in golden.final}
+        for env, path in sorted(distractors):
+            if get_path(golden.final[env], path) is MISSING:
+                continue
+            ignore = self._record_ignore(env, path)
+            self._add(
+                f"distractor {env}:{path} untouched",
+                "guard",
+                kind="unchanged",
+                env=env,
+                path=path,
+                **({"ignore": ignore} if ignore else {}),
+            )
+        for env in sorted(golden.final):
+            self._collection_guards(env, {p for e, p in distractors if e == env})
+        kept = sorted(
+            p
+            for p, c in golden.initial_files.items()
+            if golden.files.get(p) == c and p not in self.world.exogenous_files
+        )
+        if kept:
+            self._add(
+                f"{len(kept)} other workspace files untouched", "guard", kind="files_unchanged", paths=kept
+            )
+
+    def _collection_guards(self, env: str, distractors: set[str]) -> None:
+        book = self.world.books[env]
+        before, after = self.golden.initial[env], self.golden.final[env]
+        changed_records: dict[str, set[str]] = {}
+        consequences: list[str] = []
+        for change in diff(before, after):
+            collection, key, rest = _split(change["path"])
+            if collection is None or collection not in book.collections or not rest:
+                top = collection is None and change["path"] not in self.goal_paths[env]
+                if top and not _counter(change) and not self.world.moves(env, change["path"]):
+                    consequences.append(change["path"])
+                continue
+            if key not in before.get(collection, {}):
+                continue
+            record = f"/{_escape(collection)}/{_escape(key)}"
+            changed_records.setdefault(record, set()).add(rest)
+            named = (env, collection, key) in self.named
+            exogenous = _under_any(change["path"], self.world.exogenous.get(env, set()))
+            if (
+                not named
+                and not exogenous
+                and not _is_free(book, collection, rest)
+                and not _timestamp(change)
+            ):
+                consequences.append(change["path"])
+        for path in consequences:
+            values = self.world.values(env, path)
+            if all(v is MISSING for v in values):
+                continue
+            expected = self._expected(values)
+            if _wild(expected):
+                continue
+            self._add(
+                f"{env}:{path} = {_short(expected)} (a consequence of the work)",
+                "guard",
+                kind="matches",
+                env=env,
+                path=path,
+                expected=expected,
+            )
+        for record, fields in sorted(changed_records.items()):
+            ignore = sorted(set(self._record_ignore(env, record)) | fields)
+            self._add(
+                f"rest of {env}:{record} unchanged",
+                "guard",
+                kind="unchanged",
+                env=env,
+                path=record,
+                ignore=ignore,
+            )
+        for key, value in sorted(before.items()):  # other top-level values: left as they were
+            if key in book.collections or isinstance(value, int | float | bool) or value is None:
+                continue
+            path = f"/{_escape(key)}"
+            moved = sorted(
+                {p for p in self.world.exogenous.get(env, set()) if p == path or p.startswith(path + "/")}
+            )
+            changed = (
+                sorted({c["path"] for c in diff(value, after.get(key, MISSING))}) if key in after else [""]
+            )
+            if path in moved or "" in changed or (changed and not isinstance(value, dict)):
+                continue
+            ignore = sorted({*changed, *(p[len(path) :] for p in moved)})
+            self._add(
+                f"rest of {env}:{path} unchanged",
+                "guard",
+                kind="unchanged",
+                env=env,
+                path=path,
+                **({"ignore": ignore} if ignore else {}),
+            )
+        for collection in book.collections:
+            members = before.get(collection)
+            if not isinstance(members, dict) or book.is_log(collection):
+                continue
+            path = f"/{_escape(collection)}"
+            skip = {
+                k for k in members if _member(path, k) in changed_records or _member(path, k) in distractors
+            }
+            keep = [k for k in members if k not in skip]
+            if keep:
+                spec: dict[str, Any] = {"except": sorted(skip)}
+                free = [f"/{_escape(name)}" for name in book.free_fields(collection)]
+                if free:
+                    spec["ignore"] = free
+                by_key = {k: ig for k in keep if (ig := self._record_ignore(env, _member(path, k)))}
+                if by_key:
+                    spec["ignore_by_key"] = by_key
+                noun = book.entity(collection).noun
+                self._add(
+                    f"other {noun} records of {env} untouched",
+                    "guard",
+                    kind="others_unchanged",
+                    env=env,
+                    path=path,
+                    **spec,
+                )
+            new = max(
+                len([k for k in (run.final[env].get(collection) or {}) if k not in members])
+                for run in [self.golden, *self.world.variants]
+            )  # as many as a correct run may end with (the world may add some while it waits)
+            self._add(
+                f"{env}:{path} gains at most {new} new",
+                "guard",
+                kind="no_extra",
+                env=env,
+                path=path,
+                count=new,
+            )
+
+    def _record_ignore(self, env: str, record: str) -> list[str]:
+        """Fields of a record (relative paths) that move by themselves or that the user leaves free."""
+        collection, _, _ = _split(record + "/x")
+        book = self.world.books[env]
+        fields = {f"/{_escape(name)}" for name in book.free_fields(collection or "")}
+        for path in self.world.exogenous.get(env, set()):
+            if path.startswith(record + "/"):
+                fields.add(path[len(record) :])
+        value = get_path(self.golden.final[env], record)
+        for run in self.world.variants:
+            moved = get_path(run.final.get(env, {}), record)
+            if value is not MISSING and moved is not MISSING:
+                fields |= {c["path"] for c in diff(value, moved)}
+        return sorted(f for f in fields if f)
+
+
+def _member(collection_path: str, key: str) -> str:
+    return f"{collection_path}/{_escape(key)}"
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+def _named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple[str, str, str]]:
+    """(env, collection, key) of the records the chain's calls name or create."""
+    found: set[tuple[str, str, str]] = set()
+    for action in golden.actions:
+        if action.env not in books or not isinstance(action.args, dict) or "error" in action.result:
+            continue
+        book = books[action.env]
+        for value in _scalars(action.args):
+            for state in (golden.initial[action.env], golden.final[action.env]):
+                collection = book.collection_of(state, value)
+                if collection is not None:
+                    found.add((action.env, collection, value))
+    for env, book in books.items():
+        for collection in book.collections:
+            before = golden.initial[env].get(collection) or {}
+            for key in golden.final[env].get(collection) or {}:
+                if key not in before:
+                    found.add((env, collection, key))
+    return found
+
+
+def _free_texts(golden: Outcome) -> list[tuple[str, list[str]]]:
+    """Free text the run passed (``$text`` checks), with the values embedded ones must carry."""
+    found = []
+    for action in golden.actions:
+        if not isinstance(action.args, dict):
+            continue
+        for name, value in action.args.items():
+            if not isinstance(value, str) or " " not in value.strip():
+                continue
+            source = Source.parse(action.provenance.get(name, "user"))
+            embedded: list[str] = []
+            if source.kind == "embed":
+                embedded = [w for w in value.split() if _ID_LIKE.match(w.strip(":,."))][:1]
+                embedded = [w.strip(":,.") for w in embedded]
+            found.append((value, embedded))
+    return found
+
+
+def _scalar_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str | int | float | bool) for v in value)
+
+
+def _scalars(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+    else:
+        yield value
+
+
+def _split(path: str) -> tuple[str | None, str, str]:
+    """``/orders/O-1/status`` -> ("orders", "O-1", "/status"); top-level paths -> (None, "", "")."""
+    parts = path.split("/")
+    if len(parts) < 3:
+        return None, "", ""
+    return _unescape(parts[1]), _unescape(parts[2]), "/".join(["", *parts[3:]]) if len(parts) > 3 else ""
+
+
+def _is_free(book: Phrasebook, collection: str, rest: str) -> bool:
+    top = rest.split("/")[1] if rest.count("/") >= 1 else ""
+    return _unescape(top) in book.free_fields(collection)
+
+
+def _timestamp(change: dict[str, Any]) -> bool:
+    return is_time(change.get("after")) or is_time(change.get("before"))
+
+
+def _counter(change: dict[str, Any]) -> bool:
+    return change["path"].count("/") == 1 and isinstance(change.get("after"), int | float)
+
+
+def _states_before(run: Outcome, turn: int) -> dict[str, Any]:
+    return run.turns[turn - 1].final if turn > 0 else run.initial
+
+
+def _under_any(path: str, roots: set[str]) -> bool:
+    return any(path == r or path.startswith(r + "/") or r.startswith(path + "/") for r in roots)
 
 
 def _check_same_start(
@@ -374,236 +744,6 @@ def _check_same_start(
             raise ValueError(f"golden run of '{env}' did not start from this S0")
     if dict(initial_files) != golden.initial_files:
         raise ValueError("golden run did not start from this workspace")
-
-
-class _Builder:
-    """Accumulates checks with unique readable names."""
-
-    def __init__(self, golden: Outcome, shifted: Outcome | None) -> None:
-        self.golden = golden
-        self.shifted = shifted
-        self.checks: list[dict[str, Any]] = []
-        self._names: set[str] = set()
-
-    def _add(self, name: str, role: str, **spec: Any) -> None:
-        unique, n = name, 2
-        while unique in self._names:
-            unique, n = f"{name} #{n}", n + 1
-        self._names.add(unique)
-        self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
-
-    def _window(self, run: Outcome, turn: int | None) -> tuple[Any, Any, Any, Any]:
-        """(states before, states after, files before, files after) of a check window."""
-        if turn is None:
-            return run.initial, run.final, run.initial_files, run.files
-        before = run.turns[turn - 1] if turn > 0 else None
-        return (
-            before.final if before else run.initial,
-            run.turns[turn].final,
-            before.files if before else run.initial_files,
-            run.turns[turn].files,
-        )
-
-    def restored_checks(self) -> None:
-        """Values a turn changed that must be back at their S0 value at the end (reserve, then release)."""
-        golden, snapshots = self.golden, self.golden.turns
-        for env in sorted(golden.final):
-            final, moved = (
-                golden.final[env],
-                self.shifted.final.get(env, {}) if self.shifted else golden.final[env],
-            )
-            volatile = {c["path"] for c in diff(final, moved)}
-            touched = {c["path"] for c in diff(golden.initial[env], final)}
-            paths: dict[str, None] = {}
-            states = [golden.initial, *(t.final for t in snapshots)]
-            for before, after in itertools.pairwise(states):
-                for change in diff(before.get(env, {}), after.get(env, {})):
-                    path = change["path"]
-                    if not any(_within(path, p) for p in touched | volatile):
-                        paths[path] = None
-            for path in paths:
-                self._add(f"{env}:{path} back to its S0 value", "goal", kind="unchanged", env=env, path=path)
-        for path in sorted(
-            {p for t in snapshots for p in t.files if t.files.get(p) != golden.initial_files.get(p)}
-        ):
-            if golden.files.get(path) == golden.initial_files.get(path):
-                self._add(f"file {path} back to its S0 content", "goal", kind="files_unchanged", paths=[path])
-
-    def state_checks(self, turn: int | None) -> None:
-        """Checks for every state change in a window (turn checks: only those overwritten later)."""
-        before, after, _, _ = self._window(self.golden, turn)
-        shifted_after = self._window(self.shifted, turn)[1] if self.shifted else None
-        prefix = "" if turn is None else f"turn {turn + 1}: "
-        extra = {} if turn is None else {"turn": turn}
-        for env in sorted(after):
-            volatile_new: dict[str, list[tuple[str, Any]]] = {}
-            for change in diff(before.get(env, {}), after[env]):
-                path, op = change["path"], change["op"]
-                now = get_path(after[env], path)
-                if turn is not None and _same_value(get_path(self.golden.final[env], path), now):
-                    continue  # still visible at the end: the end-of-run check covers it
-                where = f"{env}:{path}"
-                if op == "removed":
-                    self._add(f"{prefix}{where} deleted", "goal", kind="absent", env=env, path=path, **extra)
-                    continue
-                moved = get_path(shifted_after[env], path) if shifted_after else change["after"]
-                if moved is MISSING and op == "added":
-                    parent, _, _ = path.rpartition("/")
-                    volatile_new.setdefault(parent, []).append((path, change["after"]))
-                    continue
-                expected = pattern(change["after"], moved)
-                label = f"{'created ' if op == 'added' else ''}= {_short(expected)}"
-                self._add(
-                    f"{prefix}{where} {label}",
-                    "goal",
-                    kind="value",
-                    env=env,
-                    path=path,
-                    expected=expected,
-                    **extra,
-                )
-            for parent, members in volatile_new.items():
-                patterns = self._created_patterns(env, parent, members, turn)
-                self._add(
-                    f"{prefix}{env}:{parent or '/'} gains {len(patterns)} new",
-                    "goal",
-                    kind="created_in",
-                    env=env,
-                    path=parent,
-                    expected=patterns,
-                    **extra,
-                )
-
-    def _created_patterns(
-        self, env: str, parent: str, members: list[tuple[str, Any]], turn: int | None
-    ) -> list[Any]:
-        """Entities created under keys that move with the action index, matched by content."""
-        if self.shifted is None:
-            return [value for _, value in members]
-        before, after, _, _ = self._window(self.shifted, turn)
-        old = get_path(before.get(env, {}), parent)
-        new_coll = get_path(after[env], parent)
-        if not isinstance(new_coll, dict):
-            return [value for _, value in members]
-        fresh = [v for k, v in new_coll.items() if not isinstance(old, dict) or k not in old]
-        if len(fresh) != len(members):
-            return [value for _, value in members]
-        return [pattern(value, other) for (_, value), other in zip(members, fresh, strict=True)]
-
-    def file_checks(self, turn: int | None) -> None:
-        _, _, before, after = self._window(self.golden, turn)
-        shifted_after = self._window(self.shifted, turn)[3] if self.shifted else None
-        prefix = "" if turn is None else f"turn {turn + 1}: "
-        extra = {} if turn is None else {"turn": turn}
-        for path in sorted(set(before) | set(after)):
-            old, new = before.get(path), after.get(path)
-            if old == new or (turn is not None and self.golden.files.get(path) == new):
-                continue
-            if new is None:
-                self._add(f"{prefix}file {path} deleted", "goal", kind="file_absent", path=path, **extra)
-                continue
-            fmt, expected = self._file_expectation(
-                path, new, shifted_after.get(path) if shifted_after else new
-            )
-            label = "written" if old is None else "updated"
-            self._add(
-                f"{prefix}file {path} {label}",
-                "goal",
-                kind="file",
-                path=path,
-                format=fmt,
-                expected=expected,
-                **extra,
-            )
-
-    def _file_expectation(self, path: str, content: str, moved: str | None) -> tuple[str, Any]:
-        helpers = runtime()
-        fmt = file_format(path, content)
-        parsed = helpers["parse_file"](content, fmt)
-        if moved is None or moved == content:
-            return fmt, parsed
-        if fmt == "text":  # lines both runs wrote are required; the rest moved with the clock
-            other = set(helpers["parse_file"](moved, "lines"))
-            return "lines", [line for line in helpers["parse_file"](content, "lines") if line in other]
-        try:
-            other_parsed = helpers["parse_file"](moved, fmt)
-        except ValueError:
-            return fmt, parsed
-        if fmt == "json":
-            return fmt, pattern(parsed, other_parsed)
-        rows = parsed["rows"]
-        other_rows = other_parsed["rows"]
-        if len(rows) == len(other_rows):
-            rows = [pattern(row, o) for row, o in zip(rows, other_rows, strict=True)]
-        return fmt, {"header": parsed["header"], "rows": rows}
-
-    def guards(self, protected: Sequence[Mapping[str, str]]) -> None:
-        """Distractors untouched, the rest of each edited record as it was, other S0 files kept."""
-        for entry in protected:
-            env, path = entry["env"], entry["path"]
-            if env not in self.golden.final:
-                continue
-            value = get_path(self.golden.final[env], path)
-            if not _same_value(value, get_path(self.golden.initial[env], path)):
-                continue
-            moved = get_path(self.shifted.final.get(env, {}), path) if self.shifted else value
-            ignore = sorted({c["path"] for c in diff(value, moved)}) if moved is not MISSING else []
-            extra = {"ignore": ignore} if ignore else {}
-            self._add(
-                f"distractor {env}:{path} untouched", "guard", kind="unchanged", env=env, path=path, **extra
-            )
-        for env in sorted(self.golden.final):
-            for record, ignore in self._edited_records(env).items():
-                self._add(
-                    f"rest of {env}:{record} unchanged",
-                    "guard",
-                    kind="unchanged",
-                    env=env,
-                    path=record,
-                    ignore=ignore,
-                )
-        kept = sorted(p for p, c in self.golden.initial_files.items() if self.golden.files.get(p) == c)
-        if kept:
-            self._add(
-                f"{len(kept)} other workspace files untouched", "guard", kind="files_unchanged", paths=kept
-            )
-
-    def _edited_records(self, env: str) -> dict[str, list[str]]:
-        """S0 records the golden run edited, each with the fields it set or that move with the clock."""
-        before, after = self.golden.initial[env], self.golden.final[env]
-        edited: dict[str, set[str]] = {}
-        for change in diff(before, after):
-            record = record_path(change["path"])
-            if (
-                record is not None
-                and isinstance(get_path(before, record), dict)
-                and isinstance(get_path(after, record), dict)
-            ):
-                edited.setdefault(record, set()).add(change["path"][len(record) :])
-        if self.shifted is not None:
-            for record, fields in edited.items():
-                moved = get_path(self.shifted.final.get(env, {}), record)
-                if isinstance(moved, dict):
-                    fields.update(c["path"] for c in diff(get_path(after, record), moved))
-        return {record: sorted(fields) for record, fields in edited.items()}
-
-
-def _within(path: str, root: str) -> bool:
-    """``path`` is ``root``, inside it, or holds it."""
-    return path == root or path.startswith(root + "/") or root.startswith(path + "/")
-
-
-def record_path(path: str) -> str | None:
-    """The record a deep path lies in (``/orders/O-1`` for ``/orders/O-1/status``), if any."""
-    parts = path.split("/")
-    return "/".join(parts[:3]) if len(parts) > 3 else None
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    if a is MISSING or b is MISSING:
-        return a is b
-    same: bool = runtime()["same"](a, b)
-    return same
 
 
 def _short(value: Any) -> str:
@@ -620,8 +760,19 @@ class _Kind(str):
 def _display(value: Any) -> Any:
     if isinstance(value, dict) and set(value) == {"$any"}:
         return _Kind(value["$any"])
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("$"):
+        op, arg = next(iter(value.items()))
+        return _Kind(f"{op[1:]} {arg!r}")
     if isinstance(value, dict):
         return {k: _display(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_display(v) for v in value]
     return value
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~")

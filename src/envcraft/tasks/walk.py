@@ -21,7 +21,9 @@ from envcraft.tasks.graph import ToolGraph, WorkflowGraph
 
 MIN_LEN, MAX_LEN = 2, 8
 LENGTH_WEIGHTS = (6, 6, 5, 4, 3, 2, 1)  # for lengths 2..8: short chains are likelier to run
-NOT_WALKED = frozenset({"shell"})  # arguments are programs: nothing sensible to sample
+# Arguments are programs or whole file contents: nothing sensible to sample (a file the user wants
+# written comes from envcraft.tasks.requests instead).
+NOT_WALKED = frozenset({"shell", "write_file", "edit_file"})
 SYSTEM_WEIGHT = 0.25
 P_CREATOR = 0.7  # chance to insert a creating tool before a step that needs what it creates
 
@@ -85,12 +87,20 @@ def sample_walk(
     """One chain starting in ``start_env`` (crossing out of it with probability ``p_cross``);
     None when no valid chain came out of this draw (the caller draws again)."""
     length = rng.choices(range(MIN_LEN, MAX_LEN + 1), weights=LENGTH_WEIGHTS)[0]
-    crossings = [e for e in workflow.edges if e.src_env == start_env and e.dst_env in graphs]
+    crossings = [
+        e
+        for e in workflow.edges
+        if e.src_env == start_env
+        and e.dst_env in graphs
+        and _walkable(graphs[e.src_env], e.src)
+        and _walkable(graphs[e.dst_env], e.dst)
+    ]
     if crossings and rng.random() < p_cross:
         weights = [
             _cross_weight(coverage, e.src_env, e.src, e.dst_env, e.dst)
             * coverage.tool_weight(Step(e.src_env, e.src))
             * coverage.tool_weight(Step(e.dst_env, e.dst))
+            * (CARRIES if _can_carry(graphs, e.src_env, e.dst_env, e.dst) else 1.0)
             for e in crossings
         ]
         edge = rng.choices(crossings, weights=weights)[0]
@@ -108,6 +118,20 @@ def sample_walk(
         return None
     finished = _with_creators(finished, graphs, rng, coverage)
     return finished if len(finished) >= MIN_LEN else None
+
+
+CARRIES = 4.0  # weight of a crossing that can carry a value over (free text, or a Claw workspace)
+_FREE_TEXT = ("note", "notes", "message", "body", "text", "comment", "memo", "summary", "title")
+
+
+def _can_carry(graphs: Mapping[str, ToolGraph], src_env: str, dst_env: str, dst: str) -> bool:
+    """A crossing into a tool that takes free text, or into or out of a Claw environment (whose
+    workspace can hold a file with the other environment's values)."""
+    node = graphs[dst_env].nodes[dst]
+    text = any(
+        p.split("_")[-1] in _FREE_TEXT and prop.get("type") == "string" for p, prop in node.params.items()
+    )
+    return text or graphs[dst_env].kind == "claw" or graphs[src_env].kind == "claw"
 
 
 def _walkable(graph: ToolGraph, tool: str) -> bool:

@@ -12,6 +12,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,6 +21,7 @@ from envcraft.core.environment import Environment
 from envcraft.core.lint.code import SourceAnalysis
 from envcraft.core.lint.report import Finding, finding
 from envcraft.core.package import Manifest, PackageError, load_package
+from envcraft.core.phrasing import check_entity, check_goal
 from envcraft.core.schema import SchemaError
 from envcraft.core.tool import ToolSpec
 
@@ -142,7 +144,36 @@ def check_loaded(root: Path, manifest: Manifest, analyses: dict[str, SourceAnaly
         file = spec.function.__module__.rpartition(".")[2] + ".py"
         line = analyses[file].tool_lines.get(spec.name, 0) if file in analyses else 0
         findings.extend(_tool(spec, file, line or class_line))
+    findings.extend(_entities(env_class, class_line))
     return findings
+
+
+def _entities(env_class: type[Environment], line: int) -> list[Finding]:
+    """Each entity declaration names a ``dict[str, Record]`` field of the State model."""
+    findings = []
+    fields = getattr(env_class.State, "model_fields", {})
+    for entity in env_class.entities:
+        info = fields.get(entity.collection)
+        record = _record_model(info.annotation) if info is not None else None
+        if record is None:
+            message = (
+                f"entity {entity.collection!r} is not a dict-of-records field of {env_class.State.__name__}"
+            )
+            findings.append(finding("entity-decl", "env.py", line, message))
+            continue
+        for problem in check_entity(entity, set(record.model_fields)):
+            findings.append(
+                finding("entity-decl", "env.py", line, f"entity {entity.collection!r}: {problem}")
+            )
+    return findings
+
+
+def _record_model(annotation: object) -> Any:
+    """The record model of a ``dict[str, Record]`` annotation, else None."""
+    args: tuple[Any, ...] = tuple(getattr(annotation, "__args__", ()))
+    if len(args) == 2 and hasattr(args[1], "model_fields"):
+        return args[1]
+    return None
 
 
 def _kind(env_class: type[Environment], manifest: Manifest, uses_workspace: bool, line: int) -> list[Finding]:
@@ -175,6 +206,13 @@ def _tool(spec: ToolSpec, file: str, line: int) -> list[Finding]:
     if doc.summary and not doc.returns:
         message = f"tool {spec.name} has no Returns: section describing its result"
         findings.append(finding("tool-docstring-style", file, line, message))
+    goal = spec.annotations.goal
+    if goal is not None:
+        for problem in check_goal(goal, set(params)):
+            findings.append(finding("goal-syntax", file, line, f"tool {spec.name}: {problem}"))
+    elif spec.annotations.exclusive and spec.annotations.read_only is not True:
+        message = f"tool {spec.name} changes state but declares no goal phrase (@tool(goal=...))"
+        findings.append(finding("tool-goal", file, line, message))
     try:
         json.dumps(spec.openai_schema())
     except (TypeError, ValueError) as exc:

@@ -20,11 +20,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.core.repository import thaw
 
-from .rules import WEEKDAYS, Rules
+from .rules import WEEKDAYS, Rules, _overlaps
 
 Tier = Literal["basic", "plus", "premium"]
 BookingStatus = Literal["booked", "cancelled", "late_cancelled", "cancelled_by_studio"]
@@ -147,23 +147,19 @@ class BookingState(StateModel):
             *misfiled(self.series, "series_id"),
         ]
         for s in self.sessions.values():
-            problems += _dangling(s.session_id, "coach", [s.coach_id], self.coaches)
-            problems += _dangling(s.session_id, "series", [s.series_id] if s.series_id else [], self.series)
+            problems += dangling(s.session_id, "coach", [s.coach_id], self.coaches)
+            problems += dangling(s.session_id, "series", [s.series_id] if s.series_id else [], self.series)
         seats = [(b.booking_id, b.member_id, b.session_id) for b in self.bookings.values()]
         seats += [(e.entry_id, e.member_id, e.session_id) for e in self.waitlist.values()]
         for owner, member_id, session_id in seats:
-            problems += _dangling(owner, "member", [member_id], self.members)
-            problems += _dangling(owner, "class", [session_id], self.sessions)
+            problems += dangling(owner, "member", [member_id], self.members)
+            problems += dangling(owner, "class", [session_id], self.sessions)
         for series in self.series.values():
-            problems += _dangling(series.series_id, "coach", [series.coach_id], self.coaches)
-            problems += _dangling(series.series_id, "class", series.session_ids, self.sessions)
+            problems += dangling(series.series_id, "coach", [series.coach_id], self.coaches)
+            problems += dangling(series.series_id, "class", series.session_ids, self.sessions)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 class ClassBooking(Environment):
@@ -178,6 +174,61 @@ class ClassBooking(Environment):
 
     State = BookingState
     state: BookingState
+    entities = (
+        Entity("coaches", "coach", ("coach {name}",)),
+        Entity("members", "member", ("{name} ({email})",), vary=("tier",)),
+        Entity(
+            "sessions",
+            "class",
+            (
+                "the {class_type} class on {start:when} in room {room_id}",
+                "the {class_type} class on {start:when}",
+            ),
+            vary=("start", "end"),
+        ),
+        Entity("bookings", "booking", ("the booking of {member_id} for {session_id}",)),
+        Entity("waitlist", "waitlist place", ("the waitlist place of {member_id} for {session_id}",)),
+        Entity(
+            "series",
+            "weekly series",
+            ("the weekly {class_type} series on {weekday} at {start_time} in room {room_id}",),
+        ),
+    )
+
+    @classmethod
+    def rule_violations(cls, state: BookingState, files: Mapping[str, str]) -> list[str]:
+        """No room or coach holds two scheduled classes at once (turnover and travel gaps included),
+        no class has more active bookings than seats, a series lists exactly its weeks' classes."""
+        del files
+        data = cls.package.data if cls.package else Repository(None)
+        policy = data.json("studios.json")["scheduling"]
+        problems = []
+        scheduled = sorted(
+            (s for s in state.sessions.values() if s.status == "scheduled"), key=lambda s: s.session_id
+        )
+        turnover = timedelta(minutes=policy["room_turnover_minutes"])
+        gap = timedelta(minutes=policy["coach_gap_same_studio_minutes"])
+        for i, a in enumerate(scheduled):
+            a0, a1 = parse_time(a.start), parse_time(a.end)
+            for b in scheduled[i + 1 :]:
+                b0, b1 = parse_time(b.start), parse_time(b.end)
+                if a.room_id == b.room_id and _overlaps(a0, a1, b0, b1, turnover):
+                    problems.append(f"{a.session_id} and {b.session_id} share {a.room_id} at the same time")
+                if a.coach_id == b.coach_id and _overlaps(a0, a1, b0, b1, gap):
+                    problems.append(f"coach {a.coach_id} teaches {a.session_id} and {b.session_id} at once")
+        booked: dict[str, int] = {}
+        for booking in state.bookings.values():
+            if booking.status == "booked":
+                booked[booking.session_id] = booked.get(booking.session_id, 0) + 1
+        for session in state.sessions.values():
+            if booked.get(session.session_id, 0) > session.capacity:
+                problems.append(f"{session.session_id} has more bookings than seats")
+        for series in state.series.values():
+            if len(series.session_ids) != series.weeks or any(
+                state.sessions[s].series_id != series.series_id for s in series.session_ids
+            ):
+                problems.append(f"{series.series_id} does not list exactly its weekly classes")
+        return problems
 
     # -- reads ----------------------------------------------------------------------------------------
     @tool(read_only=True, produces=["session_id"])
@@ -266,7 +317,7 @@ class ClassBooking(Environment):
             "now": iso(self.now()),
         }
 
-    @tool(read_only=True, produces=["member_id"])
+    @tool(goal="[the member is {name}][, email {email}]", read_only=True, produces=["member_id"])
     def find_members(self, name: str = "", email: str = "") -> dict[str, Any]:
         """Find members by name words or exact email.
 
@@ -357,7 +408,11 @@ class ClassBooking(Environment):
         }
 
     # -- member writes --------------------------------------------------------------------------------
-    @tool(consumes=["member_id", "session_id"], produces=["booking_id"])
+    @tool(
+        goal="book {member_id} into {session_id}",
+        consumes=["member_id", "session_id"],
+        produces=["booking_id"],
+    )
     def book_class(self, member_id: str, session_id: str) -> dict[str, Any]:
         """Book a member into a class with a free seat.
 
@@ -379,7 +434,12 @@ class ClassBooking(Environment):
                 self._resolve(entry, "left")
         return {"booking": booking.model_dump(), "spots_left": rules.spots_left(session)}
 
-    @tool(consumes=["booking_id"], produces=["booking_id"])
+    @tool(
+        goal="cancel {booking_id}",
+        undoes=["book_class", "book_series"],
+        consumes=["booking_id"],
+        produces=["booking_id"],
+    )
     def cancel_booking(self, booking_id: str) -> dict[str, Any]:
         """Cancel a booking; after the tier's deadline it is a late cancellation with a fee.
 
@@ -423,7 +483,11 @@ class ClassBooking(Environment):
         promoted, skipped = self._promote(session, rules)
         return {"booking": booking.model_dump(), "late": late, "promoted": promoted, "skipped": skipped}
 
-    @tool(consumes=["member_id", "session_id"], produces=["entry_id"])
+    @tool(
+        goal="put {member_id} on the waitlist of {session_id}",
+        consumes=["member_id", "session_id"],
+        produces=["entry_id"],
+    )
     def join_waitlist(self, member_id: str, session_id: str) -> dict[str, Any]:
         """Put a member on the waitlist of a full class.
 
@@ -463,7 +527,7 @@ class ClassBooking(Environment):
         self.state.waitlist[entry_id] = entry
         return {"entry": entry.model_dump(), "position": len(waiting) + 1}
 
-    @tool(consumes=["entry_id"])
+    @tool(goal="take {entry_id} off the waitlist", undoes=["join_waitlist"], consumes=["entry_id"])
     def leave_waitlist(self, entry_id: str) -> dict[str, Any]:
         """Take a member off a waitlist.
 
@@ -486,7 +550,11 @@ class ClassBooking(Environment):
         self._resolve(entry, "left")
         return {"entry": entry.model_dump()}
 
-    @tool(consumes=["member_id", "series_id"], produces=["booking_id"])
+    @tool(
+        goal="book {member_id} into every upcoming class of {series_id}",
+        consumes=["member_id", "series_id"],
+        produces=["booking_id"],
+    )
     def book_series(self, member_id: str, series_id: str) -> dict[str, Any]:
         """Book a member into every upcoming class of a weekly series they can take now.
 
@@ -522,7 +590,11 @@ class ClassBooking(Environment):
         return {"series_id": series_id, "booked": booked, "skipped": skipped}
 
     # -- staff writes ---------------------------------------------------------------------------------
-    @tool(consumes=["room_id", "coach_id"], produces=["session_id"])
+    @tool(
+        goal="schedule a one-off {class_type} class in room {room_id} with {coach_id} at {start:when}",
+        consumes=["room_id", "coach_id"],
+        produces=["session_id"],
+    )
     def schedule_class(self, class_type: str, room_id: str, coach_id: str, start: str) -> dict[str, Any]:
         """Schedule a one-off class in a room with a coach.
 
@@ -545,7 +617,12 @@ class ClassBooking(Environment):
         session = self._create_session(rules, class_type, room_id, coach_id, moment, None)
         return {"class": self._session_view(session, rules)}
 
-    @tool(consumes=["room_id", "coach_id"], produces=["series_id", "session_id"])
+    @tool(
+        goal="set up a weekly {class_type} class in room {room_id} with {coach_id}, first on "
+        "{first_start:when}, for {weeks} week(s)",
+        consumes=["room_id", "coach_id"],
+        produces=["series_id", "session_id"],
+    )
     def create_series(
         self, class_type: str, room_id: str, coach_id: str, first_start: str, weeks: int
     ) -> dict[str, Any]:
@@ -596,7 +673,7 @@ class ClassBooking(Environment):
         self.state.series[series_id] = series
         return series.model_dump()
 
-    @tool(consumes=["session_id", "coach_id"])
+    @tool(goal="have {coach_id} teach {session_id} instead", consumes=["session_id", "coach_id"])
     def assign_coach(self, session_id: str, coach_id: str) -> dict[str, Any]:
         """Give a class to a substitute coach.
 
@@ -627,7 +704,9 @@ class ClassBooking(Environment):
         session.coach_id = coach_id
         return {"class": self._session_view(session, rules)}
 
-    @tool(consumes=["session_id"])
+    @tool(
+        goal="cancel {session_id}; the reason is {reason}", undoes=["schedule_class"], consumes=["session_id"]
+    )
     def cancel_class(self, session_id: str, reason: str) -> dict[str, Any]:
         """Cancel a class: its bookings are cancelled free of charge and its waitlist is closed.
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core import Entity, Initial, Repository, StateModel, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
@@ -149,6 +149,18 @@ class EventStream(ClawEnvironment):
 
     State = StreamState
     state: StreamState
+    entities = (
+        Entity("partitions", "partition", ("partition {partition} of the {topic} topic",)),
+        Entity("aggregated", "aggregated event", ()),
+        Entity(
+            "dead_letters",
+            "dead letter",
+            ("the dead letter from offset {offset} of partition {partition} of the {topic} topic",),
+            id_known=True,
+            free=("note",),
+        ),
+        Entity("deduped", "dropped duplicate", (), log=True),
+    )
 
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["topic", "partition"])
@@ -314,7 +326,13 @@ class EventStream(ClawEnvironment):
         }
 
     # -- writes --------------------------------------------------------------------------
-    @tool(consumes=["topic", "partition"], produces=["dlq_id", "offset"])
+    @tool(
+        goal="process[ up to {max_records} record(s) of] partition {partition} of the {topic} topic[, "
+        "{dedupe|true=dropping duplicates|false=keeping duplicates}][, {on_invalid|halt=stopping "
+        "at the first invalid record|dead_letter=dead-lettering invalid records}]",
+        consumes=["topic", "partition"],
+        produces=["dlq_id", "offset"],
+    )
     def process_batch(
         self,
         topic: str,
@@ -421,7 +439,10 @@ class EventStream(ClawEnvironment):
             **self._offsets(part),
         }
 
-    @tool(consumes=["topic", "partition"])
+    @tool(
+        goal="commit the processed offset of partition {partition} of the {topic} topic",
+        consumes=["topic", "partition"],
+    )
     def commit_offsets(self, topic: str, partition: int) -> dict[str, Any]:
         """Commit the partition's processed offset for the consumer group.
 
@@ -461,7 +482,11 @@ class EventStream(ClawEnvironment):
             "changed": part.committed != before,
         }
 
-    @tool(consumes=["topic", "partition", "offset"])
+    @tool(
+        goal="move partition {partition} of the {topic} topic back[ to offset {offset}] to replay "
+        "records; the reason is {reason}",
+        consumes=["topic", "partition", "offset"],
+    )
     def seek(self, topic: str, partition: int, reason: str, offset: int = -1) -> dict[str, Any]:
         """Move the partition's position back to replay records; below the committed offset it is a rewind.
 
@@ -512,7 +537,12 @@ class EventStream(ClawEnvironment):
         part.sink_error = ""
         return {"topic": topic, "partition": partition, "rewound": rewound, **self._offsets(part)}
 
-    @tool(consumes=["topic", "partition", "offset"], produces=["dlq_id"])
+    @tool(
+        goal="dead-letter[ {count}] faulty records[ from offset {offset}] of partition {partition} of "
+        "the {topic} topic, noting {note}",
+        consumes=["topic", "partition", "offset"],
+        produces=["dlq_id"],
+    )
     def dead_letter(
         self, topic: str, partition: int, note: str, offset: int = -1, count: int = 1
     ) -> dict[str, Any]:
@@ -572,7 +602,11 @@ class EventStream(ClawEnvironment):
         self._write_dlq(topic)
         return {"topic": topic, "partition": partition, "dead_lettered": created, **self._offsets(part)}
 
-    @tool(consumes=["dlq_id"], produces=["event_id"])
+    @tool(
+        goal="replay {dlq_id} with the corrected record {corrected_record}",
+        consumes=["dlq_id"],
+        produces=["event_id"],
+    )
     def replay_dead_letter(self, dlq_id: str, corrected_record: str) -> dict[str, Any]:
         """Replay a dead-lettered record into the sink after correcting it by hand.
 
@@ -640,7 +674,11 @@ class EventStream(ClawEnvironment):
             "sink_file": self._sink_path(entry.topic),
         }
 
-    @tool(consumes=["topic", "partition"])
+    @tool(
+        goal="{paused|true=pause|false=resume} partition {partition} of the {topic} topic; the reason "
+        "is {reason}",
+        consumes=["topic", "partition"],
+    )
     def set_partition_paused(self, topic: str, partition: int, paused: bool, reason: str) -> dict[str, Any]:
         """Pause (quarantine) or resume consumption of a partition.
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Initial, Repository, StateModel, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
@@ -156,6 +156,12 @@ class InfraRecovery(ClawEnvironment):
 
     State = InfraState
     state: InfraState
+    entities = (
+        Entity("hosts", "host", ("host {host_id}",), id_known=True),
+        Entity("services", "service", ("the {service_id} service",), id_known=True),
+        Entity("incidents", "incident", ("the {status} incident “{title}”",), id_known=True),
+        Entity("health_checks", "health check", ("the health check of {service_id} at {at:when}",), log=True),
+    )
 
     # -- time-driven transitions: called first by every domain tool ----------------------------------
     def _advance_clock(self) -> None:
@@ -336,7 +342,11 @@ class InfraRecovery(ClawEnvironment):
         }
 
     # -- incidents ------------------------------------------------------------------------------------
-    @tool(consumes=["service_id"], produces=["incident_id"])
+    @tool(
+        goal="open a {severity} incident for {service_id} titled {title}",
+        consumes=["service_id"],
+        produces=["incident_id"],
+    )
     def open_incident(self, service_id: str, severity: Severity, title: str) -> dict[str, Any]:
         """Open an incident for a service and create its ops record in the workspace.
 
@@ -377,7 +387,7 @@ class InfraRecovery(ClawEnvironment):
         )
         return {"incident_id": incident_id, "status": "open", "record": record_path(incident_id)}
 
-    @tool(consumes=["incident_id"])
+    @tool(goal="add the note {note} to the timeline of {incident_id}", consumes=["incident_id"])
     def append_ops_note(self, incident_id: str, note: str) -> dict[str, Any]:
         """Add a timestamped line to the Timeline of an incident's ops record.
 
@@ -403,7 +413,11 @@ class InfraRecovery(ClawEnvironment):
         line = self._timeline(incident, text)
         return {"incident_id": incident_id, "record": record_path(incident_id), "line": line}
 
-    @tool(consumes=["incident_id"])
+    @tool(
+        goal="close {incident_id} with the root cause {root_cause|disk_full=full disk|oom=out of "
+        "memory|bad_config=bad configuration|other=other}",
+        consumes=["incident_id"],
+    )
     def close_incident(self, incident_id: str, root_cause: RootCause) -> dict[str, Any]:
         """Close an incident: needs a passing health check after the last change and a complete record.
 
@@ -458,7 +472,7 @@ class InfraRecovery(ClawEnvironment):
         return incident.model_dump()
 
     # -- host lifecycle -------------------------------------------------------------------------------
-    @tool(consumes=["host_id"])
+    @tool(goal="take {host_id} out of rotation", consumes=["host_id"])
     def drain_host(self, host_id: str) -> dict[str, Any]:
         """Take a host out of rotation; it reaches maintenance after the service's drain period.
 
@@ -498,7 +512,7 @@ class InfraRecovery(ClawEnvironment):
         self._change(incident, host.service_id, f"drain {host_id} (maintenance at {self._next_step(host)})")
         return {"host_id": host_id, "state": host.state, "maintenance_at": self._next_step(host)}
 
-    @tool(consumes=["host_id"])
+    @tool(goal="purge {path} on {host_id}", consumes=["host_id"])
     def purge_disk(self, host_id: str, path: str) -> dict[str, Any]:
         """Delete the files of one purgeable directory on a host in maintenance.
 
@@ -543,7 +557,7 @@ class InfraRecovery(ClawEnvironment):
         self._change(incident, host.service_id, f"purge {clean} on {host_id} (freed {freed} GB)")
         return {"host_id": host_id, "path": clean, "freed_gb": freed, "disk_used_pct": self._disk_pct(host)}
 
-    @tool(consumes=["service_id"])
+    @tool(goal="apply the configuration file of {service_id}", consumes=["service_id"])
     def apply_config(self, service_id: str) -> dict[str, Any]:
         """Validate `configs/<service>.yaml` and make it the configuration hosts load at restart.
 
@@ -592,7 +606,7 @@ class InfraRecovery(ClawEnvironment):
             "hosts_to_restart": stale,
         }
 
-    @tool(consumes=["host_id"])
+    @tool(goal="restart {host_id}", consumes=["host_id"])
     def restart_host(self, host_id: str) -> dict[str, Any]:
         """Restart a host in maintenance with the service's applied configuration.
 
@@ -632,7 +646,7 @@ class InfraRecovery(ClawEnvironment):
         self._change(incident, host.service_id, f"restart {host_id} (warm until {self._next_step(host)})")
         return {"host_id": host_id, "state": host.state, "warm_at": self._next_step(host)}
 
-    @tool(consumes=["host_id"])
+    @tool(goal="put {host_id} back in rotation", consumes=["host_id"])
     def undrain_host(self, host_id: str) -> dict[str, Any]:
         """Put a recovered host back in rotation once it has warmed up without faults.
 
@@ -665,7 +679,7 @@ class InfraRecovery(ClawEnvironment):
         self._change(incident, host.service_id, f"undrain {host_id} (healthy)")
         return {"host_id": host_id, "state": host.state}
 
-    @tool(consumes=["service_id"], produces=["check_id"])
+    @tool(goal="run a health check of {service_id}", consumes=["service_id"], produces=["check_id"])
     def run_health_check(self, service_id: str) -> dict[str, Any]:
         """Check a service end to end: its configuration file, the applied configuration, every replica.
 

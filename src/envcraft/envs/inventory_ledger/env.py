@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import iso
 
 from .rules import (
@@ -205,15 +205,11 @@ class LedgerState(StateModel):
                     f"{order.order_id} is reserved on SKUs {order.warehouse_id} holds no stock of"
                 )
         for owner, warehouse_id, sku_ids in holders:
-            problems += _dangling(owner, "warehouse", [warehouse_id], self.warehouses)
-            problems += _dangling(owner, "SKU", sku_ids, self.skus)
+            problems += dangling(owner, "warehouse", [warehouse_id], self.warehouses)
+            problems += dangling(owner, "SKU", sku_ids, self.skus)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 # -- the environment ----------------------------------------------------------------------------
@@ -230,6 +226,59 @@ class InventoryLedger(Environment):
 
     State = LedgerState
     state: LedgerState
+    entities = (
+        Entity("warehouses", "warehouse", ("the {name} warehouse in {city}",), id_known=True),
+        Entity("skus", "SKU", ("{name}",), id_known=True, vary=("unit_cost",)),
+        Entity(
+            "purchase_orders",
+            "purchase order",
+            ("the purchase order from {supplier} for {warehouse_id} expected on {expected_date:date}",),
+            id_known=True,
+        ),
+        Entity(
+            "orders",
+            "customer order",
+            ("{customer}'s order from {warehouse_id} due by {ship_by:date}",),
+            id_known=True,
+        ),
+        Entity("journals", "journal", ("the {status} journal “{memo}”",), id_known=True),
+        Entity("movements", "stock movement", (), log=True),
+        Entity(
+            "cycle_counts",
+            "cycle count",
+            ("the {status} cycle count at {warehouse_id} from {started_at:when}",),
+            id_known=True,
+        ),
+        Entity("periods", "accounting period", ("period {period}",), id_known=True),
+    )
+
+    @classmethod
+    def rule_violations(cls, state: LedgerState, files: Mapping[str, str]) -> list[str]:
+        """Stock adds up: on hand is the opening balance plus the posted movements, reserved is what
+        the reserved orders hold, and neither goes negative or reserves more than is on hand."""
+        del files
+        problems = []
+        posted: dict[tuple[str, str], int] = {}
+        for movement in state.movements.values():
+            key = (movement.warehouse_id, movement.sku_id)
+            posted[key] = posted.get(key, 0) + movement.quantity
+        held: dict[tuple[str, str], int] = {}
+        for order in state.orders.values():
+            if order.status == "reserved":
+                for sku_id, units in order.lines.items():
+                    held[(order.warehouse_id, sku_id)] = held.get((order.warehouse_id, sku_id), 0) + units
+        for warehouse in state.warehouses.values():
+            for sku_id, balance in warehouse.stock.items():
+                key = (warehouse.warehouse_id, sku_id)
+                if balance.on_hand != balance.opening + posted.get(key, 0):
+                    problems.append(f"{warehouse.warehouse_id} {sku_id}: on hand is not opening + movements")
+                if balance.reserved != held.get(key, 0) or not 0 <= balance.reserved <= max(
+                    balance.on_hand, 0
+                ):
+                    problems.append(
+                        f"{warehouse.warehouse_id} {sku_id}: reserved does not match the reserved orders"
+                    )
+        return problems
 
     # -- reads -------------------------------------------------------------------------------
     @tool(read_only=True, produces=["warehouse_id"])
@@ -466,7 +515,11 @@ class InventoryLedger(Environment):
         return {"periods": rows, "current_period": self._current_period()}
 
     # -- journals ------------------------------------------------------------------------------
-    @tool(produces=["journal_id"], consumes=["period"])
+    @tool(
+        goal="open a draft journal with the memo {memo}[ for period {period}]",
+        produces=["journal_id"],
+        consumes=["period"],
+    )
     def begin_transaction(self, memo: str, period: str = "") -> dict[str, Any]:
         """Open a draft journal: a transaction whose lines post together or not at all.
 
@@ -492,7 +545,10 @@ class InventoryLedger(Environment):
         )
         return {"journal_id": journal_id, "period": target.period, "status": "draft"}
 
-    @tool(consumes=["journal_id", "po_id", "sku_id"])
+    @tool(
+        goal="stage the receipt of {quantity} unit(s) of {sku_id} against {po_id} in {journal_id}",
+        consumes=["journal_id", "po_id", "sku_id"],
+    )
     def add_receipt_line(self, journal_id: str, po_id: str, sku_id: str, quantity: int) -> dict[str, Any]:
         """Stage the receipt of purchase-order units into the PO's warehouse.
 
@@ -544,7 +600,12 @@ class InventoryLedger(Environment):
         added = self._add_line(journal, "receipt", po.warehouse_id, sku_id, quantity, reference=po_id)
         return {"journal_id": journal_id, "line": added.model_dump(), "remaining_after": remaining - quantity}
 
-    @tool(consumes=["journal_id", "sku_id", "warehouse_id"], produces=["transfer_id"])
+    @tool(
+        goal="stage a transfer of {quantity} unit(s) of {sku_id} from {from_warehouse_id} to "
+        "{to_warehouse_id} in {journal_id}",
+        consumes=["journal_id", "sku_id", "warehouse_id"],
+        produces=["transfer_id"],
+    )
     def add_transfer_line(
         self, journal_id: str, sku_id: str, from_warehouse_id: str, to_warehouse_id: str, quantity: int
     ) -> dict[str, Any]:
@@ -588,7 +649,11 @@ class InventoryLedger(Environment):
             "legs": [out_leg.model_dump(), in_leg.model_dump()],
         }
 
-    @tool(consumes=["journal_id", "sku_id", "warehouse_id"])
+    @tool(
+        goal="stage an adjustment of {quantity} unit(s) of {sku_id} at {warehouse_id} with reason code "
+        "{reason_code} in {journal_id}[, noting {note}]",
+        consumes=["journal_id", "sku_id", "warehouse_id"],
+    )
     def add_adjustment_line(
         self, journal_id: str, warehouse_id: str, sku_id: str, quantity: int, reason_code: str, note: str = ""
     ) -> dict[str, Any]:
@@ -655,7 +720,11 @@ class InventoryLedger(Environment):
         )
         return {"journal_id": journal_id, "line": added.model_dump(), "value": value}
 
-    @tool(consumes=["journal_id"])
+    @tool(
+        goal="remove line {line_no} from {journal_id}",
+        undoes=["add_receipt_line", "add_transfer_line", "add_adjustment_line"],
+        consumes=["journal_id"],
+    )
     def remove_line(self, journal_id: str, line_no: int) -> dict[str, Any]:
         """Remove a staged line from a draft journal (removing a transfer leg removes both legs).
 
@@ -684,7 +753,7 @@ class InventoryLedger(Environment):
         journal.lines = [ln for ln in journal.lines if ln.line_no not in removed]
         return {"journal_id": journal_id, "removed_line_nos": removed, "lines_left": len(journal.lines)}
 
-    @tool(consumes=["journal_id"], produces=["movement_id"])
+    @tool(goal="post {journal_id} to the ledger", consumes=["journal_id"], produces=["movement_id"])
     def commit_transaction(self, journal_id: str) -> dict[str, Any]:
         """Validate a draft journal as a whole and post every line to the ledger atomically.
 
@@ -708,7 +777,11 @@ class InventoryLedger(Environment):
         movement_ids = self._post(journal)
         return {"journal_id": journal_id, "status": journal.status, "movement_ids": movement_ids}
 
-    @tool(consumes=["journal_id"])
+    @tool(
+        goal="discard {journal_id}",
+        undoes=["begin_transaction", "add_receipt_line", "add_transfer_line", "add_adjustment_line"],
+        consumes=["journal_id"],
+    )
     def rollback_transaction(self, journal_id: str) -> dict[str, Any]:
         """Discard a draft journal: none of its lines will ever post.
 
@@ -723,7 +796,7 @@ class InventoryLedger(Environment):
         return {"journal_id": journal_id, "status": journal.status, "discarded_lines": len(journal.lines)}
 
     # -- customer orders -----------------------------------------------------------------------
-    @tool(consumes=["order_id"])
+    @tool(goal="reserve the stock for {order_id}", consumes=["order_id"])
     def reserve_stock(self, order_id: str) -> dict[str, Any]:
         """Reserve stock for every line of an open order at its warehouse (all lines or none).
 
@@ -761,7 +834,7 @@ class InventoryLedger(Environment):
         order.status = "reserved"
         return {"order_id": order_id, "status": order.status, "reserved": dict(sorted(order.lines.items()))}
 
-    @tool(consumes=["order_id"])
+    @tool(goal="release the stock reserved for {order_id}", undoes=["reserve_stock"], consumes=["order_id"])
     def release_reservation(self, order_id: str) -> dict[str, Any]:
         """Release the stock reserved for an order; the order goes back to open.
 
@@ -786,7 +859,11 @@ class InventoryLedger(Environment):
         order.status = "open"
         return {"order_id": order_id, "status": order.status, "released": dict(sorted(order.lines.items()))}
 
-    @tool(consumes=["order_id", "period"], produces=["journal_id", "movement_id"])
+    @tool(
+        goal="ship {order_id}[ in period {period}]",
+        consumes=["order_id", "period"],
+        produces=["journal_id", "movement_id"],
+    )
     def ship_order(self, order_id: str, period: str = "") -> dict[str, Any]:
         """Ship a reserved order: posts a shipment journal that issues the reserved units.
 
@@ -823,7 +900,11 @@ class InventoryLedger(Environment):
         }
 
     # -- cycle counts ----------------------------------------------------------------------------
-    @tool(consumes=["warehouse_id", "sku_id", "period"], produces=["count_id"])
+    @tool(
+        goal="start a cycle count of {sku_ids} at {warehouse_id}[ in period {period}]",
+        consumes=["warehouse_id", "sku_id", "period"],
+        produces=["count_id"],
+    )
     def start_cycle_count(self, warehouse_id: str, sku_ids: list[str], period: str = "") -> dict[str, Any]:
         """Start a cycle count: snapshot the system quantities and freeze those SKUs at the warehouse.
 
@@ -875,7 +956,10 @@ class InventoryLedger(Environment):
             "frozen": {s: ln.system_quantity for s, ln in lines.items()},
         }
 
-    @tool(consumes=["count_id", "sku_id"])
+    @tool(
+        goal="record {counted_quantity} counted unit(s) of {sku_id} in {count_id}",
+        consumes=["count_id", "sku_id"],
+    )
     def record_count(self, count_id: str, sku_id: str, counted_quantity: int) -> dict[str, Any]:
         """Record the physically counted quantity of one SKU in an open cycle count (recount overwrites).
 
@@ -907,7 +991,11 @@ class InventoryLedger(Environment):
             "uncounted": sorted(s for s, ln in count.lines.items() if ln.counted is None),
         }
 
-    @tool(consumes=["count_id", "period"], produces=["journal_id", "movement_id"])
+    @tool(
+        goal="reconcile {count_id}[ in period {period}]",
+        consumes=["count_id", "period"],
+        produces=["journal_id", "movement_id"],
+    )
     def reconcile_cycle_count(self, count_id: str, period: str = "") -> dict[str, Any]:
         """Post the count variances (reason CYCLE_COUNT) and lift the freeze.
 
@@ -973,7 +1061,7 @@ class InventoryLedger(Environment):
         }
 
     # -- period close ----------------------------------------------------------------------------
-    @tool(consumes=["period"])
+    @tool(goal="close the accounting period {period}", consumes=["period"])
     def close_period(self, period: str) -> dict[str, Any]:
         """Close an accounting period: no posting will ever land in it again.
 

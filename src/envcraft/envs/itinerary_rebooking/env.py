@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoDate, IsoTime, iso, parse_time
 
 from .rules import (
@@ -238,15 +238,15 @@ class ItineraryState(StateModel):
             *misfiled(self.claims, "claim_id"),
         ]
         for it in self.itineraries.values():
-            problems += _dangling(it.itinerary_id, "traveler", [it.traveler_id], self.travelers)
-            problems += _dangling(it.itinerary_id, "leg", it.leg_ids, self.legs)
+            problems += dangling(it.itinerary_id, "traveler", [it.traveler_id], self.travelers)
+            problems += dangling(it.itinerary_id, "leg", it.leg_ids, self.legs)
             problems += [
                 f"{lid} is listed by {it.itinerary_id} but belongs to {self.legs[lid].itinerary_id}"
                 for lid in it.leg_ids
                 if lid in self.legs and self.legs[lid].itinerary_id != it.itinerary_id
             ]
         for leg in self.legs.values():
-            problems += _dangling(
+            problems += dangling(
                 leg.leg_id, "flight", [leg.flight_id, *leg.previous_flight_ids], self.flights
             )
             owner = self.itineraries.get(leg.itinerary_id)
@@ -254,38 +254,32 @@ class ItineraryState(StateModel):
                 problems.append(f"{leg.leg_id} is not a leg of its itinerary {leg.itinerary_id}")
         for stay in self.stays.values():
             legs = [stay.arrival_leg_id, *([stay.departure_leg_id] if stay.departure_leg_id else [])]
-            problems += _dangling(stay.stay_id, "itinerary", [stay.itinerary_id], self.itineraries)
-            problems += _dangling(stay.stay_id, "leg", legs, self.legs)
-            problems += _dangling(stay.stay_id, "hotel inventory", [stay.hotel_id], self.hotels)
+            problems += dangling(stay.stay_id, "itinerary", [stay.itinerary_id], self.itineraries)
+            problems += dangling(stay.stay_id, "leg", legs, self.legs)
+            problems += dangling(stay.stay_id, "hotel inventory", [stay.hotel_id], self.hotels)
         for transfer in self.transfers.values():
-            problems += _dangling(
-                transfer.transfer_id, "itinerary", [transfer.itinerary_id], self.itineraries
-            )
-            problems += _dangling(transfer.transfer_id, "leg", [transfer.leg_id], self.legs)
+            problems += dangling(transfer.transfer_id, "itinerary", [transfer.itinerary_id], self.itineraries)
+            problems += dangling(transfer.transfer_id, "leg", [transfer.leg_id], self.legs)
         for event in self.events.values():
             if event.kind == "hotel_overbooking":
-                problems += _dangling(event.event_id, "stay", [event.stay_id or ""], self.stays)
+                problems += dangling(event.event_id, "stay", [event.stay_id or ""], self.stays)
                 if event.hotel_id is None:
                     problems.append(f"{event.event_id} overbooks no hotel")
             else:
-                problems += _dangling(event.event_id, "flight", [event.flight_id or ""], self.flights)
+                problems += dangling(event.event_id, "flight", [event.flight_id or ""], self.flights)
         for n in self.notifications.values():
-            problems += _dangling(n.notification_id, "event", [n.event_id], self.events)
-            problems += _dangling(n.notification_id, "itinerary", [n.itinerary_id], self.itineraries)
+            problems += dangling(n.notification_id, "event", [n.event_id], self.events)
+            problems += dangling(n.notification_id, "itinerary", [n.itinerary_id], self.itineraries)
         for m in self.messages.values():
-            problems += _dangling(m.message_id, "traveler", [m.traveler_id], self.travelers)
-            problems += _dangling(m.message_id, "itinerary", [m.itinerary_id], self.itineraries)
+            problems += dangling(m.message_id, "traveler", [m.traveler_id], self.travelers)
+            problems += dangling(m.message_id, "itinerary", [m.itinerary_id], self.itineraries)
         for c in self.claims.values():
-            problems += _dangling(c.claim_id, "traveler", [c.traveler_id], self.travelers)
-            problems += _dangling(c.claim_id, "itinerary", [c.itinerary_id], self.itineraries)
-            problems += _dangling(c.claim_id, "event", [c.event_id], self.events)
+            problems += dangling(c.claim_id, "traveler", [c.traveler_id], self.travelers)
+            problems += dangling(c.claim_id, "itinerary", [c.itinerary_id], self.itineraries)
+            problems += dangling(c.claim_id, "event", [c.event_id], self.events)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 def _timetable(data: Repository) -> dict[str, Mapping[str, str]]:
@@ -309,6 +303,19 @@ class ItineraryRebooking(Environment):
 
     State = ItineraryState
     state: ItineraryState
+    entities = (
+        Entity("travelers", "traveler", ("{name} ({email})",), vary=("phone",)),
+        Entity("itineraries", "trip", ("the trip booked under reference {reference}",)),
+        Entity("legs", "flight leg", ("the {flight_id} leg of {itinerary_id}",)),
+        Entity("flights", "flight", ("flight {flight_id}",), id_known=True),
+        Entity("stays", "hotel stay", ("the hotel stay on {itinerary_id}",)),
+        Entity("transfers", "airport transfer", ("the airport transfer on {itinerary_id}",)),
+        Entity("hotels", "hotel", ("hotel {hotel_id}",), id_known=True),
+        Entity("events", "disruption", ("the {kind} of {flight_id}", "the {kind} at {hotel_id}"), log=True),
+        Entity("notifications", "notification", ("the {kind} notification for {itinerary_id}",), log=True),
+        Entity("messages", "message to the traveler", ()),
+        Entity("claims", "compensation claim", ("the claim for {itinerary_id}",)),
+    )
 
     # -- the clock-driven part: called first by every tool -------------------------------------
     def _fire_due_events(self) -> None:
@@ -391,7 +398,11 @@ class ItineraryRebooking(Environment):
             leg.status = "flown" if reached else "missed"
 
     # -- reads -----------------------------------------------------------------------------------
-    @tool(read_only=True, produces=["itinerary_id", "traveler_id"])
+    @tool(
+        goal="[the traveler is {traveler_name}][, email {email}][, booked on flight {flight_id}]",
+        read_only=True,
+        produces=["itinerary_id", "traveler_id"],
+    )
     def list_itineraries(
         self, traveler_name: str = "", email: str = "", flight_id: str = ""
     ) -> dict[str, Any]:
@@ -572,7 +583,7 @@ class ItineraryRebooking(Environment):
         return {"hotels": found, "count": len(found)}
 
     # -- writes ----------------------------------------------------------------------------------
-    @tool(consumes=["leg_id", "flight_id"])
+    @tool(goal="rebook {leg_id} onto flight {flight_id}", consumes=["leg_id", "flight_id"])
     def rebook_leg(self, leg_id: str, flight_id: str) -> dict[str, Any]:
         """Move one leg to another flight on the same route, releasing its old seat.
 
@@ -628,7 +639,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(itinerary),
         }
 
-    @tool(consumes=["stay_id"])
+    @tool(goal="move {stay_id} to a check-in on {check_in:date} for {nights} night(s)", consumes=["stay_id"])
     def change_hotel_dates(self, stay_id: str, check_in: str, nights: int) -> dict[str, Any]:
         """Move a hotel stay to new dates in the same hotel.
 
@@ -671,7 +682,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(self.state.itineraries[stay.itinerary_id]),
         }
 
-    @tool(consumes=["stay_id", "hotel_id"])
+    @tool(goal="move {stay_id} to {hotel_id}", consumes=["stay_id", "hotel_id"])
     def relocate_hotel_stay(self, stay_id: str, hotel_id: str) -> dict[str, Any]:
         """Move a walked stay (its hotel is overbooked) to another hotel in the same city, same dates.
 
@@ -713,7 +724,7 @@ class ItineraryRebooking(Environment):
             "issues": self._issues(self.state.itineraries[stay.itinerary_id]),
         }
 
-    @tool(consumes=["transfer_id"])
+    @tool(goal="move the pickup of {transfer_id} to {pickup_at:when}", consumes=["transfer_id"])
     def reschedule_transfer(self, transfer_id: str, pickup_at: str) -> dict[str, Any]:
         """Move an airport transfer's pickup time to fit its flight's estimated arrival.
 
@@ -760,7 +771,12 @@ class ItineraryRebooking(Environment):
         transfer.pickup_at = iso(new_pickup)
         return {"transfer": self._transfer_view(transfer)}
 
-    @tool(consumes=["itinerary_id"], produces=["message_id"])
+    @tool(
+        goal="message the traveler of {itinerary_id} by {channel|email=email|sms=text message}, saying "
+        "{message}",
+        consumes=["itinerary_id"],
+        produces=["message_id"],
+    )
     def notify_traveler(self, itinerary_id: str, channel: Channel, message: str) -> dict[str, Any]:
         """Send the traveler a message about their itinerary.
 
@@ -804,7 +820,11 @@ class ItineraryRebooking(Environment):
         to = traveler.email if channel == "email" else traveler.phone
         return {"message_id": mid, "channel": channel, "to": to, "sent_at": iso(self.now())}
 
-    @tool(consumes=["itinerary_id", "event_id"], produces=["claim_id"])
+    @tool(
+        goal="file the compensation the traveler of {itinerary_id} is owed for {event_id}",
+        consumes=["itinerary_id", "event_id"],
+        produces=["claim_id"],
+    )
     def file_compensation_claim(self, itinerary_id: str, event_id: str) -> dict[str, Any]:
         """File the compensation a traveler is owed for one disruption, at most once.
 
@@ -865,7 +885,7 @@ class ItineraryRebooking(Environment):
         self.state.claims[cid] = claim
         return claim.model_dump()
 
-    @tool(consumes=["notification_id"])
+    @tool(goal="close {notification_id}", consumes=["notification_id"])
     def acknowledge_notification(self, notification_id: str) -> dict[str, Any]:
         """Close a notification once its itinerary is fully handled.
 

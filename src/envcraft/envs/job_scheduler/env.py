@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 
 from .rules import FINAL, _descendants, _stable, _topo
@@ -162,9 +162,9 @@ class SchedulerState(StateModel):
         for run in self.runs.values():
             problems += _run_problems(run, self)
         for pool in self.pools.values():
-            problems += _dangling(pool.pool_id, "worker", pool.workers, self.workers)
+            problems += dangling(pool.pool_id, "worker", pool.workers, self.workers)
         for worker in self.workers.values():
-            problems += _dangling(worker.worker_id, "pool", [worker.pool], self.pools)
+            problems += dangling(worker.worker_id, "pool", [worker.pool], self.pools)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
@@ -175,11 +175,9 @@ def _workflow_problems(wf: Workflow, state: SchedulerState) -> list[str]:
     problems = misfiled(wf.jobs, "name")
     for jd in wf.jobs.values():
         owner = f"{wf.workflow_id}.{jd.name}"
-        problems += _dangling(owner, "job", jd.deps, wf.jobs)
-        problems += _dangling(owner, "pool", [jd.pool], state.pools)
-        problems += _dangling(
-            owner, "dataset", [jd.input_dataset] if jd.input_dataset else [], state.datasets
-        )
+        problems += dangling(owner, "job", jd.deps, wf.jobs)
+        problems += dangling(owner, "pool", [jd.pool], state.pools)
+        problems += dangling(owner, "dataset", [jd.input_dataset] if jd.input_dataset else [], state.datasets)
         if not isinstance(policies.get(jd.retry_policy), Mapping):
             problems.append(f"{owner} has unknown retry policy {jd.retry_policy!r}")
         memory = wf.params.get("memory_gb")
@@ -205,7 +203,7 @@ def _run_problems(run: Run, state: SchedulerState) -> list[str]:
             problems.append(f"{run.run_id}: {name}={value!r}: {problem}")
     codes = REFERENCE.json("error_codes.json")  # the runbook line of a failed attempt comes from here
     for jr in run.jobs.values():
-        problems += _dangling(
+        problems += dangling(
             f"{run.run_id}.{jr.job}", "worker", [a.worker for a in jr.attempts], state.workers
         )
         problems += [
@@ -216,10 +214,6 @@ def _run_problems(run: Run, state: SchedulerState) -> list[str]:
         if jr.status == "retry_wait" and not jr.next_retry_at:
             problems.append(f"{run.run_id}.{jr.job} waits for a retry with no time set")
     return problems
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 class JobScheduler(Environment):
@@ -236,6 +230,52 @@ class JobScheduler(Environment):
 
     State = SchedulerState
     state: SchedulerState
+    entities = (
+        Entity("workflows", "workflow", ("the {name} workflow",), id_known=True),
+        Entity(
+            "runs",
+            "run",
+            ("the {status} run of {workflow_id} submitted on {submitted_at:when}",),
+            id_known=True,
+            vary=("submitted_at",),
+        ),
+        Entity("pools", "worker pool", ("the {pool_id} pool",), id_known=True),
+        Entity("workers", "worker", ("worker {worker_id}",), id_known=True),
+        Entity("datasets", "dataset", ("dataset {dataset_id}",), id_known=True),
+    )
+
+    @classmethod
+    def rule_violations(cls, state: SchedulerState, files: Mapping[str, str]) -> list[str]:
+        """A finished run has no unfinished job, a running job belongs to a running run, no workflow
+        has more running runs than it allows and no pool more running jobs than slots."""
+        del files
+        problems = []
+        unfinished = {"pending", "ready", "running", "retry_wait"}
+        running: dict[str, int] = {}
+        for run in state.runs.values():
+            workflow = state.workflows[run.workflow_id]
+            for job in run.jobs.values():
+                if run.status != "running" and job.status in unfinished:
+                    problems.append(f"{run.run_id} is {run.status} but job {job.job} is {job.status}")
+                if job.status == "running":
+                    pool_id = workflow.jobs[job.job].pool
+                    running[pool_id] = running.get(pool_id, 0) + 1
+            if run.status == "succeeded" and any(
+                j.status not in ("succeeded", "skipped") for j in run.jobs.values()
+            ):
+                problems.append(f"{run.run_id} succeeded with jobs that did not")
+        active: dict[str, int] = {}
+        for run in state.runs.values():
+            if run.status == "running":
+                active[run.workflow_id] = active.get(run.workflow_id, 0) + 1
+        for workflow_id, count in active.items():
+            if count > state.workflows[workflow_id].max_active_runs:
+                problems.append(f"{workflow_id} has {count} running runs, more than it allows")
+        for pool_id, count in running.items():
+            held = state.pools.get(pool_id)
+            if held is not None and count > held.slots:
+                problems.append(f"pool {pool_id} runs {count} jobs on {held.slots} slots")
+        return problems
 
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["workflow_id"])
@@ -487,7 +527,11 @@ class JobScheduler(Environment):
         return {"pools": rows, "heartbeat_timeout_minutes": timeout, "now": iso(now)}
 
     # -- writes --------------------------------------------------------------------------
-    @tool(consumes=["workflow_id"], produces=["run_id"])
+    @tool(
+        goal="start a new run of {workflow_id}[ with the parameters {params}]",
+        consumes=["workflow_id"],
+        produces=["run_id"],
+    )
     def submit_run(self, workflow_id: str, params: list[str] | None = None) -> dict[str, Any]:
         """Start a new run of a workflow with parameters; its root jobs become ready.
 
@@ -557,7 +601,7 @@ class JobScheduler(Environment):
             "ready": [n for n in _topo(wf) if run.jobs[n].status == "ready"],
         }
 
-    @tool(consumes=["run_id"], produces=["job"])
+    @tool(goal="run the next scheduling wave of {run_id}", consumes=["run_id"], produces=["job"])
     def run_ready_jobs(self, run_id: str) -> dict[str, Any]:
         """Execute one scheduling wave of a run: start every ready job that has a free pool slot.
 
@@ -616,7 +660,7 @@ class JobScheduler(Environment):
             "ready_next": [n for n in _topo(wf) if run.jobs[n].status == "ready"],
         }
 
-    @tool(consumes=["run_id", "job"])
+    @tool(goal="queue job {job} of {run_id} for another attempt", consumes=["run_id", "job"])
     def retry_job(self, run_id: str, job: str) -> dict[str, Any]:
         """Queue a failed job for another attempt in the next wave (attempts stay limited).
 
@@ -660,7 +704,7 @@ class JobScheduler(Environment):
             "max_attempts": limit,
         }
 
-    @tool(consumes=["run_id"])
+    @tool(goal="set {name} to {value} for {run_id}", consumes=["run_id"])
     def set_parameter(self, run_id: str, name: str, value: str) -> dict[str, Any]:
         """Change a parameter of a running run (jobs that run later read the new value).
 
@@ -705,7 +749,7 @@ class JobScheduler(Environment):
         readers = [j for j in _topo(wf) if name in wf.jobs[j].uses and run.jobs[j].status not in FINAL]
         return {"run_id": run_id, "name": name, "old": old, "new": value, "read_by": readers}
 
-    @tool(consumes=["run_id", "job"])
+    @tool(goal="skip the optional job {job} of {run_id}; the reason is {reason}", consumes=["run_id", "job"])
     def mark_skipped(self, run_id: str, job: str, reason: str) -> dict[str, Any]:
         """Skip an optional job that has not succeeded; jobs depending on it may then run.
 
@@ -753,7 +797,7 @@ class JobScheduler(Environment):
             "ready": [n for n in _topo(wf) if run.jobs[n].status == "ready"],
         }
 
-    @tool(consumes=["run_id", "job"])
+    @tool(goal="cancel job {job} of {run_id}; the reason is {reason}", consumes=["run_id", "job"])
     def cancel_job(self, run_id: str, job: str, reason: str) -> dict[str, Any]:
         """Cancel one unfinished job (a running one frees its slot); every job downstream is skipped.
 
@@ -802,7 +846,7 @@ class JobScheduler(Environment):
             "run_status": run.status,
         }
 
-    @tool(consumes=["run_id"])
+    @tool(goal="cancel {run_id}; the reason is {reason}", undoes=["submit_run"], consumes=["run_id"])
     def cancel_run(self, run_id: str, reason: str) -> dict[str, Any]:
         """Cancel a whole run: every unfinished job is cancelled and running ones free their slots.
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
 from email.utils import formataddr
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, ToolFailure, misfiled, tool
+from envcraft.core import Entity, Initial, Repository, StateModel, ToolFailure, dangling, misfiled, tool
 from envcraft.core.clock import IsoTime, iso
 from envcraft.sandbox import ClawEnvironment
 
@@ -178,19 +177,15 @@ class MailState(StateModel):
                 if m not in self.messages or self.messages[m].thread_id != thread.thread_id
             ]
         for case in self.cases.values():
-            problems += _dangling(case.case_id, "contact", [case.contact_id], self.contacts)
+            problems += dangling(case.case_id, "contact", [case.contact_id], self.contacts)
         for reply in self.pending.values():
-            problems += _dangling(reply.reply_id, "contact", [reply.contact_id], self.contacts)
-            problems += _dangling(reply.reply_id, "thread", [reply.thread_id], self.threads)
+            problems += dangling(reply.reply_id, "contact", [reply.contact_id], self.contacts)
+            problems += dangling(reply.reply_id, "thread", [reply.thread_id], self.threads)
             if reply.effect:
-                problems += _dangling(reply.reply_id, "case", [reply.effect.split(":", 1)[1]], self.cases)
+                problems += dangling(reply.reply_id, "case", [reply.effect.split(":", 1)[1]], self.cases)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 # -- the environment ------------------------------------------------------------------------------
@@ -205,6 +200,23 @@ class MailTriage(ClawEnvironment):
 
     State = MailState
     state: MailState
+    entities = (
+        Entity("contacts", "contact", ("{name} ({email})",), vary=("role",)),
+        Entity("cases", "case", ("the case “{subject}” of {contact_id}",)),
+        Entity(
+            "messages",
+            "message",
+            (
+                "the message “{subject}” from {sender}",
+                "the message “{subject}” from {sender} of {date:when}",
+                "the {status} message “{subject}” to {to}",
+            ),
+            free=("flags",),
+        ),
+        Entity("threads", "conversation", ("the conversation “{subject}”",)),
+        Entity("pending", "reply on its way", (), log=True),
+        Entity("todos", "to-do", ("the to-do {text}",)),
+    )
 
     # -- reading -----------------------------------------------------------------------------
     @tool(read_only=True, produces=["message_id", "thread_id"])
@@ -269,7 +281,7 @@ class MailTriage(ClawEnvironment):
         rows.sort(key=lambda r: (r["date"], r["message_id"]), reverse=True)
         return {"messages": rows, "count": len(rows)}
 
-    @tool(consumes=["message_id"], produces=["thread_id", "contact_id"])
+    @tool(read_only=True, consumes=["message_id"], produces=["thread_id", "contact_id"])
     def read_message(self, message_id: str) -> dict[str, Any]:
         """Open a message: full headers and body. Marks it as read.
 
@@ -333,7 +345,7 @@ class MailTriage(ClawEnvironment):
         return {"contacts": found, "count": len(found)}
 
     # -- organising --------------------------------------------------------------------------
-    @tool(consumes=["message_id"])
+    @tool(goal="move {message_id} to the {folder} folder", consumes=["message_id"])
     def move_message(self, message_id: str, folder: str) -> dict[str, Any]:
         """Move a received message to another folder (e.g. archive, spam, trash, or your own folder).
 
@@ -371,7 +383,7 @@ class MailTriage(ClawEnvironment):
             "moved": folder != current,
         }
 
-    @tool(produces=["folder"])
+    @tool(goal="create a mail folder called {name}", produces=["folder"])
     def create_folder(self, name: str) -> dict[str, Any]:
         """Create a mail folder.
 
@@ -390,7 +402,7 @@ class MailTriage(ClawEnvironment):
         self.state.folders.append(name)
         return {"folder": name, "folders": self.state.folders}
 
-    @tool(consumes=["message_id"])
+    @tool(goal="{flagged|true=flag|false=remove the flag from|*=flag} {message_id}", consumes=["message_id"])
     def flag_message(self, message_id: str, flagged: bool = True) -> dict[str, Any]:
         """Flag a message for follow-up, or clear the flag.
 
@@ -408,7 +420,10 @@ class MailTriage(ClawEnvironment):
         message.flags = sorted(flags)
         return {"message_id": message_id, "flags": message.flags}
 
-    @tool(consumes=["message_id"])
+    @tool(
+        goal="{remove|true=take|*=put} the label {label} {remove|true=off|*=on} {message_id}",
+        consumes=["message_id"],
+    )
     def label_message(self, message_id: str, label: str, remove: bool = False) -> dict[str, Any]:
         """Add a label to a message (or remove one).
 
@@ -430,7 +445,10 @@ class MailTriage(ClawEnvironment):
         return {"message_id": message_id, "labels": message.labels}
 
     # -- drafts --------------------------------------------------------------------------------
-    @tool(produces=["draft_id", "thread_id"])
+    @tool(
+        goal="draft a new message to {to} with the subject {subject}, saying {body}[, with {cc} in copy]",
+        produces=["draft_id", "thread_id"],
+    )
     def compose_draft(
         self, to: list[str], subject: str, body: str, cc: list[str] | None = None
     ) -> dict[str, Any]:
@@ -452,7 +470,11 @@ class MailTriage(ClawEnvironment):
         thread = self._new_thread(subject.strip())
         return self._new_draft(thread, recipients, copies, subject.strip(), body)
 
-    @tool(consumes=["message_id"], produces=["draft_id"])
+    @tool(
+        goal="draft a reply{reply_all|true= to everyone|*=} to {message_id}, saying {body}",
+        consumes=["message_id"],
+        produces=["draft_id"],
+    )
     def draft_reply(self, message_id: str, body: str, reply_all: bool = False) -> dict[str, Any]:
         """Draft a reply in the message's conversation, quoting it.
 
@@ -487,7 +509,11 @@ class MailTriage(ClawEnvironment):
         thread = self.state.threads[original.thread_id]
         return self._new_draft(thread, to, others, subject, text, in_reply_to=message_id)
 
-    @tool(consumes=["message_id"], produces=["draft_id", "thread_id"])
+    @tool(
+        goal="draft a forward of {message_id} to {to}[, with the note {body}]",
+        consumes=["message_id"],
+        produces=["draft_id", "thread_id"],
+    )
     def draft_forward(self, message_id: str, to: list[str], body: str = "") -> dict[str, Any]:
         """Draft a forward of a message (a new conversation) with the original below your note.
 
@@ -519,7 +545,11 @@ class MailTriage(ClawEnvironment):
         thread = self._new_thread(subject)
         return self._new_draft(thread, recipients, [], subject, text, forward_of=message_id)
 
-    @tool(consumes=["draft_id"])
+    @tool(
+        goal="change {draft_id}[: the body becomes {body}][, the subject becomes {subject}][, the "
+        "recipients become {to}][, the copies become {cc}]",
+        consumes=["draft_id"],
+    )
     def edit_draft(
         self,
         draft_id: str,
@@ -565,7 +595,11 @@ class MailTriage(ClawEnvironment):
         self.workspace.write_text(_path(folder, draft_id), _render(headers, draft["body"]))
         return {"draft_id": draft_id, "to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
 
-    @tool(consumes=["draft_id"])
+    @tool(
+        goal="discard {draft_id}",
+        undoes=["compose_draft", "draft_reply", "draft_forward"],
+        consumes=["draft_id"],
+    )
     def discard_draft(self, draft_id: str) -> dict[str, Any]:
         """Delete a draft for good.
 
@@ -591,7 +625,7 @@ class MailTriage(ClawEnvironment):
         del self.state.messages[draft_id]
         return {"draft_id": draft_id, "discarded": True}
 
-    @tool(consumes=["draft_id"], produces=["message_id"])
+    @tool(goal="send {draft_id}", consumes=["draft_id"], produces=["message_id"])
     def send_draft(self, draft_id: str) -> dict[str, Any]:
         """Send a draft as it is in its file now; it moves to sent and can never change again.
 
@@ -637,7 +671,7 @@ class MailTriage(ClawEnvironment):
             "sent_at": iso(self.now()),
         }
 
-    @tool(produces=["message_id"])
+    @tool(goal="check for new mail", produces=["message_id"])
     def sync_mailbox(self) -> dict[str, Any]:
         """Send/receive: deliver the replies that have arrived by now into the inbox.
 
@@ -657,7 +691,11 @@ class MailTriage(ClawEnvironment):
         return {"delivered": delivered, "count": len(delivered), "checked_at": iso(self.now())}
 
     # -- action items --------------------------------------------------------------------------
-    @tool(consumes=["message_id"], produces=["todo_id"])
+    @tool(
+        goal="add the to-do {text}[ for {message_id}][, due {due_date:date}]",
+        consumes=["message_id"],
+        produces=["todo_id"],
+    )
     def add_todo(self, text: str, message_id: str = "", due_date: str = "") -> dict[str, Any]:
         """Add an action item to todo.md, optionally linked to the message it comes from.
 
@@ -694,7 +732,7 @@ class MailTriage(ClawEnvironment):
         self.workspace.write_text(TODO_FILE, _render_todos(self.state))
         return {"todo_id": todo_id, "open": _open_todos(self.state)}
 
-    @tool(consumes=["todo_id"])
+    @tool(goal="tick off {todo_id}", consumes=["todo_id"])
     def complete_todo(self, todo_id: str) -> dict[str, Any]:
         """Tick off an action item in todo.md.
 

@@ -8,7 +8,7 @@ import random
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
-from envcraft.core import Initial, Repository, StateModel, tool
+from envcraft.core import Entity, Initial, Repository, StateModel, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, iso
 from envcraft.core.repository import thaw
 from envcraft.sandbox import ClawEnvironment
@@ -46,8 +46,21 @@ class NotesDesk(ClawEnvironment):
 
     State = NotesDeskState
     state: NotesDeskState
+    entities = (
+        Entity(
+            "items",
+            "action item",
+            ("the action item “{title}”", "{owner}'s action item “{title}”, due {due:date}"),
+            vary=("due", "owner"),
+            free=("note",),
+        ),
+    )
 
-    @tool(produces=["item_id"])
+    @tool(
+        produces=["item_id"],
+        goal="track a new action item {title} for {owner}, due {due:date}[, from the meeting notes in "
+        "{meeting}]",
+    )
     def add_action_item(self, title: str, owner: str, due: str, meeting: str = "") -> dict[str, Any]:
         """Start tracking an action item.
 
@@ -112,7 +125,7 @@ class NotesDesk(ClawEnvironment):
         ]
         return {"items": items, "count": len(items)}
 
-    @tool(consumes=["item_id"])
+    @tool(consumes=["item_id"], goal="mark {item_id} as done[, with the note {note}]")
     def complete_action_item(self, item_id: str, note: str = "") -> dict[str, Any]:
         """Mark an open action item as done.
 
@@ -131,7 +144,7 @@ class NotesDesk(ClawEnvironment):
         item.note = note.strip()
         return item.model_dump()
 
-    @tool(consumes=["item_id"])
+    @tool(consumes=["item_id"], goal="hand {item_id} over to {owner}")
     def reassign_action_item(self, item_id: str, owner: str) -> dict[str, Any]:
         """Give an open action item to another team member.
 
@@ -153,7 +166,7 @@ class NotesDesk(ClawEnvironment):
         previous, item.owner = item.owner, owner
         return {**item.model_dump(), "previous_owner": previous}
 
-    @tool
+    @tool(goal="export every tracked action item[ to {path}]")
     def export_action_items(self, path: str = "action_items.csv") -> dict[str, Any]:
         """Write every tracked action item to a CSV file in the workspace (replacing it).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, invariant, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, invariant, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 
 OrderStatus = Literal["placed", "shipped", "delivered", "cancelled"]
@@ -137,9 +138,53 @@ class ReturnsDesk(Environment):
 
     State = ReturnsDeskState
     state: ReturnsDeskState
+    entities = (
+        Entity("customers", "customer", ("{name} ({email})",), vary=("tier",)),
+        Entity(
+            "orders",
+            "order",
+            (
+                "the order {customer_id} placed on {placed_at:date}",
+                "the order {customer_id} placed on {placed_at:when}",
+            ),
+            id_known=True,
+            vary=("placed_at",),
+        ),
+        Entity("returns", "return", ("the return of {sku} from {order_id}",), id_known=True),
+        Entity("refunds", "refund", ("the refund of {amount_cents:cents} for {order_id}",), id_known=True),
+    )
+
+    @classmethod
+    def rule_violations(cls, state: ReturnsDeskState, files: Mapping[str, str]) -> list[str]:
+        """Money and units add up: an order's refunded amount is the sum of its refunds, a line's
+        returned units the sum of its returns; an order is delivered after it was placed."""
+        del files
+        problems = []
+        refunded: dict[str, int] = {}
+        for refund in state.refunds.values():
+            refunded[refund.order_id] = refunded.get(refund.order_id, 0) + refund.amount_cents
+        returned: dict[tuple[str, str], int] = {}
+        for request in state.returns.values():
+            key = (request.order_id, request.sku)
+            returned[key] = returned.get(key, 0) + request.quantity
+        for order in state.orders.values():
+            if order.refunded_cents != refunded.get(order.order_id, 0):
+                problems.append(
+                    f"{order.order_id} shows {order.refunded_cents} refunded, its refunds say otherwise"
+                )
+            for line in order.lines:
+                if line.returned_quantity != returned.get((order.order_id, line.sku), 0):
+                    problems.append(
+                        f"{order.order_id} line {line.sku}: returned units do not match its returns"
+                    )
+            if (order.status == "delivered") != (order.delivered_at is not None):
+                problems.append(f"{order.order_id} is {order.status} with delivered_at {order.delivered_at}")
+            if order.delivered_at is not None and order.delivered_at < order.placed_at:
+                problems.append(f"{order.order_id} was delivered before it was placed")
+        return problems
 
     # -- reads ---------------------------------------------------------------------------
-    @tool(read_only=True, produces=["customer_id"])
+    @tool(read_only=True, produces=["customer_id"], goal="the customer's email address is {email}")
     def get_customer(self, email: str) -> dict[str, Any]:
         """Find a customer by email address.
 
@@ -253,7 +298,11 @@ class ReturnsDesk(Environment):
         return {"products": found[:max_results], "count": len(found)}
 
     # -- writes --------------------------------------------------------------------------
-    @tool(consumes=["order_id"], produces=["refund_id"])
+    @tool(
+        consumes=["order_id"],
+        produces=["refund_id"],
+        goal="cancel {order_id} and refund it in full; the reason is {reason}",
+    )
     def cancel_order(self, order_id: str, reason: str) -> dict[str, Any]:
         """Cancel an order that has not shipped yet and refund it in full.
 
@@ -280,7 +329,13 @@ class ReturnsDesk(Environment):
         refund = self._refund(order, None, order.total_cents - order.refunded_cents, "original_payment")
         return {"order_id": order_id, "status": order.status, "refund": refund.model_dump()}
 
-    @tool(consumes=["order_id", "sku"], produces=["return_id"])
+    @tool(
+        consumes=["order_id", "sku"],
+        produces=["return_id"],
+        goal="open a return for {quantity} unit(s) of {sku} from {order_id}, because "
+        "{reason|damaged=they arrived damaged|wrong_item=the wrong item was sent|"
+        "not_as_described=they are not as described|no_longer_needed=the customer no longer needs them}",
+    )
     def open_return(self, order_id: str, sku: str, quantity: int, reason: ReturnReason) -> dict[str, Any]:
         """Open a return request for units of one line of a delivered order.
 
@@ -354,7 +409,11 @@ class ReturnsDesk(Environment):
             "quantity": quantity,
         }
 
-    @tool(consumes=["return_id"])
+    @tool(
+        consumes=["return_id"],
+        goal="record that the parcel for {return_id} arrived at the warehouse "
+        "{condition|unopened=unopened|opened=opened|damaged=damaged}",
+    )
     def receive_return(self, return_id: str, condition: Condition) -> dict[str, Any]:
         """Record that a returned parcel arrived at the warehouse, with the items' condition.
 
@@ -382,7 +441,12 @@ class ReturnsDesk(Environment):
             "refundable_cents": self._refund_amount(request),
         }
 
-    @tool(consumes=["return_id"], produces=["refund_id"])
+    @tool(
+        consumes=["return_id"],
+        produces=["refund_id"],
+        goal="refund {return_id}[ {method|original_payment=to the original payment method|"
+        "store_credit=as store credit}]",
+    )
     def issue_refund(self, return_id: str, method: RefundMethod = "original_payment") -> dict[str, Any]:
         """Refund a received return, once.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 
 from .rules import CLASS_ORDER, Assessment, Check, _average, _clamp, _minutes, _round, _routes
@@ -177,18 +176,18 @@ class DispatchState(StateModel):
             *misfiled(self.trips, "trip_id"),
         ]
         for req in self.requests.values():
-            problems += _dangling(req.request_id, "rider", [req.rider_id], self.riders)
+            problems += dangling(req.request_id, "rider", [req.rider_id], self.riders)
             busy = req.status in ("proposed", "matched", "in_progress")
-            problems += _dangling(
+            problems += dangling(
                 req.request_id, "trip", [req.trip_id] if busy or req.trip_id else [], self.trips
             )
         for driver in self.drivers.values():
             busy = driver.status in ("held", "en_route", "on_trip")
             trips = [driver.active_trip_id] if busy or driver.active_trip_id else []
-            problems += _dangling(driver.driver_id, "trip", trips, self.trips)
+            problems += dangling(driver.driver_id, "trip", trips, self.trips)
         for trip in self.trips.values():
-            problems += _dangling(trip.trip_id, "request", [trip.request_id], self.requests)
-            problems += _dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
+            problems += dangling(trip.trip_id, "request", [trip.request_id], self.requests)
+            problems += dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
             if trip.status == "proposed" and not trip.hold_until:
                 problems.append(f"{trip.trip_id} is proposed with no hold time")
             holders = {  # what the trip's request and driver say their trip is (checked above when absent)
@@ -200,10 +199,6 @@ class DispatchState(StateModel):
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 class RideshareDispatch(Environment):
@@ -220,9 +215,26 @@ class RideshareDispatch(Environment):
 
     State = DispatchState
     state: DispatchState
+    entities = (
+        Entity("riders", "rider", ("{name} ({phone})",), vary=("rating",)),
+        Entity("drivers", "driver", ("driver {name} ({driver_id})", "driver {name}"), id_known=True),
+        Entity(
+            "requests",
+            "ride request",
+            (
+                "{rider_id}'s ride request from {pickup_zone} to {dropoff_zone}",
+                "{rider_id}'s ride request from {pickup_zone} to {dropoff_zone} at {requested_at:time}",
+            ),
+        ),
+        Entity("trips", "trip", ("the trip of {driver_id} for {request_id}",), free=("decline_reason",)),
+    )
 
     # -- reads ---------------------------------------------------------------------------
-    @tool(read_only=True, produces=["request_id", "rider_id"])
+    @tool(
+        goal="[the request is from the {zone} zone][, rider {rider_name}]",
+        read_only=True,
+        produces=["request_id", "rider_id"],
+    )
     def list_open_requests(self, zone: str = "", rider_name: str = "") -> dict[str, Any]:
         """List requests still waiting for a driver, most urgent first.
 
@@ -457,7 +469,9 @@ class RideshareDispatch(Environment):
         }
 
     # -- writes --------------------------------------------------------------------------
-    @tool(consumes=["request_id", "driver_id"], produces=["trip_id"])
+    @tool(
+        goal="offer {request_id} to {driver_id}", consumes=["request_id", "driver_id"], produces=["trip_id"]
+    )
     def propose_match(self, request_id: str, driver_id: str) -> dict[str, Any]:
         """Offer an open request to a driver; the driver accepts or declines by their preferences.
 
@@ -520,7 +534,7 @@ class RideshareDispatch(Environment):
             "score": trip.score,
         }
 
-    @tool(consumes=["trip_id"], produces=["trip_id"])
+    @tool(goal="have the rider confirm {trip_id}", consumes=["trip_id"], produces=["trip_id"])
     def confirm_match(self, trip_id: str) -> dict[str, Any]:
         """Ask the rider to confirm a driver-accepted proposal; on confirmation the driver is dispatched.
 
@@ -571,7 +585,7 @@ class RideshareDispatch(Environment):
             "request_status": req.status,
         }
 
-    @tool(consumes=["trip_id"])
+    @tool(goal="record that {trip_id} has picked the rider up", consumes=["trip_id"])
     def start_trip(self, trip_id: str) -> dict[str, Any]:
         """Record that the driver picked the rider up.
 
@@ -596,7 +610,11 @@ class RideshareDispatch(Environment):
             "est_dropoff_at": trip.est_dropoff_at,
         }
 
-    @tool(consumes=["trip_id"])
+    @tool(
+        goal="complete {trip_id}[ with {waiting_minutes} minute(s) of waiting][ and {tolls_cents:cents} "
+        "in tolls]",
+        consumes=["trip_id"],
+    )
     def complete_trip(self, trip_id: str, waiting_minutes: int = 0, tolls_cents: int = 0) -> dict[str, Any]:
         """Drop the rider off: compute the final fare from the rate table and free the driver.
 
@@ -648,7 +666,12 @@ class RideshareDispatch(Environment):
             "driver_zone": driver.zone,
         }
 
-    @tool(consumes=["trip_id"], produces=["request_id"])
+    @tool(
+        goal="cancel {trip_id} on behalf of the {cancelled_by}; the reason is {reason}",
+        undoes=["propose_match", "confirm_match"],
+        consumes=["trip_id"],
+        produces=["request_id"],
+    )
     def cancel_trip(self, trip_id: str, cancelled_by: Party, reason: str) -> dict[str, Any]:
         """Cancel a trip before pickup.
 
@@ -713,7 +736,10 @@ class RideshareDispatch(Environment):
             "request_status": req.status,
         }
 
-    @tool(consumes=["trip_id"])
+    @tool(
+        goal="record the {rated_by}'s rating of {stars} star(s) for {trip_id}[ with the comment {comment}]",
+        consumes=["trip_id"],
+    )
     def rate_trip(
         self, trip_id: str, rated_by: Literal["rider", "driver"], stars: int, comment: str = ""
     ) -> dict[str, Any]:

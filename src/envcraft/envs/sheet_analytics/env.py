@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Initial, Repository, StateModel, load_package, misfiled, tool
+from envcraft.core import Entity, Initial, Repository, StateModel, load_package, misfiled, tool
 from envcraft.core.clock import iso
 from envcraft.sandbox import ClawEnvironment
 
@@ -187,6 +187,13 @@ class SheetAnalytics(ClawEnvironment):
 
     State = SheetState
     state: SheetState
+    entities = (
+        Entity("datasets", "dataset", ("the {kind} dataset {path}",), id_known=True),
+        Entity(
+            "recipes", "cleaning recipe", ("the cleaning recipe “{name}”",), id_known=True, vary=("name",)
+        ),
+        Entity("runs", "pipeline run", (), log=True),
+    )
 
     # -- reads ---------------------------------------------------------------------------------
     @tool(read_only=True, produces=["dataset_id", "recipe_id"])
@@ -287,7 +294,7 @@ class SheetAnalytics(ClawEnvironment):
         return {**recipe.model_dump(), "used_by": used}
 
     # -- sources -------------------------------------------------------------------------------
-    @tool(produces=["dataset_id"])
+    @tool(goal="register {path} as a {schema_name} dataset", produces=["dataset_id"])
     def register_dataset(self, path: str, schema_name: SchemaName) -> dict[str, Any]:
         """Register a CSV sheet from the workspace as a raw dataset, or accept a new version of one.
 
@@ -363,7 +370,7 @@ class SheetAnalytics(ClawEnvironment):
             "rows": len(rows),
         }
 
-    @tool(consumes=["dataset_id"])
+    @tool(goal="profile {dataset_id}", consumes=["dataset_id"])
     def profile_dataset(self, dataset_id: str) -> dict[str, Any]:
         """Profile a dataset against its schema: blanks, invalid values, case variants and duplicates.
 
@@ -399,7 +406,7 @@ class SheetAnalytics(ClawEnvironment):
         }
 
     # -- recipes -------------------------------------------------------------------------------
-    @tool(produces=["recipe_id"])
+    @tool(goal="create a cleaning recipe called {name}", produces=["recipe_id"])
     def create_recipe(self, name: str) -> dict[str, Any]:
         """Create an empty cleaning recipe: an ordered, recorded list of cleaning rules.
 
@@ -419,7 +426,10 @@ class SheetAnalytics(ClawEnvironment):
         self._sync_manifest()
         return {"recipe_id": recipe_id, "name": name.strip(), "version": 0}
 
-    @tool(consumes=["recipe_id"])
+    @tool(
+        goal="add a {operation} rule for the {column} column[ with the option {option}] to {recipe_id}",
+        consumes=["recipe_id"],
+    )
     def add_cleaning_rule(
         self, recipe_id: str, operation: CleanOp, column: str, option: str = ""
     ) -> dict[str, Any]:
@@ -453,7 +463,7 @@ class SheetAnalytics(ClawEnvironment):
         self._sync_manifest()
         return {"recipe_id": recipe_id, "rule": rule.model_dump(), "version": recipe.version}
 
-    @tool(consumes=["recipe_id"])
+    @tool(goal="remove rule {rule_no} from {recipe_id}", undoes=["add_cleaning_rule"], consumes=["recipe_id"])
     def remove_cleaning_rule(self, recipe_id: str, rule_no: int) -> dict[str, Any]:
         """Remove a rule from a recipe (later rules are renumbered); bumps the recipe version.
 
@@ -480,7 +490,11 @@ class SheetAnalytics(ClawEnvironment):
         return {"recipe_id": recipe_id, "removed": removed.model_dump(), "version": recipe.version}
 
     # -- stages --------------------------------------------------------------------------------
-    @tool(consumes=["dataset_id", "recipe_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="clean {dataset_id} with {recipe_id} into {output_path}",
+        consumes=["dataset_id", "recipe_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def clean_dataset(self, dataset_id: str, recipe_id: str, output_path: str) -> dict[str, Any]:
         """Apply a recipe to a profiled dataset and write the cleaned CSV, validated against the schema.
 
@@ -509,7 +523,11 @@ class SheetAnalytics(ClawEnvironment):
             )
         return self._run_stage("clean", "clean", [dataset_id], {"recipe_id": recipe_id}, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="merge {dataset_ids} into {output_path}",
+        consumes=["dataset_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def merge_datasets(self, dataset_ids: list[str], output_path: str) -> dict[str, Any]:
         """Append certified datasets of the same schema and columns into one sheet (rows in input order).
 
@@ -538,7 +556,12 @@ class SheetAnalytics(ClawEnvironment):
                 )
         return self._run_stage("merge", "merged", dataset_ids, {}, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="join {right_id} onto {left_id} by {key} into {output_path}[ as {how|left=a left "
+        "join|inner=an inner join}]",
+        consumes=["dataset_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def join_datasets(
         self, left_id: str, right_id: str, key: str, output_path: str, how: Literal["left", "inner"] = "left"
     ) -> dict[str, Any]:
@@ -580,7 +603,11 @@ class SheetAnalytics(ClawEnvironment):
             )
         return self._run_stage("join", "joined", [left_id, right_id], {"key": key, "how": how}, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="compute statistics of the {column} column of {dataset_id}[ per {group_by}] into {output_path}",
+        consumes=["dataset_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def compute_statistics(
         self, dataset_id: str, column: str, output_path: str, group_by: str = ""
     ) -> dict[str, Any]:
@@ -603,7 +630,12 @@ class SheetAnalytics(ClawEnvironment):
         params = {"column": column, "group_by": group_by}
         return self._run_stage("stats", "stats", [dataset_id], params, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="pivot {dataset_id} with one row per {index} and the {values} values[ by {columns}][ using "
+        "{aggregation}] into {output_path}",
+        consumes=["dataset_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def build_pivot(
         self,
         dataset_id: str,
@@ -636,7 +668,12 @@ class SheetAnalytics(ClawEnvironment):
         params = {"index": index, "columns": columns, "values": values, "aggregation": aggregation}
         return self._run_stage("pivot", "pivot", [dataset_id], params, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="chart {dataset_id} as a {chart_type} chart of {y} by {x} titled {title} into "
+        "{output_path}[, colored by {color}]",
+        consumes=["dataset_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def create_chart_spec(
         self,
         dataset_id: str,
@@ -685,7 +722,11 @@ class SheetAnalytics(ClawEnvironment):
         params = {"chart_type": chart_type, "x": x, "y": y, "title": title.strip(), "color": color}
         return self._run_stage("chart", "chart", [dataset_id], params, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["dataset_id", "run_id"])
+    @tool(
+        goal="write a report titled {title} on {artifact_ids} to {output_path}[ with the summary {summary}]",
+        consumes=["dataset_id"],
+        produces=["dataset_id", "run_id"],
+    )
     def write_report(
         self, title: str, artifact_ids: list[str], output_path: str, summary: str = ""
     ) -> dict[str, Any]:
@@ -716,7 +757,7 @@ class SheetAnalytics(ClawEnvironment):
         params = {"title": title.strip(), "summary": summary.strip()}
         return self._run_stage("report", "report", artifact_ids, params, output_path)
 
-    @tool(consumes=["dataset_id"], produces=["run_id"])
+    @tool(goal="re-run the stage that produced {dataset_id}", consumes=["dataset_id"], produces=["run_id"])
     def rerun_stage(self, dataset_id: str) -> dict[str, Any]:
         """Re-run the stage that produced an artifact, with its recorded parameters and current inputs.
 

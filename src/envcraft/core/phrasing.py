@@ -1,0 +1,201 @@
+"""How people talk about an environment: goal phrases for tools and names for records.
+
+An environment author declares, next to the code, how a user would *ask* for what a tool
+does (``@tool(goal="cancel {order_id}, because {reason}")``) and how a user would *name* a
+record of a state collection (``Entity("orders", "order", "{customer_id}'s order from
+{placed_at:date}")``). The data engine turns golden tool chains into user turns from these
+declarations, so a turn states goals and names things the way a person does, never a tool
+or a parameter. The same declarations are what the synthesis engine asks an LLM to write for
+a new environment, so they are small and declarative.
+
+**Templates** are text with placeholders:
+
+* ``{name}`` - a tool argument (goal phrases) or a record field (entity names); the data
+  engine renders it for a person: a record id becomes that record's name, a date a date,
+  free text a quote. ``{name:fmt}`` picks a format: ``date``, ``time``, ``when`` (date and
+  time), ``cents`` (an integer amount in cents shown as units), ``plain`` (the value as is).
+* ``{name|a=text|b=text|*=text}`` - a choice by value (booleans are ``true`` / ``false``;
+  ``*`` is any other value). The chosen text is literal.
+* ``[ ... ]`` - an optional part, dropped when a placeholder inside has no value (an omitted
+  optional argument, an empty field).
+
+This module only parses and checks templates (the linter uses it); rendering values for a
+person is the data engine's job (:mod:`envcraft.tasks.intents`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+FORMATS = frozenset({"date", "time", "when", "cents", "plain"})
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?((?:\|[^|{}]*)*)\}")
+_TOKEN = re.compile(r"\{[^{}]*\}|\[|\]|[^{}\[\]]+|[{}]")
+
+
+class TemplateError(ValueError):
+    """A goal phrase or entity name that does not parse."""
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    name: str
+    fmt: str | None = None
+    choices: tuple[tuple[str, str], ...] = ()  # (value key, text); key "*" matches any other value
+
+    def choose(self, value: Any) -> str | None:
+        key = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        fallback = None
+        for option, text in self.choices:
+            if option == key:
+                return text
+            if option == "*":
+                fallback = text
+        return fallback
+
+
+Part = str | Placeholder | tuple["Part", ...]  # a tuple is an optional section
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed template: literal text, placeholders and optional sections."""
+
+    text: str
+    parts: tuple[Part, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Template:
+        stack: list[list[Part]] = [[]]
+        for token in _TOKEN.findall(text):
+            if token == "[":
+                stack.append([])
+            elif token == "]":
+                if len(stack) == 1:
+                    raise TemplateError(f"unbalanced ']' in {text!r}")
+                section = tuple(stack.pop())
+                stack[-1].append(section)
+            elif token.startswith("{"):
+                match = _PLACEHOLDER.fullmatch(token)
+                if match is None:
+                    raise TemplateError(f"bad placeholder {token} in {text!r}")
+                name, fmt, raw = match.groups()
+                if fmt is not None and fmt not in FORMATS:
+                    raise TemplateError(
+                        f"unknown format {fmt!r} in {token} (known: {', '.join(sorted(FORMATS))})"
+                    )
+                choices = []
+                for option in raw.split("|")[1:]:
+                    key, sep, shown = option.partition("=")
+                    if not sep or not key.strip():
+                        raise TemplateError(f"a choice needs value=text, got {option!r} in {token}")
+                    choices.append((key.strip(), shown))
+                stack[-1].append(Placeholder(name, fmt, tuple(choices)))
+            elif token in "{}":
+                raise TemplateError(f"unbalanced {token!r} in {text!r}")
+            else:
+                stack[-1].append(token)
+        if len(stack) != 1:
+            raise TemplateError(f"unclosed '[' in {text!r}")
+        return cls(text, tuple(stack[0]))
+
+    def fields(self) -> set[str]:
+        """Every placeholder name the template uses."""
+        found: set[str] = set()
+
+        def walk(parts: tuple[Part, ...]) -> None:
+            for part in parts:
+                if isinstance(part, Placeholder):
+                    found.add(part.name)
+                elif isinstance(part, tuple):
+                    walk(part)
+
+        walk(self.parts)
+        return found
+
+    def render(self, show: Callable[[Placeholder], str | None]) -> str | None:
+        """The text with every placeholder shown by ``show`` (None: no value); None when a
+        placeholder outside an optional section has no value."""
+
+        def walk(parts: tuple[Part, ...]) -> str | None:
+            out: list[str] = []
+            for part in parts:
+                if isinstance(part, str):
+                    out.append(part)
+                elif isinstance(part, Placeholder):
+                    shown = show(part)
+                    if shown is None:
+                        return None
+                    out.append(shown)
+                else:
+                    section = walk(part)
+                    if section is not None:
+                        out.append(section)
+            return "".join(out)
+
+        text = walk(self.parts)
+        return re.sub(r"[ \t]+", " ", text).strip() if text is not None else None
+
+
+@dataclass(frozen=True)
+class Entity:
+    """How a user names the records of one state collection, and how look-alikes may differ.
+
+    ``collection`` is a ``dict[str, Record]`` field of the State model, ``noun`` what one
+    record is called ("order"). ``names`` are templates over the record's fields, most
+    natural first; the data engine uses the first one that tells the record apart from every
+    other record of the collection (a field holding another record's id shows that record's
+    name). ``id_known``: users hold these ids themselves (an order number from a
+    confirmation mail, a flight number), so a turn may quote them. ``vary``: fields a
+    distractor (a look-alike record the agent must not touch) may differ in; without them
+    the collection gets no look-alikes. ``free``: fields a user leaves to the agent (notes,
+    comments): no check pins them. ``log``: records the environment writes as a by-product
+    of looking (health checks, delivered replies): an agent that adds more harms nothing.
+    """
+
+    collection: str
+    noun: str
+    names: tuple[str, ...] = ()
+    id_known: bool = False
+    vary: tuple[str, ...] = ()
+    free: tuple[str, ...] = ()
+    log: bool = False
+
+    def templates(self) -> tuple[Template, ...]:
+        return tuple(Template.parse(text) for text in self.names)
+
+
+def entity_map(entities: tuple[Entity, ...]) -> Mapping[str, Entity]:
+    """The declarations by collection name."""
+    return {e.collection: e for e in entities}
+
+
+def check_goal(goal: str, params: set[str]) -> list[str]:
+    """Problems of one tool's goal phrase (parse errors, placeholders that are not parameters)."""
+    try:
+        template = Template.parse(goal)
+    except TemplateError as exc:
+        return [str(exc)]
+    unknown = sorted(template.fields() - params)
+    return [f"goal names unknown parameters {', '.join(unknown)}"] if unknown else []
+
+
+def check_entity(entity: Entity, fields: set[str]) -> list[str]:
+    """Problems of one entity declaration against its record's fields."""
+    problems: list[str] = []
+    for text in entity.names:
+        try:
+            template = Template.parse(text)
+        except TemplateError as exc:
+            problems.append(str(exc))
+            continue
+        unknown = sorted(template.fields() - fields)
+        if unknown:
+            problems.append(f"name {text!r} uses unknown fields {', '.join(unknown)}")
+    for kind, names in (("vary", entity.vary), ("free", entity.free)):
+        unknown = sorted(set(names) - fields)
+        if unknown:
+            problems.append(f"{kind} lists unknown fields {', '.join(unknown)}")
+    return problems

@@ -1,0 +1,315 @@
+"""The interpreter every generated verifier runs: declarative checks scored against a run.
+
+A generated verifier is this module's source followed by one assignment of ``CHECKS`` (see
+:func:`envcraft.tasks.verifier_synth.render`), so it must stay **standard-library only**
+and free of ``from __future__``: it runs under the system Python in the sandbox's isolated
+worker, where envcraft is not importable. The data engine imports the same module to run
+checks in-process (robustness filtering, validation), so both sides agree by construction.
+
+``verify(ctx)`` scores ``CHECKS`` against ``ctx`` (the plain-JSON run a verifier sees: S0,
+the final state, the files, a snapshot per user turn and the action log). Each check has a
+``role``: ``goal`` checks say what the user asked for and must *change* relative to the
+window's start; ``guard`` checks say what must be left alone. The score is the weighted
+mean of the goals times the weighted mean of the guards, so a run that changes nothing
+scores 0 and one harmful write costs a share of every goal.
+
+Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any value of a kind
+("str", "number", ...); ``{"$one_of": [patterns]}`` any of them; ``{"$text": text}`` a string
+equal up to case, spacing and trailing punctuation; ``{"$contains": [texts]}`` a string
+holding each text (case-insensitive); ``{"$fields": {key: pattern}}`` a dict whose listed
+keys match (other keys are free); ``{"$members": {"has": [...], "lacks": [...]}}`` a list that
+holds the first and none of the second (flags and labels: other members may come and go).
+"""
+
+import csv
+import io
+import json
+import math
+import re
+from typing import Any
+
+CHECKS: list[dict[str, Any]] = []  # replaced by the generated verifier's own list
+MISSING = object()
+_LIMIT = 1_000_000  # characters of one file a check parses
+
+
+def get(node: Any, path: str) -> Any:
+    """Read a JSON Pointer ("/orders/O-1/status"; "" is the whole value); MISSING when absent."""
+    if path == "":
+        return node
+    for raw in path[1:].split("/"):
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return MISSING
+    return node
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    return "other"
+
+
+def norm_words(text: Any) -> str:
+    """Text up to case, runs of whitespace and punctuation at either end."""
+    return " ".join(str(text).lower().split()).strip(" .!,;:")
+
+
+def matches(value: Any, pattern: Any) -> bool:
+    """Whether ``value`` matches ``pattern`` (see the module docstring)."""
+    if value is MISSING:
+        return False
+    if isinstance(pattern, dict) and len(pattern) == 1:
+        ((op, arg),) = pattern.items()
+        if op == "$any":
+            return kind_of(value) == arg
+        if op == "$one_of":
+            return any(matches(value, p) for p in arg)
+        if op == "$text":
+            return isinstance(value, str) and norm_words(value) == norm_words(arg)
+        if op == "$contains":
+            return isinstance(value, str) and all(str(a).lower() in value.lower() for a in arg)
+        if op == "$members":  # a list holding these members and not those (others may come and go)
+            return (
+                isinstance(value, list)
+                and all(v in value for v in arg.get("has", []))
+                and not any(v in value for v in arg.get("lacks", []))
+            )
+        if op == "$fields":
+            return isinstance(value, dict) and all(matches(get(value, "/" + k), p) for k, p in arg.items())
+    if isinstance(pattern, dict):
+        return (
+            isinstance(value, dict)
+            and set(value) == set(pattern)
+            and all(matches(value[key], sub) for key, sub in pattern.items())
+        )
+    if isinstance(pattern, list):
+        return (
+            isinstance(value, list)
+            and len(value) == len(pattern)
+            and all(matches(v, p) for v, p in zip(value, pattern, strict=True))
+        )
+    return kind_of(value) == kind_of(pattern) and value == pattern
+
+
+def same(a: Any, b: Any) -> bool:
+    """Identical JSON values (MISSING only equals MISSING)."""
+    if a is MISSING or b is MISSING:
+        return a is b
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def without(value: Any, paths: list[str]) -> Any:
+    """A copy of value with the given paths removed (list items blanked, so indices hold)."""
+    if value is MISSING or not paths:
+        return value
+    value = json.loads(json.dumps(value))
+    for path in paths:
+        parent_path, _, raw = path.rpartition("/")
+        parent = get(value, parent_path)
+        last = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(parent, dict):
+            parent.pop(last, None)
+        elif isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
+            parent[int(last)] = None
+    return value
+
+
+_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
+
+
+def untimed(line: str) -> str:
+    """A line with every ISO timestamp replaced by ``<time>`` (log lines say *when*; a check on
+    a line pins *what*)."""
+    return _MOMENT.sub("<time>", line)
+
+
+def norm_text(text: str) -> str:
+    """Text up to line endings, trailing spaces and blank lines at either end."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    return "\n".join(lines).strip("\n")
+
+
+def norm_cell(cell: str) -> str:
+    """A CSV cell up to surrounding spaces and number formatting ("3", "3.0", " 3 ")."""
+    cell = cell.strip()
+    try:
+        number = float(cell)
+    except ValueError:
+        return cell
+    return repr(number) if math.isfinite(number) else cell
+
+
+def csv_table(text: str, delimiter: str) -> dict[str, Any]:
+    rows = [
+        [norm_cell(cell) for cell in row]
+        for row in csv.reader(io.StringIO(text), delimiter=delimiter)
+        if any(cell.strip() for cell in row)
+    ]
+    return {"header": rows[0] if rows else [], "rows": rows[1:]}
+
+
+def markdown_sections(text: str) -> dict[str, str]:
+    """``## Heading`` (lower-cased) -> the section's text, normalized."""
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in norm_text(text).split("\n"):
+        if line.startswith("#"):
+            current = line.lstrip("#").strip().lower()
+            found[current] = []
+        elif current is not None:
+            found[current].append(line)
+    return {name: norm_text("\n".join(body)) for name, body in found.items()}
+
+
+def parse_file(text: str, fmt: str) -> Any:
+    """A file's content in the form its check compares (raises ValueError if it does not parse)."""
+    if len(text) > _LIMIT:
+        raise ValueError("file too large to check")
+    if fmt == "json":
+        return json.loads(text)
+    if fmt == "csv":
+        return csv_table(text, ",")
+    if fmt == "tsv":
+        return csv_table(text, "\t")
+    if fmt == "lines":
+        return [untimed(line) for line in norm_text(text).split("\n")]
+    if fmt == "markdown":
+        return markdown_sections(text)
+    return norm_text(text)
+
+
+def rows_match(rows: list[Any], patterns: list[Any], exact: bool) -> bool:
+    """Every expected row matched by a distinct actual row, in any order (``exact``: nothing extra)."""
+    if exact and len(rows) != len(patterns):
+        return False
+    unused = list(rows)
+    for pattern in patterns:
+        hit = next((i for i, row in enumerate(unused) if matches(row, pattern)), None)
+        if hit is None:
+            return False
+        unused.pop(hit)
+    return True
+
+
+def content_matches(content: str, fmt: str, expected: Any) -> bool:
+    try:
+        parsed = parse_file(content, fmt)
+    except ValueError:
+        return False
+    if fmt in ("csv", "tsv"):
+        if [norm_words(h) for h in parsed["header"]] != [norm_words(h) for h in expected["header"]]:
+            return False
+        return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
+    if fmt == "lines":
+        return all(line in parsed for line in expected)
+    if fmt == "markdown":
+        return all(
+            name in parsed and all(t.lower() in parsed[name].lower() for t in texts)
+            for name, texts in expected.items()
+        )
+    return matches(parsed, expected)
+
+
+def snapshot(ctx: dict[str, Any], turn: int | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """(states, files) after a turn; turn None is the end of the run, -1 is S0."""
+    if turn is None:
+        return ctx["final"], ctx["files"]
+    if turn < 0:
+        return ctx["initial"], ctx["initial_files"]
+    return ctx["turns"][turn]["final"], ctx["turns"][turn]["files"]
+
+
+def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> float:
+    if kind == "value":  # set to the expected value (and so changed from before)
+        return float(matches(after, check["expected"]) and not same(after, before))
+    if kind == "matches":  # as expected, whether or not it changed (a consequence of the work)
+        return float(matches(after, check["expected"]))
+    if kind == "absent":  # deleted
+        return float(after is MISSING and before is not MISSING)
+    if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
+        ignore = check.get("ignore", [])
+        return float(same(without(after, ignore), without(before, ignore)))
+    if kind == "others_unchanged":  # every other member of a collection left as it was
+        ignore = check.get("ignore", [])
+        by_key = check.get("ignore_by_key", {})
+        keep = [k for k in (before if isinstance(before, dict) else {}) if k not in check.get("except", [])]
+        if not keep:
+            return 1.0
+        now = after if isinstance(after, dict) else {}
+        kept = [
+            k in now
+            and same(
+                without(now[k], ignore + by_key.get(k, [])), without(before[k], ignore + by_key.get(k, []))
+            )
+            for k in keep
+        ]
+        return sum(kept) / len(kept)
+    if kind == "no_extra":  # at most `count` members that were not there before
+        now = after if isinstance(after, dict) else {}
+        old = before if isinstance(before, dict) else {}
+        return float(sum(1 for k in now if k not in old) <= check["count"])
+    if kind == "created_in":  # a distinct new member per expected record
+        new = [v for k, v in after.items() if k not in before] if isinstance(after, dict) else []
+        if not isinstance(before, dict):
+            before = {}
+        found = 0
+        for pattern in check["expected"]:
+            hit = next((i for i, member in enumerate(new) if matches(member, pattern)), None)
+            if hit is not None:
+                found += 1
+                new.pop(hit)
+        return found / len(check["expected"])
+    raise ValueError("unknown check kind " + repr(kind))
+
+
+def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
+    """One check's score in [0, 1]. "Before" is S0 for end-of-run checks, else the previous turn."""
+    turn = check.get("turn")
+    states, files = snapshot(ctx, turn)
+    before_states, before_files = snapshot(ctx, -1 if turn is None else turn - 1)
+    kind = check["kind"]
+    if kind == "file":  # written with the expected content (and so changed from before)
+        content = files.get(check["path"])
+        if content is None or content == before_files.get(check["path"]):
+            return 0.0
+        return float(content_matches(content, check["format"], check["expected"]))
+    if kind == "file_absent":
+        return float(check["path"] not in files and check["path"] in before_files)
+    if kind == "files_unchanged":  # guard: every listed file exactly as before
+        kept = [files.get(p) == before_files.get(p) for p in check["paths"]]
+        return sum(kept) / len(kept)
+    after = get(states.get(check["env"], MISSING), check["path"])
+    before = get(before_states.get(check["env"], MISSING), check["path"])
+    return _state_check(kind, check, after, before)
+
+
+def verify(ctx: dict[str, Any]) -> dict[str, Any]:
+    components: dict[str, float] = {}
+    totals = {"goal": [0.0, 0.0], "guard": [0.0, 0.0]}
+    for check in CHECKS:
+        try:
+            value = run_check(ctx, check)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            value = 0.0
+        components[check["name"]] = value
+        total = totals[check["role"]]
+        total[0] += check["weight"] * value
+        total[1] += check["weight"]
+    goal = totals["goal"][0] / totals["goal"][1] if totals["goal"][1] else 0.0
+    guard = totals["guard"][0] / totals["guard"][1] if totals["guard"][1] else 1.0
+    return {"score": goal * guard, "components": components}

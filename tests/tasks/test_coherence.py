@@ -1,0 +1,200 @@
+"""One coherent job per task: ``tidy`` on real golden runs of a small environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from envcraft.core import load_package
+from envcraft.tasks.coherence import tidy
+from envcraft.tasks.golden import GoldenRun, replay
+from envcraft.tasks.graph import build_tool_graph
+from envcraft.tasks.model import GoldenCall
+
+from .verify_support import COUNTER, write_package
+
+LIGHTS_ENV = '''
+from envcraft import Environment, StateModel, tool
+
+
+class Room(StateModel):
+    room_id: str
+    light: str = "off"
+    note: str = ""
+    comments: list[str] = []
+
+
+class LightsState(StateModel):
+    rooms: dict[str, Room] = {}
+
+
+class Lights(Environment):
+    """Rooms whose lights are on or off, each with a note."""
+
+    State = LightsState
+
+    @tool(read_only=True)
+    def get_room(self, room_id: str) -> dict:
+        """Look at a room.
+
+        Args:
+            room_id: The room.
+
+        Returns:
+            The room.
+        """
+        return self.state.rooms[room_id].model_dump()
+
+    @tool(goal="switch the light on in {room_id}")
+    def turn_on(self, room_id: str) -> dict:
+        """Switch a room's light on.
+
+        Args:
+            room_id: The room.
+
+        Returns:
+            The room.
+        """
+        self.state.rooms[room_id].light = "on"
+        return {"room_id": room_id, "light": "on"}
+
+    @tool(goal="switch the light off in {room_id}", undoes=["turn_on"])
+    def turn_off(self, room_id: str) -> dict:
+        """Switch a room's light off.
+
+        Args:
+            room_id: The room.
+
+        Returns:
+            The room.
+        """
+        self.state.rooms[room_id].light = "off"
+        return {"room_id": room_id, "light": "off"}
+
+    @tool(goal="note {note} on {room_id}")
+    def set_note(self, room_id: str, note: str) -> dict:
+        """Write a room's note.
+
+        Args:
+            room_id: The room.
+            note: The note.
+
+        Returns:
+            The room.
+        """
+        self.state.rooms[room_id].note = note
+        return {"room_id": room_id, "note": note}
+
+    @tool(goal="add the comment {text} to {room_id}")
+    def add_comment(self, room_id: str, text: str) -> dict:
+        """Add a comment to a room.
+
+        Args:
+            room_id: The room.
+            text: The comment.
+
+        Returns:
+            The room's comment count.
+        """
+        self.state.rooms[room_id].comments.append(text)
+        return {"room_id": room_id, "comments": len(self.state.rooms[room_id].comments)}
+'''
+
+ROOMS = {
+    "rooms": {
+        "kitchen": {"room_id": "kitchen", "light": "off", "note": "", "comments": []},
+        "hallway": {"room_id": "hallway", "light": "on", "note": "", "comments": []},
+        "cellar": {"room_id": "cellar", "light": "off", "note": "", "comments": []},
+    }
+}
+
+
+def played(
+    package_dir: Path, initial: dict[str, Any], *calls: tuple[str, dict[str, Any]]
+) -> tuple[GoldenRun, Any]:
+    package = load_package(package_dir)
+    packages = {package.id: package}
+    golden = [GoldenCall(package.id, tool, args, {}, {}) for tool, args in calls]
+    run = replay(golden, packages, {package.id: initial}, {})
+    assert run is not None
+    return run, (packages, {package.id: build_tool_graph(package)})
+
+
+def lights(tmp_path: Path) -> Path:
+    return write_package(tmp_path / "lights", "lights", "tool", LIGHTS_ENV)
+
+
+def steps(run: GoldenRun | None) -> list[tuple[str, dict[str, Any]]]:
+    assert run is not None
+    return [(c.tool, c.args) for c in run.calls]
+
+
+def test_a_request_whose_effect_already_held_is_left_out(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("turn_on", {"room_id": "hallway"}),  # already on in S0: nothing to ask for
+        ("set_note", {"room_id": "hallway", "note": "bulb replaced on Monday"}),
+    )
+    tidied, reason = tidy(run, packages, graphs)
+    assert reason == "ok"
+    assert steps(tidied) == [("set_note", {"room_id": "hallway", "note": "bulb replaced on Monday"})]
+
+
+def test_a_chain_of_requests_that_all_held_already_is_rejected(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(lights(tmp_path), ROOMS, ("turn_on", {"room_id": "hallway"}))
+    assert tidy(run, packages, graphs) == (None, "no_effect")
+
+
+def test_lookups_nothing_uses_are_pruned_and_an_unrelated_step_is_cut(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("get_room", {"room_id": "cellar"}),  # its answer feeds nothing
+        ("turn_on", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "kitchen", "note": "light left on for the cleaners"}),
+        ("set_note", {"room_id": "cellar", "note": "damp in the corner again"}),  # another job
+    )
+    tidied, reason = tidy(run, packages, graphs)
+    assert reason == "ok"
+    assert steps(tidied) == [
+        ("turn_on", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "kitchen", "note": "light left on for the cleaners"}),
+    ]
+
+
+def test_a_step_that_undoes_an_earlier_one_rejects_the_chain(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(
+        lights(tmp_path), ROOMS, ("turn_on", {"room_id": "kitchen"}), ("turn_off", {"room_id": "kitchen"})
+    )
+    assert tidy(run, packages, graphs) == (None, "undo")
+
+
+def test_rewriting_text_an_earlier_step_wrote_is_an_undo(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("set_note", {"room_id": "cellar", "note": "damp in the corner again"}),
+        ("set_note", {"room_id": "cellar", "note": "dry now after the repair"}),
+    )
+    assert tidy(run, packages, graphs) == (None, "undo")
+
+
+def test_the_same_request_twice_rejects_the_chain() -> None:
+    run, (packages, graphs) = played(
+        COUNTER,
+        {"counters": {"visits": 3}},
+        ("increment", {"name": "visits"}),
+        ("increment", {"name": "visits"}),
+    )
+    assert tidy(run, packages, graphs) == (None, "repeat")
+
+
+def test_the_same_request_on_the_same_record_in_other_words_rejects_the_chain(tmp_path: Path) -> None:
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("add_comment", {"room_id": "kitchen", "text": "Tap drips; plumber booked for Tuesday."}),
+        ("add_comment", {"room_id": "kitchen", "text": "Tap drips."}),  # the same comment again, shorter
+    )
+    assert tidy(run, packages, graphs) == (None, "repeat")
