@@ -114,6 +114,7 @@ def test_the_system_prompt_states_the_contract() -> None:
         "self.rng",
         "permission_denied",
         "missing_field",
+        "dangling(",
         "worked-example",
         '<file path="env.py">',
         "from .rules import",
