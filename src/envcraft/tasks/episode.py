@@ -110,7 +110,7 @@ class Episode:
         self._files_without_workspace = dict(files)
         self.initial = {env: s.state() for env, s in self.sessions.items()}
         self.initial_files = self.files()
-        self._exposed = _expose(self.packages)
+        self._exposed = exposed_tools(self.packages)
 
     @classmethod
     def open(
@@ -294,8 +294,11 @@ def populate(root: Path, files: Mapping[str, str]) -> None:
         target.write_text(content, encoding="utf-8")
 
 
-def _expose(packages: Mapping[str, EnvPackage]) -> dict[str, ExposedTool]:
-    """The agent-facing tool table: system tools once, domain tools prefixed only on a clash."""
+def exposed_tools(packages: Mapping[str, EnvPackage]) -> dict[str, ExposedTool]:
+    """The agent-facing tool table: system tools once, domain tools prefixed only on a clash.
+
+    What :meth:`Episode.tools` lists, without opening sessions (exporters use it).
+    """
     owners: dict[str, list[str]] = {}
     for env, package in packages.items():
         for name, spec in package.env_class.tools.items():
