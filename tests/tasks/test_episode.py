@@ -93,7 +93,7 @@ def test_durable_episode_is_a_set_of_session_directories_another_process_can_ope
         kind="claw",
     )
     play = tmp_path / "play"
-    with Episode.open(task, directory=play) as episode:
+    with Episode.open(task, directory=play):
         assert (play / "workspace" / "a.txt").read_text() == "x"
     reopened = Session.open(play / "sessions" / "reports")
     assert reopened.workspace_root == (play / "workspace").resolve()

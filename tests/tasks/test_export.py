@@ -85,7 +85,14 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert read_tasks(tmp_path) == tasks
     train, val = pq.read_table(path), pq.read_table(tmp_path / "val.parquet")
     assert train.schema == val.schema
-    assert train.column_names == ["data_source", "prompt", "ability", "reward_model", "extra_info", "agent_name"]
+    assert train.column_names == [
+        "data_source",
+        "prompt",
+        "ability",
+        "reward_model",
+        "extra_info",
+        "agent_name",
+    ]
     prompt_type = train.schema.field("prompt").type
     assert prompt_type == pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
     rows = train.to_pylist() + val.to_pylist()
@@ -95,7 +102,10 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert {r["extra_info"]["split"] for r in val.to_pylist()} == {"val"}
     by_id = {r["extra_info"]["task_id"]: r for r in rows}
     tool_row, claw_row = by_id["t-count"], by_id["t-claw"]
-    assert tool_row["data_source"] == "envcraft/counter" and claw_row["data_source"] == "envcraft/counter+reports"
+    assert (
+        tool_row["data_source"] == "envcraft/counter"
+        and claw_row["data_source"] == "envcraft/counter+reports"
+    )
     assert tool_row["ability"] == "tool-use" and claw_row["ability"] == "agent"
     assert {r["agent_name"] for r in rows} == {"envcraft_agent"}
     system, user = claw_row["prompt"]
@@ -103,7 +113,9 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert "workspace" in system["content"]
     # the tools travel in the chat template: per task, the names its agent may call
     assert set(tool_row["extra_info"]["tool_selection"]) == {"increment", "get", "explode"}
-    assert {"increment", "export_sales", "read_file", "shell"} <= set(claw_row["extra_info"]["tool_selection"])
+    assert {"increment", "export_sales", "read_file", "shell"} <= set(
+        claw_row["extra_info"]["tool_selection"]
+    )
     assert "export_sales(region)" not in system["content"]
     # the ground truth names the task and its version, not the task itself
     reward = claw_row["reward_model"]
@@ -117,7 +129,9 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert "name: envcraft_agent" in loop and str((tmp_path / "tasks.jsonl").resolve()) in loop
 
 
-def test_task_digest_changes_with_the_task_and_survives_a_round_trip(tasks: list[Task], tmp_path: Path) -> None:
+def test_task_digest_changes_with_the_task_and_survives_a_round_trip(
+    tasks: list[Task], tmp_path: Path
+) -> None:
     write_tasks(tmp_path, tasks)
     assert [task_digest(t) for t in read_tasks(tmp_path)] == [task_digest(t) for t in tasks]
     changed = tasks[0].model_copy(deep=True)
@@ -134,7 +148,7 @@ def test_validation_split_is_stable_and_never_empty(tasks: list[Task]) -> None:
     train, val = split_tasks(many, 0.1)
     assert len(train) + len(val) == 40 and 1 <= len(val) < 15
     # a task keeps its split when the set grows
-    train_more, val_more = split_tasks([*many, *tasks], 0.1)
+    _, val_more = split_tasks([*many, *tasks], 0.1)
     assert {t.id for t in val} <= {t.id for t in val_more}
     assert split_tasks(many[:1], 0.1) == (many[:1], many[:1])
     assert split_tasks(many[:2], 0.0)[1] == []
