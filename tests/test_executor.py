@@ -47,9 +47,8 @@ def test_a_failing_job_reaches_the_caller() -> None:
 def test_unknown_executor_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ExecutorError, match="unknown executor"), open_executor("dask"):
         pass
-    done = CliRunner().invoke(
-        app, ["tasks", "synth", "--envs", "notes_desk", "--n", "1", "--out", str(tmp_path), "--executor", "dask"]
-    )
+    args = ["tasks", "synth", "--envs", "notes_desk", "--n", "1", "--out", str(tmp_path)]
+    done = CliRunner().invoke(app, [*args, "--executor", "dask"])
     assert done.exit_code == 2 and "unknown executor 'dask'" in done.output
     assert "Traceback" not in done.output and not (tmp_path / "tasks.jsonl").exists()
 

