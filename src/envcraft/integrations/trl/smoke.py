@@ -7,8 +7,9 @@ optimizer settings (AdamW, lr 1e-6, constant schedule, no warmup, weight decay 0
 policy is a tiny random Llama over SmolLM2's vocabulary, warm-started for a few seconds on the
 tasks' golden runs (supervised, assistant tokens only): a random model never emits a
 well-formed tool call, and a smoke run whose rollouts call no tool would test nothing. GRPO
-then samples at temperature 1, so its rollouts are the warm start's imperfect copies of the
-golden runs: some right, some wrong, scored by the tasks' verifiers.
+then samples at temperature 0.5 (at 1.0 almost no sampled call is well-formed JSON), so its
+rollouts are the warm start's imperfect copies of the golden runs: some right, some wrong,
+scored by the tasks' verifiers.
 
 ``python -m envcraft.integrations.trl.smoke TASKS_DIR [--steps N] [--json]`` prints the
 figures (wall time, steps, mean reward, tool calls that reached a session, tokens masked).
@@ -180,9 +181,10 @@ class SmokeConfig:
     warm_start_steps: int = 300
     max_completion_length: int = 1024
     documentation: bool = False  # the READMEs in the system prompt (see dataset_rows)
-    threads: int = (
-        1  # torch intra-op threads: a tiny model gains little, test workers sharing cores lose a lot
-    )
+    # torch intra-op threads: a tiny model gains little from more, test workers sharing cores lose a lot
+    threads: int = 1
+    # sampling temperature: at 1.0 the tiny policy's ~35-token tool calls are rarely well-formed JSON
+    temperature: float = 0.5
     seed: int = 0
 
 
@@ -231,7 +233,7 @@ def _run(tasks: Sequence[Task], out_dir: Path, config: SmokeConfig, tokenizer: A
         num_generations=config.num_generations,
         max_completion_length=config.max_completion_length,
         max_tool_calling_iterations=16,
-        temperature=1.0,
+        temperature=config.temperature,
         beta=0.0,
         logging_steps=1,
         save_strategy="no",
