@@ -19,10 +19,12 @@ from envcraft.synth import (
     Scenario,
     get_scenario,
     load_catalog,
+    rank_archetypes,
     retrieve_archetypes,
     scenarios,
     score_archetypes,
 )
+from envcraft.synth.retrieval import VOCABULARY_WEIGHT
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
@@ -149,12 +151,23 @@ def test_retrieval_picks_the_obvious_archetype(spec: str, first: str) -> None:
     assert retrieve_archetypes(spec)[0] == first
 
 
-def test_retrieval_accepts_keywords_and_matches_phrases() -> None:
+def test_retrieval_accepts_keywords_and_ranks_by_bm25() -> None:
     assert retrieve_archetypes(["state machine", "refund"], k=1) == ["constraint_state_machine"]
-    assert (
-        score_archetypes("a two-sided marketplace")["bilateral_matching"] == 3
-    )  # "two sided" + "marketplace"
-    assert retrieve_archetypes("nothing relevant here at all") == []
+    scores = score_archetypes("a two-sided marketplace")
+    assert max(scores, key=lambda a: scores[a]) == "bilateral_matching"
+    assert retrieve_archetypes("zzzz qqqq xxyyzz") == []
+    ranking = rank_archetypes("dispatch couriers to delivery orders")
+    assert [s.rank for s in ranking] == list(range(1, 10))
+    assert {s.archetype for s in ranking} == set(ARCHETYPES)
+    assert all(s.score == s.documents + VOCABULARY_WEIGHT * s.vocabulary for s in ranking)
+    assert ranking[0].reference == "rideshare_dispatch"
+
+
+def test_retrieval_reads_the_reference_documents_not_only_the_vocabulary() -> None:
+    """Words found only in a reference's ARCHETYPE.md, README or tool docs still rank it."""
+    ranking = rank_archetypes("waitlist promotion of a coach")  # class_booking's vocabulary, not the list's
+    assert ranking[0].archetype == "temporal_scheduling"
+    assert ranking[0].vocabulary == 0 and ranking[0].documents > 0
 
 
 def test_retrieval_agrees_with_the_hand_labels() -> None:

@@ -430,6 +430,33 @@ def test_skill_front_matter_errors(tmp_path: Path, skill: str, line: int, fragme
     assert fragment in item.message
 
 
+@pytest.mark.parametrize(
+    ("front", "fragment"),
+    [
+        ("name: deposit-money\ndescription: [deposit, money]\n", "skills-ref: Invalid YAML"),
+        ("name: deposit-money\ndescription: 'Deposit.'\ncompatibility: {a: b}\n", "skills-ref: Invalid YAML"),
+    ],
+)
+def test_the_reference_validator_has_the_final_word(tmp_path: Path, front: str, fragment: str) -> None:
+    """Front matter the line checks accept but strict YAML (skills-ref) refuses."""
+    report = lint_package(make_package(tmp_path, {SKILL_PATH: f"---\n{front}---\nBody.\n"}))
+    (item,) = report.findings
+    assert (item.rule, item.file, item.severity) == ("skill-spec", SKILL_PATH, "error")
+    assert item.message.startswith(fragment) and not report.ok
+
+
+def test_every_shipped_skill_passes_the_reference_validator() -> None:
+    from envcraft.core.package import builtin_ids, load_package
+    from envcraft.core.skills import validate_skill
+
+    checked = 0
+    for env in builtin_ids():
+        for skill_md in load_package(env).skills.values():
+            assert validate_skill(skill_md.parent) == [], skill_md
+            checked += 1
+    assert checked >= 14
+
+
 def test_skill_body_length(tmp_path: Path) -> None:
     front = "---\nname: deposit-money\ndescription: Deposit.\n---\n"
     for body, expected in (("", {"skill-body"}), ("step\n" * 501, {"skill-body"}), ("step\n" * 499, set())):

@@ -88,3 +88,71 @@ def processes_named(name: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+# -- the system tools as each tool profile's agent calls them ------------------------------
+PROFILE_NAMES = ("envcraft", "openclaw", "claude-code")
+
+
+class Agent:
+    """Canonical intents (read, write, edit, shell, list) made with one profile's tools.
+
+    Results keep the structured ``{"error": {...}}`` of every profile; ``shell`` returns the
+    canonical shape (exit_code, stdout, stderr, ...) read back from the profile's details.
+    """
+
+    def __init__(self, profile: str, session: Session) -> None:
+        from envcraft.sandbox.profiles import get_profile
+        from envcraft.sandbox.profiles.bound import bind
+
+        self.profile = profile
+        self.call = bind(get_profile(profile), session)
+        self.has_list_tool = profile == "envcraft"
+
+    def read(self, path: str) -> dict[str, Any]:
+        name, key = {"envcraft": ("read_file", "path"), "openclaw": ("read", "path")}.get(
+            self.profile, ("Read", "file_path")
+        )
+        return self.call(name, {key: path})
+
+    def write(self, path: str, content: str) -> dict[str, Any]:
+        if self.profile == "envcraft":
+            return self.call("write_file", {"path": path, "content": content})
+        if self.profile == "openclaw":
+            return self.call("write", {"path": path, "content": content})
+        return self.call("Write", {"file_path": path, "content": content})
+
+    def edit(self, path: str, old: str, new: str) -> dict[str, Any]:
+        if self.profile == "envcraft":
+            return self.call("edit_file", {"path": path, "old": old, "new": new})
+        if self.profile == "openclaw":
+            return self.call("edit", {"path": path, "edits": [{"oldText": old, "newText": new}]})
+        return self.call("Edit", {"file_path": path, "old_string": old, "new_string": new})
+
+    def shell(self, command: str) -> dict[str, Any]:
+        if self.profile == "envcraft":
+            return self.call("shell", {"command": command})
+        result = self.call("exec" if self.profile == "openclaw" else "Bash", {"command": command})
+        if "error" in result:
+            return result
+        details = result["details"]
+        return {
+            "exit_code": details.get("exitCode", details.get("exit_code")),
+            "stdout": details["stdout"],
+            "stderr": details["stderr"],
+            "timed_out": details.get("timedOut", details.get("timed_out")),
+            "truncated": details["truncated"],
+            "sandbox": details["sandbox"],
+            "text": result["content"][0]["text"],
+        }
+
+    def list(self, path: str) -> dict[str, Any]:
+        if self.has_list_tool:
+            return self.call("list_files", {"path": path})
+        return self.shell(f"ls -R -- '{path}'")
+
+
+@pytest.fixture(params=PROFILE_NAMES)
+def agent(request: pytest.FixtureRequest, desk: Session) -> Agent:
+    """The desk session as an agent of each tool profile sees it."""
+    return Agent(request.param, desk)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from envcraft import __version__
-from envcraft.cli import envs, export, importers, run, scenarios, session, tasks
+from envcraft.cli import agents, envs, export, importers, run, scenarios, serve, session, synth, tasks
 
 app = typer.Typer(
     name="envcraft",
@@ -24,6 +24,12 @@ app.add_typer(importers.app, name="import")
 app.command("call")(session.call)
 app.command("run")(run.run_command)
 app.command("export")(export.export_command)
+app.command("synth")(synth.synth_command)
+app.command("serve-mcp")(serve.serve_mcp)
+app.command("eval")(agents.eval_command)
+app.add_typer(agents.llm_app, name="llm")
+for _name in ("show", "play", "calibrate", "inspect"):
+    tasks.app.command(_name)(getattr(agents, _name))
 
 
 def _version(value: bool) -> None:

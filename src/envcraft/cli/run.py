@@ -43,7 +43,8 @@ def run_command(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the whole run.")] = 0,
     envs: Annotated[
-        str, typer.Option("--envs", help="Comma-separated ids or package paths, or 'all'.")
+        str,
+        typer.Option("--envs", help="Comma-separated ids, package paths or folders of packages, or 'all'."),
     ] = "all",
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Processes (default: cores).")
@@ -132,11 +133,22 @@ def synth_command(
 def _env_list(value: str) -> list[str] | None:
     if value.strip() in ("", "all"):
         return None
-    refs = [v.strip() for v in value.split(",") if v.strip()]
+    refs = [ref for v in value.split(",") if v.strip() for ref in _expand(v.strip())]
     unknown = [r for r in refs if "/" not in r and r not in builtin_ids() and not Path(r).is_dir()]
     if unknown:
         die(f"unknown environment(s): {', '.join(unknown)}; built-in: {', '.join(builtin_ids())}")
     return refs
+
+
+def _expand(ref: str) -> list[str]:
+    """A folder of packages (such as ``envcraft synth``'s ``OUT/envs``) stands for each package in it."""
+    path = Path(ref)
+    if path.is_dir() and not (path / "envcraft.toml").is_file():
+        packages = sorted(str(p.parent) for p in path.glob("*/envcraft.toml"))
+        if not packages:
+            die(f"{ref}: neither a package nor a folder of packages (no */envcraft.toml)")
+        return packages
+    return [ref]
 
 
 def _move(source: Path, target: Path) -> None:

@@ -1,16 +1,21 @@
 """Environment packages on disk: ``envcraft.toml`` + ``README.md`` + ``env.py`` + ``data/``.
 
-See ``docs/architecture.md`` for the layout. Loading imports ``env.py`` as a private
-module and finds its single :class:`Environment` subclass (or the one the manifest names).
+See ``docs/architecture.md`` for the layout. A package may span several modules at its
+root (``env.py`` tools and State, ``rules.py`` domain logic, ``generate.py`` S0, ...):
+loading makes the directory a private Python package, imports ``env.py`` as its ``env``
+module (siblings are reached with relative imports, ``from .rules import ...``) and finds
+its single :class:`Environment` subclass (or the one the manifest names).
 """
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import re
 import sys
 import tomllib
+import traceback
 import types
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -57,6 +62,8 @@ class Manifest(BaseModel):
     base_time: datetime = DEFAULT_BASE_TIME
     tick_seconds: int = Field(default=60, ge=1)
     entry: str = ""  # class name in env.py; empty = the single Environment subclass
+    # third-party distributions the code imports (PEP 508 lines); installed from wheels only
+    requirements: list[str] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod
@@ -143,10 +150,11 @@ def read_manifest(root: Path) -> Manifest:
 
 
 _LOADED: dict[Path, EnvPackage] = {}
+MODULE_PREFIX = "envcraft_env_"
 
 
 class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
-    """Compiles ``env.py`` from source on every load, never through ``__pycache__``.
+    """Compiles a package module from source on every load, never through ``__pycache__``.
 
     A cached ``.pyc`` is keyed on (mtime in whole seconds, size), so an edit of the same
     size within the same second would reload stale code; packages are small to compile.
@@ -156,11 +164,40 @@ class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
         return self.source_to_code(self.get_data(self.path), self.path)
 
 
+class _PackageFinder(importlib.abc.MetaPathFinder):
+    """Finds the modules of loaded environment packages (``<package>.rules``) from source.
+
+    Only the root's own ``*.py`` files are modules: ``data/`` and ``workspace/`` may hold
+    Python files that are data, never code to import.
+    """
+
+    def __init__(self) -> None:
+        self.roots: dict[str, Path] = {}
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        root = self.roots.get(package)
+        if root is None or not name.isidentifier():
+            return None
+        source = root / f"{name}.py"
+        if not source.is_file():
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, source, loader=_SourceOnlyLoader(fullname, str(source))
+        )
+
+
+_FINDER = _PackageFinder()
+sys.meta_path.insert(0, _FINDER)
+
+
 def load_package(ref: str | Path, *, fresh: bool = False) -> EnvPackage:
     """Load a package by built-in id or by directory path (cached per directory).
 
-    ``fresh=True`` re-imports ``env.py`` and replaces the cached package, for code that
-    changed on disk (the linter, a synthesis repair loop).
+    ``fresh=True`` re-imports every module of the package and replaces the cached package,
+    for code that changed on disk (the linter, a synthesis repair loop).
     """
     root = resolve_ref(ref).resolve()
     if fresh or root not in _LOADED:
@@ -177,27 +214,50 @@ def resolve_ref(ref: str | Path) -> Path:
     raise PackageError(f"no environment '{ref}' (not a built-in id nor a package directory)")
 
 
+def package_modules(root: Path) -> list[str]:
+    """The module names of a package: its root's ``*.py`` files, ``env`` first."""
+    names = sorted(p.stem for p in root.glob("*.py") if p.stem.isidentifier())
+    return sorted(names, key=lambda name: name != "env")
+
+
 def _load(root: Path) -> EnvPackage:
     manifest = read_manifest(root)
     module_path = root / "env.py"
     if not module_path.is_file():
         raise PackageError(f"{root}: no env.py")
-    module_name = f"envcraft_env_{manifest.id}_{abs(hash(str(root))):x}"
-    loader = _SourceOnlyLoader(module_name, str(module_path))
-    spec = importlib.util.spec_from_file_location(module_name, module_path, loader=loader)
-    if spec is None or spec.loader is None:
-        raise PackageError(f"{module_path}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    package_name = f"{MODULE_PREFIX}{manifest.id}_{abs(hash(str(root))):x}"
+    _forget(package_name)
+    holder = types.ModuleType(package_name, f"environment package {manifest.id}")
+    holder.__path__ = []  # a package whose modules only _PackageFinder finds
+    holder.__package__ = package_name
+    holder.__spec__ = importlib.machinery.ModuleSpec(package_name, None, is_package=True)
+    sys.modules[package_name] = holder
+    _FINDER.roots[package_name] = root
+    module_name = f"{package_name}.env"
     try:
-        spec.loader.exec_module(module)
+        module = importlib.import_module(module_name)
     except Exception as exc:
-        del sys.modules[module_name]
-        raise PackageError(f"{module_path}: import failed: {exc!r}") from exc
+        _forget(package_name)
+        raise PackageError(f"{module_path}: import failed{_where(exc, root)}: {exc!r}") from exc
     env_class = _find_class(module, manifest, module_path)
     package = EnvPackage(root=root, manifest=manifest, env_class=env_class)
     env_class.package = package
     return package
+
+
+def _where(exc: BaseException, root: Path) -> str:
+    """`` at rules.py:12`` for the innermost frame of the package's own code, if any."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).parent == root]
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).parent == root:
+        return f" at {Path(exc.filename).name}:{exc.lineno or 0}"
+    return f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+
+
+def _forget(package_name: str) -> None:
+    """Drop a package's modules so the next import reads them from disk again."""
+    for name in [n for n in sys.modules if n == package_name or n.startswith(package_name + ".")]:
+        del sys.modules[name]
+    _FINDER.roots.pop(package_name, None)
 
 
 def _find_class(module: object, manifest: Manifest, path: Path) -> type[Environment]:

@@ -6,6 +6,7 @@ adapters), go through :meth:`Session.call`, which never raises.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import shutil
@@ -41,6 +42,10 @@ log = logging.getLogger("envcraft.session")
 
 META_FILE = "session.json"
 WORKSPACE_DIR = "workspace"
+# Set while a system tool serves a domain call (``envcraft-tool`` inside the sandboxed shell):
+# such calls are logged with ``"via": "shell"``, so a reader of actions.jsonl (``tasks play``)
+# tells the agent's own calls from those its shell commands made.
+_NESTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("envcraft_nested_call", default=None)
 
 
 class SessionError(Exception):
@@ -83,7 +88,7 @@ class Session:
             clock=package.clock,
             seed=seed,
         )
-        self.env.call_tool = self.call
+        self.env.call_tool = self._call_nested
         self._loaded_hash = committed.hash
         self._owned_tmp: Path | None = None
 
@@ -190,6 +195,14 @@ class Session:
                 self._loaded_hash = ""
             return error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=str(tool))
 
+    def _call_nested(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """:meth:`call` for a call made from inside a system tool (logged with ``via``)."""
+        token = _NESTED.set("shell")
+        try:
+            return self.call(tool, args)
+        finally:
+            _NESTED.reset(token)
+
     def _call_locked(
         self, text: str, digest: str, index: int, tool: str, args: dict[str, Any] | None
     ) -> dict[str, Any]:
@@ -229,6 +242,8 @@ class Session:
             "result": result,
             "state_hash": new_hash,
         }
+        if _NESTED.get() is not None:
+            entry["via"] = _NESTED.get()
         self._store.commit(entry, new_text, new_hash)
         self._loaded_hash = new_hash
         return result

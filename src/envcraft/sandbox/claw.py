@@ -122,8 +122,7 @@ class ClawEnvironment(Environment):
         if count > 1 and not replace_all:
             self.fail(
                 "conflict",
-                f"the text to replace occurs {count} times in '{path}'; "
-                "give more context or set replace_all",
+                f"the text to replace occurs {count} times in '{path}'; give more context or set replace_all",
                 path=path,
                 occurrences=count,
             )

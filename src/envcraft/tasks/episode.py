@@ -21,6 +21,19 @@ the same name: then each is exposed as ``<env>__<tool>``. The system tools of Cl
 environments (``shell``, ``read_file``, ...) act on the one shared workspace, so they are
 exposed once, bound to the task's first Claw environment (its ``shell`` reaches that
 environment's domain tools through ``envcraft-tool``).
+
+**Tool profiles.** ``Episode.open(task, profile="openclaw")`` (or ``"claude-code"``) shows the
+system tools under that harness's names and shapes (:mod:`envcraft.sandbox.profiles`);
+the default, ``"envcraft"``, shows the canonical ones. Whatever the profile, what an
+Episode records is the canonical call, so :meth:`Episode.trajectory` scores the same
+through ``tasks score``. Under a harness profile the Claw environments' skills are
+placed in the workspace as ``skills/<name>/`` (where OpenClaw looks for them) and
+:meth:`Episode.skills_prompt` lists them as OpenClaw's system prompt does.
+
+A call to a name the episode does not expose is recorded as a failed call to
+``<profile>:<name>`` (no environment can declare such a name) and consumes one action
+index, exactly as its replay does: an unknown name can never turn into a real call when
+the trajectory is scored.
 """
 
 from __future__ import annotations
@@ -28,7 +41,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +49,10 @@ from typing import Any
 from envcraft.core.errors import ErrorCategory, ToolFailure, error_result
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.session import Session
+from envcraft.core.skills import Skill, read_skill, skills_section
 from envcraft.core.workspace import Workspace
+from envcraft.sandbox.profiles import CANONICAL_PROFILE, Profile, get_profile
+from envcraft.sandbox.profiles.bound import SessionCanonical
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 
@@ -46,6 +62,7 @@ SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 SESSIONS_DIR = "sessions"
 WORKSPACE_DIR = "workspace"
 COLLISION_SEPARATOR = "__"
+SKILLS_DIR = "skills"
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,7 @@ class ExposedTool:
     tool: str
     schema: dict[str, Any]
     system: bool
+    profile: str | None = None  # set for a profile's system tool (``tool`` is then its own name)
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI function-tool form under the exposed name."""
@@ -76,20 +94,23 @@ class Episode:
         *,
         turns: Sequence[str] = (),
         directory: str | Path | None = None,
+        profile: str | Profile = CANONICAL_PROFILE,
     ) -> None:
         """Open fresh sessions for ``packages`` from ``initial_state`` and ``files``.
 
         ``turns`` are the user messages, revealed one at a time by :meth:`end_turn`; an
         episode driven from a call list may leave them empty and still end turns.
         ``ExecutionError`` when a state is missing or does not validate, or a file path
-        leaves the workspace.
+        leaves the workspace; ``ValueError`` for an unknown ``profile``.
         """
+        self.profile = get_profile(profile)
         self.user_turns = list(turns)
         self.turn = 0
         self.actions: list[Action] = []
         self.snapshots: list[TurnSnapshot] = []
         self.packages = dict(packages)
         self._owned: Path | None = None
+        self._skills: list[Skill] = []
         self.directory = Path(directory) if directory is not None else None
         claw = any(p.kind == "claw" for p in packages.values())
         if self.directory is not None:
@@ -102,6 +123,8 @@ class Episode:
         try:
             if workdir is not None:
                 populate(workdir, files)
+                if not self.profile.canonical:
+                    self._skills = place_skills(workdir, packages.values(), self.profile)
             self.sessions = self._open_sessions(initial_state, workdir)
         except BaseException:
             self.close()
@@ -110,7 +133,7 @@ class Episode:
         self._files_without_workspace = dict(files)
         self.initial = {env: s.state() for env, s in self.sessions.items()}
         self.initial_files = self.files()
-        self._exposed = exposed_tools(self.packages)
+        self._exposed = exposed_tools(self.packages, self.profile)
 
     @classmethod
     def open(
@@ -119,8 +142,14 @@ class Episode:
         *,
         packages: Mapping[str, EnvPackage] | None = None,
         directory: str | Path | None = None,
+        profile: str | Profile = CANONICAL_PROFILE,
     ) -> Episode:
-        """Open ``task`` from its S0 and workspace files, its first user turn current."""
+        """Open ``task`` from its S0 and workspace files, its first user turn current.
+
+        ``profile`` names the system tools' profile (``"openclaw"``, ``"claude-code"`` or
+        the default ``"envcraft"``; ``envcraft.sandbox.profiles.DEFAULT_PROFILE`` is the one
+        new rollouts and exports use).
+        """
         found = resolve_packages(task, packages)
         return cls(
             found,
@@ -128,6 +157,7 @@ class Episode:
             task.workspace,
             turns=[t.user for t in task.turns],
             directory=directory,
+            profile=profile,
         )
 
     def _open_sessions(
@@ -145,9 +175,7 @@ class Episode:
                     sessions[env] = Session.memory(package, state=state, files={}, workspace_dir=shared)
                 else:
                     root = self.directory / SESSIONS_DIR / env
-                    sessions[env] = Session.create(
-                        package, root, state=state, files={}, workspace_dir=shared
-                    )
+                    sessions[env] = Session.create(package, root, state=state, files={}, workspace_dir=shared)
             except ValueError as exc:
                 first = str(exc).splitlines()[0]
                 raise ExecutionError(f"initial state of '{env}' does not validate: {first}") from None
@@ -172,7 +200,14 @@ class Episode:
         return [t.openai_schema() for t in self._exposed.values()]
 
     def call_exposed(self, name: str, args: Any) -> dict[str, Any]:
-        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call."""
+        """Call a tool by the name :meth:`tools` exposes; an unknown name is a failed call.
+
+        An unknown name is refused by the task's first environment as a call to
+        ``<profile>:<name>`` (no environment can declare such a name), consuming an action
+        index: exactly what re-playing the recorded call does, so a live run and its
+        re-scored trajectory see the same clock, and an unknown name never turns into a real
+        call when the trajectory is scored.
+        """
         exposed = self._exposed.get(name) if isinstance(name, str) else None
         if exposed is None:
             known = ", ".join(sorted(self._exposed))
@@ -180,9 +215,27 @@ class Episode:
                 ErrorCategory.NOT_FOUND, f"unknown tool '{name}'; the tools here are: {known}", tool=name
             )
             first = next(iter(self.sessions))
-            self.actions.append(Action(self.turn, first, str(name), args, result))
+            self._canonical(first).record_inert(self.profile.failure_name(str(name)), args, result)
             return result
+        if exposed.profile is not None:
+            return self.profile.call(exposed.tool, args, self._canonical(exposed.env))
         return self.call(exposed.env, exposed.tool, args)
+
+    def _canonical(self, env: str) -> SessionCanonical:
+        """The profile tools' way into ``env``'s session: each call recorded in this turn."""
+
+        def record(tool: str, args: Any, result: dict[str, Any]) -> None:
+            self.actions.append(Action(self.turn, env, tool, args, result))
+
+        return SessionCanonical(self.sessions[env], record)
+
+    def skills(self) -> list[Skill]:
+        """The skills placed in the workspace (none under the canonical profile)."""
+        return list(self._skills)
+
+    def skills_prompt(self) -> str:
+        """The placed skills as OpenClaw's system prompt lists them ("" when there are none)."""
+        return skills_section(self._skills, self.profile.read_tool)
 
     def call(
         self, env: str, tool: str, args: Any = None, *, provenance: Mapping[str, str] | None = None
@@ -294,22 +347,56 @@ def populate(root: Path, files: Mapping[str, str]) -> None:
         target.write_text(content, encoding="utf-8")
 
 
-def exposed_tools(packages: Mapping[str, EnvPackage]) -> dict[str, ExposedTool]:
+def place_skills(root: Path, packages: Iterable[EnvPackage], profile: Profile) -> list[Skill]:
+    """Copy each Claw package's ``skills/<name>/`` into the workspace, as OpenClaw finds them.
+
+    A task file already at a skill's path is kept (the task's workspace wins); a skill whose
+    front matter cannot be read is left out of the listing (``envs check`` reports it).
+    """
+    placed: list[Skill] = []
+    seen: set[str] = set()
+    for package in packages:
+        if package.kind != "claw":
+            continue
+        for name, skill_md in package.skills.items():
+            target = root / SKILLS_DIR / name
+            if name in seen or target.exists():
+                continue
+            seen.add(name)
+            shutil.copytree(skill_md.parent, target, symlinks=False)
+            location = profile.skill_location(f"{SKILLS_DIR}/{name}/SKILL.md")
+            try:
+                placed.append(read_skill(target, location))
+            except Exception:  # skills_ref.SkillError and YAML errors: listed by envs check
+                continue
+    return placed
+
+
+def exposed_tools(
+    packages: Mapping[str, EnvPackage], profile: str | Profile = CANONICAL_PROFILE
+) -> dict[str, ExposedTool]:
     """The agent-facing tool table: system tools once, domain tools prefixed only on a clash.
 
     What :meth:`Episode.tools` lists, without opening sessions (exporters use it).
     """
+    chosen = get_profile(profile)
     owners: dict[str, list[str]] = {}
     for env, package in packages.items():
         for name, spec in package.env_class.tools.items():
             if spec.annotations.exclusive:
                 owners.setdefault(name, []).append(env)
     exposed: dict[str, ExposedTool] = {}
+    claw = next((env for env, p in packages.items() if p.kind == "claw"), None)
+    if claw is not None and not chosen.canonical:
+        for ptool in chosen.tools:
+            exposed[ptool.name] = ExposedTool(
+                ptool.name, claw, ptool.name, ptool.openai_schema(), True, chosen.name
+            )
     for env, package in packages.items():
         for name, spec in package.env_class.tools.items():
             system = not spec.annotations.exclusive
-            if system and name in exposed:
-                continue  # the shared workspace's tool, already bound to the first Claw env
+            if system and (name in exposed or not chosen.canonical):
+                continue  # the shared workspace's tool, bound once (or replaced by the profile's)
             shown = name if system or len(owners[name]) == 1 else f"{env}{COLLISION_SEPARATOR}{name}"
             exposed[shown] = ExposedTool(shown, env, name, spec.openai_schema(), system)
     return exposed

@@ -76,7 +76,6 @@ def outcome_hash(outcome: Outcome) -> str:
     return state_hash({"states": outcome.final, "workspace": outcome.files})
 
 
-
 def noop_outcome(outcome: Outcome) -> Outcome:
     """The run of an agent that did nothing: every snapshot is S0."""
     return Outcome(

@@ -49,6 +49,16 @@ _CONSTANT_NAME = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
 _TYPE_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*$")
 
 
+@dataclass(frozen=True)
+class ImportRef:
+    """One import statement's target: ``level`` 0 is absolute, 1 a sibling module (``from .x``)."""
+
+    module: str  # "" for ``from . import name``
+    level: int
+    names: tuple[str, ...]
+    line: int
+
+
 @dataclass
 class SourceAnalysis:
     """Findings for one file plus the facts the structure checks need."""
@@ -56,6 +66,7 @@ class SourceAnalysis:
     findings: list[Finding] = field(default_factory=list)
     env_classes: list[tuple[str, int]] = field(default_factory=list)
     tool_lines: dict[str, int] = field(default_factory=dict)
+    imports: list[ImportRef] = field(default_factory=list)
     uses_workspace: bool = False
     parsed: bool = True
 
@@ -95,11 +106,15 @@ class _Checker:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
+                    self.result.imports.append(ImportRef(alias.name, 0, (), node.lineno))
                     self._import(node, alias.name)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                self._import(node, node.module)
-                for alias in node.names:
-                    self._import(node, f"{node.module}.{alias.name}", submodule=True)
+            elif isinstance(node, ast.ImportFrom):
+                names = tuple(alias.name for alias in node.names)
+                self.result.imports.append(ImportRef(node.module or "", node.level, names, node.lineno))
+                if node.module and not node.level:
+                    self._import(node, node.module)
+                    for alias in node.names:
+                        self._import(node, f"{node.module}.{alias.name}", submodule=True)
             elif isinstance(node, ast.Global):
                 self.add("global-statement", node, f"global {', '.join(node.names)}: keep data in self.state")
             elif isinstance(node, ast.Call):

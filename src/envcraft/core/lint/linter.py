@@ -12,9 +12,10 @@ from envcraft.core.lint.structure import (
     check_env_class,
     check_loaded,
     check_manifest,
+    check_modules,
     check_readme,
 )
-from envcraft.core.package import BUILTIN_ROOT, ENV_ID, PackageError
+from envcraft.core.package import BUILTIN_ROOT, ENV_ID, PackageError, package_modules
 
 UNSAFE_TO_IMPORT = frozenset({"file-io", "subprocess", "network", "dynamic-code"})
 
@@ -29,27 +30,31 @@ def resolve_package_dir(ref: str | Path) -> Path:
     raise PackageError(f"no environment '{ref}' (not a built-in id nor a directory)")
 
 
-def lint_package(ref: str | Path) -> LintReport:
+def lint_package(ref: str | Path, *, load: bool = True) -> LintReport:
     """Check a package against the runtime contract (paper Table 15) and the package layout.
 
-    The static checks never run the code. ``env.py`` is then imported afresh for the tool
-    checks, unless the static checks found code that touches files, processes or the
-    network (module-level code runs on import). The linter is not a sandbox: run it in a
-    confined process for untrusted (synthesized) packages.
+    Every module at the package root (``env.py``, ``rules.py``, ``generate.py``, ...) is
+    checked, as one package. The static checks never run the code. ``env.py`` is then
+    imported afresh for the tool checks, unless the static checks found code that touches
+    files, processes or the network, or a module that does not parse (module-level code
+    runs on import). The linter is not a sandbox: run it in a confined process for
+    untrusted (synthesized) packages. ``load=False`` runs the static checks only, which
+    never execute the package's code (safe on untrusted code anywhere).
     """
     root = resolve_package_dir(ref)
     manifest, findings = check_manifest(root)
     findings += check_readme(root)
     analyses = {
-        p.name: analyze_source(p.read_text(encoding="utf-8"), p.name) for p in sorted(root.glob("*.py"))
+        f"{name}.py": analyze_source((root / f"{name}.py").read_text(encoding="utf-8"), f"{name}.py")
+        for name in package_modules(root)
     }
     code = [f for analysis in analyses.values() for f in analysis.findings]
     env = analyses.get("env.py")
-    findings += code + check_env_class(env)
-    imported = manifest is not None and env is not None and env.parsed
-    imported = imported and not any(f.rule in UNSAFE_TO_IMPORT for f in code)
+    findings += code + check_env_class(env) + check_modules(analyses)
+    imported = manifest is not None and env is not None and all(a.parsed for a in analyses.values())
+    imported = load and imported and not any(f.rule in UNSAFE_TO_IMPORT for f in code)
     if imported and manifest is not None and env is not None:
-        findings += check_loaded(root, manifest, env)
+        findings += check_loaded(root, manifest, analyses)
     findings += check_skills(root)
     findings += check_data(root)
     return LintReport(

@@ -1,8 +1,12 @@
 """Agent Skills checks: ``skills/<name>/SKILL.md`` front matter per agentskills.io.
 
-The front matter is a handful of ``key: value`` lines, so it is parsed here (quoted
-values, indented continuations and ``|``/``>`` block scalars) rather than adding a YAML
-dependency to the runtime.
+Two layers. The checks here read the front matter line by line (quoted values, indented
+continuations, ``|``/``>`` block scalars) so a finding names its line, and add what the
+specification only recommends (a body, under 500 lines). Then the maintained reference
+validator, ``skills-ref`` (:func:`envcraft.core.skills.validate_skill`), has the final
+word: a skill it rejects is a ``skill-spec`` error even when the line checks pass (strict
+YAML, Unicode names, ...). It runs only when the line checks found nothing in the front
+matter, so one problem is reported once.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envcraft.core.lint.report import Finding, finding
+from envcraft.core.skills import validate_skill
 
 SKILL_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 FIELDS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
@@ -91,7 +96,10 @@ def check_skills(root: Path) -> list[Finding]:
                 finding("skill-frontmatter", rel, 0, f"skill folder {folder.name} has no SKILL.md")
             )
             continue
-        findings.extend(_check_skill(path.read_text(encoding="utf-8", errors="replace"), folder.name, rel))
+        own = _check_skill(path.read_text(encoding="utf-8", errors="replace"), folder.name, rel)
+        findings.extend(own)
+        if not any(f.rule == "skill-frontmatter" for f in own):
+            findings.extend(finding("skill-spec", rel, 0, f"skills-ref: {m}") for m in validate_skill(folder))
     return findings
 
 

@@ -92,8 +92,36 @@ def check_env_class(analysis: SourceAnalysis | None) -> list[Finding]:
     return [finding("env-class", "env.py", classes[1][1] if len(classes) > 1 else 0, message)]
 
 
-def check_loaded(root: Path, manifest: Manifest, analysis: SourceAnalysis) -> list[Finding]:
+def check_modules(analyses: dict[str, SourceAnalysis]) -> list[Finding]:
+    """The modules of a package reach each other by relative import (``from .rules import x``):
+    each names a module at the package root; only env.py defines the Environment class."""
+    modules = {file.removesuffix(".py") for file in analyses}
+    findings: list[Finding] = []
+    for file, analysis in analyses.items():
+        if file != "env.py":
+            findings += [
+                finding("env-class", file, line, f"{name} is an Environment subclass; it belongs in env.py")
+                for name, line in analysis.env_classes
+            ]
+        for ref in analysis.imports:
+            if ref.level == 0:
+                continue
+            if ref.level > 1:
+                message = f"{'.' * ref.level}{ref.module} reaches outside the package; its modules are flat"
+                findings.append(finding("module-import", file, ref.line, message))
+                continue
+            wanted = [ref.module] if ref.module else list(ref.names)
+            known = ", ".join(sorted(modules))
+            for name in wanted:
+                if name not in modules:
+                    message = f"no module {name}.py at the package root (modules: {known})"
+                    findings.append(finding("module-import", file, ref.line, message))
+    return findings
+
+
+def check_loaded(root: Path, manifest: Manifest, analyses: dict[str, SourceAnalysis]) -> list[Finding]:
     """Import env.py afresh: it loads, its kind fits, its tools are documented and their schemas build."""
+    analysis = analyses["env.py"]
     class_line = analysis.env_classes[0][1] if analysis.env_classes else 0
     try:
         env_class = load_package(root, fresh=True).env_class
@@ -104,53 +132,53 @@ def check_loaded(root: Path, manifest: Manifest, analysis: SourceAnalysis) -> li
         if len(analysis.env_classes) != 1 and "Environment subclass" in str(exc):
             return []  # check_env_class already said so, with a line
         return [finding("env-import", "env.py", class_line, str(exc).split(": ", 1)[-1])]
-    findings = _kind(env_class, manifest, analysis, class_line)
-    own = [s for s in env_class.tools.values() if s.function.__module__ == env_class.__module__]
+    uses_workspace = any(a.uses_workspace for a in analyses.values())
+    findings = _kind(env_class, manifest, uses_workspace, class_line)
+    package_name = env_class.__module__.rpartition(".")[0]
+    own = [s for s in env_class.tools.values() if s.function.__module__.startswith(package_name + ".")]
     if not own:
         findings.append(finding("no-tools", "env.py", class_line, f"{env_class.__name__} declares no @tool"))
     for spec in own:
-        findings.extend(_tool(spec, analysis.tool_lines.get(spec.name, class_line)))
+        file = spec.function.__module__.rpartition(".")[2] + ".py"
+        line = analyses[file].tool_lines.get(spec.name, 0) if file in analyses else 0
+        findings.extend(_tool(spec, file, line or class_line))
     return findings
 
 
-def _kind(
-    env_class: type[Environment], manifest: Manifest, analysis: SourceAnalysis, line: int
-) -> list[Finding]:
+def _kind(env_class: type[Environment], manifest: Manifest, uses_workspace: bool, line: int) -> list[Finding]:
     is_claw = any(klass.__name__ == "ClawEnvironment" for klass in env_class.__mro__)
     name = env_class.__name__
     if manifest.kind == "claw" and not is_claw:
         return [finding("manifest-kind", "env.py", line, f"kind = claw but {name} is not a ClawEnvironment")]
     if manifest.kind == "tool" and is_claw:
         return [finding("manifest-kind", "env.py", line, f"{name} is a ClawEnvironment but kind = tool")]
-    if manifest.kind == "tool" and analysis.uses_workspace:
+    if manifest.kind == "tool" and uses_workspace:
         message = "uses self.workspace but kind = tool (tool sessions have no workspace)"
         return [finding("manifest-kind", "env.py", line, message)]
     return []
 
 
-def _tool(spec: ToolSpec, line: int) -> list[Finding]:
+def _tool(spec: ToolSpec, file: str, line: int) -> list[Finding]:
     doc = parse_docstring(spec.function.__doc__)
     params = list(spec.parameters["properties"])
     findings = []
     if not doc.summary:
-        findings.append(
-            finding("tool-docstring", "env.py", line, f"tool {spec.name} has no docstring summary")
-        )
+        findings.append(finding("tool-docstring", file, line, f"tool {spec.name} has no docstring summary"))
     undocumented = [p for p in params if not doc.args.get(p)]
     if undocumented:
         message = f"tool {spec.name} does not document {', '.join(undocumented)} under Args:"
-        findings.append(finding("tool-docstring", "env.py", line, message))
+        findings.append(finding("tool-docstring", file, line, message))
     unknown = sorted(set(doc.args) - set(params))
     if unknown:
         message = f"tool {spec.name} documents unknown args {', '.join(unknown)}"
-        findings.append(finding("tool-docstring-style", "env.py", line, message))
+        findings.append(finding("tool-docstring-style", file, line, message))
     if doc.summary and not doc.returns:
         message = f"tool {spec.name} has no Returns: section describing its result"
-        findings.append(finding("tool-docstring-style", "env.py", line, message))
+        findings.append(finding("tool-docstring-style", file, line, message))
     try:
         json.dumps(spec.openai_schema())
     except (TypeError, ValueError) as exc:
-        findings.append(finding("tool-schema", "env.py", line, f"tool {spec.name} schema is not JSON: {exc}"))
+        findings.append(finding("tool-schema", file, line, f"tool {spec.name} schema is not JSON: {exc}"))
     return findings
 
 

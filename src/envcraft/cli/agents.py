@@ -1,0 +1,628 @@
+"""`envcraft eval` and `envcraft tasks show|play|calibrate|inspect`: agents on tasks (wiring only)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import select
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.core.package import builtin_ids
+from envcraft.llm.provider import Provider
+from envcraft.llm.server import ChatServer
+from envcraft.llm.types import LLMError
+from envcraft.rollout.calibrate import calibrated, group_by_task, parse_keep
+from envcraft.rollout.evaluate import CACHE_DIR, REPORT_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, evaluate
+from envcraft.rollout.loop import Mode as RolloutMode
+from envcraft.rollout.loop import RolloutConfig, Trajectory
+from envcraft.rollout.models import LOCAL_MODELS, hide_api_key_from_children, open_model
+from envcraft.rollout.play import (
+    Play,
+    PlayError,
+    current_calls,
+    end_turn,
+    observe,
+    open_play,
+    write_trajectory,
+)
+from envcraft.rollout.policies import policy_provider
+from envcraft.rollout.rubric import inspect_tasks, with_rubric
+from envcraft.rollout.runner import Job, already_done, read_trajectories
+from envcraft.tasks.episode import resolve_packages
+from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, tasks_path, write_json, write_tasks
+from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import ExecutionError
+from envcraft.tasks.verify import score_trajectory
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+TaskDir = Annotated[Path, typer.Argument(help="Task-set directory (holding tasks.jsonl).")]
+Model = Annotated[
+    str, typer.Option("--model", help=f"Model name on the server, or built in: {', '.join(LOCAL_MODELS)}.")
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible server (else ENVCRAFT_BASE_URL, else OpenAI)."),
+]
+Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Rollouts (or requests) in flight.")]
+Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N tasks.")]
+Mode = Annotated[str, typer.Option("--mode", help="auto (by task kind), function or claw.")]
+MaxSteps = Annotated[int, typer.Option("--max-steps", min=1, help="Model calls per rollout.")]
+MaxTokens = Annotated[
+    int, typer.Option("--max-tokens", min=1, help="Prompt + completion tokens per rollout.")
+]
+
+
+def _tasks(directory: Path, limit: int | None = None) -> list[Task]:
+    try:
+        tasks = read_tasks(directory)
+    except (TaskSetError, OSError) as exc:
+        die(str(exc))
+    return tasks[:limit] if limit is not None else tasks
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
+
+
+@contextmanager
+def _model(
+    name: str, tasks: list[Task], base_url: str | None, cache: Path | None, concurrency: int
+) -> Iterator[Provider]:
+    try:
+        with open_model(
+            name, tasks=tasks, base_url=base_url, cache_dir=cache, concurrency=concurrency
+        ) as provider:
+            hide_api_key_from_children()
+            yield provider
+    except LLMError as exc:
+        die(exc.message)
+
+
+@contextmanager
+def _rollout_progress(total: int, done: int, label: str) -> Iterator[Any]:
+    """A progress bar with the live pass rate; yields the per-trajectory callback."""
+    columns = (
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+    )
+    passed = [0, 0]
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        job = bar.add_task(label, total=total, completed=done, rate="")
+
+        def advance(trajectory: Trajectory) -> None:
+            passed[0] += int(trajectory.passed)
+            passed[1] += 1
+            bar.update(job, advance=1, rate=f"pass {passed[0]}/{passed[1]} ({passed[0] / passed[1]:.0%})")
+
+        yield advance
+
+
+def _config(
+    mode: str,
+    max_steps: int,
+    max_tokens: int,
+    max_turns: int | None,
+    temperature: float | None,
+    seed: int,
+    max_completion_tokens: int | None = None,
+) -> RolloutConfig:
+    modes: dict[str, RolloutMode] = {"auto": "auto", "function": "function", "claw": "claw"}
+    if mode not in modes:
+        die(f"--mode {mode!r}: expected auto, function or claw")
+    return RolloutConfig(
+        mode=modes[mode],
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+        temperature=temperature,
+        seed=seed,
+        max_completion_tokens=max_completion_tokens,
+    )
+
+
+# -- envcraft eval ------------------------------------------------------------------------------
+def eval_command(
+    directory: TaskDir,
+    model: Model,
+    base_url: BaseUrl = None,
+    k: Annotated[int, typer.Option("--k", min=1, help="Rollouts per task.")] = 1,
+    concurrency: Concurrency = 8,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output directory (default out/eval/MODEL).")
+    ] = None,
+    limit: Limit = None,
+    mode: Mode = "auto",
+    max_steps: MaxSteps = 60,
+    max_tokens: MaxTokens = 400_000,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="User turns played.")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Sample i of a task sends seed + i.")] = 0,
+    max_completion_tokens: Annotated[
+        int | None, typer.Option("--max-completion-tokens", min=1, help="Tokens per model answer.")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable."""
+    tasks = _tasks(directory, limit)
+    root = out or Path("out/eval") / _slug(model)
+    job = Job(
+        tasks,
+        k=k,
+        concurrency=concurrency,
+        config=_config(mode, max_steps, max_tokens, max_turns, temperature, seed, max_completion_tokens),
+    )
+    meta = {"model": model, "tasks_path": str(directory), "base_url": base_url, "mode": mode}
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        die(f"--out {root}: {exc.strerror}")
+    with _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider:
+        done = already_done(job, root / TRAJECTORIES_FILE)
+        with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
+            summary = _evaluate(job, provider, root, meta, advance)
+    if json_out:
+        print_json(summary)
+    else:
+        _print_summary(summary, root)
+    overall = summary["overall"]
+    if overall["trajectories"] and overall["errors"] == overall["trajectories"]:
+        first = next(iter(summary["stops"]), "error")
+        die(f"every rollout failed ({first}); see {root / TRAJECTORIES_FILE}", code=1)
+
+
+def _evaluate(job: Job, provider: Provider, root: Path, meta: dict[str, Any], advance: Any) -> dict[str, Any]:
+    try:
+        return evaluate(job, provider, root, meta=meta, on_done=advance)
+    except ValueError as exc:
+        die(str(exc))
+
+
+def _print_summary(summary: dict[str, Any], root: Path) -> None:
+    k = summary["k"]
+    table = Table("", "tasks", "rollouts", "pass@1", f"pass@{k}", "mean reward", "mean tokens", "errors")
+    rows = [("all", summary["overall"])]
+    rows += [(f"env {e}", r) for e, r in summary["by_env"].items()]
+    rows += [(f"kind {kd}", r) for kd, r in summary["by_kind"].items()]
+    for name, row in rows:
+        table.add_row(
+            name,
+            str(row["tasks"]),
+            str(row["trajectories"]),
+            f"{row['pass@1']:.3f}",
+            f"{row['pass@k']:.3f}",
+            f"{row['mean_reward']:.3f}",
+            f"{row['mean_tokens']:.0f}",
+            str(row["errors"]),
+        )
+    console.print(table)
+    console.print(
+        f"report: {root / REPORT_FILE}  summary: {root / SUMMARY_FILE}  "
+        f"trajectories: {root / TRAJECTORIES_FILE}"
+    )
+
+
+# -- envcraft tasks calibrate ------------------------------------------------------------------
+def calibrate(
+    directory: TaskDir,
+    model: Model,
+    base_url: BaseUrl = None,
+    k: Annotated[int, typer.Option("--k", min=1, help="Rollouts per task.")] = 8,
+    keep: Annotated[
+        str | None, typer.Option("--keep", help="Keep tasks whose pass rate p fits, e.g. '0<p<1'.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the calibrated set here (else in place).")
+    ] = None,
+    work: Annotated[
+        Path | None, typer.Option("--work", help="Rollouts and cache (default TASKS/calibration/MODEL).")
+    ] = None,
+    concurrency: Concurrency = 8,
+    limit: Limit = None,
+    max_steps: MaxSteps = 60,
+    max_tokens: MaxTokens = 400_000,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = 1.0,
+    json_out: JsonFlag = False,
+) -> None:
+    """Pass rates over k rollouts into each task's difficulty (k, pass_rate, band); --keep filters."""
+    try:
+        predicate = parse_keep(keep) if keep is not None else None
+    except ValueError as exc:
+        die(str(exc))
+    if predicate is not None and out is None:
+        die("--keep writes the filtered set: give --out DIR (the source set is not filtered in place)")
+    everything = _tasks(directory)
+    tasks = everything[:limit] if limit is not None else everything
+    root = work or directory / "calibration" / _slug(model)
+    job = Job(
+        tasks,
+        k=k,
+        concurrency=concurrency,
+        config=_config("auto", max_steps, max_tokens, None, temperature, 0),
+    )
+    with (
+        _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider,
+        _rollout_progress(
+            len(job.pairs()), already_done(job, root / TRAJECTORIES_FILE), f"calibrate {model}"
+        ) as advance,
+    ):
+        summary = _evaluate(job, provider, root, {"model": model, "tasks_path": str(directory)}, advance)
+    chosen = {t.id for t in tasks}
+    grouped = group_by_task(
+        t for t in read_trajectories(root / TRAJECTORIES_FILE) if t.sample < k and t.task_id in chosen
+    )
+    updated = {t.id: calibrated(t, grouped.get(t.id, []), model) for t in tasks}
+    result = [updated.get(t.id, t) for t in everything]
+    kept = [
+        t
+        for t in result
+        if t.id in updated and (predicate is None or predicate((t.difficulty or {})["pass_rate"]))
+    ]
+    target = out or directory
+    written = kept if predicate is not None else result
+    try:
+        write_tasks(target, written)
+        stats = read_stats(directory) or {}
+        if out is not None and stats:
+            write_json(Path(out) / "stats.json", stats)
+    except (OSError, TaskSetError) as exc:
+        die(f"cannot write {target}: {exc}")
+    bands: dict[str, int] = {}
+    for task in updated.values():
+        name = (task.difficulty or {})["band"]
+        bands[name] = bands.get(name, 0) + 1
+    report = {
+        "tasks": len(updated),
+        "k": k,
+        "bands": bands,
+        "written": len(written),
+        "out": str(tasks_path(target)),
+        "rollouts": str(root / TRAJECTORIES_FILE),
+        "summary": summary["overall"],
+    }
+    if json_out:
+        print_json(report)
+    else:
+        shown = ", ".join(f"{band} {count}" for band, count in sorted(bands.items()))
+        console.print(f"calibrated {len(updated)} tasks with {model}, k={k}: {shown}")
+        console.print(f"wrote {len(written)} tasks to {report['out']}")
+
+
+# -- envcraft tasks inspect ---------------------------------------------------------------------
+def inspect(
+    directory: TaskDir,
+    model: Model,
+    base_url: BaseUrl = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the inspected set here (else in place).")
+    ] = None,
+    keep_only: Annotated[
+        bool, typer.Option("--keep-only", help="Write only the tasks the rubric keeps.")
+    ] = False,
+    concurrency: Concurrency = 8,
+    limit: Limit = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Score tasks with the paper's Table 18 rubric through an LLM; keeps 3/3/>=2; scores into quality."""
+    if keep_only and out is None:
+        die("--keep-only writes the filtered set: give --out DIR")
+    everything = _tasks(directory)
+    tasks = everything[:limit] if limit is not None else everything
+    with _model(
+        model, tasks, base_url, directory / "inspection" / _slug(model) / CACHE_DIR, concurrency
+    ) as provider:
+
+        async def main() -> Any:
+            try:
+                return await inspect_tasks(tasks, provider, concurrency=concurrency)
+            finally:
+                await provider.aclose()
+
+        with console.status(f"inspecting {len(tasks)} tasks with {model}"):
+            results = asyncio.run(main())
+    updated = {t.id: with_rubric(t, r) for t, r in zip(tasks, results, strict=True)}
+    result = [updated.get(t.id, t) for t in everything]
+    if keep_only:
+        result = [t for t in result if t.id in updated and t.quality["rubric"]["keep"]]
+    target = out or directory
+    try:
+        write_tasks(target, result)
+    except OSError as exc:
+        die(f"cannot write {target}: {exc}")
+    rows = [{"task_id": t.id, **r.to_json()} for t, r in zip(tasks, results, strict=True)]
+    kept = sum(r.keep for r in results)
+    errors = sum(r.error is not None for r in results)
+    if json_out:
+        print_json(
+            {"tasks": len(results), "kept": kept, "errors": errors, "written": len(result), "results": rows}
+        )
+        return
+    table = Table("task", "solvability", "validation", "consistency", "keep", "note")
+    for row in rows:
+        scores = row.get("scores", {})
+        table.add_row(
+            row["task_id"],
+            *(str(scores.get(d, "-")) for d in ("solvability", "validation", "consistency")),
+            "yes" if row["keep"] else "no",
+            row.get("error", ""),
+        )
+    console.print(table)
+    console.print(
+        f"kept {kept} of {len(results)} ({errors} without a valid answer); wrote {len(result)} tasks "
+        f"to {tasks_path(target)}"
+    )
+
+
+# -- envcraft tasks show ------------------------------------------------------------------------
+def show(
+    directory: TaskDir,
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    reveal: Annotated[
+        bool, typer.Option("--reveal", help="Also show the reference and the verifier.")
+    ] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Show a task as a player sees it: user turns, environments, tools (the solution only with --reveal)."""
+    task = _one(directory, task_id)
+    packages = _packages(task)
+    envs = [
+        {
+            "id": env,
+            "title": packages[env].manifest.title,
+            "kind": packages[env].kind,
+            "package": str(packages[env].root),
+            "tools": [_tool_summary(spec.openai_schema()) for spec in packages[env].env_class.tools.values()],
+        }
+        for env in task.envs
+    ]
+    info: dict[str, Any] = {
+        "id": task.id,
+        "kind": task.kind,
+        "persona": task.persona,
+        "turns": [t.user for t in task.turns],
+        "envs": envs,
+        "workspace_files": sorted(task.workspace),
+        "difficulty": task.difficulty,
+    }
+    if reveal:
+        info["reference"] = task.reference.model_dump(mode="json")
+        info["verifier"] = task.verifier.model_dump(mode="json")
+    if json_out:
+        print_json(info)
+        return
+    console.print(
+        f"[bold]{task.id}[/bold] ({task.kind}; {len(task.turns)} user turns; persona: {task.persona})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for env in envs:
+        console.print(
+            f"\n[bold]{env['title']}[/bold] ({env['id']}, {env['kind']})", highlight=False, soft_wrap=True
+        )
+        for tool in env["tools"]:
+            console.print(
+                f"  {tool['name']}({', '.join(tool['params'])}): {tool['summary']}",
+                highlight=False,
+                soft_wrap=True,
+            )
+    if task.workspace:
+        console.print(f"\nworkspace: {len(task.workspace)} files", highlight=False, soft_wrap=True)
+    for number, text in enumerate(info["turns"], start=1):
+        console.print(f"\n[bold]turn {number}[/bold]: {text}", highlight=False, soft_wrap=True)
+    if reveal:
+        console.print("\n[bold]reference[/bold]")
+        for call in task.reference.calls:
+            console.print(
+                f"  turn {call.turn + 1}: {call.env}.{call.tool} {json.dumps(call.args)}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        console.print(
+            f"\n[bold]verifier[/bold] ({len(task.verifier.checks)} checks)\n{task.verifier.source}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _one(directory: Path, task_id: str) -> Task:
+    for task in _tasks(directory):
+        if task.id == task_id:
+            return task
+    die(f"no task {task_id!r} in {directory}")
+
+
+def _packages(task: Task) -> dict[str, Any]:
+    try:
+        return resolve_packages(task)
+    except ExecutionError as exc:
+        die(str(exc))
+
+
+def _tool_summary(schema: dict[str, Any]) -> dict[str, Any]:
+    function = schema["function"]
+    lines = (function.get("description") or "").strip().splitlines()
+    return {
+        "name": function["name"],
+        "params": list((function.get("parameters") or {}).get("properties", {})),
+        "summary": lines[0] if lines else "",
+    }
+
+
+# -- envcraft tasks play ------------------------------------------------------------------------
+def play(
+    directory: TaskDir,
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    play_dir: Annotated[
+        Path | None, typer.Option("--dir", help="Play directory (default ./play-TASK).")
+    ] = None,
+    next_turn: Annotated[
+        bool, typer.Option("--next", help="This turn is done: record it, show the next.")
+    ] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Play a task with `envcraft call`: opens its sessions from S0 and reveals the user turns one at a time.
+
+    Without --next on a terminal it waits: press Enter when a turn is done. Calls are recorded per turn
+    and DIR/trajectory.jsonl is what `envcraft tasks score` reads.
+    """
+    task = _one(directory, task_id)
+    root = play_dir or Path(f"play-{_slug(task.id)}")
+    try:
+        state, resumed = open_play(task, tasks_path(directory), root)
+        if next_turn:
+            end_turn(state, task)
+    except (PlayError, ExecutionError, TaskSetError) as exc:
+        die(str(exc))
+    if json_out:
+        print_json(_play_info(state, task))
+        return
+    if not next_turn:
+        _print_how_to_act(state, task, resumed)
+    _print_turn(state, task)
+    if next_turn or state.done or not sys.stdin.isatty():
+        return
+    while not state.done:
+        console.print(
+            "[dim]act with envcraft call in another terminal; Enter = this turn is done, q = stop[/dim]"
+        )
+        answer = _wait_for_line(state)
+        if answer.strip().lower() == "q":
+            console.print(f"stopped; resume with: envcraft tasks play {directory} {task.id} --dir {root}")
+            return
+        end_turn(state, task)
+        _print_turn(state, task)
+
+
+def _wait_for_line(state: Play) -> str:
+    """Read a line from the terminal, noting the order of the player's calls meanwhile."""
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(0.1):
+            observe(state)
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
+    try:
+        while True:
+            ready, _, _ = select.select([sys.stdin], [], [], 0.5)
+            if ready:
+                return sys.stdin.readline()
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def _play_info(state: Play, task: Task) -> dict[str, Any]:
+    return {
+        "dir": str(state.directory.resolve()),
+        "task_id": task.id,
+        "turn": state.turn + 1 if not state.done else None,
+        "turns": len(task.turns),
+        "user": task.turns[state.turn].user if not state.done else None,
+        "sessions": {env: str(state.session(env).resolve()) for env in task.envs},
+        "calls_this_turn": current_calls(state) if not state.done else [],
+        "trajectory": str((state.directory / "trajectory.jsonl").resolve()),
+        "done": state.done,
+        "score": _score(state, task) if state.done else None,
+    }
+
+
+def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
+    packages = _packages(task)
+    verb = "resumed" if resumed else "opened"
+    console.print(
+        f"{verb} {task.id} in {state.directory} ({len(task.turns)} user turns)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for env in task.envs:
+        where = env if env in builtin_ids() else packages[env].root
+        console.print(
+            f"  envcraft call {where} TOOL --args '{{...}}' --session {state.session(env)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print("  (envcraft tasks show shows the tools)", highlight=False, soft_wrap=True)
+
+
+def _print_turn(state: Play, task: Task) -> None:
+    if state.done:
+        path = write_trajectory(state)
+        score = _score(state, task)
+        console.print(
+            f"\nall {len(task.turns)} turns done; trajectory: {path}", highlight=False, soft_wrap=True
+        )
+        console.print(
+            f"score {score['score']:.3f}  (envcraft tasks score TASKS --trajectories {path})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    console.print(
+        f"\n[bold]turn {state.turn + 1}/{len(task.turns)}[/bold]: {task.turns[state.turn].user}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _score(state: Play, task: Task) -> dict[str, Any]:
+    return score_trajectory(task, state.turns).to_json()
+
+
+# -- envcraft llm serve -------------------------------------------------------------------------
+llm_app = typer.Typer(
+    help="Language models: serve an in-process model over the OpenAI protocol.", no_args_is_help=True
+)
+
+
+@llm_app.command("serve")
+def serve(
+    model: Annotated[str, typer.Argument(help="smollm2, random, or oracle (with --tasks).")],
+    tasks_dir: Annotated[Path | None, typer.Option("--tasks", help="Task set the oracle plays.")] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")] = 8000,
+) -> None:
+    """Serve a built-in model at http://HOST:PORT/v1 (chat completions with tools) until interrupted."""
+    if model not in LOCAL_MODELS:
+        die(f"unknown model {model!r}; built in: {', '.join(LOCAL_MODELS)}")
+    if model == "oracle" and tasks_dir is None:
+        die("the oracle plays a task set: give --tasks DIR")
+    tasks = _tasks(tasks_dir) if tasks_dir is not None else []
+    inner = _smollm_provider() if model == "smollm2" else policy_provider(model, tasks)
+    try:
+        server = ChatServer(inner, host=host, port=port).start()
+    except OSError as exc:
+        die(f"cannot listen on {host}:{port}: {exc.strerror}")
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    err_console.print(
+        f"serving {model} at {server.url} (Ctrl-C or SIGTERM stops)", highlight=False, soft_wrap=True
+    )
+    try:
+        while not stopping.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+def _smollm_provider() -> Provider:
+    from envcraft.llm.smollm import SmolLM2Provider
+
+    return SmolLM2Provider()

@@ -1,0 +1,193 @@
+"""Requests as OpenAI Batch API files: write them now, continue when the answers are there.
+
+:class:`BatchProvider` answers a request from the Batch API *output* files found in
+``DIR/responses/`` (any ``*.jsonl``: output and error files alike), matched by
+``custom_id`` = the request's content key. A request with no answer yet is appended to
+``DIR/requests.jsonl`` as a Batch API *input* line (``{"custom_id", "method": "POST",
+"url": "/v1/chat/completions", "body"}``) and raises ``LLMError("pending")``, so a job
+collects every request of a round, stops, and picks up where it was once the output file is
+in place: upload ``requests.jsonl`` to the Batch API (or answer it with any model:
+:func:`answer_batch`), put the output file in ``DIR/responses/`` and run the job again.
+A conversation that needs several model turns takes one round per turn.
+
+``requests.jsonl`` always lists just the requests still waiting (answered ones are dropped
+when the provider opens the directory). One process at a time uses a batch directory. The
+Batch API takes at most 50,000 requests per file: split a larger ``requests.jsonl``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from envcraft.llm.provider import Provider
+from envcraft.llm.types import ChatRequest, ChatResponse, ErrorKind, LLMError, parse_completion
+
+REQUESTS_FILE = "requests.jsonl"
+RESPONSES_DIR = "responses"
+ENDPOINT = "/v1/chat/completions"
+
+
+class BatchProvider(Provider):
+    """Answers from Batch API output files, queues the rest (see the module docstring)."""
+
+    def __init__(self, directory: str | Path, model: str) -> None:
+        super().__init__(model)
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / RESPONSES_DIR).mkdir(exist_ok=True)
+        self._answers: dict[str, dict[str, Any]] = {}
+        self._waiting: dict[str, dict[str, Any]] = {}
+        self.reload()
+
+    @property
+    def requests_path(self) -> Path:
+        return self.directory / REQUESTS_FILE
+
+    @property
+    def pending(self) -> int:
+        """How many requests wait for an answer in ``requests.jsonl``."""
+        return len(self._waiting)
+
+    def reload(self) -> None:
+        """Re-read the output files and rewrite ``requests.jsonl`` with what is still unanswered."""
+        self._answers = dict(_read_outputs(self.directory / RESPONSES_DIR))
+        waiting: dict[str, dict[str, Any]] = {}
+        for line in _read_lines(self.requests_path):
+            key = line.get("custom_id")
+            if isinstance(key, str) and key not in self._answers:
+                waiting.setdefault(key, line)
+        self._waiting = waiting
+        _write_lines(self.requests_path, waiting.values())
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        body = request.body(self.model)
+        key = request.key(self.model)
+        answer = self._answers.get(key)
+        if answer is None:
+            if key not in self._waiting:
+                line = {"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}
+                self._waiting[key] = line
+                with open(self.requests_path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self.meter.record_error()
+            raise LLMError(
+                "pending",
+                f"request {key[:12]} waits for its answer: submit {self.requests_path} and put the output "
+                f"file in {self.directory / RESPONSES_DIR}/",
+            )
+        try:
+            response = _answer(answer)
+        except LLMError:
+            self.meter.record_error()
+            raise
+        self.meter.record(response)
+        return response
+
+
+def _answer(line: dict[str, Any]) -> ChatResponse:
+    """The response of one output line, or the ``LLMError`` it records."""
+    error = line.get("error")
+    response = line.get("response")
+    if isinstance(error, dict) and (not isinstance(response, dict) or response.get("status_code") != 200):
+        raise LLMError("server", f"batch error {error.get('code')}: {error.get('message')}")
+    if not isinstance(response, dict):
+        raise LLMError("malformed", "batch output line without a response")
+    status = response.get("status_code")
+    body = response.get("body")
+    if status != 200:
+        message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+        raise LLMError(_kind(status), f"batch request failed: {message or body}", status=status)
+    return replace(parse_completion(body), cache_hit=True, attempts=0)
+
+
+def _kind(status: Any) -> ErrorKind:
+    if status == 429:
+        return "rate_limit"
+    if isinstance(status, int) and status >= 500:
+        return "server"
+    if status in (401, 403):
+        return "auth"
+    return "bad_request"
+
+
+def _read_outputs(directory: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(custom_id, line)`` of every output/error line; a success wins over an error for one id."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        for line in _read_lines(path):
+            key = line.get("custom_id")
+            if not isinstance(key, str):
+                continue
+            ok = isinstance(line.get("response"), dict) and line["response"].get("status_code") == 200
+            if ok or key not in found:
+                found[key] = line
+    yield from found.items()
+
+
+def _read_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON object lines of a JSONL file (missing file: none; a torn or junk line is skipped)."""
+    if not path.is_file():
+        return
+    with open(path, encoding="utf-8") as handle:
+        for raw in handle:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                yield value
+
+
+def _write_lines(path: Path, lines: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for line in lines:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+async def answer_batch(
+    requests_path: str | Path, output_path: str | Path, provider: Provider, *, concurrency: int = 8
+) -> dict[str, int]:
+    """Answer a Batch API input file with any provider; write a Batch API output file.
+
+    Failed requests become error lines (``status_code`` and an OpenAI error body), as the
+    Batch API writes them. Returns ``{"answered", "failed"}``.
+    """
+    lines = [line for line in _read_lines(Path(requests_path)) if isinstance(line.get("custom_id"), str)]
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(index: int, line: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": f"batch_req_{index}", "custom_id": line["custom_id"], "error": None}
+        async with slots:
+            try:
+                request = ChatRequest.from_body(line.get("body") or {})
+                response = await provider.complete(request)
+            except LLMError as exc:
+                error = {"message": exc.message, "type": exc.kind, "code": exc.kind}
+                out["response"] = {
+                    "status_code": exc.status or 500,
+                    "request_id": "",
+                    "body": {"error": error},
+                }
+                return out
+        out["response"] = {"status_code": 200, "request_id": "", "body": response.completion()}
+        return out
+
+    results = await asyncio.gather(*(one(i, line) for i, line in enumerate(lines)))
+    target = Path(output_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_lines(target, results)
+    failed = sum(1 for r in results if r["response"]["status_code"] != 200)
+    return {"answered": len(results) - failed, "failed": failed}

@@ -1,0 +1,165 @@
+"""The evaluation report: one self-contained HTML page (tables and inline SVG plots, no scripts).
+
+Plots: mean reward by environment, tokens against reward (one dot per trajectory), and the
+number of user turns and model steps per trajectory.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from envcraft.rollout.loop import Trajectory
+
+_STYLE = """
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 72em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.plots { display: flex; flex-wrap: wrap; gap: 1.5em; }
+"""
+
+
+def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]) -> str:
+    """The HTML page for one evaluation (``summary`` as :func:`metrics.summarize` gives it, plus ``meta``)."""
+    meta = summary.get("meta", {})
+    k = summary["k"]
+    title = f"envcraft eval: {meta.get('model', '?')} on {meta.get('tasks_path', '?')}"
+    columns = [
+        "tasks",
+        "trajectories",
+        "pass@1",
+        f"pass@{k}",
+        "mean reward",
+        "mean tokens",
+        "mean turns",
+        "errors",
+    ]
+    overall = [_row("all", summary["overall"])]
+    by_env = [_row(env, row) for env, row in summary["by_env"].items()]
+    by_kind = [_row(kind, row) for kind, row in summary["by_kind"].items()]
+    rewards = {env: row["mean_reward"] for env, row in summary["by_env"].items()}
+    stops = ", ".join(f"{name} {count}" for name, count in sorted(summary["stops"].items()))
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p>k = {k}; mode {escape(str(meta.get('mode', 'auto')))}; stops: {escape(stops)}</p>",
+        _table(["", *columns], overall),
+        "<h2>By environment</h2>",
+        _table(["env", *columns], by_env),
+        "<h2>By kind</h2>",
+        _table(["kind", *columns], by_kind),
+        "<div class='plots'>",
+        bar_svg("mean reward by environment", rewards, maximum=1.0),
+        scatter_svg("tokens vs reward", [(t.usage.total_tokens, t.score) for t in trajectories]),
+        histogram_svg("user turns per trajectory", Counter(t.turns_played for t in trajectories)),
+        histogram_svg("model steps per trajectory", Counter(t.steps for t in trajectories)),
+        "</div>",
+        "<h2>Tasks</h2>",
+        _table(
+            ["task", "envs", "kind", "samples", "passed", "pass rate", "mean reward"],
+            [
+                [
+                    row["task_id"],
+                    ", ".join(row["envs"]),
+                    row["kind"],
+                    row["samples"],
+                    row["passed"],
+                    f"{row['pass_rate']:.2f}",
+                    f"{row['mean_reward']:.3f}",
+                ]
+                for row in summary["tasks"]
+            ],
+        ),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def _row(name: str, row: Mapping[str, Any]) -> list[Any]:
+    return [
+        name,
+        row["tasks"],
+        row["trajectories"],
+        f"{row['pass@1']:.3f}",
+        f"{row['pass@k']:.3f}",
+        f"{row['mean_reward']:.3f}",
+        f"{row['mean_tokens']:.0f}",
+        f"{row['mean_turns']:.2f}",
+        row["errors"],
+    ]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _frame(title: str, width: int, height: int) -> list[str]:
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="10"><title>{escape(title)}</title>'
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2}" y="14" text-anchor="middle" font-size="12">{escape(title)}</text>',
+    ]
+
+
+def bar_svg(title: str, values: Mapping[str, float], maximum: float | None = None) -> str:
+    """Horizontal bars, one per key (labels left, value right)."""
+    width, bar, left = 420, 16, 130
+    height = 30 + bar * max(1, len(values)) + 10
+    top = max(maximum or 0.0, *values.values(), 1e-9) if values else 1.0
+    out = _frame(title, width, height)
+    for i, (name, value) in enumerate(values.items()):
+        y = 26 + i * bar
+        length = (width - left - 50) * value / top
+        out.append(f'<text x="{left - 4}" y="{y + 11}" text-anchor="end">{escape(name)}</text>')
+        out.append(f'<rect x="{left}" y="{y + 2}" width="{length:.1f}" height="{bar - 4}" fill="#2980b9"/>')
+        out.append(f'<text x="{left + length + 4:.1f}" y="{y + 11}">{value:.2f}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def scatter_svg(title: str, points: Sequence[tuple[float, float]]) -> str:
+    """One dot per (x = tokens, y = reward in [0, 1])."""
+    width, height, pad = 420, 260, 40
+    out = _frame(title, width, height)
+    xmax = max((x for x, _ in points), default=1.0) or 1.0
+    out.append(f'<line x1="{pad}" y1="{height - pad}" x2="{width - 10}" y2="{height - pad}" stroke="#555"/>')
+    out.append(f'<line x1="{pad}" y1="{height - pad}" x2="{pad}" y2="24" stroke="#555"/>')
+    out.append(f'<text x="{width - 10}" y="{height - pad + 14}" text-anchor="end">{xmax:.0f} tokens</text>')
+    out.append(f'<text x="{pad - 4}" y="30" text-anchor="end">1</text>')
+    out.append(f'<text x="{pad - 4}" y="{height - pad}" text-anchor="end">0</text>')
+    for x, y in points:
+        cx = pad + (width - 10 - pad) * x / xmax
+        cy = height - pad - (height - pad - 24) * min(1.0, max(0.0, y))
+        out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" fill="#e67e22" fill-opacity="0.6"/>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def histogram_svg(title: str, counts: Mapping[int, int]) -> str:
+    """Vertical bars of how many trajectories had each value."""
+    width, height, pad = 320, 200, 30
+    out = _frame(title, width, height)
+    keys = sorted(counts)
+    top = max(counts.values(), default=1)
+    slot = (width - 2 * pad) / max(1, len(keys))
+    for i, key in enumerate(keys):
+        h = (height - 2 * pad) * counts[key] / top
+        x = pad + i * slot
+        out.append(
+            f'<rect x="{x + 2:.1f}" y="{height - pad - h:.1f}" width="{max(1.0, slot - 4):.1f}" '
+            f'height="{h:.1f}" fill="#27ae60"/>'
+        )
+        out.append(f'<text x="{x + slot / 2:.1f}" y="{height - pad + 12}" text-anchor="middle">{key}</text>')
+        label_y = height - pad - h - 3
+        out.append(
+            f'<text x="{x + slot / 2:.1f}" y="{label_y:.1f}" text-anchor="middle">{counts[key]}</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,99 @@
+"""One ``envcraft synth`` job: specs in, ``OUT/envs`` + ``OUT/synth.json`` + ``OUT/report.html`` out.
+
+``load_specs`` reads catalog ids, spec files and the selectors ``catalog`` /
+``catalog:general`` / ``catalog:claw``; ``explain`` ranks the archetypes for a spec and
+sizes its prompt without a model; ``make_provider`` builds the model client (an
+OpenAI-compatible server behind the response cache, or Batch API files); ``run_job`` runs the
+engine and writes the outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from envcraft.llm import BatchProvider, CachedProvider, OpenAIProvider, Provider
+from envcraft.synth.catalog import scenarios
+from envcraft.synth.engine import CandidateRecord, EngineOptions, SynthEngine
+from envcraft.synth.prompt import first_messages
+from envcraft.synth.references import DEFAULT_BUDGET, render_reference
+from envcraft.synth.report import summarize, write_outputs
+from envcraft.synth.retrieval import rank_archetypes, reference_roots
+from envcraft.synth.spec import ScenarioSpec, SpecError, from_scenario, load_spec
+from envcraft.synth.tokens import count_tokens, tokenizer_name
+
+CATALOG_SELECTORS = {"catalog": None, "catalog:general": "general", "catalog:claw": "claw"}
+
+
+def load_specs(refs: list[str]) -> list[ScenarioSpec]:
+    """Specs for catalog ids, files and catalog selectors; :class:`SpecError` on any bad one."""
+    specs: list[ScenarioSpec] = []
+    for ref in refs:
+        if ref in CATALOG_SELECTORS:
+            category = CATALOG_SELECTORS[ref]
+            specs += [from_scenario(s) for s in scenarios(category)]  # type: ignore[arg-type]
+        else:
+            specs.append(load_spec(ref))
+    if not specs:
+        raise SpecError("no specs given")
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if spec.id in seen:
+            raise SpecError(f"two specs become environment {spec.id!r}: {seen[spec.id]} and {spec.source}")
+        seen[spec.id] = spec.source
+    return specs
+
+
+def explain(spec: ScenarioSpec, references: int = 2, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
+    """The archetype ranking for ``spec`` and the size of the prompt it would get (no model)."""
+    ranking = rank_archetypes(spec.text())
+    roots = reference_roots()
+    chosen = [render_reference(roots[s.archetype], s.archetype, budget) for s in ranking[:references]]
+    messages = first_messages(spec, chosen)
+    system, user = (str(m["content"]) for m in messages)
+    return {
+        "id": spec.id,
+        "source": spec.source,
+        "ranking": [s.to_json() for s in ranking],
+        "hand_labels": list(spec.archetypes),
+        "references": [
+            {"env": r.env_id, "archetype": r.archetype, "tokens": r.tokens(), "omitted": len(r.omitted)}
+            for r in chosen
+        ],
+        "prompt_tokens": {
+            "system": count_tokens(system),
+            "user": count_tokens(user),
+            "total": count_tokens(system) + count_tokens(user),
+            "tokenizer": tokenizer_name(),
+        },
+    }
+
+
+def make_provider(model: str | None, base_url: str | None, batch: Path | None, out: Path) -> Provider:
+    """Batch API files under ``batch``, else an OpenAI-compatible server behind ``OUT/.cache/llm``."""
+    if batch is not None:
+        if not model:
+            raise SpecError("--batch needs --model (the model the batch requests name)")
+        return BatchProvider(batch, model)
+    return CachedProvider(OpenAIProvider.from_env(model, base_url), out / ".cache" / "llm")
+
+
+def run_job(
+    specs: list[ScenarioSpec],
+    out: Path,
+    provider: Provider,
+    options: EngineOptions,
+    progress: Callable[[CandidateRecord], None] | None = None,
+) -> dict[str, Any]:
+    """Run the engine over ``specs`` and write ``synth.json`` and ``report.html``."""
+
+    async def go() -> list[CandidateRecord]:
+        async with provider:
+            return await SynthEngine(provider, out, options).run(specs, progress)
+
+    records = asyncio.run(go())
+    summary = summarize(records, options, provider.model)
+    write_outputs(out, summary)
+    return summary
