@@ -12,6 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
+from envcraft.rollout.loop import RolloutConfig
+from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
+from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.export import ExportError, export, split_tasks, task_digest
 from envcraft.tasks.io import read_tasks, write_tasks
 from envcraft.tasks.model import Task
@@ -111,6 +114,10 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     system, user = claw_row["prompt"]
     assert system["role"] == "system" and user == {"role": "user", "content": tasks[1].turns[0].user}
     assert "workspace" in system["content"]
+    # the policy is prompted as `envcraft eval` prompts it (the rollout loop's system message)
+    for task, row in ((tasks[0], tool_row), (tasks[1], claw_row)):
+        mode = RolloutConfig().mode_for(task)
+        assert row["prompt"][0]["content"] == rollout_system_prompt(resolve_packages(task), mode)
     # the tools travel in the chat template: per task, the names its agent may call
     assert set(tool_row["extra_info"]["tool_selection"]) == {"increment", "get", "explode"}
     assert {"increment", "export_sales", "read_file", "shell"} <= set(

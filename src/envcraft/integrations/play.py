@@ -9,8 +9,9 @@ recorded per user turn) that adds what every trainer needs the same way:
   the current user turn ends (:meth:`Episode.end_turn`) and the task's next user message is
   revealed; after the last turn the play is over and further calls are refused (they would
   change a state no verifier snapshot belongs to).
-* **Tool results as text**: the structured result (or error) as compact JSON, which is what
-  the policy reads in a tool message.
+* **Tool results as text**: the structured result (or error) as JSON, rendered as the rollout
+  loop renders it (:func:`envcraft.rollout.loop.tool_result_text`), so a policy reads the same
+  tool messages in training as in ``envcraft eval``.
 * **The reward**: the task's verifier on the play's outcome
   (:func:`envcraft.tasks.verify.run_verifier`), and a JSON report with the components and the
   calls grouped per user turn (the ``tasks score`` trajectory format), so anyone can re-score
@@ -125,7 +126,3 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
         )
     return {"args": arguments}
 
-
-def result_text(result: dict[str, Any]) -> str:
-    """A tool result as the policy reads it: compact JSON (non-ASCII kept as is)."""
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -6,8 +6,8 @@ it is:
 
 * ``train.parquet`` / ``val.parquet``: one row per task, split by a hash of the task id (so a
   task keeps its split when the set grows). ``prompt`` is the chat the policy starts from: a
-  system message with the environments' documentation and the first user turn; the tools
-  travel in the chat template, rendered by the agent loop from the task's own tool list
+  system message (the rollout loop's, :mod:`envcraft.rollout.prompts`) and the first user
+  turn; the tools travel in the chat template, rendered by the agent loop from the task's own tool list
   (``extra_info.tool_selection``, the names VERL's per-sample tool selection also reads).
   The later turns are revealed by the agent loop when the model answers without a tool call.
 * ``reward_model.ground_truth`` is compact: ``{"task_id", "sha256"}`` as JSON, the digest of
@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.state import canonical_json
 from envcraft.core.workspace import atomic_write_bytes
+from envcraft.rollout.loop import RolloutConfig
+from envcraft.rollout.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE
+from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
 from envcraft.tasks.episode import exposed_tools, resolve_packages
 from envcraft.tasks.io import write_tasks
 from envcraft.tasks.model import Task
@@ -179,27 +182,15 @@ def verl_row(
     }
 
 
-def system_prompt(
-    task: Task, packages: dict[str, EnvPackage], *, list_tools: bool = False, documentation: bool = True
-) -> str:
-    """What the agent is told up front: each environment's documentation (and, with
-    ``list_tools``, a one-line summary of each tool, for prompts without tool schemas; without
-    ``documentation``, only the framing lines)."""
-    parts = ["You are an agent working in the environments below. Use their tools to do what the user asks."]
-    if task.kind == "claw":
-        parts.append("You share one workspace directory with these environments; file tools work inside it.")
-    for env in task.envs if documentation else ():
-        package = packages[env]
-        doc = package.readme.strip() or package.env_class.describe()
-        lines = [f"## {package.manifest.title} (`{env}`)", doc]
-        if list_tools:
-            lines += ["", "Tools:"]
-            for spec in package.env_class.tools.values():
-                params = ", ".join(spec.parameters.get("properties", {}))
-                summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
-                lines.append(f"- {spec.name}({params}): {summary}")
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts)
+def system_prompt(task: Task, packages: Mapping[str, EnvPackage], *, documentation: bool = True) -> str:
+    """The system message a policy starts ``task`` with: the rollout loop's for the task's mode
+    (:func:`envcraft.rollout.prompts.system_prompt`), so a policy trained on these rows is
+    prompted as ``envcraft eval`` prompts it. Without ``documentation``, only the preamble
+    (the environments' descriptions left out, for prompts a CPU run must keep short)."""
+    mode = RolloutConfig().mode_for(task)
+    if not documentation:
+        return CLAW_PREAMBLE if mode == "claw" else FUNCTION_PREAMBLE
+    return rollout_system_prompt({env: packages[env] for env in task.envs}, mode)
 
 
 def _packages(task: Task) -> dict[str, EnvPackage]:

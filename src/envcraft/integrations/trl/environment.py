@@ -29,7 +29,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from envcraft.integrations.play import TaskPlay, result_text
+from envcraft.integrations.play import TaskPlay
+from envcraft.rollout.loop import RolloutConfig, tool_result_text
 from envcraft.tasks.episode import ExposedTool, exposed_tools, resolve_packages
 from envcraft.tasks.export import system_prompt
 from envcraft.tasks.model import Task
@@ -42,6 +43,7 @@ END_TURN_NOTE = (
 )
 ALL_DONE = "Every request of the user is done. Answer with a short summary and make no more tool calls."
 HISTORY = 1000
+TOOL_RESULT_CHARS = RolloutConfig().tool_result_chars  # what envcraft eval shows of a result
 _JSON_TYPES: dict[str, Any] = {
     "string": str,
     "integer": int,
@@ -94,7 +96,8 @@ class EnvcraftEnvironment:
 
     def _call(self, name: str, arguments: Mapping[str, Any]) -> str:
         play = self._require_play()
-        return result_text(play.call(name, {k: v for k, v in arguments.items() if v is not None}))
+        result = play.call(name, {k: v for k, v in arguments.items() if v is not None})
+        return tool_result_text(result, TOOL_RESULT_CHARS)
 
     def _require_play(self) -> TaskPlay:
         if self.play is None:
@@ -138,16 +141,15 @@ def dataset_rows(tasks: Sequence[Task], *, documentation: bool = True) -> list[d
     """One TRL dataset row per task: the system prompt, an empty user message for ``reset`` to
     fill with the first turn, the task id and the environment (surface) it runs in.
 
-    The system prompt holds the environments' documentation (their READMEs, as the VERL rows
-    do) unless ``documentation`` is false: a CPU smoke run pays for every prompt token twice
-    over (attention is quadratic), and the tools' own descriptions still reach the policy
-    through the chat template."""
+    The system prompt is the rollout loop's, as the VERL rows have it (the environments'
+    documentation included unless ``documentation`` is false: a CPU smoke run pays for every
+    prompt token twice over, and the tools' own descriptions still reach the policy through
+    the chat template), plus how to end a user turn here."""
     rows = []
     for name, group in surfaces(tasks).items():
         for task in group:
             packages = resolve_packages(task)
-            system = system_prompt(task, packages) if documentation else _framing(task)
-            system += "\n\n" + END_TURN_NOTE
+            system = system_prompt(task, packages, documentation=documentation) + "\n\n" + END_TURN_NOTE
             rows.append(
                 {
                     "prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
@@ -156,11 +158,6 @@ def dataset_rows(tasks: Sequence[Task], *, documentation: bool = True) -> list[d
                 }
             )
     return rows
-
-
-def _framing(task: Task) -> str:
-    """The system prompt's first lines without the environments' documentation."""
-    return system_prompt(task, {}, documentation=False)
 
 
 def _method(tool: ExposedTool) -> Callable[..., str]:

@@ -27,8 +27,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envcraft.integrations.play import TaskPlay, result_text
-from envcraft.integrations.trl.environment import ALL_DONE, END_TURN, dataset_rows, environments
+from envcraft.integrations.play import TaskPlay
+from envcraft.integrations.trl.environment import (
+    ALL_DONE,
+    END_TURN,
+    TOOL_RESULT_CHARS,
+    dataset_rows,
+    environments,
+)
+from envcraft.rollout.loop import tool_result_text
 from envcraft.tasks.model import Task
 
 # Paper Table 17 (the optimizer of its GRPO runs).
@@ -80,7 +87,7 @@ def golden_conversation(task: Task, system: str) -> list[dict[str, Any]]:
         for turn in range(len(task.turns)):
             for call in (c for c in task.reference.calls if c.turn == turn):
                 name = names[(call.env, call.tool)]
-                result = result_text(play.call(name, call.args))
+                result = tool_result_text(play.call(name, call.args), TOOL_RESULT_CHARS)
                 messages += _tool_exchange(name, call.args, result)
             following = play.answer()
             messages += _tool_exchange(END_TURN, {}, ALL_DONE if following is None else following)

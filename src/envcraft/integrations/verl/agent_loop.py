@@ -39,8 +39,9 @@ from verl.tools.schemas import OpenAIFunctionToolSchema
 from verl.utils.profiler import simple_timer
 from verl.utils.tokenizer.chat_template import apply_chat_template
 
-from envcraft.integrations.play import TaskPlay, parse_arguments, result_text
+from envcraft.integrations.play import TaskPlay, parse_arguments
 from envcraft.integrations.taskset import TaskIndex, load_index
+from envcraft.rollout.loop import tool_result_text
 from envcraft.tasks.export import AGENT_NAME
 
 logger = logging.getLogger(__name__)
@@ -200,7 +201,7 @@ class EnvcraftAgentLoop(AgentLoopBase):
         )
 
     def _tool_message(self, call: FunctionCall, result: dict[str, Any]) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "tool", "content": self._truncate(result_text(result))}
+        message: dict[str, Any] = {"role": "tool", "content": self._truncate(tool_result_text(result))}
         if call.tool_call_id is not None:
             message["tool_call_id"] = call.tool_call_id
         return message
