@@ -109,7 +109,7 @@ def test_the_key_from_the_environment_reaches_no_sandbox(claw_task: Task, tmp_pa
         args = json.dumps({"command": probe})
         return {
             "role": "assistant",
-            "tool_calls": [{"id": "s", "function": {"name": "shell", "arguments": args}}],
+            "tool_calls": [{"id": "s", "function": {"name": "exec", "arguments": args}}],
         }
 
     tasks_dir = tmp_path / "one"
@@ -132,8 +132,9 @@ def test_the_key_from_the_environment_reaches_no_sandbox(claw_task: Task, tmp_pa
         )
     ok_json(proc)
     trajectory = json.loads((tmp_path / "out" / "trajectories.jsonl").read_text(encoding="utf-8"))
-    shell = json.loads(next(m["content"] for m in trajectory["messages"] if m["role"] == "tool"))
-    assert "ENVCRAFT_SESSION" in shell["stdout"] and not shell["truncated"]  # the probe ran, in full
+    shown = next(m["content"] for m in trajectory["messages"] if m["role"] == "tool")  # OpenClaw's exec text
+    assert "ENVCRAFT_SESSION" in shown and "[Output truncated]" not in shown  # the probe ran, in full
+    assert trajectory["turns"][0][0]["tool"] == "shell"
     assert trajectory["requests"] == 2  # the server took the key from the environment twice
     for path in (tmp_path / "out").rglob("*"):
         if path.is_file():

@@ -146,13 +146,13 @@ def test_tool_errors_go_back_as_tool_messages(tool_task: Task) -> None:
     assert [r["error"]["category"] for r in results] == ["not_found", "invalid_argument", "missing_field"]
     assert trajectory.tool_errors == 3 and trajectory.stop == "max_turns"
     # an unknown name is recorded as <profile>:<name>, which no environment can declare
-    assert len(trajectory.turns[0]) == 3 and trajectory.turns[0][0]["tool"] == "envcraft:no_such_tool"
+    assert len(trajectory.turns[0]) == 3 and trajectory.turns[0][0]["tool"] == "openclaw:no_such_tool"
     assert_rescores_the_same(tool_task, trajectory)
 
 
-def test_claw_mode_shows_the_readme_and_skills_and_offers_system_tools(claw_task: Task) -> None:
+def test_claw_mode_under_the_canonical_profile_pastes_readme_and_skills(claw_task: Task) -> None:
     replay = scripted(lambda request: "ok")
-    play(claw_task, replay)
+    play(claw_task, replay, RolloutConfig(profile="envcraft"))
     system = replay.requests[0].messages[0]["content"]
     names = {t["function"]["name"] for t in replay.requests[0].tools}
     for package in resolve_packages(claw_task).values():
@@ -163,16 +163,73 @@ def test_claw_mode_shows_the_readme_and_skills_and_offers_system_tools(claw_task
     assert {"shell", "read_file", "write_file"} <= names
 
 
+def test_claw_mode_speaks_openclaw_by_default(claw_task: Task) -> None:
+    """OpenClaw's tools, its skills listing (skills read on demand from the workspace), text results."""
+    skill = next(s for p in resolve_packages(claw_task).values() for s in p.skills)
+    location = f"skills/{skill}/SKILL.md"
+
+    def reads_the_skill(request: ChatRequest) -> Any:
+        if any(m["role"] == "tool" for m in request.messages):
+            return "done"
+        return call("read", {"path": location})
+
+    replay = scripted(reads_the_skill)
+    trajectory = play(claw_task, replay, RolloutConfig(max_turns=1))
+    system = replay.requests[0].messages[0]["content"]
+    names = {t["function"]["name"] for t in replay.requests[0].tools}
+    assert {"read", "write", "edit", "exec", "process"} <= names
+    assert not names & {"shell", "read_file", "write_file", "edit_file", "list_files"}
+    assert "<available_skills>" in system and location in system
+    assert trajectory.profile == "openclaw" and trajectory.to_json()["profile"] == "openclaw"
+    shown = next(m["content"] for m in trajectory.messages if m["role"] == "tool")
+    assert shown.startswith("---") or not shown.lstrip().startswith("{")  # the file's text, not JSON
+    assert trajectory.turns[0] == [
+        {"env": claw_task.envs[0], "tool": "read_file", "args": {"path": location}}
+    ]  # stored canonically
+
+
+@pytest.mark.parametrize("profile", ["openclaw", "claude-code", "envcraft"])
+def test_the_oracle_plays_claw_references_under_every_profile(tasks: list[Task], profile: str) -> None:
+    """Reference system calls (write, read, list) made the profile's way score 1.0, stored the same."""
+    claw = [t for t in tasks if t.kind == "claw"]
+    system = {"shell", "read_file", "write_file", "edit_file", "list_files"}
+    assert any(c.tool in system for t in claw for c in t.reference.calls)
+    with serve_policy(OracleProvider(claw)) as provider:
+        trajectories = _jobs_with(claw, provider, RolloutConfig(profile=profile))
+    by_id = {t.id: t for t in claw}
+    for trajectory in trajectories:
+        task = by_id[trajectory.task_id]
+        assert (trajectory.score, trajectory.error) == (1.0, None), trajectory.task_id
+        # (a system call is stored under the env holding the shared workspace, whatever the reference says)
+        stored = [c["tool"] for turn in trajectory.turns for c in turn]
+        expected = [
+            "shell" if c.tool == "list_files" and profile != "envcraft" else c.tool
+            for c in task.reference.calls
+        ]
+        assert stored == expected
+        assert_rescores_the_same(task, trajectory)
+
+
+def _jobs_with(tasks: list[Task], provider: Any, config: RolloutConfig) -> list[Trajectory]:
+    async def main() -> list[Trajectory]:
+        try:
+            return await run_rollouts(Job(tasks, k=1, concurrency=4, config=config), provider, None)
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(main())
+
+
 def test_function_mode_on_a_claw_task_hides_the_system_tools(claw_task: Task) -> None:
     def tries_the_shell(request: ChatRequest) -> Any:
         if any(m["role"] == "tool" for m in request.messages):
             return "done"
-        return call("shell", {"command": "touch made-by-shell"})
+        return call("exec", {"command": "touch made-by-shell"})
 
     replay = scripted(tries_the_shell)
     trajectory = play(claw_task, replay, RolloutConfig(mode="function", max_turns=1))
     names = {t["function"]["name"] for t in replay.requests[0].tools}
-    assert "shell" not in names and "write_file" not in names and names
+    assert "exec" not in names and "write" not in names and names
     refused = json.loads(next(m["content"] for m in trajectory.messages if m["role"] == "tool"))
     assert refused["error"]["category"] == "not_found"
     assert trajectory.turns[0] == []  # nothing reached a session

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from envcraft.llm import ChatRequest, ChatServer, OpenAIProvider, ProviderConfig, ReplayProvider, Secret
-from envcraft.rollout.loop import Trajectory
+from envcraft.rollout.loop import RolloutConfig, Trajectory
 from envcraft.rollout.policies import OracleProvider
 from envcraft.rollout.runner import Job, read_trajectories, run_rollouts
 from envcraft.tasks.model import Task
@@ -78,7 +78,7 @@ def test_the_key_reaches_no_sandbox_trajectory_or_log(
     with ChatServer(ReplayProvider([snoop] * 20), api_key=KEY) as server:
         provider = OpenAIProvider(ProviderConfig(model="m", base_url=server.url, api_key=Secret(KEY)))
         out = tmp_path / "trajectories.jsonl"
-        (trajectory,) = run(Job([claw_task]), provider, out)
+        (trajectory,) = run(Job([claw_task], config=RolloutConfig(profile="envcraft")), provider, out)
     shell = json.loads(next(m["content"] for m in trajectory.messages if m["role"] == "tool"))
     assert shell["exit_code"] == 0 and "ENVCRAFT_SESSION" in shell["stdout"]  # the probe did run
     assert not shell["truncated"]  # and all of its output is here

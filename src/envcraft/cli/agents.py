@@ -50,6 +50,7 @@ from envcraft.rollout.policies import policy_provider
 from envcraft.rollout.rubric import inspect_tasks, with_rubric
 from envcraft.rollout.runner import Job, already_done, read_trajectories
 from envcraft.rollout.sharded import run_sharded
+from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
 from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, tasks_path, write_json, write_tasks
 from envcraft.tasks.model import Task
@@ -68,6 +69,9 @@ BaseUrl = Annotated[
 Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Rollouts (or requests) in flight.")]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N tasks.")]
 Mode = Annotated[str, typer.Option("--mode", help="auto (by task kind), function or claw.")]
+ToolProfile = Annotated[
+    str, typer.Option("--profile", help=f"Claw tool names: {', '.join(PROFILES)} (stored canonically).")
+]
 MaxSteps = Annotated[int, typer.Option("--max-steps", min=1, help="Model calls per rollout.")]
 MaxTokens = Annotated[
     int, typer.Option("--max-tokens", min=1, help="Prompt + completion tokens per rollout.")
@@ -130,10 +134,13 @@ def _config(
     temperature: float | None,
     seed: int,
     max_completion_tokens: int | None = None,
+    profile: str = DEFAULT_PROFILE,
 ) -> RolloutConfig:
     modes: dict[str, RolloutMode] = {"auto": "auto", "function": "function", "claw": "claw"}
     if mode not in modes:
         die(f"--mode {mode!r}: expected auto, function or claw")
+    if profile not in PROFILES:
+        die(f"--profile {profile!r}: expected {', '.join(PROFILES)}")
     return RolloutConfig(
         mode=modes[mode],
         max_steps=max_steps,
@@ -142,6 +149,7 @@ def _config(
         temperature=temperature,
         seed=seed,
         max_completion_tokens=max_completion_tokens,
+        profile=profile,
     )
 
 
@@ -157,6 +165,7 @@ def eval_command(
     ] = None,
     limit: Limit = None,
     mode: Mode = "auto",
+    profile: ToolProfile = DEFAULT_PROFILE,
     max_steps: MaxSteps = 60,
     max_tokens: MaxTokens = 400_000,
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="User turns played.")] = None,
@@ -181,9 +190,17 @@ def eval_command(
         tasks,
         k=k,
         concurrency=concurrency,
-        config=_config(mode, max_steps, max_tokens, max_turns, temperature, seed, max_completion_tokens),
+        config=_config(
+            mode, max_steps, max_tokens, max_turns, temperature, seed, max_completion_tokens, profile
+        ),
     )
-    meta: dict[str, Any] = {"model": model, "tasks_path": str(directory), "base_url": base_url, "mode": mode}
+    meta: dict[str, Any] = {
+        "model": model,
+        "tasks_path": str(directory),
+        "base_url": base_url,
+        "mode": mode,
+        "profile": profile,
+    }
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -285,6 +302,7 @@ def calibrate(
     ] = None,
     concurrency: Concurrency = 8,
     limit: Limit = None,
+    profile: ToolProfile = DEFAULT_PROFILE,
     max_steps: MaxSteps = 60,
     max_tokens: MaxTokens = 400_000,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = 1.0,
@@ -304,7 +322,7 @@ def calibrate(
         tasks,
         k=k,
         concurrency=concurrency,
-        config=_config("auto", max_steps, max_tokens, None, temperature, 0),
+        config=_config("auto", max_steps, max_tokens, None, temperature, 0, profile=profile),
     )
     with (
         _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider,

@@ -35,6 +35,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message, Usage
 from envcraft.rollout.prompts import system_prompt
+from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
 from envcraft.tasks.episode import Episode, resolve_packages
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError
@@ -58,7 +59,10 @@ class RolloutConfig:
     whole rollout. ``seed`` makes sample ``i`` of a task send ``seed + i`` with every
     request, so a re-run sends the same requests (and a response cache answers them).
     ``tool_result_chars`` truncates what one tool message shows the model (the session
-    still has the whole result).
+    still has the whole result). ``profile`` names the Claw system tools' harness
+    (:mod:`envcraft.sandbox.profiles`): ``openclaw`` by default, ``claude-code``, or the
+    canonical ``envcraft`` names; the calls are stored canonically whatever it is, so a
+    trajectory scores the same under every profile.
     """
 
     mode: Mode = "auto"
@@ -70,6 +74,7 @@ class RolloutConfig:
     seed: int = 0
     tool_result_chars: int = 16_000
     pass_score: float = PASS_SCORE
+    profile: str = DEFAULT_PROFILE
 
     def mode_for(self, task: Task) -> Literal["function", "claw"]:
         if self.mode == "auto":
@@ -91,6 +96,7 @@ class Trajectory:
     mode: str
     envs: list[str]
     kind: str
+    profile: str = DEFAULT_PROFILE
     turns: list[list[dict[str, Any]]] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     score: float = 0.0
@@ -122,6 +128,7 @@ class Trajectory:
             "rollout_id": self.rollout_id,
             "model": self.model,
             "mode": self.mode,
+            "profile": self.profile,
             "envs": self.envs,
             "kind": self.kind,
             "turns": self.turns,
@@ -156,6 +163,7 @@ class Trajectory:
             mode=str(value.get("mode", "")),
             envs=list(value.get("envs", [])),
             kind=str(value.get("kind", "")),
+            profile=str(value.get("profile", DEFAULT_PROFILE)),
             turns=list(value["turns"]),
             messages=list(value.get("messages", [])),
             score=float(reward["score"]),
@@ -186,14 +194,14 @@ async def rollout(
     """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake."""
     config = config or RolloutConfig()
     mode = config.mode_for(task)
-    record = Trajectory(task.id, sample, provider.model, mode, list(task.envs), task.kind)
+    record = Trajectory(task.id, sample, provider.model, mode, list(task.envs), task.kind, config.profile)
     clock = _Clock()
     try:
         with clock.part("open"):
             # Packages load on the event loop's thread: importing an env module from two
             # threads at once can see it half-defined. Opening the sessions can take a while.
             found = resolve_packages(task, packages)
-            episode = await asyncio.to_thread(Episode.open, task, packages=found)
+            episode = await asyncio.to_thread(Episode.open, task, packages=found, profile=config.profile)
     except ExecutionError as exc:
         record.stop, record.error, record.score_error = "task_error", str(exc), str(exc)
         record.timings = clock.totals()
@@ -217,7 +225,8 @@ async def _play(
     exposed = {t.name: t for t in episode.tools() if mode == "claw" or not t.system}
     hidden = {t.name for t in episode.tools()} - exposed.keys()
     tools = [t.openai_schema() for t in exposed.values()]
-    messages: list[Message] = [{"role": "system", "content": system_prompt(episode.packages, mode)}]
+    prompt = system_prompt(episode.packages, mode, skills=episode.skills_prompt() if mode == "claw" else None)
+    messages: list[Message] = [{"role": "system", "content": prompt}]
     record.messages = messages
     turn_limit = (
         len(episode.user_turns)
@@ -289,10 +298,15 @@ def _not_offered(name: str) -> dict[str, Any]:
 
 
 def tool_result_text(result: dict[str, Any], limit: int | None = None) -> str:
-    """A tool result as the model reads it in a tool message: JSON (non-ASCII kept as is), cut
-    after ``limit`` characters with a note of how many were not shown. The trainer adapters
+    """A tool result as the model reads it in a tool message: a profile tool's text as its
+    harness shows it, any other result as JSON (non-ASCII kept as is); cut after ``limit``
+    characters with a note of how many were not shown. The trainer adapters
     (:mod:`envcraft.integrations`) render results with it too, so training and eval agree."""
-    text = json.dumps(result, ensure_ascii=False, default=str)
+    text = (
+        result_text(result)
+        if isinstance(result.get("content"), list)
+        else json.dumps(result, ensure_ascii=False, default=str)
+    )
     if limit is not None and len(text) > limit:
         text = text[:limit] + f"... [{len(text) - limit} more characters not shown]"
     return text

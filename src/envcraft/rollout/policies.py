@@ -33,11 +33,14 @@ from envcraft.llm.provider import Provider
 from envcraft.llm.replay import estimate_tokens
 from envcraft.llm.server import ChatServer
 from envcraft.llm.types import ChatRequest, ChatResponse, LLMError, Message, Usage
+from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
 from envcraft.tasks.episode import COLLISION_SEPARATOR
 from envcraft.tasks.model import Task
 
 POLICIES = ("oracle", "random")
 DONE_TEXT = "Done: that request is complete."
+# The shell tool that tells which harness profile a request's tools follow.
+PROFILE_MARKERS = {"openclaw": "exec", "claude-code": "Bash"}
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@-]{1,40}")
 
 
@@ -59,11 +62,11 @@ class OracleProvider(Provider):
         if done >= len(planned):
             return _respond(request, {"role": "assistant", "content": DONE_TEXT}, "stop")
         call = planned[done]
-        name = _offered_name(call.env, call.tool, request.tools)
+        name, args = _offered_call(call.env, call.tool, call.args, request.tools)
         tool_call = {
             "id": f"call_{turn}_{done}",
             "type": "function",
-            "function": {"name": name, "arguments": json.dumps(call.args, ensure_ascii=False)},
+            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
         }
         return _respond(
             request, {"role": "assistant", "content": None, "tool_calls": [tool_call]}, "tool_calls"
@@ -169,11 +172,21 @@ def _calls_since_last_user(messages: list[Message] | Any) -> int:
     return count
 
 
-def _offered_name(env: str, tool: str, tools: Iterable[Mapping[str, Any]]) -> str:
-    """The name the request offers for the environment tool ``env.tool`` (the episode's naming rule)."""
+def _offered_call(
+    env: str, tool: str, args: Mapping[str, Any], tools: Iterable[Mapping[str, Any]]
+) -> tuple[str, dict[str, Any]]:
+    """How the request's tool list makes the reference call ``env.tool(args)``.
+
+    A domain tool keeps its name (``<env>__<tool>`` on a clash, the episode's naming rule); a
+    canonical system tool is translated into the profile whose tools are offered.
+    """
     names = {t.get("function", {}).get("name") for t in tools}
+    if tool in SYSTEM_TOOLS and tool not in names:
+        profile = next((p for p, marker in PROFILE_MARKERS.items() if marker in names), None)
+        if profile is not None:
+            return profile_call(profile, tool, dict(args))
     prefixed = f"{env}{COLLISION_SEPARATOR}{tool}"
-    return prefixed if prefixed in names else tool
+    return (prefixed if prefixed in names else tool), dict(args)
 
 
 def _respond(request: ChatRequest, message: Message, finish: str) -> ChatResponse:

@@ -3,8 +3,11 @@
 *Function-calling mode* gives the task's domain tools as OpenAI tools and a short prompt with
 each environment's one-paragraph description (the class docstring). *Claw mode*, as the
 paper's Claw agents get it, adds the system tools (shell and files) and puts each
-environment's README and every skill's ``SKILL.md`` into the system prompt. Neither ever
-sees the task's reference, verifier or checks.
+environment's README into the system prompt, then the skills: under a harness profile
+(OpenClaw, Claude Code) the skills lie in the workspace and the prompt lists them the way
+OpenClaw does (name, description, location, read on demand); under the canonical profile
+every ``SKILL.md`` is pasted in. Neither mode ever sees the task's reference, verifier or
+checks.
 """
 
 from __future__ import annotations
@@ -29,14 +32,21 @@ Inside the shell, `envcraft-tool list` and `envcraft-tool TOOL '{...json args...
 domain tools of the workspace's first system."""
 
 
-def system_prompt(packages: Mapping[str, EnvPackage], mode: str) -> str:
-    """The system message for ``packages`` in ``mode`` (``"function"`` or ``"claw"``)."""
+def system_prompt(packages: Mapping[str, EnvPackage], mode: str, skills: str | None = None) -> str:
+    """The system message for ``packages`` in ``mode`` (``"function"`` or ``"claw"``).
+
+    ``skills`` is the episode's skills listing (:meth:`Episode.skills_prompt`); empty or
+    None (the canonical profile places no skills) pastes each skill's text instead.
+    """
     if mode == "claw":
         parts = [CLAW_PREAMBLE]
         for package in packages.values():
             parts.append(f"# System: {package.manifest.title} (`{package.id}`)\n\n{package.readme.strip()}")
-            for name, path in package.skills.items():
-                parts.append(f"## Skill `{name}`\n\n{path.read_text(encoding='utf-8').strip()}")
+            if not skills:
+                for name, path in package.skills.items():
+                    parts.append(f"## Skill `{name}`\n\n{path.read_text(encoding='utf-8').strip()}")
+        if skills:
+            parts.append(skills.strip())
         return "\n\n".join(parts)
     parts = [FUNCTION_PREAMBLE]
     for package in packages.values():

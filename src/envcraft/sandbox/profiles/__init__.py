@@ -86,6 +86,7 @@ __all__ = [
     "CANONICAL_PROFILE",
     "DEFAULT_PROFILE",
     "PROFILES",
+    "SYSTEM_TOOLS",
     "WORKSPACE_MOUNT",
     "Canonical",
     "Profile",
