@@ -126,6 +126,7 @@ def test_grpo_runs_on_a_cpu_with_envcraft_environments(
     steps, generations = 2, 4
     config = SmokeConfig(steps=steps, num_generations=generations, prompts_per_step=1)
     result = run_smoke(tasks, tmp_path, config, tokenizer=policy_tokenizer)
+    print("smoke figures:", json.dumps(result.figures()))  # for the closing note (pytest -s)
     assert result.steps == steps and result.rollouts == steps * generations
     # the warm start learned the golden runs' shape, so the rollouts call tools
     assert result.warm_start_loss[1] < result.warm_start_loss[0] / 5

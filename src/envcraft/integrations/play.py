@@ -9,9 +9,8 @@ recorded per user turn) that adds what every trainer needs the same way:
   the current user turn ends (:meth:`Episode.end_turn`) and the task's next user message is
   revealed; after the last turn the play is over and further calls are refused (they would
   change a state no verifier snapshot belongs to).
-* **Tool results as text**: the structured result (or error) as JSON, rendered as the rollout
-  loop renders it (:func:`envcraft.rollout.loop.tool_result_text`), so a policy reads the same
-  tool messages in training as in ``envcraft eval``.
+* **Tool results as text** are the adapters' own: VERL's loop renders them as the rollout loop
+  does (:func:`envcraft.rollout.loop.tool_result_text`), TRL's environment as compact JSON.
 * **The reward**: the task's verifier on the play's outcome
   (:func:`envcraft.tasks.verify.run_verifier`), and a JSON report with the components and the
   calls grouped per user turn (the ``tasks score`` trajectory format), so anyone can re-score

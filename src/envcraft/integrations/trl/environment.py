@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from envcraft.integrations.play import TaskPlay
-from envcraft.rollout.loop import RolloutConfig, tool_result_text
 from envcraft.tasks.episode import ExposedTool, exposed_tools, resolve_packages
 from envcraft.tasks.export import system_prompt
 from envcraft.tasks.model import Task
@@ -43,7 +43,10 @@ END_TURN_NOTE = (
 )
 ALL_DONE = "Every request of the user is done. Answer with a short summary and make no more tool calls."
 HISTORY = 1000
-TOOL_RESULT_CHARS = RolloutConfig().tool_result_chars  # what envcraft eval shows of a result
+# Without the environments' documentation (a CPU run's short prompt), the system message is one line.
+SHORT_FRAMING = (
+    "You are an agent working in the environments below. Use their tools to do what the user asks."
+)
 _JSON_TYPES: dict[str, Any] = {
     "string": str,
     "integer": int,
@@ -96,8 +99,7 @@ class EnvcraftEnvironment:
 
     def _call(self, name: str, arguments: Mapping[str, Any]) -> str:
         play = self._require_play()
-        result = play.call(name, {k: v for k, v in arguments.items() if v is not None})
-        return tool_result_text(result, TOOL_RESULT_CHARS)
+        return tool_text(play.call(name, {k: v for k, v in arguments.items() if v is not None}))
 
     def _require_play(self) -> TaskPlay:
         if self.play is None:
@@ -112,6 +114,13 @@ class EnvcraftEnvironment:
     def __del__(self) -> None:  # TRL never closes pooled instances: release their sessions with them
         with contextlib.suppress(Exception):
             self._close()
+
+
+def tool_text(result: dict[str, Any]) -> str:
+    """A tool result as TRL's policy reads it: compact JSON. Not the rollout loop's spaced JSON:
+    every token of a result costs a CPU run twice, and the smoke run's tiny sliding-window
+    policy, tuned on these sequences, stopped making successful calls on the longer ones."""
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def surfaces(tasks: Sequence[Task]) -> dict[str, list[Task]]:
@@ -149,7 +158,8 @@ def dataset_rows(tasks: Sequence[Task], *, documentation: bool = True) -> list[d
     for name, group in surfaces(tasks).items():
         for task in group:
             packages = resolve_packages(task)
-            system = system_prompt(task, packages, documentation=documentation) + "\n\n" + END_TURN_NOTE
+            system = system_prompt(task, packages) if documentation else SHORT_FRAMING
+            system += "\n\n" + END_TURN_NOTE
             rows.append(
                 {
                     "prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],

@@ -31,11 +31,10 @@ from envcraft.integrations.play import TaskPlay
 from envcraft.integrations.trl.environment import (
     ALL_DONE,
     END_TURN,
-    TOOL_RESULT_CHARS,
     dataset_rows,
     environments,
+    tool_text,
 )
-from envcraft.rollout.loop import tool_result_text
 from envcraft.tasks.model import Task
 
 # Paper Table 17 (the optimizer of its GRPO runs).
@@ -87,7 +86,7 @@ def golden_conversation(task: Task, system: str) -> list[dict[str, Any]]:
         for turn in range(len(task.turns)):
             for call in (c for c in task.reference.calls if c.turn == turn):
                 name = names[(call.env, call.tool)]
-                result = tool_result_text(play.call(name, call.args), TOOL_RESULT_CHARS)
+                result = tool_text(play.call(name, call.args))
                 messages += _tool_exchange(name, call.args, result)
             following = play.answer()
             messages += _tool_exchange(END_TURN, {}, ALL_DONE if following is None else following)
