@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.rollout.support import play
 
 from envcraft.llm import (
     ChatRequest,
@@ -23,6 +22,8 @@ from envcraft.rollout.runner import Job, run_rollouts
 from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.model import Task
 from envcraft.tasks.verify import score_trajectory
+
+from .support import play
 
 Policy = Callable[[ChatRequest], Any]
 
