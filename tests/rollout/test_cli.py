@@ -57,11 +57,19 @@ def test_eval_oracle_scores_one_and_random_near_zero(task_dir: Path, tmp_path: P
     random = ok_json(
         envcraft("eval", task_dir, "--model", "random", "--k", "2", "--out", tmp_path / "r", "--json")
     )
-    assert random["overall"]["pass@1"] == 0.0 and random["overall"]["pass@k"] == 0.0
-    assert (
-        random["overall"]["mean_reward"] < 0.1
-        and random["overall"]["trajectories"] == 2 * oracle["overall"]["tasks"]
-    )
+    assert random["overall"]["pass@1"] < 0.05 and random["overall"]["mean_reward"] < 0.1
+    assert random["overall"]["trajectories"] == 2 * oracle["overall"]["tasks"]
+    # random may stumble on a one-call task (the user's id is among its words); then it did the work
+    by_id = {t.id: t for t in read_tasks(task_dir)}
+    for line in (tmp_path / "r" / "trajectories.jsonl").read_text(encoding="utf-8").splitlines():
+        trajectory = json.loads(line)
+        if trajectory["passed"]:
+            made = [(c["tool"], c["args"]) for turn in trajectory["turns"] for c in turn]
+            for call in by_id[trajectory["task_id"]].reference.calls:
+                assert any(tool == call.tool and args.items() >= call.args.items() for tool, args in made), (
+                    trajectory["task_id"],
+                    call,
+                )
 
 
 def test_eval_resumes_from_its_output(task_dir: Path, tmp_path: Path) -> None:
@@ -335,6 +343,8 @@ def test_play_a_cross_env_task_turn_by_turn_with_envcraft_call(
                 play_dir / "sessions" / call.env,
             )
             assert done.returncode == 0, done.stdout
+            # the play notes the order of calls across sessions when it looks (as its poll does)
+            ok_json(envcraft("tasks", "play", task_dir, cross_task.id, "--dir", play_dir, "--json"))
         moved = ok_json(
             envcraft("tasks", "play", task_dir, cross_task.id, "--dir", play_dir, "--next", "--json")
         )

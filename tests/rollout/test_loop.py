@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.rollout.support import play
 
 from envcraft.llm import (
     ChatRequest,
@@ -23,6 +22,8 @@ from envcraft.rollout.runner import Job, run_rollouts
 from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.model import Task
 from envcraft.tasks.verify import score_trajectory
+
+from .support import play
 
 Policy = Callable[[ChatRequest], Any]
 
@@ -121,8 +122,9 @@ def test_step_token_and_turn_limits_stop_a_rollout(tool_task: Task) -> None:
     assert (capped.stop, capped.steps, capped.tool_calls) == ("max_steps", 3, 3)
 
     costly = ChatResponse(message={"role": "assistant", "content": "ok"}, usage=Usage(900, 100, 0))
-    by_tokens = play(tool_task, ReplayProvider([costly] * 10), RolloutConfig(max_tokens=2500))
-    assert (by_tokens.stop, by_tokens.steps, by_tokens.usage.total_tokens) == ("max_tokens", 3, 3000)
+    by_tokens = play(tool_task, ReplayProvider([costly] * 10), RolloutConfig(max_tokens=900))
+    # the first answer ends turn 1 having spent 1,000 tokens; turn 2 is not started
+    assert (by_tokens.stop, by_tokens.steps, by_tokens.usage.total_tokens) == ("max_tokens", 1, 1000)
 
     one_turn = play(tool_task, scripted(lambda request: "ok"), RolloutConfig(max_turns=1))
     assert (one_turn.stop, one_turn.turns_played, one_turn.requests) == ("max_turns", 1, 1)

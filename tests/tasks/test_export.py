@@ -12,7 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
-from envcraft.tasks.export import ExportError, export
+from envcraft.rollout.loop import RolloutConfig
+from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
+from envcraft.tasks.episode import resolve_packages
+from envcraft.tasks.export import ExportError, export, split_tasks, task_digest
 from envcraft.tasks.io import read_tasks, write_tasks
 from envcraft.tasks.model import Task
 from envcraft.tasks.verifier_synth import synthesize_verifier
@@ -73,10 +76,19 @@ def test_parquet_export_has_one_flat_row_per_task(tasks: list[Task], tmp_path: P
     assert rows[0]["difficulty"] is None and json.loads(rows[1]["difficulty"]) == {"k": 8, "pass_rate": 0.25}
 
 
-def test_verl_rows_follow_the_trainer_conventions(tasks: list[Task], tmp_path: Path) -> None:
-    table = pq.read_table(export(tasks, "verl", tmp_path, agent_name="tool_agent"))
-    assert table.num_rows == 2
-    assert table.column_names == [
+def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: Path) -> None:
+    path = export(tasks, "verl", tmp_path)
+    assert path == tmp_path / "train.parquet"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "agent_loop.yaml",
+        "tasks.jsonl",
+        "train.parquet",
+        "val.parquet",
+    ]
+    assert read_tasks(tmp_path) == tasks
+    train, val = pq.read_table(path), pq.read_table(tmp_path / "val.parquet")
+    assert train.schema == val.schema
+    assert train.column_names == [
         "data_source",
         "prompt",
         "ability",
@@ -84,36 +96,69 @@ def test_verl_rows_follow_the_trainer_conventions(tasks: list[Task], tmp_path: P
         "extra_info",
         "agent_name",
     ]
-    prompt_type = table.schema.field("prompt").type
+    prompt_type = train.schema.field("prompt").type
     assert prompt_type == pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
-    rows = table.to_pylist()
-    tool_row, claw_row = rows
+    rows = train.to_pylist() + val.to_pylist()
+    # two tasks: one in each split, every task exactly once
+    assert sorted(r["extra_info"]["task_id"] for r in rows) == ["t-claw", "t-count"]
+    assert {r["extra_info"]["split"] for r in train.to_pylist()} == {"train"}
+    assert {r["extra_info"]["split"] for r in val.to_pylist()} == {"val"}
+    by_id = {r["extra_info"]["task_id"]: r for r in rows}
+    tool_row, claw_row = by_id["t-count"], by_id["t-claw"]
     assert (
         tool_row["data_source"] == "envcraft/counter"
         and claw_row["data_source"] == "envcraft/counter+reports"
     )
     assert tool_row["ability"] == "tool-use" and claw_row["ability"] == "agent"
-    assert {r["agent_name"] for r in rows} == {"tool_agent"}
+    assert {r["agent_name"] for r in rows} == {"envcraft_agent"}
     system, user = claw_row["prompt"]
     assert system["role"] == "system" and user == {"role": "user", "content": tasks[1].turns[0].user}
-    assert "export_sales(region)" in system["content"] and "increment(name, by)" in system["content"]
     assert "workspace" in system["content"]
+    # the policy is prompted as `envcraft eval` prompts it (the rollout loop's system message)
+    for task, row in ((tasks[0], tool_row), (tasks[1], claw_row)):
+        mode = RolloutConfig().mode_for(task)
+        assert row["prompt"][0]["content"] == rollout_system_prompt(resolve_packages(task), mode)
+    # the tools travel in the chat template: per task, the names its agent may call
+    assert set(tool_row["extra_info"]["tool_selection"]) == {"increment", "get", "explode"}
+    assert {"increment", "export_sales", "read_file", "shell"} <= set(
+        claw_row["extra_info"]["tool_selection"]
+    )
+    assert "export_sales(region)" not in system["content"]
+    # the ground truth names the task and its version, not the task itself
     reward = claw_row["reward_model"]
-    assert reward["style"] == "rule" and Task.model_validate_json(reward["ground_truth"]) == tasks[1]
+    assert reward["style"] == "rule"
+    assert json.loads(reward["ground_truth"]) == {"task_id": "t-claw", "sha256": task_digest(tasks[1])}
+    assert len(reward["ground_truth"]) < 120
     extra = claw_row["extra_info"]
-    assert extra["index"] == 1 and extra["task_id"] == "t-claw" and extra["need_tools_kwargs"] is True
-    assert json.loads(extra["initial_state"]) == tasks[1].initial_state
-    assert json.loads(extra["workspace"]) == tasks[1].workspace
-    assert extra["interaction_kwargs"] == {
-        "name": "envcraft_user",
-        "task_id": "t-claw",
-        "turns": [t.user for t in tasks[1].turns],
-    }
-    # every row names every tool of the export, so no tool's kwargs read back as null
-    for row in rows:
-        kwargs = row["extra_info"]["tools_kwargs"]
-        assert {"increment", "export_sales", "read_file"} <= set(kwargs)
-        assert all(v == {"create_kwargs": {"task_id": row["extra_info"]["task_id"]}} for v in kwargs.values())
+    assert extra["index"] == 1 and extra["n_turns"] == 2 and extra["kind"] == "claw"
+    assert "tools_kwargs" not in extra and "initial_state" not in extra
+    loop = (tmp_path / "agent_loop.yaml").read_text()
+    assert "name: envcraft_agent" in loop and str((tmp_path / "tasks.jsonl").resolve()) in loop
+
+
+def test_task_digest_changes_with_the_task_and_survives_a_round_trip(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    write_tasks(tmp_path, tasks)
+    assert [task_digest(t) for t in read_tasks(tmp_path)] == [task_digest(t) for t in tasks]
+    changed = tasks[0].model_copy(deep=True)
+    changed.turns[0].user += " (edited)"
+    assert task_digest(changed) != task_digest(tasks[0])
+
+
+def test_validation_split_is_stable_and_never_empty(tasks: list[Task]) -> None:
+    many = []
+    for i in range(40):
+        copy = tasks[0].model_copy(deep=True)
+        copy.id = f"t-{i}"
+        many.append(copy)
+    train, val = split_tasks(many, 0.1)
+    assert len(train) + len(val) == 40 and 1 <= len(val) < 15
+    # a task keeps its split when the set grows
+    _, val_more = split_tasks([*many, *tasks], 0.1)
+    assert {t.id for t in val} <= {t.id for t in val_more}
+    assert split_tasks(many[:1], 0.1) == (many[:1], many[:1])
+    assert split_tasks(many[:2], 0.0)[1] == []
 
 
 def test_export_command_and_its_refusals(tasks: list[Task], tmp_path: Path) -> None:
@@ -126,7 +171,8 @@ def test_export_command_and_its_refusals(tasks: list[Task], tmp_path: Path) -> N
         )
         assert done.exit_code == 0, done.output
         assert json.loads(done.stdout) == {"format": fmt, "path": str(out / name), "rows": 2}
-        assert [p.name for p in out.iterdir()] == [name]  # no temp file left behind
+        assert name in [p.name for p in out.iterdir()]
+        assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp file left behind
     bad = runner.invoke(
         app, ["export", "--tasks", str(tmp_path / "set"), "--format", "csv", "--out", str(tmp_path)]
     )

@@ -18,13 +18,22 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.core.package import builtin_ids
+from envcraft.executor import ExecutorError, open_executor
 from envcraft.llm.provider import Provider
 from envcraft.llm.server import ChatServer
 from envcraft.llm.types import LLMError
 from envcraft.rollout.calibrate import calibrated, group_by_task, parse_keep
-from envcraft.rollout.evaluate import CACHE_DIR, REPORT_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, evaluate
+from envcraft.rollout.evaluate import (
+    CACHE_DIR,
+    REPORT_FILE,
+    SUMMARY_FILE,
+    TRAJECTORIES_FILE,
+    evaluate,
+    write_summary,
+)
 from envcraft.rollout.loop import Mode as RolloutMode
 from envcraft.rollout.loop import RolloutConfig, Trajectory
 from envcraft.rollout.models import LOCAL_MODELS, hide_api_key_from_children, open_model
@@ -40,6 +49,7 @@ from envcraft.rollout.play import (
 from envcraft.rollout.policies import policy_provider
 from envcraft.rollout.rubric import inspect_tasks, with_rubric
 from envcraft.rollout.runner import Job, already_done, read_trajectories
+from envcraft.rollout.sharded import run_sharded
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
 from envcraft.tasks.episode import resolve_packages
 from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, tasks_path, write_json, write_tasks
@@ -165,8 +175,15 @@ def eval_command(
         int | None, typer.Option("--max-completion-tokens", min=1, help="Tokens per model answer.")
     ] = None,
     json_out: JsonFlag = False,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Run shards of tasks on N processes or Ray workers."),
+    ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable."""
+    check_executor(executor)
     tasks = _tasks(directory, limit)
     root = out or Path("out/eval") / _slug(model)
     job = Job(
@@ -177,7 +194,7 @@ def eval_command(
             mode, max_steps, max_tokens, max_turns, temperature, seed, max_completion_tokens, profile
         ),
     )
-    meta = {
+    meta: dict[str, Any] = {
         "model": model,
         "tasks_path": str(directory),
         "base_url": base_url,
@@ -188,10 +205,14 @@ def eval_command(
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         die(f"--out {root}: {exc.strerror}")
-    with _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider:
-        done = already_done(job, root / TRAJECTORIES_FILE)
-        with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
-            summary = _evaluate(job, provider, root, meta, advance)
+    if executor == "ray" or workers is not None:
+        meta.update(executor=executor, workers=workers)
+        summary = _evaluate_sharded(job, model, base_url, root, meta, executor, workers, ray_address)
+    else:
+        with _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider:
+            done = already_done(job, root / TRAJECTORIES_FILE)
+            with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
+                summary = _evaluate(job, provider, root, meta, advance)
     if json_out:
         print_json(summary)
     else:
@@ -207,6 +228,37 @@ def _evaluate(job: Job, provider: Provider, root: Path, meta: dict[str, Any], ad
         return evaluate(job, provider, root, meta=meta, on_done=advance)
     except ValueError as exc:
         die(str(exc))
+
+
+def _evaluate_sharded(
+    job: Job,
+    model: str,
+    base_url: str | None,
+    root: Path,
+    meta: dict[str, Any],
+    executor: str,
+    workers: int | None,
+    ray_address: str | None,
+) -> dict[str, Any]:
+    """``eval --executor ray`` / ``--workers N``: the rollouts in shards (:mod:`envcraft.rollout.sharded`)."""
+    done = already_done(job, root / TRAJECTORIES_FILE)
+    try:
+        with (
+            open_executor(executor, workers=workers, address=ray_address) as pool,
+            _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance,
+        ):
+            trajectories = run_sharded(
+                job,
+                pool,
+                model,
+                root / TRAJECTORIES_FILE,
+                base_url=base_url,
+                cache_dir=root / CACHE_DIR,
+                on_done=advance,
+            )
+    except (ExecutorError, LLMError, ValueError) as exc:
+        die(str(exc))
+    return write_summary(job, trajectories, root, meta=meta)
 
 
 def _print_summary(summary: dict[str, Any], root: Path) -> None:

@@ -9,7 +9,7 @@ import typer
 
 from envcraft.cli.output import console, die, print_json
 from envcraft.cli.tasks import load_tasks_or_die
-from envcraft.tasks.export import AGENT_NAMES, FORMATS, ExportError, export
+from envcraft.tasks.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export
 
 
 def export_command(
@@ -19,14 +19,20 @@ def export_command(
     agent_name: Annotated[
         str, typer.Option("--agent-name", help=f"VERL agent loop: {' or '.join(AGENT_NAMES)}.")
     ] = AGENT_NAMES[0],
+    val_fraction: Annotated[
+        float, typer.Option("--val-fraction", min=0.0, max=0.99, help="VERL: share of tasks held out.")
+    ] = DEFAULT_VAL_FRACTION,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Export a task set for trainers: jsonl (as is), parquet (one row per task) or verl (RL rows)."""
+    """Export a task set for trainers: jsonl (as is), parquet (one row per task) or verl.
+
+    verl writes train.parquet, val.parquet, tasks.jsonl and agent_loop.yaml (see the README).
+    """
     if fmt not in FORMATS:
         die(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     loaded = load_tasks_or_die(tasks)
     try:
-        path = export(loaded, fmt, out, agent_name=agent_name)
+        path = export(loaded, fmt, out, agent_name=agent_name, val_fraction=val_fraction)
     except (ExportError, OSError) as exc:
         die(str(exc))
     info = {"format": fmt, "path": str(path), "rows": len(loaded)}

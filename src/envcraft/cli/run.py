@@ -11,8 +11,10 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.core.package import PackageError, builtin_ids
+from envcraft.executor import ExecutorError
 from envcraft.tasks.pipeline import DEFAULT_OUT, RunOptions, run
 from envcraft.tasks.pipeline import Progress as ProgressCallback
 from envcraft.tasks.synth import SynthConfig
@@ -48,18 +50,29 @@ def run_command(
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Processes (default: cores).")
     ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Run the offline data job: lint, graphs, synthesis, validation, export, summary and report.
 
     Interrupted, it resumes from the finished shards when run again with the same --out.
     """
-    options = RunOptions(out=out, n_per_env=n_per_env, seed=seed, envs=_env_list(envs), workers=workers)
+    check_executor(executor)
+    options = RunOptions(
+        out=out,
+        n_per_env=n_per_env,
+        seed=seed,
+        envs=_env_list(envs),
+        workers=workers,
+        executor=executor,
+        ray_address=ray_address,
+    )
     _writable_dir(out)
     try:
         with progress_bar() as update:
             summary = run(options, update)
-    except PackageError as exc:
+    except (PackageError, ExecutorError) as exc:
         die(str(exc))
     except OSError as exc:
         die(f"cannot write the run into {out}: {_why(exc)}")
@@ -87,9 +100,12 @@ def synth_command(
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Processes (default: cores).")
     ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report."""
+    check_executor(executor)
     work = Path(out) / ".work"
     options = RunOptions(
         out=work,
@@ -99,13 +115,15 @@ def synth_command(
         workers=workers,
         synth=SynthConfig(seed=seed),
         export=False,
+        executor=executor,
+        ray_address=ray_address,
     )
     _writable_dir(Path(out))
     try:
         with progress_bar() as update:
             summary = run(options, update)
         _move(work / "tasks", Path(out))
-    except PackageError as exc:
+    except (PackageError, ExecutorError) as exc:
         die(str(exc))
     except OSError as exc:
         die(f"cannot write the task set into {out}: {_why(exc)}")

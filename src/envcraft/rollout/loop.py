@@ -285,7 +285,8 @@ async def _play(
                         result = episode.call_exposed(call.name, args)
                 record.tool_calls += 1
                 record.tool_errors += int(is_error(result))
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": _shown(result, config)})
+                shown = tool_result_text(result, config.tool_result_chars)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": shown})
         episode.end_turn()
 
 
@@ -296,16 +297,18 @@ def _not_offered(name: str) -> dict[str, Any]:
     )
 
 
-def _shown(result: dict[str, Any], config: RolloutConfig) -> str:
-    """The tool message: a profile tool's text as its harness shows it, any other result as JSON."""
+def tool_result_text(result: dict[str, Any], limit: int | None = None) -> str:
+    """A tool result as the model reads it in a tool message: a profile tool's text as its
+    harness shows it, any other result as JSON (non-ASCII kept as is); cut after ``limit``
+    characters with a note of how many were not shown. The trainer adapters
+    (:mod:`envcraft.integrations`) render results with it too, so training and eval agree."""
     text = (
         result_text(result)
         if isinstance(result.get("content"), list)
-        else json.dumps(result, ensure_ascii=False)
+        else json.dumps(result, ensure_ascii=False, default=str)
     )
-    if len(text) > config.tool_result_chars:
-        cut = len(text) - config.tool_result_chars
-        text = text[: config.tool_result_chars] + f"... [{cut} more characters not shown]"
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more characters not shown]"
     return text
 
 

@@ -133,7 +133,7 @@ class Episode:
         self._files_without_workspace = dict(files)
         self.initial = {env: s.state() for env, s in self.sessions.items()}
         self.initial_files = self.files()
-        self._exposed = _expose(self.packages, self.profile)
+        self._exposed = exposed_tools(self.packages, self.profile)
 
     @classmethod
     def open(
@@ -372,8 +372,14 @@ def place_skills(root: Path, packages: Iterable[EnvPackage], profile: Profile) -
     return placed
 
 
-def _expose(packages: Mapping[str, EnvPackage], profile: Profile) -> dict[str, ExposedTool]:
-    """The agent-facing tool table: system tools once, domain tools prefixed only on a clash."""
+def exposed_tools(
+    packages: Mapping[str, EnvPackage], profile: str | Profile = CANONICAL_PROFILE
+) -> dict[str, ExposedTool]:
+    """The agent-facing tool table: system tools once, domain tools prefixed only on a clash.
+
+    What :meth:`Episode.tools` lists, without opening sessions (exporters use it).
+    """
+    chosen = get_profile(profile)
     owners: dict[str, list[str]] = {}
     for env, package in packages.items():
         for name, spec in package.env_class.tools.items():
@@ -381,15 +387,15 @@ def _expose(packages: Mapping[str, EnvPackage], profile: Profile) -> dict[str, E
                 owners.setdefault(name, []).append(env)
     exposed: dict[str, ExposedTool] = {}
     claw = next((env for env, p in packages.items() if p.kind == "claw"), None)
-    if claw is not None and not profile.canonical:
-        for ptool in profile.tools:
+    if claw is not None and not chosen.canonical:
+        for ptool in chosen.tools:
             exposed[ptool.name] = ExposedTool(
-                ptool.name, claw, ptool.name, ptool.openai_schema(), True, profile.name
+                ptool.name, claw, ptool.name, ptool.openai_schema(), True, chosen.name
             )
     for env, package in packages.items():
         for name, spec in package.env_class.tools.items():
             system = not spec.annotations.exclusive
-            if system and (name in exposed or not profile.canonical):
+            if system and (name in exposed or not chosen.canonical):
                 continue  # the shared workspace's tool, bound once (or replaced by the profile's)
             shown = name if system or len(owners[name]) == 1 else f"{env}{COLLISION_SEPARATOR}{name}"
             exposed[shown] = ExposedTool(shown, env, name, spec.openai_schema(), system)

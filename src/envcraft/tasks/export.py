@@ -1,36 +1,52 @@
-"""Export a task set for trainers: JSONL as is, flat Parquet, or VERL's RL dataset rows.
+"""Export a task set for trainers: JSONL as is, flat Parquet, or VERL's RL dataset.
 
-VERL (0.9) reads Parquet rows ``data_source, prompt, ability, reward_model, extra_info,
-agent_name``. ``prompt`` is the chat the policy starts from (a system message with the
-environments' documentation and tool list, then the first user turn); the other turns are
-revealed by an interaction (``extra_info.interaction_kwargs``); the reward is the task's
-verifier, so ``reward_model.ground_truth`` is the whole task as a JSON string (verifier, S0,
-turns, golden run). Per-tool ``tools_kwargs`` name the task so a tool can find the rollout's
-session; every row lists every tool of the export, so the column has one Parquet type and a
-trainer never reads a missing tool as null. Environment state travels as JSON strings, since
-state shapes differ between environments and Parquet columns cannot.
+**VERL** (0.9) reads Parquet rows ``data_source, prompt, ability, reward_model, extra_info,
+agent_name`` with its ``RLHFDataset``. A VERL export is a directory a GPU machine can take as
+it is:
+
+* ``train.parquet`` / ``val.parquet``: one row per task, split by a hash of the task id (so a
+  task keeps its split when the set grows). ``prompt`` is the chat the policy starts from: a
+  system message (the rollout loop's, :mod:`envcraft.rollout.prompts`) and the first user
+  turn; the tools travel in the chat template, rendered by the agent loop from the task's own tool list
+  (``extra_info.tool_selection``, the names VERL's per-sample tool selection also reads).
+  The later turns are revealed by the agent loop when the model answers without a tool call.
+* ``reward_model.ground_truth`` is compact: ``{"task_id", "sha256"}`` as JSON, the digest of
+  the task (:func:`task_digest`), so a reward computed against a different version of the task
+  is refused instead of paid. The task itself, S0 and verifier included, is in
+  ``tasks.jsonl`` beside the rows.
+* ``agent_loop.yaml`` registers envcraft's agent loop under the rows' ``agent_name`` with the
+  path of that ``tasks.jsonl``; pass it as ``actor_rollout_ref.rollout.agent.
+  agent_loop_config_path`` (:mod:`envcraft.integrations.verl`).
 
 Files are written atomically (temp file + ``os.replace``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import EnvPackage
-from envcraft.tasks.episode import resolve_packages
+from envcraft.core.state import canonical_json
+from envcraft.core.workspace import atomic_write_bytes
+from envcraft.rollout.loop import RolloutConfig
+from envcraft.rollout.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE
+from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
+from envcraft.tasks.episode import exposed_tools, resolve_packages
 from envcraft.tasks.io import write_tasks
 from envcraft.tasks.model import Task
 
 FORMATS = ("jsonl", "parquet", "verl")
 FILES = {"jsonl": "tasks.jsonl", "parquet": "tasks.parquet", "verl": "train.parquet"}
-AGENT_NAMES = ("envcraft_agent", "tool_agent")
-INTERACTION = "envcraft_user"
+VERL_VAL_FILE = "val.parquet"
+VERL_AGENT_LOOP_FILE = "agent_loop.yaml"
+AGENT_NAME = "envcraft_agent"
+AGENT_NAMES = (AGENT_NAME,)
+AGENT_LOOP_TARGET = "envcraft.integrations.verl.agent_loop.EnvcraftAgentLoop"
+DEFAULT_VAL_FRACTION = 0.1
 _JSON_COLUMNS = ("turns", "initial_state", "workspace", "verifier", "reference", "provenance", "quality")
 
 
@@ -43,28 +59,86 @@ def export(
     fmt: str,
     out: str | Path,
     *,
-    agent_name: str = AGENT_NAMES[0],
-    split: str = "train",
+    agent_name: str = AGENT_NAME,
+    val_fraction: float = DEFAULT_VAL_FRACTION,
 ) -> Path:
-    """Write ``tasks`` in ``fmt`` into directory ``out``; returns the written file."""
+    """Write ``tasks`` in ``fmt`` into directory ``out``; returns the written file (for VERL,
+    ``train.parquet``; ``val.parquet``, ``tasks.jsonl`` and ``agent_loop.yaml`` lie beside it)."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if agent_name not in AGENT_NAMES:
         raise ExportError(f"unknown agent name {agent_name!r}; choose one of {', '.join(AGENT_NAMES)}")
+    if not 0.0 <= val_fraction < 1.0:
+        raise ExportError(f"val fraction {val_fraction} must be in [0, 1)")
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
         return write_tasks(root, tasks)
     if fmt == "parquet":
         return _write_parquet(root / FILES[fmt], [task_row(t) for t in tasks], _task_schema())
+    return export_verl(tasks, root, agent_name=agent_name, val_fraction=val_fraction)
+
+
+def export_verl(tasks: Sequence[Task], root: Path, *, agent_name: str, val_fraction: float) -> Path:
+    """The VERL directory of the module docstring; returns the path of ``train.parquet``."""
     if not tasks:
         raise ExportError("no tasks to export (a VERL dataset needs at least one row)")
-    packages = {t.id: _packages(t) for t in tasks}
-    tool_names = sorted(
-        {name for found in packages.values() for p in found.values() for name in p.env_class.tools}
+    train, val = split_tasks(tasks, val_fraction)
+    schema = _verl_schema()
+    tasks_file = write_tasks(root, tasks)
+    index = {t.id: i for i, t in enumerate(tasks)}
+    for name, part, split in ((VERL_VAL_FILE, val, "val"), (FILES["verl"], train, "train")):
+        rows = [verl_row(t, index[t.id], _packages(t), agent_name, split) for t in part]
+        _write_parquet(root / name, rows, schema)
+    loop_config = agent_loop_config(agent_name, tasks_file.resolve())
+    atomic_write_bytes(root / VERL_AGENT_LOOP_FILE, loop_config.encode("utf-8"))
+    return root / FILES["verl"]
+
+
+def split_tasks(tasks: Sequence[Task], val_fraction: float) -> tuple[list[Task], list[Task]]:
+    """Train and validation tasks: a task is in validation when the hash of its id falls below
+    ``val_fraction``. Both splits get at least one task when there are two or more (the task
+    of the smallest hash moves); a set of one task is its own validation set."""
+    position = {t.id: _unit_hash(t.id) for t in tasks}
+    val = [t for t in tasks if position[t.id] < val_fraction]
+    train = [t for t in tasks if position[t.id] >= val_fraction]
+    if len(tasks) == 1:
+        return list(tasks), list(tasks)
+    if not val and val_fraction > 0:
+        first = min(train, key=lambda t: position[t.id])
+        train.remove(first)
+        val = [first]
+    if not train:
+        last = max(val, key=lambda t: position[t.id])
+        val.remove(last)
+        train = [last]
+    return train, val
+
+
+def task_digest(task: Task) -> str:
+    """sha256 of the task's canonical JSON: what ``ground_truth`` carries to identify a version."""
+    return hashlib.sha256(canonical_json(task.model_dump(mode="json")).encode("utf-8")).hexdigest()
+
+
+def ground_truth(task: Task) -> str:
+    """The compact ``reward_model.ground_truth`` of a VERL row (JSON text)."""
+    return json.dumps({"task_id": task.id, "sha256": task_digest(task)}, sort_keys=True)
+
+
+def agent_loop_config(agent_name: str, tasks_file: Path) -> str:
+    """VERL's ``agent_loop_config_path`` file: a list of hydra configs, one per agent loop."""
+    return (
+        "# envcraft's agent loop for this export; pass this file as\n"
+        "# actor_rollout_ref.rollout.agent.agent_loop_config_path\n"
+        f"- name: {agent_name}\n"
+        f"  _target_: {AGENT_LOOP_TARGET}\n"
+        f"  tasks: {json.dumps(str(tasks_file))}\n"
     )
-    rows = [verl_row(t, i, packages[t.id], tool_names, agent_name, split) for i, t in enumerate(tasks)]
-    return _write_parquet(root / FILES[fmt], rows, _verl_schema(tool_names))
+
+
+def _unit_hash(text: str) -> float:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def task_row(task: Task) -> dict[str, Any]:
@@ -84,15 +158,9 @@ def task_row(task: Task) -> dict[str, Any]:
 
 
 def verl_row(
-    task: Task,
-    index: int,
-    packages: dict[str, EnvPackage],
-    tool_names: Sequence[str],
-    agent_name: str,
-    split: str,
+    task: Task, index: int, packages: dict[str, EnvPackage], agent_name: str, split: str
 ) -> dict[str, Any]:
     """The VERL RL-dataset row of one task (see the module docstring)."""
-    ground_truth = task.model_dump_json()
     return {
         "data_source": "envcraft/" + "+".join(task.envs),
         "prompt": [
@@ -100,42 +168,29 @@ def verl_row(
             {"role": "user", "content": task.turns[0].user if task.turns else ""},
         ],
         "ability": "agent" if task.kind == "claw" else "tool-use",
-        "reward_model": {"style": "rule", "ground_truth": ground_truth},
+        "reward_model": {"style": "rule", "ground_truth": ground_truth(task)},
         "extra_info": {
             "index": index,
             "split": split,
             "task_id": task.id,
             "envs": list(task.envs),
             "kind": task.kind,
-            "initial_state": json.dumps(task.initial_state, ensure_ascii=False),
-            "workspace": json.dumps(task.workspace, ensure_ascii=False),
-            "need_tools_kwargs": True,
-            "tools_kwargs": {name: {"create_kwargs": {"task_id": task.id}} for name in tool_names},
-            "interaction_kwargs": {
-                "name": INTERACTION,
-                "task_id": task.id,
-                "turns": [turn.user for turn in task.turns],
-            },
+            "n_turns": len(task.turns),
+            "tool_selection": list(exposed_tools(packages)),
         },
         "agent_name": agent_name,
     }
 
 
-def system_prompt(task: Task, packages: dict[str, EnvPackage]) -> str:
-    """What the agent is told up front: each environment's documentation and its tools."""
-    parts = ["You are an agent working in the environments below. Use their tools to do what the user asks."]
-    if task.kind == "claw":
-        parts.append("You share one workspace directory with these environments; file tools work inside it.")
-    for env in task.envs:
-        package = packages[env]
-        doc = package.readme.strip() or package.env_class.describe()
-        lines = [f"## {package.manifest.title} (`{env}`)", doc, "", "Tools:"]
-        for spec in package.env_class.tools.values():
-            params = ", ".join(spec.parameters.get("properties", {}))
-            summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
-            lines.append(f"- {spec.name}({params}): {summary}")
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts)
+def system_prompt(task: Task, packages: Mapping[str, EnvPackage], *, documentation: bool = True) -> str:
+    """The system message a policy starts ``task`` with: the rollout loop's for the task's mode
+    (:func:`envcraft.rollout.prompts.system_prompt`), so a policy trained on these rows is
+    prompted as ``envcraft eval`` prompts it. Without ``documentation``, only the preamble
+    (the environments' descriptions left out, for prompts a CPU run must keep short)."""
+    mode = RolloutConfig().mode_for(task)
+    if not documentation:
+        return CLAW_PREAMBLE if mode == "claw" else FUNCTION_PREAMBLE
+    return rollout_system_prompt({env: packages[env] for env in task.envs}, mode)
 
 
 def _packages(task: Task) -> dict[str, EnvPackage]:
@@ -169,9 +224,8 @@ def _task_schema() -> Any:
     return pa.schema(fields)
 
 
-def _verl_schema(tool_names: Sequence[str]) -> Any:
+def _verl_schema() -> Any:
     pa = _pyarrow()
-    create = pa.struct([("create_kwargs", pa.struct([("task_id", pa.string())]))])
     extra = pa.struct(
         [
             ("index", pa.int64()),
@@ -179,16 +233,8 @@ def _verl_schema(tool_names: Sequence[str]) -> Any:
             ("task_id", pa.string()),
             ("envs", pa.list_(pa.string())),
             ("kind", pa.string()),
-            ("initial_state", pa.string()),
-            ("workspace", pa.string()),
-            ("need_tools_kwargs", pa.bool_()),
-            ("tools_kwargs", pa.struct([(name, create) for name in tool_names])),
-            (
-                "interaction_kwargs",
-                pa.struct(
-                    [("name", pa.string()), ("task_id", pa.string()), ("turns", pa.list_(pa.string()))]
-                ),
-            ),
+            ("n_turns", pa.int32()),
+            ("tool_selection", pa.list_(pa.string())),
         ]
     )
     return pa.schema(
@@ -206,12 +252,7 @@ def _verl_schema(tool_names: Sequence[str]) -> Any:
 def _write_parquet(path: Path, rows: list[dict[str, Any]], schema: Any) -> Path:
     pa = _pyarrow()
     table = pa.Table.from_pylist(rows, schema=schema)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        pa.parquet.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    sink = pa.BufferOutputStream()
+    pa.parquet.write_table(table, sink)
+    atomic_write_bytes(path, sink.getvalue().to_pybytes())
     return path

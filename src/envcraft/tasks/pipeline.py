@@ -17,13 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
-import os
 import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +29,7 @@ from envcraft.core.lint import lint_package
 from envcraft.core.package import PackageError, builtin_ids, load_package
 from envcraft.core.session import Session
 from envcraft.core.workspace import atomic_write_bytes
-from envcraft.sandbox.process import die_with_parent
+from envcraft.executor import Executor, open_executor
 from envcraft.tasks.export import FORMATS as EXPORT_FORMATS
 from envcraft.tasks.export import ExportError, export
 from envcraft.tasks.io import write_json, write_tasks
@@ -66,6 +63,8 @@ class RunOptions:
     seed: int = 0
     envs: list[str] | None = None  # None: every built-in environment
     workers: int | None = None  # None: one per core
+    executor: str = "local"  # where shards run: "local" processes or "ray" (envcraft.executor)
+    ray_address: str | None = None  # an existing Ray cluster; None starts a local one
     synth: SynthConfig = field(default_factory=SynthConfig)
     export: bool = True
 
@@ -107,7 +106,8 @@ def run(options: RunOptions, progress: Progress | None = None) -> dict[str, Any]
     shard_dir = out / "shards" / fingerprint(options, library, specs)
     _drop_stale(out / "shards", shard_dir)
     resumed = sum((shard_dir / f"{s.name}.json").is_file() for s in specs)
-    run_shards(usable, specs, options.synth, shard_dir, options.workers, report)
+    with open_executor(options.executor, workers=options.workers, address=options.ray_address) as executor:
+        run_shards(usable, specs, options.synth, shard_dir, executor, report)
     shards = [load_shard(shard_dir / f"{s.name}.json") for s in specs]
     timings["synthesize"] = _lap(clock)
 
@@ -227,42 +227,18 @@ def run_shards(
     specs: list[ShardSpec],
     config: SynthConfig,
     directory: Path,
-    workers: int | None,
+    executor: Executor,
     progress: Progress,
 ) -> None:
-    """Make every missing shard, in parallel over ``workers`` processes (one per core)."""
+    """Make every missing shard on ``executor`` (shards are independent: any order, any machine)."""
     directory.mkdir(parents=True, exist_ok=True)
     todo = [s for s in specs if not (directory / f"{s.name}.json").is_file()]
     done = len(specs) - len(todo)
     progress("synthesize", done, len(specs))
-    if not todo:
-        return
-    count = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-    if count == 1:
-        for spec in todo:
-            _shard_job(refs, spec, config.to_json(), str(directory))
-            done += 1
-            progress("synthesize", done, len(specs))
-        return
-    context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    )
-    # Workers get SIGKILL when this process dies (even by SIGKILL): no orphans holding our output.
-    with ProcessPoolExecutor(count, context, die_with_parent, (os.getpid(),)) as pool:
-        pending: set[Future[str]] = {
-            pool.submit(_shard_job, refs, spec, config.to_json(), str(directory)) for spec in todo
-        }
-        try:
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    future.result()
-                    done += 1
-                    progress("synthesize", done, len(specs))
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+    jobs = [(refs, spec, config.to_json(), str(directory)) for spec in todo]
+    for _ in executor.run(_shard_job, jobs):
+        done += 1
+        progress("synthesize", done, len(specs))
 
 
 def _shard_job(refs: list[str], spec: ShardSpec, config: dict[str, Any], directory: str) -> str:

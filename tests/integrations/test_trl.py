@@ -1,0 +1,149 @@
+"""TRL: envcraft tasks as ``environment_factory`` environments, and a real GRPO run on a CPU."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from transformers.utils import get_json_schema
+
+from envcraft.integrations.trl import END_TURN, dataset_rows, environments
+from envcraft.integrations.trl.environment import ALL_DONE, EnvcraftEnvironment
+from envcraft.tasks.episode import Episode
+from envcraft.tasks.execute import reference_turns
+from envcraft.tasks.model import Task
+from envcraft.tasks.verify import score_trajectory
+
+
+def tools_of(env: EnvcraftEnvironment) -> dict[str, Any]:
+    """The tools TRL takes from an environment: its public methods but reset and get_reward."""
+    return {
+        name: getattr(env, name)
+        for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+        if name not in ("reset", "get_reward") and not name.startswith("_")
+    }
+
+
+def play_golden(env: EnvcraftEnvironment, task: Task) -> list[str]:
+    """The golden run through the environment's methods, ending each turn with end_turn."""
+    seen = []
+    with Episode.open(task) as episode:
+        names = {(t.env, t.tool): t.name for t in episode.tools()}
+    for turn in reference_turns(task):
+        for call in turn:
+            result = json.loads(getattr(env, names[(call["env"], call["tool"])])(**call["args"]))
+            assert "error" not in result, result
+        seen.append(env.end_turn())
+    return seen
+
+
+def test_one_environment_class_per_tool_surface_with_trls_schemas(train_tasks: list[Task]) -> None:
+    made = environments(train_tasks)
+    assert sorted(made) == ["notes_desk", "returns_desk"]
+    rows = dataset_rows(train_tasks)
+    assert {r["environment"] for r in rows} == set(made) and len(rows) == len(train_tasks)
+    for row in rows:
+        assert [m["role"] for m in row["prompt"]] == ["system", "user"] and row["prompt"][1]["content"] == ""
+        assert END_TURN in row["prompt"][0]["content"]
+    for surface, cls in made.items():
+        env = cls()
+        task = next(t for t in train_tasks if "+".join(sorted(t.envs)) == surface)
+        with Episode.open(task) as episode:
+            expected = {t.name: t.openai_schema()["function"] for t in episode.tools()}
+        tools = tools_of(env)
+        assert set(tools) == set(expected) | {END_TURN}
+        for name, method in tools.items():
+            schema = get_json_schema(method)["function"]  # what TRL renders into the prompt
+            if name == END_TURN:
+                assert schema["parameters"]["properties"] == {}
+                continue
+            want = expected[name]
+            assert schema["name"] == name and schema["description"] == want["description"].strip()
+            got_params, want_params = schema["parameters"], want["parameters"]
+            assert set(got_params.get("required", [])) == set(want_params.get("required", []))
+            for arg, spec in want_params["properties"].items():
+                mine = got_params["properties"][arg]
+                assert mine["type"] == spec["type"], (name, arg)
+                assert mine.get("enum") == spec.get("enum"), (name, arg)
+                assert mine["description"] == " ".join(spec["description"].split())
+
+
+def test_reset_opens_a_fresh_play_and_get_reward_is_the_verifier(train_tasks: list[Task]) -> None:
+    made = environments(train_tasks)
+    rows = {r["task_id"]: r for r in dataset_rows(train_tasks)}
+    task = max(train_tasks, key=lambda t: len(t.turns))  # several user turns
+    env = made[rows[task.id]["environment"]]()
+    assert env.reset(**rows[task.id]) == task.turns[0].user
+    revealed = play_golden(env, task)
+    assert revealed == [t.user for t in task.turns[1:]] + [ALL_DONE]
+    assert env.get_reward() == 1.0
+    report = env.last_report
+    assert report is not None and report["turns_completed"] == len(task.turns)
+    assert score_trajectory(task, report["trajectory"]).score == 1.0  # an independent replay agrees
+    refused = json.loads(tools_of(env)[next(iter(tools_of(env)))]())
+    assert refused["error"]["category"] == "invalid_transition"
+    # pooled and reused: the next reset starts from S0 again, and doing nothing is not paid
+    assert env.reset(**rows[task.id]) == task.turns[0].user
+    assert env.play is not None and env.play.episode.actions == []
+    assert env.get_reward() < 1.0
+    with pytest.raises(ValueError, match="not a task"):
+        env.reset(task_id="no-such-task")
+
+
+def test_bad_calls_from_a_model_are_structured_errors(train_tasks: list[Task]) -> None:
+    made = environments(train_tasks)
+    row = next(r for r in dataset_rows(train_tasks) if r["environment"] == "returns_desk")
+    env = made["returns_desk"]()
+    env.reset(**row)
+    tools = tools_of(env)
+    _, method = next(
+        (n, m)
+        for n, m in tools.items()
+        if n != END_TURN and get_json_schema(m)["function"]["parameters"].get("required")
+    )
+    missing = json.loads(method())
+    assert missing["error"]["category"] == "missing_field"
+    unknown = json.loads(method(not_a_parameter=1))
+    assert "error" in unknown
+    assert env.play is not None and env.play.tool_errors == 2
+
+
+@pytest.mark.slow
+def test_grpo_runs_on_a_cpu_with_envcraft_environments(
+    train_tasks: list[Task], policy_tokenizer: Any, tmp_path: Any
+) -> None:
+    pytest.importorskip("trl")
+    from envcraft.integrations.trl.smoke import SmokeConfig, run_smoke
+
+    tasks = [t for t in train_tasks if t.envs == ["returns_desk"]]
+    steps, generations = 2, 4
+    config = SmokeConfig(steps=steps, num_generations=generations, prompts_per_step=1)
+    result = run_smoke(tasks, tmp_path, config, tokenizer=policy_tokenizer)
+    print("smoke figures:", json.dumps(result.figures()))  # for the closing note (pytest -s)
+    assert result.steps == steps and result.rollouts == steps * generations
+    # the warm start learned the golden runs' shape, so the rollouts call tools
+    assert result.warm_start_loss[1] < result.warm_start_loss[0] / 5
+    assert result.successful_calls > 0
+    # every reward is the verifier's: the rollout's calls replayed in fresh sessions score the same
+    by_id = {t.id: t for t in tasks}
+    for report in result.reports:
+        assert score_trajectory(by_id[report["task_id"]], report["trajectory"]).score == pytest.approx(
+            report["score"]
+        )
+    # what TRL logged as the reward is the mean of those scores
+    assert len(result.logged_rewards) == steps
+    assert sum(result.logged_rewards) / steps == pytest.approx(result.mean_reward)
+    assert len(result.losses) == steps and all(math.isfinite(loss) for loss in result.losses)
+    # tool results (and revealed user turns) were masked out of the loss
+    assert 0 < result.masked_tokens < result.completion_tokens
+    per_task = defaultdict(list)
+    for report in result.reports:
+        per_task[report["task_id"]].append(report["score"])
+    assert all(len(scores) % generations == 0 for scores in per_task.values())
