@@ -245,3 +245,12 @@ def test_misfiled_names_records_filed_under_another_id():
     orders = {"ORD-1": SimpleNamespace(order_id="ORD-1"), "ORD-2": SimpleNamespace(order_id="ORD-9")}
     assert misfiled(orders, "order_id") == ["ORD-2 holds 'ORD-9'"]
     assert misfiled({}, "order_id") == []
+
+
+def test_dangling_names_links_to_records_that_do_not_exist():
+    from envcraft.core import dangling
+
+    members = {"MEM-1": object()}
+    found = dangling("BK-7", "member", ["MEM-1", "MEM-2"], members)
+    assert found == ["BK-7 refers to unknown member 'MEM-2'"]
+    assert dangling("BK-7", "member", [], members) == []

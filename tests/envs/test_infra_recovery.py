@@ -18,7 +18,8 @@ from envcraft.core import is_error, load_package, state_hash
 
 ENV = "infra_recovery"
 PKG = load_package(ENV)
-MOD = sys.modules[PKG.env_class.__module__]
+MOD = sys.modules[PKG.env_class.__module__]  # env.py: the State and the tools
+RULES = sys.modules[PKG.env_class.__module__.rpartition(".")[0] + ".rules"]  # the config format
 SCHEMA = PKG.data.json("config_schema.json")
 
 CONFIGS = {
@@ -46,7 +47,7 @@ DISK_FULL = {"/var/lib/app": 20, "/var/log/app": 2, "/var/log/app/archive": 1, "
 
 
 def config(service_id: str) -> dict[str, Any]:
-    values, errors = MOD.parse_config(CONFIGS[service_id])
+    values, errors = RULES.parse_config(CONFIGS[service_id])
     assert not errors
     return values
 
@@ -114,7 +115,7 @@ def files() -> dict[str, str]:
     found.update({f"configs/{s}.yaml": text for s, text in CONFIGS.items()})
     found.update({f"logs/{h}/app.log": text for h, text in LOGS.items() if "kernel" not in text})
     found.update({f"logs/{h}/syslog.log": text for h, text in LOGS.items() if "kernel" in text})
-    found["ops/incident-INC-2041.md"] = MOD._record(MOD.Incident.model_validate(OPEN), "opened by on-call")
+    found["ops/incident-INC-2041.md"] = RULES._record(MOD.Incident.model_validate(OPEN), "opened by on-call")
     return found
 
 
@@ -180,7 +181,7 @@ def test_generated_world_is_consistent() -> None:
             else:
                 assert report["findings"], host_id
         for service_id, svc in state["services"].items():
-            values, errors = MOD.parse_config(workspace[f"configs/{service_id}.yaml"])
+            values, errors = RULES.parse_config(workspace[f"configs/{service_id}.yaml"])
             assert not errors and values == svc["applied_config"]
             assert any(state["hosts"][h]["state"] in ("healthy", "degraded") for h in svc["replicas"])
         assert sum(i["status"] == "open" for i in state["incidents"].values()) == 1
@@ -476,7 +477,7 @@ def faults(h: dict[str, Any]) -> list[str]:
     found = []
     if sum(h["disk_used_gb"].values()) * 100 // h["disk_total_gb"] >= 90:
         found.append("disk")
-    if MOD.validate_config(h["running_config"], SCHEMA, h["service_id"]):
+    if RULES.validate_config(h["running_config"], SCHEMA, h["service_id"]):
         found.append("config")
     else:
         peak = next(
@@ -500,7 +501,7 @@ def check_invariants(
             has = any(after["hosts"][r]["state"] in states for r in svc["replicas"])
             assert has or not had, (service_id, states)
         if svc["applied_at"] > s0_time:
-            assert MOD.validate_config(svc["applied_config"], SCHEMA, service_id) == []
+            assert RULES.validate_config(svc["applied_config"], SCHEMA, service_id) == []
         active = [
             i
             for i in after["incidents"].values()
@@ -522,10 +523,10 @@ def repaired(service_id: str, applied: dict[str, Any]) -> str:
     """What a competent operator writes: known keys, valid values, enough memory."""
     values = {k: v for k, v in applied.items() if k in SCHEMA["keys"]}
     for key, value in list(values.items()):
-        if MOD.validate_config({key: value}, SCHEMA, service_id) and key in REPAIRS:
+        if RULES.validate_config({key: value}, SCHEMA, service_id) and key in REPAIRS:
             values[key] = REPAIRS[key]
     values["memory_limit_mb"] = max(int(values["memory_limit_mb"]), -(-PEAKS[service_id] * 125 // 100))
-    return str(MOD.render_config(values))
+    return str(RULES.render_config(values))
 
 
 def draw_call_purge(h: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -675,7 +676,7 @@ def wait_for(s: Session, host_id: str, ready: Any) -> None:
 
 
 def svc_config(s: Session, service_id: str) -> dict[str, Any]:
-    values, _ = MOD.parse_config(s.files()[f"configs/{service_id}.yaml"])
+    values, _ = RULES.parse_config(s.files()[f"configs/{service_id}.yaml"])
     return dict(values)
 
 

@@ -75,6 +75,22 @@ def test_the_implementation_is_shown_within_the_budget(archetype: str) -> None:
     assert "Left out for the prompt budget" in small.render()
 
 
+@pytest.mark.parametrize("archetype", sorted(ROOTS))
+def test_a_reference_is_a_package_of_three_modules(archetype: str) -> None:
+    """The nine references are split: tools and State in env.py, domain logic in rules.py,
+    S0 in generate.py; with budget for everything, each module shows under its own title."""
+    root = ROOTS[archetype]
+    assert all((root / name).is_file() for name in ("env.py", "rules.py", "generate.py"))
+    ref = render_reference(root, archetype, budget=1_000_000)
+    titles = [s.title for s in ref.sections]
+    assert "rules.py" in titles and "generate.py" in titles and not ref.omitted
+    assert "env.py: the S0 generator" not in titles  # what env.py keeps after the class is logic
+    state = next(s.text for s in ref.sections if "State" in s.title)
+    assert "from .rules import" in state  # the model sees how the modules reach each other
+    generator = next(s.text for s in ref.sections if s.title == "generate.py")
+    assert "class _Generator" in generator or "def _generate(" in generator
+
+
 def test_every_catalog_prompt_with_two_references_stays_under_the_limit() -> None:
     sizes = []
     for scenario in load_catalog():
@@ -98,6 +114,7 @@ def test_the_system_prompt_states_the_contract() -> None:
         "self.rng",
         "permission_denied",
         "missing_field",
+        "dangling(",
         "worked-example",
         '<file path="env.py">',
         "from .rules import",

@@ -1,7 +1,7 @@
 """What an environment is, and the one runtime every environment runs on."""
 
 from envcraft.core.clock import Clock
-from envcraft.core.environment import Environment, Initial, StateModel, misfiled
+from envcraft.core.environment import Environment, Initial, StateModel, dangling, misfiled
 from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
 from envcraft.core.invariants import invariant
 from envcraft.core.package import EnvPackage, PackageError, builtin_ids, load_package
@@ -29,6 +29,7 @@ __all__ = [
     "Workspace",
     "builtin_ids",
     "canonical_json",
+    "dangling",
     "diff",
     "error_result",
     "invariant",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -99,6 +99,17 @@ def misfiled(collection: Mapping[str, Any], id_field: str) -> list[str]:
         for key, record in collection.items()
         if getattr(record, id_field) != key
     ]
+
+
+def dangling(owner: str, kind: str, ids: Iterable[str], known: Mapping[str, Any]) -> list[str]:
+    """The links ``owner`` makes to records of ``kind`` that ``known`` does not hold, as messages.
+
+    The companion of :func:`misfiled` in a state model's validator: a booking names its
+    member, a trip its driver, and tools follow such links without looking, so a state where
+    one dangles is refused when it loads (``dangling(b.booking_id, "member", [b.member_id],
+    self.members)``).
+    """
+    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 @dataclass

@@ -66,7 +66,7 @@ AUTHORING = """\
 from __future__ import annotations
 from typing import Any, Literal
 from envcraft import Environment, Initial, StateModel, tool
-from envcraft.core import Repository, misfiled
+from envcraft.core import Repository, dangling, misfiled
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoDate, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment   # kind = "claw" only
 
@@ -118,7 +118,8 @@ class Shop(Environment):                 # ClawEnvironment for kind = "claw" (ad
   package's `data/` repository (None only outside a session: fall back to `Repository(None)`).
 * A State model validator (`@model_validator(mode="after")` from pydantic) should refuse states
   tools could not work on: `misfiled(self.orders, "order_id")` lists records filed under a key
-  that is not their id.
+  that is not their id, `dangling(o.order_id, "customer", [o.customer_id], self.customers)` the
+  links to records that do not exist.
 * Split the package into modules when it grows: `env.py` (State and the Environment class with the
   tools), `rules.py` (domain logic as pure functions over plain values), `generate.py` (the S0
   generator); import siblings relatively (`from .rules import price`, `from . import rules`).

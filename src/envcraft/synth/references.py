@@ -6,8 +6,9 @@ full: ``ARCHETYPE.md`` (the design contract), ``envcraft.toml``, ``README.md``, 
 surface (the Environment class with each ``@tool``'s decorator, signature and docstring,
 bodies elided) and one skill. The implementation follows only as far as ``budget`` tokens
 allow, in the order a model learns most from: the Environment class's tool bodies and
-helpers, then the domain logic (``rules.py``, or the classes and functions before the
-class), then the S0 generator (``generate.py``, or what follows the class). Whole
+helpers, then the domain logic (``rules.py`` and the functions ``env.py`` keeps beside
+the State, or in a single-file package the classes and functions before the class), then
+the S0 generator (``generate.py``, or in a single-file package what follows the class). Whole
 functions or classes are included or named as omitted, never cut mid-way.
 
 Everything is read from the source by AST; reference code is never imported here.
@@ -192,8 +193,11 @@ class _Module:
         units += _units(rules, rules.tree.body, "rules.py")
         units += _units(self, [n for n in before if not self._shown_with_state(n)], "env.py: domain logic")
         generate = _Module(root / "generate.py")
-        units += _units(generate, generate.tree.body, "generate.py")
-        units += _units(self, after, "env.py: the S0 generator")
+        if generate.source:  # split package: what follows the class in env.py is domain logic too
+            units += _units(self, after, "env.py: domain logic")
+            units += _units(generate, generate.tree.body, "generate.py")
+        else:
+            units += _units(self, after, "env.py: the S0 generator")
         return units
 
     def _shown_with_state(self, node: ast.stmt) -> bool:

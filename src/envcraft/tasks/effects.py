@@ -2,7 +2,9 @@
 
 The tool dependency graph needs to know that ``cancel_order`` writes ``orders`` and
 ``get_order`` reads it. We find out by abstract interpretation of the tool's AST (and of
-every helper method or module function it calls, with its arguments bound): each
+every helper method or module function it calls, with its arguments bound, including
+functions imported from the package's sibling modules: ``from .rules import refund`` or
+``from . import rules`` then ``rules.refund(...)``): each
 expression evaluates to a set of *tags* saying what it may alias, ``STATE`` (the state
 object) or ``F:<field>`` (something inside one state field). Assigning to an attribute or
 item of an ``F:`` alias, or calling a mutating method on it, writes that field, so
@@ -20,7 +22,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from envcraft.core.environment import Environment
 
@@ -76,8 +77,51 @@ class Effects:
 @dataclass(frozen=True)
 class _Function:
     node: ast.FunctionDef | ast.AsyncFunctionDef
-    module_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    module: _Module  # where the function's own calls are resolved
     kind: str  # "method" | "static" | "class" | "function"
+
+
+class _Module:
+    """The module-level functions one source file can call by name: its own, and those it
+    imports from sibling modules of its package (``from .rules import f``, ``from . import
+    rules``), resolved in the sibling's file so that its own calls are followed too."""
+
+    def __init__(self, path: Path, tree: ast.Module) -> None:
+        self.path = path
+        self.tree = tree
+        self.own = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        self.imported: dict[str, tuple[str, str]] = {}  # local name -> (sibling module, its name)
+        self.siblings: dict[str, str] = {}  # local name -> sibling module (``from . import rules``)
+        for node in tree.body:
+            if not (isinstance(node, ast.ImportFrom) and node.level == 1):
+                continue
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if node.module:
+                    self.imported[local] = (node.module, alias.name)
+                else:
+                    self.siblings[local] = alias.name
+
+    def function(self, name: str) -> _Function | None:
+        """The module function ``name`` means here, if it is one (own or imported)."""
+        return self._resolve(name, frozenset())
+
+    def sibling(self, alias: str) -> _Module | None:
+        """The sibling module bound to ``alias`` by ``from . import <module>``, if any."""
+        module = self.siblings.get(alias)
+        return _sibling_module(self.path, module) if module else None
+
+    def _resolve(self, name: str, seen: frozenset[tuple[Path, str]]) -> _Function | None:
+        if (self.path, name) in seen:
+            return None
+        node = self.own.get(name)
+        if node is not None:
+            return _Function(node, self, "function")
+        if name not in self.imported:
+            return None
+        module_name, original = self.imported[name]
+        sibling = _sibling_module(self.path, module_name)
+        return sibling._resolve(original, seen | {(self.path, name)}) if sibling else None
 
 
 class _Frame:
@@ -304,6 +348,10 @@ class _Body:
                 self.expr(k.value)
         func = node.func
         if isinstance(func, ast.Attribute):
+            sibling = self.sibling_module(func.value)
+            if sibling is not None:
+                imported = sibling.function(func.attr)
+                return self.invoke(imported, args, kwargs) if imported else EMPTY
             mutating = func.attr in MUTATORS
             receiver = self.expr(func.value, store=mutating)
             result: set[str] = set()
@@ -321,14 +369,20 @@ class _Body:
                 result |= {t for t in receiver if t.startswith("F:")}
             return frozenset(result)
         if isinstance(func, ast.Name):
-            local = self.function.module_functions.get(func.id)
-            if local is not None:
-                return self.invoke(_Function(local, self.function.module_functions, "function"), args, kwargs)
+            local = self.function.module.function(func.id)
+            if local is not None and func.id not in self.frame.env:
+                return self.invoke(local, args, kwargs)
             if func.id in PASS_THROUGH:
                 return frozenset().union(*args) if args else EMPTY
             return EMPTY
         self.expr(func)
         return EMPTY
+
+    def sibling_module(self, node: ast.expr) -> _Module | None:
+        """The sibling module ``node`` names (``rules`` after ``from . import rules``), if any."""
+        if isinstance(node, ast.Name) and node.id not in self.frame.env:
+            return self.function.module.sibling(node.id)
+        return None
 
     def invoke(self, function: _Function, args: list[Tags], kwargs: dict[str, Tags]) -> Tags:
         if function.kind in ("static", "class") and args and args[0] == frozenset({SELF}):
@@ -370,26 +424,29 @@ def _path_pattern(node: ast.expr, names: dict[str, str]) -> str:
 
 
 def _class_methods(klass: type) -> dict[str, _Function]:
-    module = sys.modules.get(klass.__module__)
-    path = getattr(module, "__file__", None)
+    path = getattr(sys.modules.get(klass.__module__), "__file__", None)
     if path is None:
         return {}
-    tree, functions = _parse_module(str(Path(path).resolve()))
-    for node in tree.body:
+    module = _parse_module(Path(path).resolve())
+    for node in module.tree.body:
         if isinstance(node, ast.ClassDef) and node.name == klass.__name__:
             methods: dict[str, _Function] = {}
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    methods[item.name] = _Function(item, functions, _method_kind(item))
+                    methods[item.name] = _Function(item, module, _method_kind(item))
             return methods
     return {}
 
 
+def _sibling_module(path: Path, name: str) -> _Module | None:
+    """``<name>.py`` next to ``path`` (a module of the same package), parsed, if it exists."""
+    sibling = path.parent / f"{name}.py"
+    return _parse_module(sibling) if name.isidentifier() and sibling.is_file() else None
+
+
 @cache
-def _parse_module(path: str) -> tuple[ast.Module, dict[str, Any]]:
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    return tree, functions
+def _parse_module(path: Path) -> _Module:
+    return _Module(path, ast.parse(path.read_text(encoding="utf-8")))
 
 
 def _method_kind(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,11 +15,13 @@ from envcraft.core import Entity, Initial, Repository, StateModel, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
+from .rules import DEAD_REASONS, Classified, _classify, _location, _parse, _ranges, _render_sink, _window
+
 Verdict = Literal["ok", "duplicate", "corrupt_json", "schema_violation", "poison_pill", "late_event"]
 DeadReason = Literal["corrupt_json", "schema_violation", "poison_pill", "late_event"]
 OnInvalid = Literal["halt", "dead_letter"]
-DEAD_REASONS: tuple[str, ...] = ("corrupt_json", "schema_violation", "poison_pill", "late_event")
-EVENT_ID = re.compile(r'"event_id"\s*:\s*"(EVT-[0-9a-f]{8})"')
+
+
 REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 
@@ -132,25 +133,6 @@ class StreamState(StateModel):
         if misfiled:
             raise ValueError(f"records filed under another key: {', '.join(misfiled[:5])}")
         return self
-
-
-class Classified:
-    """The verdict on one record, with what processing needs from it."""
-
-    __slots__ = ("detail", "event", "event_id", "offset", "raw", "verdict")
-
-    def __init__(
-        self, offset: int, raw: str, verdict: str, detail: str, event: dict[str, Any] | None
-    ) -> None:
-        self.offset = offset
-        self.raw = raw
-        self.verdict = verdict
-        self.detail = detail
-        self.event = event
-        found = EVENT_ID.search(raw)
-        self.event_id = (
-            str(event["event_id"]) if event and "event_id" in event else (found.group(1) if found else "")
-        )
 
 
 class EventStream(ClawEnvironment):
@@ -945,318 +927,10 @@ class EventStream(ClawEnvironment):
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
         """A night of payments: ``2 + size`` payment partitions, refunds, an unreadable audit topic."""
+        from .generate import _Generator
+
         repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
         base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
         generator = _Generator(random.Random(seed), max(1, size), repo, base)
         state = generator.build()
         return Initial(state=state, files=generator.files)
-
-
-# -- pure rules shared by the tools and the generator ------------------------------------------
-def _location(topic: str, partition: int, offset: int) -> str:
-    return f"{topic}/p{partition}@{offset}"
-
-
-def _window(moment: datetime, minutes: int) -> datetime:
-    """Start of the tumbling window holding ``moment``."""
-    seconds = int(moment.timestamp())
-    return datetime.fromtimestamp(seconds - seconds % (minutes * 60), tz=moment.tzinfo)
-
-
-def _plain(item: Any) -> bool:
-    """A generated event (injected faulty records are kept as raw lines)."""
-    return isinstance(item, dict)
-
-
-def _parse(raw: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _classify(
-    raw: str, schema: Any, watermark: datetime | None, lateness: timedelta, seen: dict[str, str]
-) -> tuple[str, str, dict[str, Any] | None]:
-    """The verdict on one record: validation first, then duplicates, then lateness."""
-    event = _parse(raw)
-    if event is None:
-        return "corrupt_json", "the line is not a JSON object (truncated or garbled)", None
-    version = event.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        return "schema_violation", "schema_version is missing or not an integer", event
-    if version not in schema["supported_versions"]:
-        supported = ", ".join(map(str, schema["supported_versions"]))
-        return (
-            "poison_pill",
-            f"unsupported schema_version {version} (consumer reads {supported}); the deserializer "
-            "crashes on it",
-            event,
-        )
-    for name, rule in schema["fields"].items():
-        problem = _field_problem(event.get(name), rule)
-        if problem:
-            return "schema_violation", f"{name}: {problem}", event
-    event_id = str(event["event_id"])
-    if event_id in seen:
-        return "duplicate", seen[event_id], event
-    moment = parse_time(str(event["ts"]))
-    if watermark is not None and moment < watermark - lateness:
-        late = int((watermark - moment).total_seconds() // 60)
-        return (
-            "late_event",
-            f"event time {iso(moment)} is {late} min behind the watermark {iso(watermark)} "
-            f"(allowed lateness {int(lateness.total_seconds() // 60)} min)",
-            event,
-        )
-    return "ok", "valid", event
-
-
-def _field_problem(value: Any, rule: Any) -> str:
-    if value is None:
-        return "missing"
-    kind = rule["type"]
-    if kind == "int":
-        if not isinstance(value, int) or isinstance(value, bool):
-            return f"expected an integer, got {json.dumps(value)}"
-        return f"must be at least {rule['min']}" if "min" in rule and value < rule["min"] else ""
-    if not isinstance(value, str):
-        return f"expected a string, got {json.dumps(value)}"
-    if kind == "enum":
-        return "" if value in rule["choices"] else f"'{value}' is not one of {', '.join(rule['choices'])}"
-    if kind == "time":
-        try:
-            parse_time(value)
-        except ValueError:
-            return f"'{value}' is not an ISO-8601 time"
-        return ""
-    return "" if re.fullmatch(rule["pattern"], value) else f"'{value}' does not match {rule['pattern']}"
-
-
-def _ranges(offsets: list[int]) -> list[list[int]]:
-    """Consecutive offsets as inclusive [first, last] ranges."""
-    found: list[list[int]] = []
-    for offset in offsets:
-        if found and found[-1][1] == offset - 1:
-            found[-1][1] = offset
-        else:
-            found.append([offset, offset])
-    return found
-
-
-def _render_sink(columns: Any, rows: Any, topic: str) -> str:
-    """The hourly aggregate CSV of a topic, rebuilt from the ledger (deterministic order)."""
-    totals: dict[tuple[str, str, str], list[int]] = {}
-    for row in rows:
-        if row.topic != topic:
-            continue
-        cell = totals.setdefault((row.window, row.merchant_id, row.currency), [0, 0])
-        cell[0] += 1
-        cell[1] += row.amount_cents
-    lines = [",".join(columns)]
-    for (window, merchant, currency), (events, amount) in sorted(totals.items()):
-        lines.append(f"{window},{merchant},{currency},{events},{amount}")
-    return "\n".join(lines) + "\n"
-
-
-class _Generator:
-    """Writes the segments, the sink and the handover note for one seeded night."""
-
-    def __init__(self, rng: random.Random, size: int, data: Repository, base: datetime) -> None:
-        self.rng = rng
-        self.size = size
-        self.data = data
-        self.base = base
-        self.policy = data.json("pipeline_policy.json")
-        self.merchants = list(data.json("merchants.json")["merchants"])
-        self.files: dict[str, str] = {}
-        self.state = StreamState(group=self.policy["group"])
-        self.used: set[str] = set()
-        self.notes: dict[str, str] = {}
-
-    def build(self) -> StreamState:
-        count = 2 + self.size
-        poisoned, failing = self.rng.randrange(count), self.rng.randrange(count)
-        gapped = self.rng.randrange(count)
-        payments = [
-            self._events("payments", 40 * self.size + self.rng.randrange(0, 10)) for _ in range(count)
-        ]
-        processed = [self.rng.randrange(18, 30) for _ in range(count)]
-        lost = [range(0)] * count  # offsets the old consumer committed without writing the sink
-        lost[gapped] = range(
-            processed[gapped] - self.rng.randrange(6, 11), processed[gapped] - self.rng.randrange(1, 4)
-        )
-        for k, events in enumerate(payments):
-            self._faults(events, processed[k], poison=k == poisoned, avoid=lost[k])
-        refunds = self._events("refunds", 20 * self.size + self.rng.randrange(0, 6))
-        refunds_done = self.rng.randrange(6, 10)
-        self._refund_faults(refunds, refunds_done)
-        for k, events in enumerate(payments):
-            self._partition("payments", k, events, processed[k], lost[k])
-        self._partition("refunds", 0, refunds, refunds_done, range(0))
-        self._partition("audit", 0, self._events("audit", 12), 0, range(0))
-        offset = self.rng.randrange(
-            processed[failing] + 4, self.state.partitions[f"payments/p{failing}"].log_end
-        )
-        self.state.sink_fault = SinkFault(topic="payments", partition=failing, offset=offset)
-        for topic, path in self.policy["sinks"].items():
-            self.files[path] = _render_sink(
-                self.policy["sink_columns"], self.state.aggregated.values(), topic
-            )
-            self.files[f"dlq/{topic}.jsonl"] = ""
-        self.files["ops/handover.md"] = self._handover()
-        return self.state
-
-    # -- events ------------------------------------------------------------------------------
-    def _event_id(self) -> str:
-        while True:
-            candidate = f"EVT-{self.rng.getrandbits(32):08x}"
-            if candidate not in self.used:
-                self.used.add(candidate)
-                return candidate
-
-    def _events(self, topic: str, count: int) -> list[dict[str, Any]]:
-        """Valid events in roughly increasing event time (small jitter, within the lateness)."""
-        start = self.base - timedelta(hours=3)
-        span = (timedelta(hours=3) - timedelta(minutes=15)) / count
-        events = []
-        for index in range(count):
-            merchant = self.rng.choice(self.merchants)
-            moment = start + span * index + timedelta(seconds=self.rng.randrange(-120, 120))
-            event: dict[str, Any] = {
-                "event_id": self._event_id(),
-                "schema_version": self.rng.choice((1, 2, 2)),
-                "ts": iso(moment),
-            }
-            if topic == "payments":
-                event["account_id"] = f"ACC-{self.rng.randrange(1000, 10000)}"
-            elif topic == "refunds":
-                event["refund_of"] = f"EVT-{self.rng.getrandbits(32):08x}"
-            if topic != "audit":
-                event["merchant_id"] = merchant["merchant_id"]
-                event["amount_cents"] = self.rng.choice(
-                    (199, 450, 999, 1299, 2500, 4999, 12000)
-                ) + self.rng.randrange(0, 99)
-                event["currency"] = merchant["currency"]
-            if topic == "payments":
-                event["method"] = self.rng.choice(("card", "card", "wallet", "bank_transfer"))
-            elif topic == "refunds":
-                event["reason"] = self.rng.choice(
-                    ("customer_request", "fraud", "duplicate_charge", "damaged")
-                )
-            else:
-                event["action"] = self.rng.choice(("login", "export", "role_change"))
-            events.append(event)
-        return events
-
-    def _insert(self, events: list[Any], after: int, item: Any) -> None:
-        events.insert(self.rng.randrange(after, len(events) + 1), item)
-
-    def _valid_index(self, events: list[Any], lo: int, hi: int) -> int:
-        """A random index in [lo, hi) holding a valid event (not an injected raw line or v3 record)."""
-        choices = [i for i in range(max(0, lo), min(hi, len(events))) if _plain(events[i])]
-        return self.rng.choice(choices)
-
-    def _duplicate(self, events: list[Any], lo: int, source_lo: int, avoid: range) -> None:
-        """A producer retry: an event delivered again a little later (never inside the committed part)."""
-        source = self._valid_index(events, source_lo, len(events) - 4)
-        while source in avoid:
-            source = self._valid_index(events, source_lo, len(events) - 4)
-        at = max(lo, source + self.rng.randrange(2, 6))
-        events.insert(min(at, len(events)), dict(events[source]))
-
-    def _faults(self, events: list[Any], processed: int, poison: bool, avoid: range) -> None:
-        """Faulty records, all after the committed offset."""
-        rng = self.rng
-        lo = processed + 2
-        if rng.random() < 0.7:
-            victim = json.dumps(events[self._valid_index(events, lo, len(events))])
-            self._insert(events, lo, victim[: len(victim) // 2])  # truncated: corrupt JSON
-        bad = dict(events[self._valid_index(events, lo, len(events))], event_id=self._event_id())
-        kind = rng.choice(("amount", "currency", "missing"))
-        if kind == "amount":
-            bad["amount_cents"] = f"{bad['amount_cents'] / 100:.2f}"
-        elif kind == "currency":
-            bad["currency"] = {"EUR": "EURO", "USD": "US$", "GBP": "GBR"}[bad["currency"]]
-        else:
-            del bad["currency"]
-        self._insert(events, lo, json.dumps(bad))
-        self._duplicate(events, lo, processed - 10, avoid)
-        index = self._valid_index(events, lo + 5, len(events))
-        before = self._valid_index(events, index - 3, index)
-        late = dict(events[index], event_id=self._event_id())
-        late["ts"] = iso(parse_time(str(events[before]["ts"])) - timedelta(minutes=rng.randrange(45, 90)))
-        events.insert(index, late)
-        if poison:
-            at = self._valid_index(events, lo + 3, len(events) - 4)
-            source = events[at]
-            for step in range(rng.randrange(3, 6)):
-                payload = {k: v for k, v in source.items() if k not in ("amount_cents", "currency")}
-                payload.update(
-                    event_id=self._event_id(),
-                    schema_version=3,
-                    amount={"value": rng.randrange(200, 9000), "currency": source["currency"]},
-                )
-                events.insert(at + step, json.dumps(payload))
-            self.notes["poison"] = str(source["ts"])
-
-    def _refund_faults(self, events: list[Any], processed: int) -> None:
-        lo = processed + 2
-        bad = dict(events[self._valid_index(events, lo, len(events))], event_id=self._event_id())
-        del bad["refund_of"]
-        self._insert(events, lo, json.dumps(bad))
-        self._duplicate(events, lo, lo, range(0))
-
-    # -- files and state ----------------------------------------------------------------------
-    def _partition(self, topic: str, partition: int, events: list[Any], processed: int, lost: range) -> None:
-        lines = [e if isinstance(e, str) else json.dumps(e) for e in events]
-        per = self.policy["segment_records"]
-        part = PartitionState(
-            topic=topic,
-            partition=partition,
-            log_end=len(lines),
-            position=processed,
-            processed=processed,
-            committed=processed,
-        )
-        for base in range(0, len(lines), per):
-            path = f"stream/{topic}/p{partition}/{base:08d}.jsonl"
-            text = "\n".join(lines[base : base + per]) + "\n"
-            self.files[path] = text
-            part.segments[path] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        self.state.partitions[f"{topic}/p{partition}"] = part
-        for offset in range(processed):
-            event = events[offset]
-            if offset in lost:
-                self.notes.setdefault("gap", str(event["ts"]))
-                continue
-            moment = parse_time(str(event["ts"]))
-            self.state.aggregated[event["event_id"]] = Aggregated(
-                event_id=event["event_id"],
-                topic=topic,
-                partition=partition,
-                offset=offset,
-                ts=iso(moment),
-                window=iso(_window(moment, self.policy["window_minutes"])),
-                merchant_id=event["merchant_id"],
-                currency=event["currency"],
-                amount_cents=event["amount_cents"],
-            )
-        if processed:
-            self.state.commit_log.append(
-                CommitRecord(
-                    topic=topic,
-                    partition=partition,
-                    offset=processed,
-                    at=iso(self.base - timedelta(minutes=20)),
-                    kind="commit",
-                )
-            )
-
-    def _handover(self) -> str:
-        outage = parse_time(self.notes.get("gap", iso(self.base - timedelta(hours=2, minutes=50))))
-        poison = parse_time(self.notes.get("poison", iso(self.base - timedelta(hours=1))))
-        return self.data.text("handover_template.md").format(
-            group=self.state.group, outage=f"{outage:%H:%M}", poison=f"{poison:%H:%M}"
-        )

@@ -10,8 +10,6 @@ configurations and incident records are files in the workspace the agent reads a
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import re
 from datetime import datetime, timedelta
@@ -24,14 +22,25 @@ from envcraft.core import Entity, Initial, Repository, StateModel, misfiled, too
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
 from envcraft.sandbox import ClawEnvironment
 
+from .rules import (
+    DRAINABLE,
+    SERVING,
+    UNFILLED,
+    _record,
+    _sections,
+    config_digest,
+    config_path,
+    parse_config,
+    record_path,
+    validate_config,
+)
+
 HostState = Literal["healthy", "degraded", "down", "draining", "maintenance", "recovering"]
 Severity = Literal["sev1", "sev2", "sev3"]
 RootCause = Literal["disk_full", "oom", "bad_config", "other"]
 Scalar = str | int | float | bool
 
-SERVING: frozenset[str] = frozenset({"healthy", "degraded"})
-DRAINABLE: frozenset[str] = frozenset({"healthy", "degraded", "down"})
-UNFILLED = ("", "tbd", "todo", "n/a", "-")
+
 CATALOG = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
 
@@ -131,102 +140,6 @@ class InfraState(StateModel):
             if service_id not in self.services:
                 raise ValueError(f"a record refers to {service_id}, which is not a service")
         return self
-
-
-# -- configuration files: a flat ``key: value`` YAML subset -------------------------------------
-_INT = re.compile(r"^[+-]?\d+$")
-_FLOAT = re.compile(r"^[+-]?\d+\.\d*$")
-
-
-def parse_config(text: str) -> tuple[dict[str, Scalar], list[str]]:
-    """Parse a flat ``key: value`` file; errors name their line (nesting is not supported)."""
-    values: dict[str, Scalar] = {}
-    errors: list[str] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
-        if not line.strip():
-            continue
-        if raw[0] in " \t":
-            errors.append(f"line {number}: unexpected indentation (nested values are not supported)")
-            continue
-        key, sep, value = line.partition(":")
-        key = key.strip()
-        if not sep or not key:
-            errors.append(f"line {number}: expected 'key: value'")
-        elif key in values:
-            errors.append(f"line {number}: duplicate key {key}")
-        else:
-            values[key] = _scalar(value.strip())
-    return values, errors
-
-
-def _scalar(value: str) -> Scalar:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    if value in ("true", "false"):
-        return value == "true"
-    if _INT.match(value):
-        return int(value)
-    if _FLOAT.match(value):
-        return float(value)
-    return value
-
-
-def validate_config(values: dict[str, Scalar], schema: Any, service_id: str) -> list[str]:
-    """Schema violations of a parsed configuration, in a stable order."""
-    errors: list[str] = []
-    keys = schema["keys"]
-    kinds = {"int": int, "str": str, "bool": bool}
-    for key, value in values.items():
-        rule = keys.get(key)
-        if rule is None:
-            errors.append(f"unknown key {key}")
-            continue
-        kind = kinds[rule["type"]]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            errors.append(f"invalid value for {key}: {value!r} (expected {rule['type']})")
-        elif "allowed" in rule and value not in rule["allowed"]:
-            errors.append(f"invalid value for {key}: {value!r} (allowed: {', '.join(rule['allowed'])})")
-        elif isinstance(value, int) and not rule["min"] <= value <= rule["max"]:
-            errors.append(f"invalid value for {key}: {value} (range {rule['min']}-{rule['max']})")
-    for key, rule in keys.items():
-        if rule["required"] and key not in values:
-            errors.append(f"missing required key {key}")
-    if "service" in values and values["service"] != service_id:
-        errors.append(f"invalid value for service: {values['service']!r} (expected {service_id!r})")
-    return errors
-
-
-def render_config(values: dict[str, Scalar]) -> str:
-    lines = []
-    for key, value in values.items():
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        lines.append(f"{key}: {text}")
-    return "\n".join(lines) + "\n"
-
-
-def config_digest(values: dict[str, Scalar]) -> str:
-    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def config_path(service_id: str) -> str:
-    return f"configs/{service_id}.yaml"
-
-
-def record_path(incident_id: str) -> str:
-    return f"ops/incident-{incident_id}.md"
-
-
-def _sections(markdown: str) -> dict[str, str]:
-    """``## Heading`` → body text of a Markdown file."""
-    found: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in markdown.splitlines():
-        if line.startswith("## "):
-            current = found.setdefault(line[3:].strip().lower(), [])
-        elif current is not None:
-            current.append(line)
-    return {name: "\n".join(body).strip() for name, body in found.items()}
 
 
 class InfraRecovery(ClawEnvironment):
@@ -969,238 +882,10 @@ class InfraRecovery(ClawEnvironment):
         """``3 + size`` services with 2–3 replicas each (more with ``size``); one service loses a host
         to a full disk, one OOMs, one runs a broken configuration (an incident is already open
         for it), the rest are healthy distractors; logs, configs and a past incident record."""
+        from .generate import _Generator
+
         repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
         base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
         generator = _Generator(random.Random(seed), repo, base)
         state = generator.build(max(1, size))
         return Initial(state=state, files=generator.files)
-
-
-def _record(incident: Incident, first_line: str | None) -> str:
-    """A fresh ops record in the house format."""
-    timeline = f"- {first_line}\n" if first_line else ""
-    return (
-        f"# {incident.incident_id}: {incident.title}\n\n"
-        f"- Service: {incident.service_id}\n"
-        f"- Severity: {incident.severity}\n"
-        f"- Status: {incident.status}\n"
-        f"- Opened: {incident.opened_at}\n\n"
-        "## Timeline\n"
-        f"{timeline}\n"
-        "## Root cause\nTBD\n\n"
-        "## Resolution\nTBD\n"
-    )
-
-
-# -- the generator ------------------------------------------------------------------------------------
-BAD_CONFIGS: tuple[tuple[str, Scalar, str], ...] = (
-    ("upstream_timeout_ms", "30s", "invalid value for upstream_timeout_ms: '30s' (expected int)"),
-    ("log_level", "verbose", "invalid value for log_level: 'verbose' (allowed: debug, info, warn, error)"),
-    ("db_pool_size", 0, "invalid value for db_pool_size: 0 (range 1-200)"),
-    ("cache_backend", "redis-legacy", "invalid value for cache_backend: 'redis-legacy'"),
-    ("max_conections", 50, "unknown key max_conections"),
-)
-NOISE = (
-    "INFO GET /healthz 200 2ms",
-    "INFO request completed status=200 duration_ms={n}",
-    "WARN slow request path=/v1/items duration_ms={n}",
-    "INFO gc pause {n}ms",
-    "WARN upstream connection reset by peer; retrying",
-    "INFO config reloaded from disk",
-)
-
-
-class _Generator:
-    """Builds a consistent S0: host states match the faults derived from disks and configs."""
-
-    def __init__(self, rng: random.Random, data: Repository, base: datetime) -> None:
-        self.rng, self.data, self.base = rng, data, base
-        self.catalog = list(data.json("services.json")["services"])
-        self.types = data.json("services.json")["host_types"]
-        self.zones = list(data.json("services.json")["zones"])
-        self.state = InfraState()
-        self.files: dict[str, str] = {}
-
-    def build(self, size: int) -> InfraState:
-        chosen = self.rng.sample(self.catalog, min(len(self.catalog), 3 + size))
-        faults = ["disk_full", "oom", "bad_config"] + [""] * (len(chosen) - 3)
-        for info, fault in zip(chosen, faults, strict=True):
-            self._service(info, fault, 2 + self.rng.randint(0, 1) + (size - 1))
-        extra_disk = [s for s, f in zip(chosen, faults, strict=True) if not f][: size - 1]
-        for info in extra_disk:
-            self._fill_disk(self.state.services[info["service_id"]].replicas[-1])
-        self._past_incident()
-        for service in self.state.services.values():
-            service.changed_at = max(self.state.hosts[h].state_since for h in service.replicas)
-        return self.state
-
-    def _service(self, info: Any, fault: str, replicas: int) -> None:
-        service_id = info["service_id"]
-        peak = info["peak_memory_mb"]
-        memory = (-(-peak * 125 // 100) // 512 + 1 + self.rng.randint(0, 2)) * 512
-        host_type = self.rng.choice([t for t in sorted(self.types) if memory <= self._ram(t) * 80 // 100])
-        config: dict[str, Scalar] = {
-            "service": service_id,
-            "port": info["port"],
-            "workers": self.rng.choice((4, 8, 16)),
-            "memory_limit_mb": memory if fault != "oom" else max(256, (peak // 2 // 128) * 128),
-            "db_pool_size": self.rng.choice((10, 20, 40)),
-            "upstream_timeout_ms": self.rng.choice((2000, 3000, 5000)),
-            "log_level": "info",
-            "cache_backend": self.rng.choice(("redis", "memcached")),
-        }
-        log_error = ""
-        if fault == "bad_config":
-            key, value, log_error = self.rng.choice(BAD_CONFIGS)
-            config[key] = value
-        self.files[config_path(service_id)] = f"# {service_id} ({info['team']})\n" + render_config(config)
-        # A configuration fault came with tonight's deploy, which restarted every replica; otherwise
-        # the hosts have run untouched for days since the last deploy.
-        deploy = self.base - timedelta(hours=self.rng.randint(1, 3), minutes=self.rng.randint(0, 59))
-        if fault in ("oom", "bad_config"):
-            started = [deploy + timedelta(minutes=2 * (n + 1)) for n in range(replicas)]
-        else:
-            started = [self.base - timedelta(days=self.rng.randint(2, 40)) for _ in range(replicas)]
-            deploy = min(started) - timedelta(hours=1)
-        hosts = []
-        for n in range(replicas):
-            zone = self.zones[n % len(self.zones)]
-            host_id = f"{info['prefix']}-{zone[-1]}{n // len(self.zones) + 1}"
-            hosts.append(host_id)
-            total = self.types[host_type]["disk_gb"]
-            disk = {
-                "/var/lib/app": total * self.rng.randint(15, 30) // 100,
-                "/var/log/app": self.rng.randint(1, 4),
-                "/var/log/app/archive": total * self.rng.randint(5, 25) // 100,
-                "/var/crash": self.rng.randint(0, 2),
-                "/tmp": self.rng.randint(0, 2),
-            }
-            self.state.hosts[host_id] = Host(
-                host_id=host_id,
-                service_id=service_id,
-                zone=zone,
-                host_type=host_type,
-                state="healthy",
-                state_since=iso(started[n]),
-                disk_total_gb=total,
-                disk_used_gb=disk,
-                running_config=dict(config),
-                restarted_at=iso(started[n]),
-                restarts=self.rng.randint(0, 3),
-            )
-            self._logs(host_id, service_id, "")
-        self.state.services[service_id] = Service(
-            service_id=service_id,
-            replicas=hosts,
-            applied_config=config,
-            applied_at=iso(deploy),
-            changed_at=iso(max(started)),
-        )
-        if fault == "disk_full":
-            self._fill_disk(hosts[0])
-        elif fault == "oom":
-            for i, host_id in enumerate(hosts):
-                self._break(host_id, "down" if i == 0 else "degraded", "oom", peak)
-        elif fault == "bad_config":
-            for host_id in hosts:
-                self._break(host_id, "degraded", log_error, peak)
-            self._open_incident(service_id)
-
-    def _ram(self, host_type: str) -> int:
-        return int(self.types[host_type]["memory_mb"])
-
-    def _fill_disk(self, host_id: str) -> None:
-        """Fill one purgeable directory so that only purging it brings the disk under 90%."""
-        host = self.state.hosts[host_id]
-        culprit = self.rng.choice(("/var/log/app/archive", "/var/crash"))
-        for path in ("/var/log/app/archive", "/var/crash", "/tmp"):
-            host.disk_used_gb[path] = 1
-        others = sum(v for k, v in host.disk_used_gb.items() if k != culprit)
-        host.disk_used_gb[culprit] = host.disk_total_gb * self.rng.randint(94, 98) // 100 - others
-        self._break(host_id, self.rng.choice(("down", "degraded")), "disk_full", 0)
-
-    def _break(self, host_id: str, state: HostState, fault: str, peak: int) -> None:
-        host = self.state.hosts[host_id]
-        host.state = state
-        host.state_since = iso(self.base - timedelta(minutes=self.rng.randint(8, 35)))
-        self._logs(host_id, host.service_id, fault, peak)
-
-    def _logs(self, host_id: str, service_id: str, fault: str, peak: int = 0) -> None:
-        """An hour of log lines before the base time; the fault's signature if there is one."""
-        app, syslog = [], []
-        start = self.base - timedelta(minutes=60)
-        for minute in range(0, 60, 3):
-            at = iso(start + timedelta(minutes=minute, seconds=self.rng.randint(0, 59)))
-            app.append(f"{at} {host_id} {self.rng.choice(NOISE).format(n=self.rng.randint(40, 900))}")
-            if minute % 15 == 0:
-                syslog.append(
-                    f"{at} {host_id} systemd[1]: Started Session {self.rng.randint(100, 999)} of user deploy."
-                )
-        if fault == "disk_full":
-            for minute in sorted(self.rng.sample(range(30, 60), 5)):
-                at = iso(start + timedelta(minutes=minute))
-                app.append(
-                    f"{at} {host_id} ERROR failed to write /var/log/app/current.log: No space left on device"
-                )
-        elif fault == "oom":
-            rss = [peak] + [self.rng.randint(peak * 7 // 10, peak) for _ in range(3)]
-            self.rng.shuffle(rss)
-            for i, minute in enumerate(sorted(self.rng.sample(range(20, 60), len(rss)))):
-                at = iso(start + timedelta(minutes=minute))
-                pid = self.rng.randint(20000, 60000)
-                syslog.append(
-                    f"{at} {host_id} kernel: Memory cgroup out of memory: Killed process {pid} "
-                    f"({service_id}) total-vm:{rss[i] * 1700}kB, anon-rss:{rss[i] * 1024}kB, file-rss:0kB"
-                )
-                app.append(f"{at} {host_id} ERROR worker {i + 1} exited unexpectedly (signal 9, SIGKILL)")
-        elif fault:
-            for minute in sorted(self.rng.sample(range(25, 60), 4)):
-                at = iso(start + timedelta(minutes=minute))
-                app.append(
-                    f"{at} {host_id} ERROR config: {fault}; falling back to defaults, requests failing"
-                )
-        self.files[f"logs/{host_id}/app.log"] = "\n".join(sorted(app)) + "\n"
-        self.files[f"logs/{host_id}/syslog.log"] = "\n".join(sorted(syslog)) + "\n"
-
-    def _open_incident(self, service_id: str) -> None:
-        incident_id = f"INC-{self.state.next_incident}"
-        self.state.next_incident += 1
-        opened = iso(self.base - timedelta(minutes=6))
-        incident = Incident(
-            incident_id=incident_id,
-            service_id=service_id,
-            severity="sev2",
-            title=f"{service_id} error rate above 5%",
-            status="open",
-            opened_at=opened,
-        )
-        self.state.incidents[incident_id] = incident
-        self.files[record_path(incident_id)] = _record(
-            incident, f"{opened} opened by on-call: error rate alert"
-        )
-
-    def _past_incident(self) -> None:
-        """A closed incident from last week: history, and a near-duplicate of today's faults."""
-        service_id = self.rng.choice(sorted(self.state.services))
-        opened = self.base - timedelta(days=6, hours=self.rng.randint(1, 20))
-        incident = Incident(
-            incident_id="INC-2031",
-            service_id=service_id,
-            severity="sev3",
-            title=f"{service_id} disk usage above 85% on one replica",
-            status="closed",
-            opened_at=iso(opened),
-            closed_at=iso(opened + timedelta(minutes=48)),
-            root_cause="disk_full",
-        )
-        self.state.incidents["INC-2031"] = incident
-        host_id = self.state.services[service_id].replicas[0]
-        text = _record(incident, f"{iso(opened)} opened: disk alert on {host_id}")
-        text = text.replace(
-            "## Root cause\nTBD", f"## Root cause\nRotated logs filled /var/log/app/archive on {host_id}."
-        )
-        text = text.replace(
-            "## Resolution\nTBD",
-            "## Resolution\nPurged /var/log/app/archive; log rotation retention reduced.",
-        )
-        self.files[record_path("INC-2031")] = text

@@ -12,22 +12,30 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Mapping
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import iso
+
+from .rules import (
+    _available,
+    _drafts_in,
+    _frozen_pairs,
+    _open_counts_in,
+    _pending_in_drafts,
+    _po_status,
+    _staged_receipts,
+    _value_at_period_end,
+)
 
 JournalStatus = Literal["draft", "posted", "rolled_back"]
 JournalSource = Literal["manual", "shipment", "cycle_count"]
 MovementKind = Literal["receipt", "transfer_out", "transfer_in", "adjustment", "shipment", "count_variance"]
 PoStatus = Literal["open", "partially_received", "received", "cancelled"]
 OrderStatus = Literal["open", "reserved", "shipped", "cancelled"]
-
-BASE_TIME = datetime.fromisoformat("2026-01-02T08:00:00+00:00")
 
 
 # -- state ----------------------------------------------------------------------------------------
@@ -197,15 +205,11 @@ class LedgerState(StateModel):
                     f"{order.order_id} is reserved on SKUs {order.warehouse_id} holds no stock of"
                 )
         for owner, warehouse_id, sku_ids in holders:
-            problems += _dangling(owner, "warehouse", [warehouse_id], self.warehouses)
-            problems += _dangling(owner, "SKU", sku_ids, self.skus)
+            problems += dangling(owner, "warehouse", [warehouse_id], self.warehouses)
+            problems += dangling(owner, "SKU", sku_ids, self.skus)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 # -- the environment ----------------------------------------------------------------------------
@@ -1305,64 +1309,11 @@ class InventoryLedger(Environment):
         """A distribution network of ``3 + size`` warehouses plus a partner 3PL outside your scope,
         near-duplicate SKUs, purchase orders in every status, orders that fit, orders that need a
         transfer first, an open cycle count blocking the December close."""
+        from .generate import BASE_TIME, _generate
+
         repo = data if data is not None else Repository(Path(__file__).resolve().parent / "data")
         base = cls.package.clock.base_time if cls.package else BASE_TIME
         return Initial(state=_generate(random.Random(seed), max(1, size), repo, base))
-
-
-# -- pure rules shared by tools, dry runs and the generator ----------------------------------------
-def _available(balance: Balance) -> int:
-    return balance.on_hand - balance.reserved
-
-
-def _po_status(po: PurchaseOrder) -> PoStatus:
-    if po.status == "cancelled":
-        return "cancelled"
-    if all(line.received >= line.ordered for line in po.lines.values()):
-        return "received"
-    if any(line.received > 0 for line in po.lines.values()):
-        return "partially_received"
-    return "open"
-
-
-def _frozen_pairs(state: LedgerState) -> dict[tuple[str, str], str]:
-    """(warehouse, sku) -> the open cycle count that freezes it."""
-    return {
-        (count.warehouse_id, sku_id): count.count_id
-        for count in state.cycle_counts.values()
-        if count.status == "open"
-        for sku_id in count.lines
-    }
-
-
-def _pending_in_drafts(state: LedgerState) -> dict[tuple[str, str], int]:
-    pending: dict[tuple[str, str], int] = defaultdict(int)
-    for journal in state.journals.values():
-        if journal.status == "draft":
-            for line in journal.lines:
-                pending[(line.warehouse_id, line.sku_id)] += line.quantity
-    return dict(pending)
-
-
-def _staged_receipts(state: LedgerState) -> dict[tuple[str, str], int]:
-    """(po, sku) -> units staged for receipt in draft journals."""
-    staged: dict[tuple[str, str], int] = defaultdict(int)
-    for journal in state.journals.values():
-        if journal.status == "draft":
-            for line in journal.lines:
-                if line.kind == "receipt":
-                    staged[(line.reference, line.sku_id)] += line.quantity
-    return dict(staged)
-
-
-def _drafts_in(state: LedgerState, period: str) -> list[str]:
-    return sorted(j.journal_id for j in state.journals.values() if j.status == "draft" and j.period == period)
-
-
-def _open_counts_in(state: LedgerState, period: str) -> list[str]:
-    return sorted(
-        c.count_id for c in state.cycle_counts.values() if c.status == "open" and c.period == period
-    )
 
 
 def _posting_violations(state: LedgerState, journal: Journal) -> list[dict[str, Any]]:
@@ -1431,163 +1382,3 @@ def _posting_violations(state: LedgerState, journal: Journal) -> list[dict[str, 
                 }
             )
     return violations
-
-
-def _value_at_period_end(state: LedgerState, period: str) -> float:
-    """Inventory value at the end of ``period``: opening plus movements posted to it or earlier."""
-    units: dict[tuple[str, str], int] = defaultdict(int)
-    for wh in state.warehouses.values():
-        for sku_id, balance in wh.stock.items():
-            units[(wh.warehouse_id, sku_id)] += balance.opening
-    for movement in state.movements.values():
-        if movement.period <= period:
-            units[(movement.warehouse_id, movement.sku_id)] += movement.quantity
-    return round(sum(qty * state.skus[sku_id].unit_cost for (_, sku_id), qty in units.items()), 2)
-
-
-# -- generator ------------------------------------------------------------------------------------
-def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> LedgerState:
-    state = LedgerState()
-    parties = data.json("parties.json")
-    sites = list(data.json("sites.json"))[: 3 + size]
-    partner = parties["partner_site"]
-    for site in [*sites, partner]:
-        state.warehouses[site["id"]] = Warehouse(
-            warehouse_id=site["id"], name=site["name"], city=site["city"]
-        )
-    scope = [site["id"] for site in sites]
-    state.operator = Operator(
-        name=rng.choice(parties["operators"]), warehouses=scope, approval_limit=1500.0, can_close_periods=True
-    )
-    _add_skus(rng, state, data, 8 + 4 * size)
-    sku_ids = sorted(state.skus)
-    for wh in state.warehouses.values():
-        for sku_id in sku_ids:
-            if rng.random() < 0.7:
-                qty = rng.choice((0, 5, 12, 24, 40, 60, 80, 120, 150, 240))
-                wh.stock[sku_id] = Balance(opening=qty, on_hand=qty)
-    current = base.strftime("%Y-%m")
-    previous = (base.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
-    before = (base.replace(day=1) - timedelta(days=32)).strftime("%Y-%m")
-    state.periods = {
-        before: Period(period=before, status="closed", closed_at=f"{previous}-03T17:00:00Z"),
-        previous: Period(period=previous, status="open"),
-        current: Period(period=current, status="open"),
-    }
-    _add_purchase_orders(rng, state, list(parties["suppliers"]), scope, partner["id"], 3 + 3 * size, base)
-    _add_orders(rng, state, list(parties["customers"]), scope, 4 + 3 * size, base)
-    _add_open_count(rng, state, scope[0], previous, base)
-    return state
-
-
-def _add_skus(rng: random.Random, state: LedgerState, data: Repository, wanted: int) -> None:
-    families = list(data.json("catalog.json"))
-    rng.shuffle(families)
-    numbers = rng.sample(range(10100, 19999), 64)
-    for family in families:
-        for variant in family["variants"]:
-            if len(state.skus) >= wanted:
-                return
-            sku_id = f"SKU-{numbers[len(state.skus)]}"
-            cost = round(family["cost"] * rng.uniform(0.92, 1.08), 2)
-            state.skus[sku_id] = Sku(
-                sku_id=sku_id,
-                name=f"{family['family']} {variant}",
-                category=family["category"],
-                uom=family["uom"],
-                unit_cost=cost,
-            )
-
-
-def _add_purchase_orders(
-    rng: random.Random,
-    state: LedgerState,
-    suppliers: list[str],
-    scope: list[str],
-    partner_id: str,
-    count: int,
-    base: datetime,
-) -> None:
-    sku_ids = sorted(state.skus)
-    numbers = rng.sample(range(4400, 4999), count)
-    for i, number in enumerate(numbers):
-        warehouse_id = partner_id if i == count - 1 else rng.choice(scope)
-        status: PoStatus = rng.choice(("open", "open", "partially_received", "received", "cancelled"))
-        if i < 2:
-            status = ("open", "partially_received")[i]
-        lines = {}
-        for sku_id in rng.sample(sku_ids, rng.randint(1, 3)):
-            ordered = rng.choice((24, 48, 60, 96, 120, 200))
-            received = {"received": ordered, "partially_received": ordered // 2}.get(status, 0)
-            lines[sku_id] = PoLine(ordered=ordered, received=received)
-            if received:
-                balance = state.warehouses[warehouse_id].stock.setdefault(sku_id, Balance())
-                balance.opening += received
-                balance.on_hand += received
-        expected = base + timedelta(days=rng.randint(-6, 10))
-        po_id = f"PO-{number}"
-        state.purchase_orders[po_id] = PurchaseOrder(
-            po_id=po_id,
-            supplier=rng.choice(suppliers),
-            warehouse_id=warehouse_id,
-            status=status,
-            expected_date=expected.strftime("%Y-%m-%d"),
-            lines=lines,
-        )
-
-
-def _add_orders(
-    rng: random.Random, state: LedgerState, customers: list[str], scope: list[str], count: int, base: datetime
-) -> None:
-    numbers = rng.sample(range(20100, 29999), count)
-    for i, number in enumerate(numbers):
-        warehouse_id = rng.choice(scope)
-        stock = state.warehouses[warehouse_id].stock
-        stocked = sorted(s for s, b in stock.items() if _available(b) > 0)
-        if not stocked:
-            continue
-        lines = {}
-        for sku_id in rng.sample(stocked, min(len(stocked), rng.randint(1, 3))):
-            available = _available(stock[sku_id])
-            # Every third order asks for more than the warehouse has: it needs a transfer first.
-            lines[sku_id] = (
-                available + rng.randint(5, 30) if i % 3 == 2 else rng.randint(1, max(1, available // 3))
-            )
-        status: OrderStatus = "open"
-        if i % 3 == 0 and all(qty <= _available(stock[s]) for s, qty in lines.items()):
-            for sku_id, qty in lines.items():
-                stock[sku_id].reserved += qty
-            status = "reserved"
-        order_id = f"SO-{number}"
-        state.orders[order_id] = SalesOrder(
-            order_id=order_id,
-            customer=customers[i % len(customers)],
-            warehouse_id=warehouse_id,
-            status=status,
-            ship_by=(base + timedelta(days=rng.randint(1, 7))).strftime("%Y-%m-%d"),
-            lines=lines,
-        )
-
-
-def _add_open_count(
-    rng: random.Random, state: LedgerState, warehouse_id: str, period: str, base: datetime
-) -> None:
-    """A December count left half done: it freezes two SKUs and blocks the December close."""
-    stock = state.warehouses[warehouse_id].stock
-    candidates = sorted(s for s, b in stock.items() if b.on_hand > b.reserved + 4)
-    if len(candidates) < 2:
-        return
-    chosen = rng.sample(candidates, 2)
-    lines = {s: CountLine(system_quantity=stock[s].on_hand) for s in sorted(chosen)}
-    first = sorted(chosen)[0]
-    lines[first].counted = stock[first].on_hand - rng.randint(1, 3)
-    count_id = f"CC-{state.next_count:04d}"
-    state.next_count += 1
-    state.cycle_counts[count_id] = CycleCount(
-        count_id=count_id,
-        warehouse_id=warehouse_id,
-        period=period,
-        status="open",
-        started_at=iso(base - timedelta(days=2, hours=3)),
-        lines=lines,
-    )

@@ -12,40 +12,34 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
-from datetime import date, datetime, timedelta
-from email.parser import HeaderParser
-from email.utils import format_datetime, formataddr, getaddresses
-from pathlib import Path, PurePosixPath
+from email.utils import formataddr
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from envcraft.core import Entity, Initial, Repository, StateModel, ToolFailure, misfiled, tool
-from envcraft.core.clock import IsoTime, iso, parse_time
+from envcraft.core import Entity, Initial, Repository, StateModel, ToolFailure, dangling, misfiled, tool
+from envcraft.core.clock import IsoTime, iso
 from envcraft.sandbox import ClawEnvironment
+
+from .rules import (
+    ADDRESS,
+    MAIL_ROOT,
+    MESSAGE_FILE,
+    SUMMARY_FIELDS,
+    TODO_FILE,
+    _email,
+    _is_date,
+    _mail_date,
+    _open_todos,
+    _parse,
+    _path,
+    _render,
+    _render_todos,
+)
 
 MessageStatus = Literal["received", "draft", "sent"]
 ContactKind = Literal["colleague", "customer", "vendor", "external"]
-
-BASE_TIME = datetime.fromisoformat("2026-01-12T08:30:00+00:00")
-MAIL_ROOT = "mail"
-TODO_FILE = "todo.md"
-MESSAGE_FILE = re.compile(r"^mail/([^/]+)/(MSG-\d{4})\.eml$")
-ADDRESS = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$")
-MAIL_HOST = "mail.northwind.example"
-SUMMARY_FIELDS = (
-    "message_id",
-    "folder",
-    "status",
-    "from",
-    "to",
-    "subject",
-    "date",
-    "thread_id",
-    "flags",
-    "labels",
-)
 
 
 # -- state ----------------------------------------------------------------------------------------
@@ -183,19 +177,15 @@ class MailState(StateModel):
                 if m not in self.messages or self.messages[m].thread_id != thread.thread_id
             ]
         for case in self.cases.values():
-            problems += _dangling(case.case_id, "contact", [case.contact_id], self.contacts)
+            problems += dangling(case.case_id, "contact", [case.contact_id], self.contacts)
         for reply in self.pending.values():
-            problems += _dangling(reply.reply_id, "contact", [reply.contact_id], self.contacts)
-            problems += _dangling(reply.reply_id, "thread", [reply.thread_id], self.threads)
+            problems += dangling(reply.reply_id, "contact", [reply.contact_id], self.contacts)
+            problems += dangling(reply.reply_id, "thread", [reply.thread_id], self.threads)
             if reply.effect:
-                problems += _dangling(reply.reply_id, "case", [reply.effect.split(":", 1)[1]], self.cases)
+                problems += dangling(reply.reply_id, "case", [reply.effect.split(":", 1)[1]], self.cases)
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
 
 
 # -- the environment ------------------------------------------------------------------------------
@@ -1035,233 +1025,8 @@ class MailTriage(ClawEnvironment):
         chasing late orders that only Logistics can answer (the usual contact is out of office),
         a vendor invoice and its phishing lookalike, a confidential HR note, newsletters, and a
         namesake of a customer. ``size`` adds customers and noise."""
+        from .generate import BASE_TIME, _generate
+
         repo = data if data is not None else Repository(Path(__file__).resolve().parent / "data")
         base = cls.package.clock.base_time if cls.package else BASE_TIME
         return _generate(random.Random(seed), max(1, size), repo, base)
-
-
-# -- files ----------------------------------------------------------------------------------------
-def _path(folder: str, message_id: str) -> str:
-    return str(PurePosixPath(MAIL_ROOT, folder, f"{message_id}.eml"))
-
-
-def _email(address: str) -> str:
-    parsed = getaddresses([address])
-    return (parsed[0][1] if parsed and parsed[0][1] else address).strip().lower()
-
-
-def _is_date(text: str) -> bool:
-    if not re.match(r"^\d{4}-\d{2}-\d{2}$", text):
-        return False
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _mail_date(moment: datetime) -> str:
-    """Dates are kept as ISO-8601 UTC (sortable); files show them in RFC 5322 form."""
-    return iso(moment)
-
-
-def _render(message: Message, body: str) -> str:
-    """The .eml text of a message: RFC 5322 headers, a blank line, the body."""
-    headers = [
-        ("Message-ID", f"<{message.message_id}@{MAIL_HOST}>"),
-        ("Date", format_datetime(parse_time(message.date))),
-        ("From", message.sender),
-        ("To", ", ".join(message.to)),
-        ("Cc", ", ".join(message.cc)),
-        ("Subject", message.subject),
-        ("In-Reply-To", f"<{message.in_reply_to}@{MAIL_HOST}>" if message.in_reply_to else ""),
-        ("X-Thread-ID", message.thread_id),
-        ("X-Classification", message.classification),
-        ("X-Status", message.status),
-    ]
-    head = "".join(f"{name}: {value}\n" for name, value in headers if value)
-    return f"{head}\n{body.rstrip()}\n"
-
-
-def _parse(text: str) -> dict[str, Any]:
-    """To, Cc, Subject and body of a (possibly hand-edited) message file."""
-    head, _, body = text.replace("\r\n", "\n").partition("\n\n")
-    headers = HeaderParser().parsestr(head + "\n")
-
-    def addresses(name: str) -> list[str]:
-        values = headers.get_all(name) or []
-        return [formataddr((n, a)) if n else a for n, a in getaddresses([str(v) for v in values]) if a]
-
-    return {
-        "to": addresses("To"),
-        "cc": addresses("Cc"),
-        "subject": " ".join(str(headers.get("Subject", "")).split()),
-        "body": body.rstrip("\n"),
-    }
-
-
-def _open_todos(state: MailState) -> list[str]:
-    return sorted(t.todo_id for t in state.todos.values() if not t.done)
-
-
-def _render_todos(state: MailState) -> str:
-    lines = ["# To do", ""]
-    for todo in sorted(state.todos.values(), key=lambda t: (t.done, t.due_date or "9999", t.todo_id)):
-        extras = [f"from {todo.source_message_id}"] if todo.source_message_id else []
-        extras += [f"due {todo.due_date}"] if todo.due_date else []
-        suffix = f" ({', '.join(extras)})" if extras else ""
-        lines.append(f"- [{'x' if todo.done else ' '}] {todo.todo_id} {todo.text}{suffix}")
-    if not state.todos:
-        lines.append("_Nothing to do yet._")
-    return "\n".join(lines) + "\n"
-
-
-# -- generator ------------------------------------------------------------------------------------
-def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> Initial:
-    people = data.json("people.json")
-    domain = data.json("policy.json")["internal_domain"]
-    owner_info = people["owner"]
-    state = MailState(
-        owner=Owner(name=owner_info["name"], email=owner_info["email"], title=owner_info["title"])
-    )
-
-    def person(name: str, kind: ContactKind, org: str, role: str, email_domain: str = domain) -> Contact:
-        contact_id = f"CT-{len(state.contacts) + 1:02d}"
-        local = name.lower().replace(" ", ".")
-        contact = Contact(
-            contact_id=contact_id, name=name, email=f"{local}@{email_domain}", org=org, role=role, kind=kind
-        )
-        state.contacts[contact_id] = contact
-        return contact
-
-    manager = person(rng.choice(people["managers"]), "colleague", "Northwind", "Head of Operations")
-    state.owner.manager_id = manager.contact_id
-    finance = person(rng.choice(people["finance"]), "colleague", "Northwind", "Finance Controller")
-    away_name, delegate_name = rng.sample(people["logistics"], 2)
-    away = person(away_name, "colleague", "Northwind", "Logistics Coordinator")
-    delegate = person(delegate_name, "colleague", "Northwind", "Logistics Coordinator")
-    hr = person(rng.choice(people["hr"]), "colleague", "Northwind", "HR Business Partner")
-    finance.reply_delay, delegate.reply_delay = 3, 2
-    freight = rng.randrange(38, 61) * 1000 + rng.randrange(0, 999)
-    budget = (freight // 5000) * 5000
-    texts = data.json("mailbox.json")
-    finance.facts = [
-        Fact(
-            topic=f["topic"],
-            keywords=list(f["keywords"]),
-            answer=f["answer"].format(freight=f"${freight:,}", budget=f"${budget:,}"),
-        )
-        for f in texts["finance_facts"]
-    ]
-    until = (base + timedelta(days=7)).date().isoformat()
-    away.out_of_office_until, away.delegate_id = until, delegate.contact_id
-
-    files: dict[str, str] = {}
-    clock = _Clock(base - timedelta(days=4))
-
-    def receive(
-        sender: Contact | tuple[str, str],
-        template: str,
-        to: list[str] | None = None,
-        classification: str = "",
-        seen: bool = False,
-        **values: str,
-    ) -> Message:
-        name, email = (sender.name, sender.email) if isinstance(sender, Contact) else sender
-        subject = texts[template]["subject"].format(name=name, **values)
-        body = texts[template]["body"].format(owner_first=state.owner.name.split()[0], name=name, **values)
-        thread = _start_thread(state, subject)
-        message = Message(
-            message_id=f"MSG-{state.next_message:04d}",
-            thread_id=thread.thread_id,
-            status="received",
-            sender=formataddr((name, email)),
-            to=to or [formataddr((state.owner.name, state.owner.email))],
-            subject=subject,
-            date=_mail_date(clock.tick(rng)),
-            classification=classification,
-            body=body,
-            flags=["seen"] if seen else [],
-        )
-        state.next_message += 1
-        state.messages[message.message_id] = message
-        thread.message_ids.append(message.message_id)
-        files[_path("inbox", message.message_id)] = _render(message, body)
-        return message
-
-    due = (base + timedelta(days=3)).date()
-    receive(
-        manager,
-        "manager_request",
-        finance_name=finance.name,
-        due=f"{due.strftime('%A, %B')} {due.day}",
-        manager_first=manager.name.split()[0],
-    )
-    receive(
-        away, "escalation_contact", to=[formataddr(("Customer Operations", f"cs-team@{domain}"))], seen=True
-    )
-    customers = list(people["customers"])
-    rng.shuffle(customers)
-    for number, (name, org_domain, org) in enumerate(customers[:size], start=1):
-        customer = person(name, "customer", org, "Purchasing", email_domain=org_domain)
-        customer.reply_delay = 2
-        order = f"ORD-{rng.randrange(4100, 9899)}"
-        tracking = f"1Z{rng.randrange(16**6, 16**7):X}{rng.randrange(10**7, 10**8)}"
-        eta = base + timedelta(days=rng.randint(3, 6))
-        month, day = eta.strftime("%B"), eta.day
-        answer = texts["order_fact"]["answer"].format(order=order, tracking=tracking, month=month, day=day)
-        delegate.facts.append(Fact(topic=f"status of {order}", keywords=[order], answer=answer))
-        state.cases[f"CASE-{number}"] = Case(
-            case_id=f"CASE-{number}",
-            contact_id=customer.contact_id,
-            subject=f"Where is my order {order}?",
-            requirements=[
-                Requirement(label="the tracking number", accepted=[tracking]),
-                Requirement(
-                    label="the new delivery date",
-                    accepted=[
-                        f"{month} {day}",
-                        f"{month[:3]} {day}",
-                        f"{day} {month}",
-                        eta.date().isoformat(),
-                    ],
-                ),
-            ],
-        )
-        receive(customer, "customer_complaint", order=order, org=org)
-    twin_domain, twin_org = rng.choice(people["namesake_orgs"])  # the first customer's namesake elsewhere
-    twin = person(customers[0][0], "external", twin_org, "Consultant", email_domain=twin_domain)
-    receive(twin, "namesake")
-    vendor_name, vendor_domain = rng.choice(people["vendors"])
-    vendor = person(
-        f"{vendor_name} Billing", "vendor", vendor_name, "Accounts receivable", email_domain=vendor_domain
-    )
-    invoice = f"INV-{rng.randrange(4000, 4999)}"
-    amount = f"${rng.randrange(2, 9) * 1000 + rng.randrange(0, 999):,}.00"
-    receive(vendor, "invoice", invoice=invoice, amount=amount, vendor=vendor_name)
-    fake = f"billing@{vendor_domain.split('.')[0]}-invoices.net"  # a lookalike domain
-    receive((f"{vendor_name} Billing", fake), "phishing", invoice=invoice, vendor=vendor_name)
-    for name, address in people["newsletters"][: 1 + size // 2]:
-        receive((name, address), "newsletter", seen=True)
-    receive(hr, "confidential", classification="confidential")
-    receive(manager, "ops_sync", to=[formataddr(("Operations", f"ops@{domain}"))])
-    files[TODO_FILE] = _render_todos(state)
-    return Initial(state=state, files=files)
-
-
-def _start_thread(state: MailState, subject: str) -> Thread:
-    thread = Thread(thread_id=f"THR-{state.next_thread:03d}", subject=subject)
-    state.next_thread += 1
-    state.threads[thread.thread_id] = thread
-    return thread
-
-
-class _Clock:
-    """Increasing timestamps for the generated inbox (generation only, never in tools)."""
-
-    def __init__(self, start: datetime) -> None:
-        self.moment = start
-
-    def tick(self, rng: random.Random) -> datetime:
-        self.moment += timedelta(minutes=rng.randint(20, 180))
-        return self.moment

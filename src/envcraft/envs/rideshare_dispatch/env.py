@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -13,9 +10,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, misfiled, tool
+from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
 from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
-from envcraft.core.repository import thaw
+
+from .rules import CLASS_ORDER, Assessment, Check, _average, _clamp, _minutes, _round, _routes
 
 VehicleClass = Literal["economy", "comfort", "premium"]
 Feature = Literal["wheelchair_ramp", "child_seat", "pet_friendly"]
@@ -33,7 +31,7 @@ TripStatus = Literal[
 ]
 Party = Literal["rider", "driver", "dispatcher"]
 
-CLASS_ORDER: tuple[str, ...] = ("economy", "comfort", "premium")
+
 MaybeTime = IsoTime | Literal[""]  # "" until it happens
 REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
 
@@ -178,18 +176,18 @@ class DispatchState(StateModel):
             *misfiled(self.trips, "trip_id"),
         ]
         for req in self.requests.values():
-            problems += _dangling(req.request_id, "rider", [req.rider_id], self.riders)
+            problems += dangling(req.request_id, "rider", [req.rider_id], self.riders)
             busy = req.status in ("proposed", "matched", "in_progress")
-            problems += _dangling(
+            problems += dangling(
                 req.request_id, "trip", [req.trip_id] if busy or req.trip_id else [], self.trips
             )
         for driver in self.drivers.values():
             busy = driver.status in ("held", "en_route", "on_trip")
             trips = [driver.active_trip_id] if busy or driver.active_trip_id else []
-            problems += _dangling(driver.driver_id, "trip", trips, self.trips)
+            problems += dangling(driver.driver_id, "trip", trips, self.trips)
         for trip in self.trips.values():
-            problems += _dangling(trip.trip_id, "request", [trip.request_id], self.requests)
-            problems += _dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
+            problems += dangling(trip.trip_id, "request", [trip.request_id], self.requests)
+            problems += dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
             if trip.status == "proposed" and not trip.hold_until:
                 problems.append(f"{trip.trip_id} is proposed with no hold time")
             holders = {  # what the trip's request and driver say their trip is (checked above when absent)
@@ -201,41 +199,6 @@ class DispatchState(StateModel):
         if problems:
             raise ValueError("; ".join(problems[:5]))
         return self
-
-
-def _dangling(owner: str, kind: str, ids: list[str], known: Mapping[str, Any]) -> list[str]:
-    return [f"{owner} refers to unknown {kind} {i!r}" for i in ids if i not in known]
-
-
-@dataclass
-class Check:
-    """One hard constraint of a (request, driver) pair and the error category if it fails."""
-
-    name: str
-    ok: bool
-    detail: str
-    category: str = "conflict"
-
-
-@dataclass
-class Assessment:
-    """Everything dispatch knows about a pair: constraints, score, both sides' decisions."""
-
-    checks: list[Check]
-    eta_minutes: int
-    route_minutes: int
-    route_km: float
-    quote: Fare
-    pickup_eta_at: datetime
-    est_dropoff_at: datetime
-    criteria: list[dict[str, Any]] = field(default_factory=list)
-    score: float = 0.0
-    driver_reasons: list[str] = field(default_factory=list)
-    rider_reasons: list[str] = field(default_factory=list)
-
-    @property
-    def eligible(self) -> bool:
-        return all(c.ok for c in self.checks)
 
 
 class RideshareDispatch(Environment):
@@ -1130,55 +1093,11 @@ class RideshareDispatch(Environment):
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
         """A city at the evening peak: ``12 * size`` drivers, ``12 * size`` riders, trips in every status."""
+        from .generate import _Generator
+
         repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
         base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
         return Initial(state=_Generator(random.Random(seed), max(1, size), repo, base).build())
-
-
-# -- pure rules shared by the tools and the generator ------------------------------------------
-def _minutes(start: datetime, end: datetime) -> int:
-    """Whole minutes from ``start`` to ``end`` (negative when ``end`` is earlier)."""
-    return int((end - start).total_seconds() // 60)
-
-
-def _clamp(value: float) -> float:
-    return max(0.0, min(1.0, value))
-
-
-def _round(value: float) -> int:
-    """Half-up rounding to whole cents (Python's round() rounds halves to even)."""
-    return int(value + 0.5) if value >= 0 else -int(-value + 0.5)
-
-
-def _average(rating: float, count: int, stars: int) -> float:
-    return round((rating * count + stars) / (count + 1), 3)
-
-
-def _routes(zones: Any) -> dict[tuple[str, str], tuple[int, float]]:
-    """All-pairs fastest routes (minutes, km) over the zone graph."""
-    return _route_table(json.dumps(thaw(zones), sort_keys=True))
-
-
-@cache
-def _route_table(zones_json: str) -> dict[tuple[str, str], tuple[int, float]]:
-    """Floyd-Warshall on minutes; memoized on the (immutable) zone graph's JSON text."""
-    zones = json.loads(zones_json)
-    ids = [z["id"] for z in zones["zones"]]
-    inf = (10**9, 0.0)
-    best: dict[tuple[str, str], tuple[int, float]] = {(a, b): inf for a in ids for b in ids}
-    for zone_id in ids:
-        best[(zone_id, zone_id)] = (zones["intra_zone"]["minutes"], zones["intra_zone"]["km"])
-    for edge in zones["edges"]:
-        best[(edge["a"], edge["b"])] = best[(edge["b"], edge["a"])] = (edge["minutes"], edge["km"])
-    for via in ids:
-        for a in ids:
-            for b in ids:
-                if a == b:
-                    continue
-                first, second = best[(a, via)], best[(via, b)]
-                if a != via and b != via and first[0] + second[0] < best[(a, b)][0]:
-                    best[(a, b)] = (first[0] + second[0], round(first[1] + second[1], 1))
-    return best
 
 
 def _fare(
@@ -1222,220 +1141,3 @@ def _fare(
         total_cents=total,
         driver_payout_cents=payout,
     )
-
-
-class _Generator:
-    """Builds a consistent evening-peak city; every random choice comes from one seeded rng."""
-
-    def __init__(self, rng: random.Random, size: int, data: Repository, base: datetime) -> None:
-        self.rng = rng
-        self.size = size
-        self.data = data
-        self.base = base
-        self.zones = [z["id"] for z in data.json("zones.json")["zones"]]
-        self.routes = _routes(data.json("zones.json"))
-        self.names = data.json("names.json")
-        self.state = DispatchState(next_trip_number=40100 + rng.randrange(0, 800))
-        self.used: set[str] = set()
-
-    def build(self) -> DispatchState:
-        for index in range(14 * self.size):
-            self._driver(index)
-        for index in range(12 * self.size):
-            self._rider(index)
-        riders = list(self.state.riders.values())
-        self.rng.shuffle(riders)
-        in_flight = 2 * self.size
-        history = 3 * self.size
-        for rider in riders[: in_flight + history]:
-            self._past_or_active_trip(rider, active=len(self.state.trips) < in_flight)
-        for rider in riders[in_flight + history :]:
-            self._open_request(rider)
-        return self.state
-
-    # -- entities --------------------------------------------------------------------------
-    def _id(self, prefix: str, low: int, high: int) -> str:
-        while True:
-            candidate = f"{prefix}-{self.rng.randrange(low, high)}"
-            if candidate not in self.used:
-                self.used.add(candidate)
-                return candidate
-
-    def _name(self, index: int, taken: list[str]) -> str:
-        # A near-duplicate: the fourth person of each kind shares the first one's full name.
-        if index == 3 and taken:
-            return taken[0]
-        while True:
-            name = f"{self.rng.choice(self.names['first_names'])} {self.rng.choice(self.names['last_names'])}"
-            if name not in taken:
-                return name
-
-    def _at(self, minutes: float) -> str:
-        return iso(self.base + timedelta(minutes=minutes))
-
-    def _driver(self, index: int) -> None:
-        rng = self.rng
-        kind = (
-            ("van", "premium", "comfort", "comfort")[index]
-            if index < 4
-            else rng.choice(("economy", "economy", "economy", "comfort", "comfort", "premium", "van"))
-        )
-        vehicle_class = (
-            "comfort" if kind == "van" and rng.random() < 0.3 else ("economy" if kind == "van" else kind)
-        )
-        capacity = 6 if kind == "van" else 4
-        features: list[str] = []
-        if kind == "van" and (index == 0 or rng.random() < 0.5):
-            features.append("wheelchair_ramp")
-        if rng.random() < 0.35:
-            features.append("child_seat")
-        if rng.random() < 0.4:
-            features.append("pet_friendly")
-        taken = [d.name for d in self.state.drivers.values()]
-        driver_id = self._id("DRV", 100, 1000)
-        avoid = rng.choice(([], [], [], ["Z-AIR"], ["Z-NGT"], ["Z-STD"]))
-        self.state.drivers[driver_id] = Driver(
-            driver_id=driver_id,
-            name=self._name(index, taken),
-            zone=rng.choice(self.zones),
-            vehicle=Vehicle(
-                plate=self._plate(),
-                model=rng.choice(self.names["vehicle_models"][kind]),
-                vehicle_class=vehicle_class,
-                capacity=capacity,
-                features=features,
-            ),
-            rating=round(rng.uniform(4.55, 5.0) if index % 7 else rng.uniform(4.2, 4.6), 2),
-            rating_count=rng.randrange(20, 900),
-            shift_end=self._at(rng.choice((25, 40, 60, 90, 120, 180, 240))),
-            permits=["airport"] if rng.random() < 0.45 else [],
-            prefs=DriverPrefs(
-                max_pickup_minutes=rng.choice((10, 12, 15, 20, 25)),
-                min_fare_cents=rng.choice((0, 0, 0, 0, 1500)),
-                avoid_dropoff_zones=avoid,
-                min_rider_rating=rng.choice((0.0, 0.0, 0.0, 4.6)),
-            ),
-            idle_since=self._at(-rng.randrange(0, 80)),
-        )
-
-    def _plate(self) -> str:
-        letters = "".join(self.rng.choice("ABCDEFGHJKLMNPRSTUVWXYZ") for _ in range(3))
-        return f"{self.rng.randrange(1, 9)}{letters}{self.rng.randrange(100, 1000)}"
-
-    def _rider(self, index: int) -> None:
-        rng = self.rng
-        taken = [r.name for r in self.state.riders.values()]
-        rider_id = self._id("RID", 1000, 10000)
-        drivers = sorted(self.state.drivers)
-        self.state.riders[rider_id] = Rider(
-            rider_id=rider_id,
-            name=self._name(index, taken),
-            phone=f"+1-555-{rng.randrange(100, 1000)}-{rng.randrange(1000, 10000)}",
-            rating=round(rng.uniform(4.4, 5.0), 2),
-            rating_count=rng.randrange(1, 300),
-            min_driver_rating=rng.choice((0.0, 0.0, 0.0, 0.0, 4.7)),
-            blocked_drivers=[rng.choice(drivers)] if rng.random() < 0.2 else [],
-        )
-
-    def _request(self, rider: Rider, requested_minutes: float) -> Request:
-        rng = self.rng
-        pickup = rng.choice(self.zones)
-        dropoff = rng.choice([z for z in self.zones if z != pickup])
-        party = rng.choice((1, 1, 1, 1, 2, 2, 3, 4, 5))
-        needs: list[str] = []
-        if rng.random() < 0.08:
-            needs.append("wheelchair_ramp")
-        if rng.random() < 0.1:
-            needs.append("child_seat")
-        if rng.random() < 0.08:
-            needs.append("pet_friendly")
-        vehicle_class = rng.choice(("economy",) * 5 + ("comfort", "comfort", "premium"))
-        minutes, km = self.routes[(pickup, dropoff)]
-        quote = _fare(
-            self.data.json("rate_table.json"),
-            self.data.json("zones.json"),
-            pickup,
-            dropoff,
-            vehicle_class,
-            minutes,
-            km,
-        )
-        cap = quote.total_cents + rng.choice((-300, 200, 600)) if rng.random() < 0.2 else 0
-        return Request(
-            request_id=self._id("REQ", 2000, 10000),
-            rider_id=rider.rider_id,
-            pickup_zone=pickup,
-            dropoff_zone=dropoff,
-            party_size=party,
-            needs=needs,
-            vehicle_class=vehicle_class,
-            max_wait_minutes=rng.choice((15, 20, 25, 30, 35)),
-            max_fare_cents=max(0, cap),
-            requested_at=self._at(requested_minutes),
-        )
-
-    def _open_request(self, rider: Rider) -> None:
-        req = self._request(rider, -self.rng.randrange(0, 5))
-        self.state.requests[req.request_id] = req
-
-    def _past_or_active_trip(self, rider: Rider, active: bool) -> None:
-        """A trip already under way (dispatched or in progress) or finished earlier today."""
-        rng = self.rng
-        free = sorted(
-            (d for d in self.state.drivers.values() if d.status == "available"), key=lambda d: d.driver_id
-        )
-        driver = rng.choice(free)
-        req = self._request(rider, 0)
-        req.needs, req.vehicle_class, req.max_fare_cents, req.max_wait_minutes = [], "economy", 0, 30
-        req.party_size = min(req.party_size, 4)
-        eta, _ = self.routes[(driver.zone, req.pickup_zone)]
-        minutes, km = self.routes[(req.pickup_zone, req.dropoff_zone)]
-        status: TripStatus = rng.choice(("dispatched", "in_progress")) if active else "completed"
-        if status == "dispatched":
-            confirmed = self.base - timedelta(minutes=1)
-            pickup = confirmed + timedelta(minutes=eta)
-        elif status == "in_progress":
-            pickup = self.base - timedelta(minutes=rng.randrange(1, min(minutes, 6) + 1))
-            confirmed = pickup - timedelta(minutes=eta)
-        else:
-            pickup = self.base - timedelta(minutes=rng.randrange(20, 150) + minutes)
-            confirmed = pickup - timedelta(minutes=eta)
-        dropoff = pickup + timedelta(minutes=minutes)
-        proposed = confirmed - timedelta(minutes=1)
-        req.requested_at = iso(proposed - timedelta(minutes=1))
-        rates, zones = self.data.json("rate_table.json"), self.data.json("zones.json")
-        trip = Trip(
-            trip_id=f"TRP-{self.state.next_trip_number}",
-            request_id=req.request_id,
-            driver_id=driver.driver_id,
-            status=status,
-            proposed_at=iso(proposed),
-            hold_until=iso(proposed + timedelta(minutes=3)),
-            confirmed_at=iso(confirmed),
-            pickup_eta_at=iso(pickup),
-            est_dropoff_at=iso(dropoff),
-            quoted_fare_cents=_fare(
-                rates, zones, req.pickup_zone, req.dropoff_zone, "economy", minutes, km
-            ).total_cents,
-        )
-        self.state.next_trip_number += 1
-        if active:
-            trip.started_at = iso(pickup) if status == "in_progress" else ""
-            req.status = "matched" if status == "dispatched" else "in_progress"
-            req.trip_id = trip.trip_id
-            driver.status = "en_route" if status == "dispatched" else "on_trip"
-            driver.active_trip_id = trip.trip_id
-            if parse_time(driver.shift_end) < dropoff:
-                driver.shift_end = iso(dropoff + timedelta(minutes=30))
-        else:
-            trip.started_at, trip.completed_at = iso(pickup), iso(dropoff)
-            trip.fare = _fare(
-                rates, zones, req.pickup_zone, req.dropoff_zone, "economy", minutes, km, rng.choice((0, 0, 5))
-            )
-            trip.driver_stars = rng.choice((0, 4, 5, 5))
-            req.status = "completed"
-            driver.trips_completed += 1
-            driver.earnings_cents += trip.fare.driver_payout_cents
-            driver.idle_since = max(driver.idle_since, trip.completed_at)
-        self.state.requests[req.request_id] = req
-        self.state.trips[trip.trip_id] = trip
