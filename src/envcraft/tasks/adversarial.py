@@ -42,7 +42,7 @@ from typing import Any, Literal
 from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage
 from envcraft.core.state import diff
-from envcraft.tasks.args import StateIndex, user_values
+from envcraft.tasks.args import StateIndex, user_values, value_at
 from envcraft.tasks.effects import tool_effects
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.model import Source, Task
@@ -127,8 +127,8 @@ class Adversary:
             source = Source.parse(label)
             if not source.from_call or source.call is None or source.call not in results:
                 continue
-            old = _read(self._golden_result(source.call), source.path or "")
-            new = _read(results[source.call], source.path or "")
+            old = value_at(self._golden_result(source.call), source.path or "")
+            new = value_at(results[source.call], source.path or "")
             if new is None or old is None or old == new:
                 continue
             value = args.get(name)
@@ -448,18 +448,6 @@ def _paths(call: Call) -> list[str]:
         for k, v in args.items()
         if k in ("path", "output_path", "file", "file_path") and isinstance(v, str)
     ]
-
-
-def _read(result: Any, path: str) -> Any:
-    node = result
-    for part in path.split(".") if path else []:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def _scalars(value: Any) -> list[Any]:

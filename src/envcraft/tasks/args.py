@@ -165,6 +165,14 @@ def read_path(value: Any, path: str) -> Any:
     return node
 
 
+def value_at(value: Any, path: str) -> Any:
+    """:func:`read_path`, but None when the path is absent (a result that lacks the field)."""
+    try:
+        return read_path(value, path)
+    except KeyError:
+        return None
+
+
 @dataclass
 class StateIndex:
     """Values a user could name, found in one S0: by field name and by collection."""

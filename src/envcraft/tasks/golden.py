@@ -36,7 +36,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.core.session import Session
 from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
-from envcraft.tasks.args import StateIndex, flatten, id_kind
+from envcraft.tasks.args import StateIndex, flatten, id_kind, value_at
 from envcraft.tasks.choose import Experience, Retry, derived_values, find_value, propose, scalars
 from envcraft.tasks.episode import SCRATCH
 from envcraft.tasks.graph import ToolGraph, ToolNode
@@ -268,7 +268,7 @@ def replay(
                     again.provenance[name] = label
                     continue
                 if source.kind == "embed":
-                    value = _read(replayed[source.call].result, source.path or "")
+                    value = value_at(replayed[source.call].result, source.path or "")
                     if not isinstance(value, str) or value not in str(call.args[name]):
                         return None
                     again.provenance[name] = label
@@ -324,18 +324,6 @@ def keep_calls(run: GoldenRun, keep: list[int], packages: Mapping[str, EnvPackag
             )
         )
     return replay(calls, packages, run.initial, run.files)
-
-
-def _read(result: Any, path: str) -> Any:
-    node = result
-    for part in path.split(".") if path else []:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def crosses(calls: list[GoldenCall], env: str, provenance: Mapping[str, str] | None = None) -> bool:

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Placeholder, Template
+from envcraft.tasks.args import value_at
 from envcraft.tasks.model import GoldenCall, Source, Task
 from envcraft.tasks.phrasebook import humanize, is_time, phrasebook, show_value
 
@@ -326,7 +327,7 @@ class _Planner:
 
     def _embedded(self, call: GoldenCall, value: Any, source: Source) -> str:
         """Free text that must carry a value from another step: its own words, and which value."""
-        carried = _read(self.view.calls[source.call or 0].result, source.path or "")
+        carried = value_at(self.view.calls[source.call or 0].result, source.path or "")
         rest = str(value)
         if isinstance(carried, str) and carried in rest:
             rest = rest.split(carried, 1)[1].lstrip(": ").strip()
@@ -379,18 +380,6 @@ class _Planner:
         if owner is None:
             return None
         return f"{owner}'s {humanize(field_name).removesuffix(' id')}"
-
-
-def _read(result: Any, path: str) -> Any:
-    node = result
-    for part in path.split(".") if path else []:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def _held_by_record(state: Mapping[str, Any], value: str) -> bool:
