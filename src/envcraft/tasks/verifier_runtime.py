@@ -1,7 +1,7 @@
 """The interpreter every generated verifier runs: declarative checks scored against a run.
 
 A generated verifier is this module's source followed by one assignment of ``CHECKS`` (see
-:func:`envcraft.tasks.verifier_synth.render`), so it must stay **standard-library only**
+:func:`envcraft.tasks.verifier_source.render`), so it must stay **standard-library only**
 and free of ``from __future__``: it runs under the system Python in the sandbox's isolated
 worker, where envcraft is not importable. The data engine imports the same module to run
 checks in-process (robustness filtering, validation), so both sides agree by construction.
@@ -299,9 +299,14 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
 
 
 def verify(ctx: dict[str, Any]) -> dict[str, Any]:
+    return score(CHECKS, ctx)
+
+
+def score(checks: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
+    """``{"score", "components"}`` of ``checks`` on ``ctx`` (reads ``ctx``, never changes it)."""
     components: dict[str, float] = {}
     totals = {"goal": [0.0, 0.0], "guard": [0.0, 0.0]}
-    for check in CHECKS:
+    for check in checks:
         try:
             value = run_check(ctx, check)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
