@@ -139,6 +139,8 @@ class ChainView:
     initial: dict[str, dict[str, Any]]
     after: Callable[[int], dict[str, dict[str, Any]]]  # every env's state after call i
     mutating: list[bool]
+    # (env, value) -> how the user points at a value that lives in a workspace file
+    pointers: Mapping[tuple[str, Any], str] = field(default_factory=dict)
 
 
 def plan_intents(
@@ -282,6 +284,9 @@ class _Planner:
         state = self.view.initial[call.env]
         book = phrasebook(self.packages[call.env])
         label = str(source)
+        pointer = self.view.pointers.get((call.env, value)) if source.kind == "file" else None
+        if pointer is not None:  # the user points at the file line that holds it
+            return Mention(i, arg, value, pointer, label)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
         if collection is not None and (call.env, value) in self.named:  # said once, said the same way
             text, kind = self.named[(call.env, value)]

@@ -1,0 +1,277 @@
+"""Facts that live only in the workspace: a value the user would state, moved into a file.
+
+A Claw agent works in a workspace of notes, logs and spreadsheets; a task whose every fact
+sits in the user's message never makes it read one. :func:`hide_in_file` takes a record the
+chain acts on that the user would have named (the order, the host, the note), writes it into
+a realistic workspace file among look-alike lines about its siblings (a handoff note where
+one item is flagged, a log where one entry is escalated, a CSV where one row is urgent), and
+lets the user point at the file and the condition instead ("the order that the handoff note
+in notes/handoff.md flags for action"). The reference reads the file before the first call
+that needs the record, and every argument that carried the record is labelled
+``file:<path>`` (see :class:`envcraft.tasks.model.Source`).
+
+The lines name only real records of S0 with their declared names, and what they add (a
+priority, a flag, a shift log) is nowhere in the environment's state, so no line contradicts
+the world. The verifier is untouched: the goals stay the effects on the flagged record, and
+an agent that acts on a sibling the file also lists fails them (the ``file_decoy`` policy of
+:mod:`envcraft.tasks.adversarial` proves it for every task that carries a file fact).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from envcraft.core.package import EnvPackage
+from envcraft.tasks.choose import scalars
+from envcraft.tasks.golden import GoldenRun, keep_calls, replay
+from envcraft.tasks.model import GoldenCall, Source
+from envcraft.tasks.phrasebook import phrasebook
+
+MIN_DECOYS, MAX_DECOYS = 1, 4
+FORMATS = ("note", "log", "csv")
+
+
+@dataclass
+class FileFact:
+    """One record the user points at through a workspace file (stored in ``provenance``)."""
+
+    env: str  # the environment holding the record
+    collection: str
+    value: str  # the record's key: what the agent must read from the file
+    path: str  # the workspace file
+    format: str  # note | log | csv
+    pointer: str  # how the user points at it
+    decoys: list[str]  # sibling records the file also lists (not to be acted on)
+    read_call: int  # the reference call that reads the file
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "collection": self.collection,
+            "value": self.value,
+            "path": self.path,
+            "format": self.format,
+            "pointer": self.pointer,
+            "decoys": self.decoys,
+            "read_call": self.read_call,
+        }
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    call: int  # the first call that names the record
+    env: str
+    collection: str
+    value: str
+    decoys: tuple[str, ...]
+
+
+def hide_in_file(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], rng: random.Random
+) -> tuple[GoldenRun, FileFact] | None:
+    """The run with one user-stated record moved into a new workspace file and read from there,
+    and what was hidden; None when the run has no Claw environment, no such record with enough
+    siblings to list beside it, or the run no longer replays unchanged."""
+    claw = next((e for e in dict.fromkeys(c.env for c in run.calls) if packages[e].kind == "claw"), None)
+    if claw is None:
+        return None
+    candidates = _candidates(run, packages)
+    if not candidates:
+        return None
+    pick = rng.choice(candidates)
+    fmt = rng.choice(FORMATS)
+    path = _fresh_path(fmt, phrasebook(packages[pick.env]).entity(pick.collection).noun, run.files, rng)
+    if path is None:
+        return None
+    decoys = list(pick.decoys[: rng.randint(MIN_DECOYS, min(MAX_DECOYS, len(pick.decoys)))])
+    content, pointer = _render(fmt, path, pick, decoys, run, packages, rng)
+    read = GoldenCall(claw, "read_file", {"path": path}, {"path": "user"}, {})
+    calls = [_relabel(c, pick.value, path, run, pick.call) for c in _shifted(run.calls, pick.call)]
+    calls.insert(pick.call, read)
+    again = replay(calls, packages, run.initial, {**run.files, path: content})
+    if again is None or not again.calls[pick.call].ok:
+        return None
+    again = _without_idle_reads(again, packages, keep=pick.call)
+    if again is None:
+        return None
+    at = next(i for i, c in enumerate(again.calls) if c.tool == "read_file" and c.args == read.args)
+    return again, FileFact(pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at)
+
+
+def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Candidate]:
+    """Records of S0 whose first use in the chain is a value the user states or one found in a
+    lookup's result (not a record an earlier step made or changed), in a collection with at
+    least ``MIN_DECOYS`` siblings the chain never names."""
+    named = {str(v) for c in run.calls for v in scalars(c.args)}
+    seen: set[tuple[str, str]] = set()
+    found: list[_Candidate] = []
+    for i, call in enumerate(run.calls):
+        book = phrasebook(packages[call.env])
+        state = run.initial[call.env]
+        for arg, value in call.args.items():
+            if not isinstance(value, str) or (call.env, value) in seen:
+                continue
+            seen.add((call.env, value))
+            if not _from_user_or_lookup(call, arg, run):
+                continue
+            collection = book.collection_of(state, value)
+            if collection is None or book.is_log(collection):
+                continue
+            decoys = _look_alikes(state[collection], value, named)
+            if len(decoys) >= MIN_DECOYS:
+                found.append(_Candidate(i, call.env, collection, value, tuple(decoys)))
+    return found
+
+
+def _look_alikes(records: Mapping[str, Any], key: str, named: set[str]) -> list[str]:
+    """Siblings of ``key`` the chain never names, most alike first (they meet the same
+    preconditions, so acting on one instead is a plausible and effective mistake)."""
+    target = records[key] if isinstance(records[key], dict) else {}
+    others = [k for k in sorted(records) if k != key and k not in named and isinstance(records[k], dict)]
+    others.sort(key=lambda k: -sum(records[k].get(f) == v for f, v in target.items()))
+    return others[:MAX_DECOYS]
+
+
+def _shifted(calls: list[GoldenCall], at: int) -> list[GoldenCall]:
+    """The calls with every reference to call ``at`` or later moved one on (a call is inserted)."""
+    out = []
+    for call in calls:
+        provenance = {}
+        for name, label in call.provenance.items():
+            source = Source.parse(label)
+            if source.from_call and source.call is not None and source.call >= at:
+                label = str(Source(source.kind, source.call + 1, source.path))
+            provenance[name] = label
+        out.append(
+            GoldenCall(call.env, call.tool, call.args, provenance, call.result, {}, call.expected_error)
+        )
+    return out
+
+
+def _from_user_or_lookup(call: GoldenCall, arg: str, run: GoldenRun) -> bool:
+    """Stated by the user, or read from the result of a call that changed nothing."""
+    source = call.source(arg)
+    if source.kind == "user":
+        return True
+    return source.kind == "derived" and source.call is not None and not run.changed_by(source.call)
+
+
+def _relabel(call: GoldenCall, value: str, path: str, run: GoldenRun, at: int) -> GoldenCall:
+    """Every argument that carries ``value`` from the user or from a lookup now comes from the
+    file (``call`` is a fresh copy from :func:`_shifted`: labels from call ``at`` on moved one on)."""
+    for name, arg in call.args.items():
+        source = call.source(name)
+        looked_up = False
+        if source.kind == "derived" and source.call is not None:
+            looked_up = not run.changed_by(source.call - 1 if source.call > at else source.call)
+        if arg == value and (source.kind == "user" or looked_up):
+            call.provenance[name] = f"file:{path}"
+    return call
+
+
+def _without_idle_reads(run: GoldenRun, packages: Mapping[str, EnvPackage], keep: int) -> GoldenRun | None:
+    """The run without lookups whose results no call uses any more (the file gives the record
+    now), replayed; ``keep`` is the file read."""
+    used = {s.call for c in run.calls for a in c.args if (s := c.source(a)).from_call and s.call is not None}
+    idle = {
+        i
+        for i, c in enumerate(run.calls)
+        if i != keep and i not in used and not run.changed_by(i) and not c.expected_error
+    }
+    if not idle:
+        return run
+    return keep_calls(run, [i for i in range(len(run.calls)) if i not in idle], packages)
+
+
+# Top-level folders of their own: an environment's tools may scan the folders its workspace
+# already has (notes/, data/, logs/<host>/), so a new file never goes into one of those.
+FOLDERS = {
+    "note": ("handover", "inbox", "shift"),
+    "log": ("logs", "watch", "ops-logs"),
+    "csv": ("worklists", "exports", "tracking"),
+}
+
+
+def _fresh_path(fmt: str, noun: str, files: Mapping[str, str], rng: random.Random) -> str | None:
+    """A new file in a folder the workspace does not have yet (None when every one is taken)."""
+    taken = {p.split("/", 1)[0] for p in files}
+    folders = [f for f in FOLDERS[fmt] if f not in taken]
+    if not folders:
+        return None
+    slug = "-".join(noun.lower().split())
+    stems = {
+        "note": ("handoff", "escalation", "shift-notes"),
+        "log": (f"{slug}-watch", "alerts", "followups"),
+        "csv": (f"{slug}-followups", f"{slug}-review", "worklist"),
+    }[fmt]
+    ext = {"note": "md", "log": "log", "csv": "csv"}[fmt]
+    return f"{rng.choice(folders)}/{rng.choice(stems)}.{ext}"
+
+
+_CALM_NOTES = (
+    "no action needed, just keeping an eye on it",
+    "FYI only, already discussed",
+    "waiting on the other side, leave it for now",
+    "checked earlier, nothing to do",
+)
+_CALM_LOGS = ("INFO  checked, nothing to do", "INFO  reviewed, no change needed", "DEBUG seen, left as is")
+_CALM_PRIORITY = ("low", "normal")
+
+
+def _render(
+    fmt: str,
+    path: str,
+    pick: _Candidate,
+    decoys: list[str],
+    run: GoldenRun,
+    packages: Mapping[str, EnvPackage],
+    rng: random.Random,
+) -> tuple[str, str]:
+    """The file's content (the record among its look-alikes, one line flagged) and the user's
+    pointer to the flagged line."""
+    book = phrasebook(packages[pick.env])
+    state = run.initial[pick.env]
+    noun = book.entity(pick.collection).noun
+    keys = [pick.value, *decoys]
+    rng.shuffle(keys)
+
+    def name(key: str) -> str:
+        """The record's declared name without the leading "the <noun>" (empty if it only
+        repeats the id)."""
+        text = book.name_of(state, pick.collection, key, unique=False) or ""
+        text = text.removeprefix(f"the {noun} ").removeprefix("the ")
+        return "" if key in text else text
+
+    def label(key: str) -> str:
+        return f"{key} ({name(key)})" if name(key) else key
+
+    if fmt == "note":
+        lines = ["# Shift handoff", "", "Open items from the last shift:", ""]
+        for key in keys:
+            status = "**needs action today**" if key == pick.value else rng.choice(_CALM_NOTES)
+            lines.append(f"- {noun} {label(key)}: {status}")
+        return "\n".join(lines) + "\n", f"the {noun} that the handoff note in {path} flags as needing action"
+    if fmt == "log":
+        lines = []
+        minute = rng.randint(0, 20)
+        for key in keys:
+            minute += rng.randint(3, 17)
+            clock = f"{8 + minute // 60:02d}:{minute % 60:02d}:{rng.randint(0, 59):02d}"
+            if key == pick.value:
+                lines.append(f"{clock} WARN  {noun}={key} escalated, follow-up required")
+            else:
+                lines.append(f"{clock} {rng.choice(_CALM_LOGS)} {noun}={key}")
+        return "\n".join(lines) + "\n", f"the {noun} that the escalated entry in {path} names"
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    column = "_".join(noun.lower().split())
+    writer.writerow([column, "name", "priority"])
+    for key in keys:
+        priority = "urgent" if key == pick.value else rng.choice(_CALM_PRIORITY)
+        writer.writerow([key, name(key), priority])
+    return out.getvalue(), f"the {noun} marked urgent in {path}"
