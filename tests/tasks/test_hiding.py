@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 import csv
 import io
+import re
 
 import pytest
 
 from envcraft.core.package import load_package
+from envcraft.tasks.intents import missing_user_values
 from envcraft.tasks.measures import corpus_measures, reads_needed_value, workspace_use
-from envcraft.tasks.model import Task, Verifier
+from envcraft.tasks.model import Source, Task, Verifier
 from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
 from envcraft.tasks.validate import validate
 from envcraft.tasks.verifier_synth import render
@@ -38,11 +40,10 @@ def file_keys(task: Task) -> list[str]:
     """The record keys the fact file lists, read back from the file itself."""
     fact = task.provenance["file_fact"]
     content = task.workspace[fact["path"]]
-    candidates = [fact["value"], *fact["decoys"]]
     if fact["format"] == "csv":
-        rows = list(csv.reader(io.StringIO(content)))[1:]
-        return [row[0] for row in rows]
-    return [key for key in candidates if key in content]
+        return [row[0] for row in list(csv.reader(io.StringIO(content)))[1:]]
+    records = task.initial_state[fact["env"]][fact["collection"]]
+    return [key for key in records if re.search(rf"\b{re.escape(key)}\b", content)]
 
 
 def test_the_needed_record_is_only_in_the_file_and_read_before_it_is_used(hidden: list[Task]) -> None:
@@ -57,12 +58,16 @@ def test_the_needed_record_is_only_in_the_file_and_read_before_it_is_used(hidden
         assert (read.tool, read.args) == ("read_file", {"path": path})
         users = [i for i, c in enumerate(calls) if value in c.args.values()]
         assert users and min(users) > fact["read_call"]
-        assert all(
-            calls[i].provenance.get(a) == f"file:{path}"
+        labels = [
+            Source.parse(calls[i].provenance[a])
             for i in users
             for a, v in calls[i].args.items()
             if v == value
-        )
+        ]
+        assert labels[0].kind == "file" and labels[0].path == path, task.id  # its first use: from the file
+        assert all(s.kind == "file" or s.from_call for s in labels), (
+            task.id
+        )  # later ones: the file or a result
         assert reads_needed_value(task) and "file_fact" in workspace_use(task)
 
 
@@ -71,8 +76,11 @@ def test_every_line_names_a_real_record_and_the_world_keeps_its_rules(hidden: li
         fact = task.provenance["file_fact"]
         records = task.initial_state[fact["env"]][fact["collection"]]
         listed = file_keys(task)
-        assert sorted(listed) == sorted([fact["value"], *fact["decoys"]]), task.id
+        rows = fact["rows"] if fact["kind"] == "value" else [fact["value"], *fact["decoys"]]
+        assert sorted(listed) == sorted(rows), task.id
         assert fact["decoys"] and all(key in records for key in listed), task.id
+        content = task.workspace[fact["path"]]
+        assert all(str(v) in content for v in [fact["value"], *fact["decoys"]]), task.id
         for env, state in task.initial_state.items():
             env_class = load_package(env).env_class
             assert env_class.rule_violations(env_class.State.model_validate(state), task.workspace) == []
@@ -108,6 +116,16 @@ def test_a_turn_that_states_the_value_no_longer_counts_as_a_file_fact(hidden: li
     task = copy.deepcopy(hidden[0])
     task.turns[0].user += " It is " + task.provenance["file_fact"]["value"] + "."
     assert not reads_needed_value(task)
+
+
+def test_a_turn_that_drops_the_pointer_to_the_file_misses_a_value(hidden: list[Task]) -> None:
+    for task in hidden:
+        assert missing_user_values(task) == [], task.id
+        pointer = task.provenance["file_fact"]["pointer"]
+        blind = copy.deepcopy(task)
+        for turn in blind.turns:
+            turn.user = turn.user.replace(pointer, "the right one")
+        assert missing_user_values(blind), task.id
 
 
 def test_corpus_measures_count_file_facts(tasks: list[Task], hidden: list[Task]) -> None:

@@ -22,18 +22,24 @@ from __future__ import annotations
 import csv
 import io
 import random
+import re
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.tasks.args import StateIndex, user_values
 from envcraft.tasks.choose import scalars
 from envcraft.tasks.golden import GoldenRun, keep_calls, replay
+from envcraft.tasks.intents import FREE_TEXT_PARAMS
 from envcraft.tasks.model import GoldenCall, Source
-from envcraft.tasks.phrasebook import phrasebook
+from envcraft.tasks.phrasebook import humanize, phrasebook
 
 MIN_DECOYS, MAX_DECOYS = 1, 4
-FORMATS = ("note", "log", "csv")
+FORMATS = ("note", "log", "csv")  # a record to act on: one line of several flagged
+VALUE_FORMATS = ("csv", "note")  # a value to pass: one row per record, the named record's row
+P_VALUE = 0.4  # chance to hide a value rather than the record, when both are possible
 
 
 @dataclass
@@ -41,16 +47,19 @@ class FileFact:
     """One record the user points at through a workspace file (stored in ``provenance``)."""
 
     env: str  # the environment holding the record
-    collection: str
-    value: str  # the record's key: what the agent must read from the file
+    collection: str  # the record's collection (kind "value": the collection of the row's record)
+    value: Any  # what the agent must read from the file: the record's key, or the value to pass
     path: str  # the workspace file
     format: str  # note | log | csv
     pointer: str  # how the user points at it
-    decoys: list[str]  # sibling records the file also lists (not to be acted on)
+    decoys: list[Any]  # what the file also lists and must not be used: sibling records, other values
     read_call: int  # the reference call that reads the file
+    kind: str = "record"  # record: the record to act on; value: a value to pass for a named record
+    rows: list[str] = field(default_factory=list)  # kind "value": the records listed, the named one first
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "env": self.env,
             "collection": self.collection,
             "value": self.value,
@@ -59,6 +68,7 @@ class FileFact:
             "pointer": self.pointer,
             "decoys": self.decoys,
             "read_call": self.read_call,
+            "rows": self.rows,
         }
 
 
@@ -80,18 +90,30 @@ def hide_in_file(
     claw = next((e for e in dict.fromkeys(c.env for c in run.calls) if packages[e].kind == "claw"), None)
     if claw is None:
         return None
-    candidates = _candidates(run, packages)
-    if not candidates:
+    records, values = _candidates(run, packages), _value_candidates(run, packages, rng)
+    if not records and not values:
         return None
-    pick = rng.choice(candidates)
-    fmt = rng.choice(FORMATS)
+    pick: _Candidate | _ValueCandidate
+    if values and (not records or rng.random() < P_VALUE):
+        pick = rng.choice(values)
+        fmt = rng.choice(VALUE_FORMATS)
+    else:
+        pick = rng.choice(records)
+        fmt = rng.choice(FORMATS)
     path = _fresh_path(fmt, phrasebook(packages[pick.env]).entity(pick.collection).noun, run.files, rng)
     if path is None:
         return None
     decoys = list(pick.decoys[: rng.randint(MIN_DECOYS, min(MAX_DECOYS, len(pick.decoys)))])
-    content, pointer = _render(fmt, path, pick, decoys, run, packages, rng)
+    if isinstance(pick, _ValueCandidate):
+        content, pointer = _render_values(fmt, path, pick, len(decoys), run, packages, rng)
+    else:
+        content, pointer = _render(fmt, path, pick, decoys, run, packages, rng)
     read = GoldenCall(claw, "read_file", {"path": path}, {"path": "user"}, {})
-    calls = [_relabel(c, pick.value, path, run, pick.call) for c in _shifted(run.calls, pick.call)]
+    calls = _shifted(run.calls, pick.call)
+    if isinstance(pick, _ValueCandidate):
+        calls[pick.call].provenance[pick.arg] = f"file:{path}"
+    else:
+        calls = [_relabel(c, pick.value, path, run, pick.call) for c in calls]
     calls.insert(pick.call, read)
     again = replay(calls, packages, run.initial, {**run.files, path: content})
     if again is None or not again.calls[pick.call].ok:
@@ -100,6 +122,11 @@ def hide_in_file(
     if again is None:
         return None
     at = next(i for i, c in enumerate(again.calls) if c.tool == "read_file" and c.args == read.args)
+    if isinstance(pick, _ValueCandidate):
+        rows = [pick.row, *pick.rows[: len(decoys)]]
+        return again, FileFact(
+            pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at, "value", rows
+        )
     return again, FileFact(pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at)
 
 
@@ -122,10 +149,116 @@ def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Can
             collection = book.collection_of(state, value)
             if collection is None or book.is_log(collection):
                 continue
+            noun = book.entity(collection).noun
+            if not all(
+                _reads_well(packages[c.env], c.tool, a, noun)
+                for c in run.calls
+                for a, v in c.args.items()
+                if v == value and c.env == call.env
+            ):
+                continue
             decoys = _look_alikes(state[collection], value, named)
             if len(decoys) >= MIN_DECOYS:
                 found.append(_Candidate(i, call.env, collection, value, tuple(decoys)))
     return found
+
+
+@dataclass(frozen=True)
+class _ValueCandidate:
+    call: int  # the call that passes the value
+    env: str
+    arg: str
+    value: Any
+    collection: str  # the collection of the record the same call names (the file's row key)
+    row: str
+    rows: tuple[str, ...]  # siblings of that record: the file's other rows
+    decoys: tuple[Any, ...]  # the values those rows give (one each, none equal to ``value``)
+
+
+def _value_candidates(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], rng: random.Random
+) -> list[_ValueCandidate]:
+    """User-stated values of a changing call that the file can give for the record the same
+    call names: a short code, a date or a number that occurs once in the chain, not a record
+    key, not free text and not a choice from a fixed list (a goal phrase says those in words)."""
+    counts = Counter(repr(v) for c in run.calls for v in scalars(c.args))
+    named = {str(v) for c in run.calls for v in scalars(c.args)}
+    found: list[_ValueCandidate] = []
+    for i, call in enumerate(run.calls):
+        if not call.ok or not run.changed_by(i):
+            continue
+        book = phrasebook(packages[call.env])
+        state = run.initial[call.env]
+        props = packages[call.env].env_class.tools[call.tool].parameters["properties"]
+        rows = [
+            (v, c)
+            for a, v in call.args.items()
+            if isinstance(v, str)
+            and call.source(a).kind == "user"
+            and (c := book.collection_of(state, v)) is not None
+            and not book.is_log(c)
+        ]
+        if not rows:
+            continue
+        row, collection = rows[0]
+        siblings = _look_alikes(state[collection], row, named)
+        for arg, value in call.args.items():
+            prop = props.get(arg, {})
+            if (
+                call.source(arg).kind != "user"
+                or not _passable(arg, value, prop)
+                or not _reads_well(packages[call.env], call.tool, arg, humanize(arg))
+                or counts[repr(value)] != 1
+                or book.collection_of(state, value) is not None
+            ):
+                continue
+            index = StateIndex.build(state, run.files)
+            others = [
+                v
+                for v in user_values(arg, prop, index, random.Random(f"{i}:{arg}"), limit=8)
+                if type(v) is type(value) and v != value and str(v) not in named
+            ]
+            others = list(dict.fromkeys(others))[: len(siblings)]
+            if len(others) >= MIN_DECOYS:
+                found.append(
+                    _ValueCandidate(
+                        i,
+                        call.env,
+                        arg,
+                        value,
+                        collection,
+                        row,
+                        tuple(siblings[: len(others)]),
+                        tuple(others),
+                    )
+                )
+    rng.shuffle(found)
+    return found
+
+
+def _reads_well(package: EnvPackage, tool: str, arg: str, words: str) -> bool:
+    """Whether the tool's goal phrase can take a pointer ("the order that ... flags") where it
+    names ``arg``: not after an article or inside a noun phrase ("the {topic} topic",
+    "partition {partition}", "the {column} column"), where a pointer would read badly."""
+    goal = package.env_class.tools[tool].annotations.goal
+    found = re.search(r"(\S*)\s*\{" + re.escape(arg) + r"(?:\|[^}]*)?\}\s*([^\s\[\],;]*)", goal or "")
+    if found is None:
+        return True  # not in the phrase: the plan says it as a fact
+    before, after = found.group(1).lower(), found.group(2).lower().replace("(s)", "")
+    tokens = words.lower().split()
+    return before not in ("the", "a", "an", *tokens) and not any(
+        after and after.startswith(t[:5]) for t in tokens
+    )
+
+
+def _passable(arg: str, value: Any, prop: Mapping[str, Any]) -> bool:
+    if "enum" in prop or prop.get("type") not in ("string", "integer", "number"):
+        return False
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return False
+    if isinstance(value, int):
+        return abs(value) >= 2  # 0 and 1 are flags more than amounts
+    return not FREE_TEXT_PARAMS.search(arg) and " " not in value and 3 <= len(value) <= 40
 
 
 def _look_alikes(records: Mapping[str, Any], key: str, named: set[str]) -> list[str]:
@@ -275,3 +408,40 @@ def _render(
         priority = "urgent" if key == pick.value else rng.choice(_CALM_PRIORITY)
         writer.writerow([key, name(key), priority])
     return out.getvalue(), f"the {noun} marked urgent in {path}"
+
+
+def _render_values(
+    fmt: str,
+    path: str,
+    pick: _ValueCandidate,
+    count: int,
+    run: GoldenRun,
+    packages: Mapping[str, EnvPackage],
+    rng: random.Random,
+) -> tuple[str, str]:
+    """A worklist that gives one value per record (the named record's is the one to pass, the
+    others are its siblings'), and the user's pointer to it."""
+    book = phrasebook(packages[pick.env])
+    state = run.initial[pick.env]
+    noun = book.entity(pick.collection).noun
+    rows = [(pick.row, pick.value), *zip(pick.rows[:count], pick.decoys[:count], strict=True)]
+    rng.shuffle(rows)
+    words = humanize(pick.arg)
+    pointer = f"the {words} that {path} gives for that {noun}"
+
+    def name(key: str) -> str:
+        text = book.name_of(state, pick.collection, key, unique=False) or ""
+        text = text.removeprefix(f"the {noun} ").removeprefix("the ")
+        return "" if key in text else text
+
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["_".join(noun.lower().split()), "name", pick.arg])
+        writer.writerows([key, name(key), value] for key, value in rows)
+        return out.getvalue(), pointer
+    lines = ["# Agreed changes", "", f"What we settled on per {noun}:", ""]
+    for key, value in rows:
+        label = f"{key} ({name(key)})" if name(key) else key
+        lines.append(f"- {noun} {label}: {words} {value}")
+    return "\n".join(lines) + "\n", pointer
