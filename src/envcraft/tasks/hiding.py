@@ -132,8 +132,8 @@ def hide_in_file(
 
 def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Candidate]:
     """Records of S0 whose first use in the chain is a value the user states or one found in a
-    lookup's result (not a record an earlier step made or changed), in a collection with at
-    least ``MIN_DECOYS`` siblings the chain never names."""
+    lookup's result (not a record an earlier step made or changed), that a successful step
+    changes, in a collection with at least ``MIN_DECOYS`` siblings the chain never names."""
     named = {str(v) for c in run.calls for v in scalars(c.args)}
     seen: set[tuple[str, str]] = set()
     found: list[_Candidate] = []
@@ -149,6 +149,11 @@ def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Can
             collection = book.collection_of(state, value)
             if collection is None or book.is_log(collection):
                 continue
+            if not any(
+                c.ok and not c.expected_error and run.changed_by(j) and value in c.args.values()
+                for j, c in enumerate(run.calls)
+            ):
+                continue  # the record must be one the job changes (not only a planned refusal's)
             noun = book.entity(collection).noun
             if not all(
                 _reads_well(packages[c.env], c.tool, a, noun)
@@ -185,7 +190,7 @@ def _value_candidates(
     named = {str(v) for c in run.calls for v in scalars(c.args)}
     found: list[_ValueCandidate] = []
     for i, call in enumerate(run.calls):
-        if not call.ok or not run.changed_by(i):
+        if not call.ok or call.expected_error or not run.changed_by(i):
             continue
         book = phrasebook(packages[call.env])
         state = run.initial[call.env]
