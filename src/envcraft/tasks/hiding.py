@@ -34,7 +34,7 @@ from envcraft.tasks.choose import scalars
 from envcraft.tasks.golden import GoldenRun, keep_calls, replay
 from envcraft.tasks.intents import FREE_TEXT_PARAMS
 from envcraft.tasks.model import GoldenCall, Source
-from envcraft.tasks.phrasebook import humanize, phrasebook
+from envcraft.tasks.phrasebook import Phrasebook, humanize, phrasebook
 
 MIN_DECOYS, MAX_DECOYS = 1, 4
 FORMATS = ("note", "log", "csv")  # a record to act on: one line of several flagged
@@ -56,6 +56,7 @@ class FileFact:
     read_call: int  # the reference call that reads the file
     kind: str = "record"  # record: the record to act on; value: a value to pass for a named record
     rows: list[str] = field(default_factory=list)  # kind "value": the records listed, the named one first
+    row_field: str | None = None  # kind "value": rows name records by this field (a title), not by key
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +70,7 @@ class FileFact:
             "decoys": self.decoys,
             "read_call": self.read_call,
             "rows": self.rows,
+            "row_field": self.row_field,
         }
 
 
@@ -125,7 +127,17 @@ def hide_in_file(
     if isinstance(pick, _ValueCandidate):
         rows = [pick.row, *pick.rows[: len(decoys)]]
         return again, FileFact(
-            pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at, "value", rows
+            pick.env,
+            pick.collection,
+            pick.value,
+            path,
+            fmt,
+            pointer,
+            decoys,
+            at,
+            "value",
+            rows,
+            pick.row_field,
         )
     return again, FileFact(pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at)
 
@@ -156,7 +168,7 @@ def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Can
                 continue  # the record must be one the job changes (not only a planned refusal's)
             noun = book.entity(collection).noun
             if not all(
-                _reads_well(packages[c.env], c.tool, a, noun)
+                _pointer_style(packages[c.env], c.tool, a, noun) == "plain"
                 for c in run.calls
                 for a, v in c.args.items()
                 if v == value and c.env == call.env
@@ -178,6 +190,33 @@ class _ValueCandidate:
     row: str
     rows: tuple[str, ...]  # siblings of that record: the file's other rows
     decoys: tuple[Any, ...]  # the values those rows give (one each, none equal to ``value``)
+    row_field: str | None = None  # rows keyed by this field's text (a new record's title), not by key
+
+
+TITLE_FIELDS = ("title", "name", "subject")
+
+
+def _row_of(
+    call: GoldenCall, book: Phrasebook, state: Mapping[str, Any], named: set[str]
+) -> tuple[str, str | None, str, list[str]] | None:
+    """What the file's rows are keyed by for this call: a record of S0 the call names (its
+    siblings are the other rows), else the title the user gives a new record (the titles of
+    the records of S0 in the collection that has such titles are the other rows)."""
+    for arg, value in call.args.items():
+        if isinstance(value, str) and call.source(arg).kind == "user":
+            collection = book.collection_of(state, value)
+            if collection is not None and not book.is_log(collection):
+                return value, None, collection, _look_alikes(state[collection], value, named)
+    for arg in TITLE_FIELDS:
+        value = call.args.get(arg)
+        if not isinstance(value, str) or call.source(arg).kind != "user":
+            continue
+        for collection in book.collections:
+            records = [r for r in (state.get(collection) or {}).values() if isinstance(r, dict)]
+            titles = sorted({str(r[arg]) for r in records if isinstance(r.get(arg), str)} - {value} - named)
+            if titles and not book.is_log(collection):
+                return value, arg, collection, titles[:MAX_DECOYS]
+    return None
 
 
 def _value_candidates(
@@ -195,24 +234,18 @@ def _value_candidates(
         book = phrasebook(packages[call.env])
         state = run.initial[call.env]
         props = packages[call.env].env_class.tools[call.tool].parameters["properties"]
-        rows = [
-            (v, c)
-            for a, v in call.args.items()
-            if isinstance(v, str)
-            and call.source(a).kind == "user"
-            and (c := book.collection_of(state, v)) is not None
-            and not book.is_log(c)
-        ]
-        if not rows:
+        keyed = _row_of(call, book, state, named)
+        if keyed is None:
             continue
-        row, collection = rows[0]
-        siblings = _look_alikes(state[collection], row, named)
+        row, row_field, collection, siblings = keyed
         for arg, value in call.args.items():
+            if arg == row_field:
+                continue
             prop = props.get(arg, {})
             if (
                 call.source(arg).kind != "user"
                 or not _passable(arg, value, prop)
-                or not _reads_well(packages[call.env], call.tool, arg, humanize(arg))
+                or _pointer_style(packages[call.env], call.tool, arg, humanize(arg)) is None
                 or counts[repr(value)] != 1
                 or book.collection_of(state, value) is not None
             ):
@@ -235,25 +268,26 @@ def _value_candidates(
                         row,
                         tuple(siblings[: len(others)]),
                         tuple(others),
+                        row_field,
                     )
                 )
     rng.shuffle(found)
     return found
 
 
-def _reads_well(package: EnvPackage, tool: str, arg: str, words: str) -> bool:
-    """Whether the tool's goal phrase can take a pointer ("the order that ... flags") where it
-    names ``arg``: not after an article or inside a noun phrase ("the {topic} topic",
-    "partition {partition}", "the {column} column"), where a pointer would read badly."""
+def _pointer_style(package: EnvPackage, tool: str, arg: str, words: str) -> str | None:
+    """How the tool's goal phrase can take a pointer where it names ``arg``: ``"plain"`` ("the
+    owner that ... gives"), ``"as"`` after the value's own word ("due {due}": "due as ... gives"),
+    None inside a noun phrase ("the {topic} topic", "the {column} column"), where none reads well."""
     goal = package.env_class.tools[tool].annotations.goal
-    found = re.search(r"(\S*)\s*\{" + re.escape(arg) + r"(?:\|[^}]*)?\}\s*([^\s\[\],;]*)", goal or "")
+    found = re.search(r"(\S*)\s*\{" + re.escape(arg) + r"(?:[:|][^}]*)?\}\s*([^\s\[\],;]*)", goal or "")
     if found is None:
-        return True  # not in the phrase: the plan says it as a fact
+        return "plain"  # not in the phrase: the plan says it as a fact
     before, after = found.group(1).lower(), found.group(2).lower().replace("(s)", "")
     tokens = words.lower().split()
-    return before not in ("the", "a", "an", *tokens) and not any(
-        after and after.startswith(t[:5]) for t in tokens
-    )
+    if before in ("the", "a", "an") or any(after and after.startswith(t[:5]) for t in tokens):
+        return None
+    return "as" if before in tokens else "plain"
 
 
 def _passable(arg: str, value: Any, prop: Mapping[str, Any]) -> bool:
@@ -433,6 +467,8 @@ def _render_values(
     rng.shuffle(rows)
     words = humanize(pick.arg)
     pointer = f"the {words} that {path} gives for that {noun}"
+    if _pointer_style(packages[pick.env], run.calls[pick.call].tool, pick.arg, words) == "as":
+        pointer = f"as {path} gives for that {noun}"
 
     def name(key: str) -> str:
         text = book.name_of(state, pick.collection, key, unique=False) or ""
@@ -442,11 +478,17 @@ def _render_values(
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["_".join(noun.lower().split()), "name", pick.arg])
-        writer.writerows([key, name(key), value] for key, value in rows)
+        if pick.row_field is not None:
+            writer.writerow([pick.row_field, pick.arg])
+            writer.writerows([key, value] for key, value in rows)
+        else:
+            writer.writerow(["_".join(noun.lower().split()), "name", pick.arg])
+            writer.writerows([key, name(key), value] for key, value in rows)
         return out.getvalue(), pointer
     lines = ["# Agreed changes", "", f"What we settled on per {noun}:", ""]
     for key, value in rows:
         label = f"{key} ({name(key)})" if name(key) else key
+        if pick.row_field is not None:  # a new record: named by its title
+            label = f"“{key}”"
         lines.append(f"- {noun} {label}: {words} {value}")
     return "\n".join(lines) + "\n", pointer
