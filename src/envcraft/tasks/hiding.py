@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.package import EnvPackage
-from envcraft.tasks.args import StateIndex, user_values
+from envcraft.core.state import diff
+from envcraft.tasks.args import StateIndex, flatten, user_values
 from envcraft.tasks.choose import scalars
 from envcraft.tasks.golden import GoldenRun, keep_calls, replay
 from envcraft.tasks.intents import FREE_TEXT_PARAMS
@@ -247,6 +248,7 @@ def _value_candidates(
                 or not _passable(arg, value, prop)
                 or _pointer_style(packages[call.env], call.tool, arg, humanize(arg)) is None
                 or counts[repr(value)] != 1
+                or not _survives(run, call.env, value)
                 or book.collection_of(state, value) is not None
             ):
                 continue
@@ -288,6 +290,16 @@ def _pointer_style(package: EnvPackage, tool: str, arg: str, words: str) -> str 
     if before in ("the", "a", "an") or any(after and after.startswith(t[:5]) for t in tokens):
         return None
     return "as" if before in tokens else "plain"
+
+
+def _survives(run: GoldenRun, env: str, value: Any) -> bool:
+    """Whether the value is in what the job changed, at its end (a later step may overwrite it:
+    an owner set and then reassigned; then the value is no goal, and no file fact)."""
+    return any(
+        leaf == value
+        for change in diff(run.initial[env], run.final[env])
+        for _, leaf in flatten(change.get("after"))
+    )
 
 
 def _passable(arg: str, value: Any, prop: Mapping[str, Any]) -> bool:
