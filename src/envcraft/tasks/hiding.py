@@ -116,7 +116,7 @@ def hide_in_file(
     if isinstance(pick, _ValueCandidate):
         calls[pick.call].provenance[pick.arg] = f"file:{path}"
     else:
-        calls = [_relabel(c, pick.value, path, run, pick.call) for c in calls]
+        calls = [_relabel(c, pick.value, path) for c in calls]
     calls.insert(pick.call, read)
     again = replay(calls, packages, run.initial, {**run.files, path: content})
     if again is None or not again.calls[pick.call].ok:
@@ -345,15 +345,13 @@ def _from_user_or_lookup(call: GoldenCall, arg: str, run: GoldenRun) -> bool:
     return source.kind == "derived" and source.call is not None and not run.changed_by(source.call)
 
 
-def _relabel(call: GoldenCall, value: str, path: str, run: GoldenRun, at: int) -> GoldenCall:
-    """Every argument that carries ``value`` from the user or from a lookup now comes from the
-    file (``call`` is a fresh copy from :func:`_shifted`: labels from call ``at`` on moved one on)."""
+def _relabel(call: GoldenCall, value: str, path: str) -> GoldenCall:
+    """Every argument that carries ``value`` as a whole, stated or read from a result, now comes
+    from the file (``call`` is a fresh copy from :func:`_shifted`). Values read from results are
+    relabelled too: the turns would otherwise name the record where it is used again, and a name
+    that holds the id ("the auth-service service") would state it."""
     for name, arg in call.args.items():
-        source = call.source(name)
-        looked_up = False
-        if source.kind == "derived" and source.call is not None:
-            looked_up = not run.changed_by(source.call - 1 if source.call > at else source.call)
-        if arg == value and (source.kind == "user" or looked_up):
+        if arg == value and call.source(name).kind in ("user", "derived"):
             call.provenance[name] = f"file:{path}"
     return call
 
