@@ -98,6 +98,8 @@ def test_claw_tasks_need_the_workspace_and_cross_tasks_carry_values(
     claw = [t for t in tasks if t.kind == "claw"]
     using = [t for t in claw if workspace_use(t) & {"file_tool", "asked_file"}]
     assert claw and len(using) >= 0.5 * len(claw), (len(using), len(claw))
+    reading = [t for t in claw if "file_fact" in workspace_use(t)]  # a value only a file holds
+    assert len(reading) >= 0.25 * len(claw), (len(reading), len(claw))
     cross = [t for t in tasks if len(t.envs) > 1]
     assert cross and all(carries_across(t) for t in cross)
     assert stats["cross_env_carrying_values"] == stats["cross_env_tasks"] == len(cross)

@@ -13,6 +13,9 @@ Wrong agents must score below 1:
 * ``stop_early`` - does the first turn and stops;
 * ``wrong_entity`` - does a requested step to a look-alike (a distractor) or a sibling record
   instead of the one the user named;
+* ``file_decoy`` - in a task whose user points at a record through a workspace file
+  (``provenance["file_fact"]``, see :mod:`envcraft.tasks.hiding`), acts on another record
+  the same file lists instead of the flagged one;
 * ``reads_only`` - only looks things up;
 * ``extra_write`` - does the work plus one change nobody asked for (a requested kind of step
   applied to an unrelated record; in Claw tasks also an unrelated workspace file overwritten).
@@ -23,7 +26,9 @@ Right agents must score exactly 1:
 * ``reorder`` - two adjacent independent steps of a turn swapped;
 * ``repeat_reads`` - every lookup (or one diagnostic) repeated, also at the very end;
 * ``file_equivalent`` - in Claw tasks, every file the reference writes with a file tool is
-  written through the shell instead.
+  written through the shell instead;
+* ``shell_read`` - in Claw tasks, every file the reference reads with the file tool is read
+  with ``cat`` in the shell instead.
 
 A policy that cannot be built for a task (no second turn, no independent pair, ...) is not
 applicable; every applicable one must come out as expected, else the task is dropped.
@@ -50,8 +55,15 @@ from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.phrasebook import is_time, phrasebook
 
 Expect = Literal["below_1", "exactly_1"]
-WRONG: tuple[str, ...] = ("skip_turn", "stop_early", "wrong_entity", "reads_only", "extra_write")
-RIGHT: tuple[str, ...] = ("extra_reads", "reorder", "repeat_reads", "file_equivalent")
+WRONG: tuple[str, ...] = (
+    "skip_turn",
+    "stop_early",
+    "wrong_entity",
+    "file_decoy",
+    "reads_only",
+    "extra_write",
+)
+RIGHT: tuple[str, ...] = ("extra_reads", "reorder", "repeat_reads", "file_equivalent", "shell_read")
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 READ_SYSTEM = ("list_files", "read_file")
 ATTEMPTS = 3  # look-alikes or siblings tried per record before a policy gives up
@@ -205,6 +217,21 @@ class Adversary:
                             return [Trial("wrong_entity", "below_1", outcome, f"{value} -> {other}")]
         return []
 
+    def _file_decoy(self) -> list[Trial]:
+        fact = self.task.provenance.get("file_fact")
+        if not isinstance(fact, dict):
+            return []
+        value, first = fact["value"], None
+        for decoy in fact["decoys"][:ATTEMPTS]:
+            turns = [[_swap_file_value(c, value, decoy) for c in calls] for calls in self.reference]
+            outcome = self.play(turns)
+            trial = Trial("file_decoy", "below_1", outcome, f"{value} -> {decoy}")
+            swapped = [a for a in outcome.actions if decoy in _scalars(a.args)]
+            if swapped and not any(is_error(a.result) for a in swapped):
+                return [trial]  # the mistake went through: the verifier alone must catch it
+            first = first or trial
+        return [first] if first is not None else []
+
     def _siblings(
         self, state: Mapping[str, Any], collection: str, key: str, distractors: Mapping[str, str]
     ) -> list[str]:
@@ -335,6 +362,8 @@ class Adversary:
                 source = Source.parse(label)
                 if source.from_call and source.call == earlier.get("ref"):
                     return False
+                if source.kind == "file" and source.path in _paths(earlier):
+                    return False  # the value comes from the file the other call reads
         ids_a = {str(v) for v in _scalars(a["args"]) if isinstance(v, str) and len(v) >= 3}
         ids_b = {str(v) for v in _scalars(b["args"]) if isinstance(v, str) and len(v) >= 3}
         if ids_a & ids_b or a.get("expected_error") or b.get("expected_error"):
@@ -391,6 +420,12 @@ class Adversary:
             return []
         return [Trial("file_equivalent", "exactly_1", self.play(turns), "file writes through the shell")]
 
+    def _shell_read(self) -> list[Trial]:
+        turns = [[_shell_cat(c) for c in calls] for calls in self.reference]
+        if turns == self.reference:
+            return []
+        return [Trial("shell_read", "exactly_1", self.play(turns), "file reads through the shell")]
+
     def _read_calls(self, count: int) -> list[Call]:
         """Lookups a curious agent might make: read-only tools with arguments from S0."""
         options: list[Call] = []
@@ -437,6 +472,26 @@ def shell_write(path: str, content: str) -> str:
     encoded = base64.b64encode(content.encode("utf-8")).decode("ascii")
     folder = path.rsplit("/", 1)[0] if "/" in path else "."
     return f"mkdir -p {shlex.quote(folder)} && echo {encoded} | base64 -d > {shlex.quote(path)}"
+
+
+def _shell_cat(call: Call) -> Call:
+    """A ``read_file`` call as the shell ``cat`` an agent at a prompt would type instead."""
+    args = call.get("args")
+    if call["tool"] != "read_file" or not isinstance(args, dict) or "path" not in args:
+        return call
+    return {"env": call["env"], "tool": "shell", "args": {"command": f"cat {shlex.quote(args['path'])}"}}
+
+
+def _swap_file_value(call: Call, value: str, other: str) -> Call:
+    """``call`` with every argument the reference read from a workspace file as ``value`` set to
+    ``other`` (a look-alike the same file lists)."""
+    args, provenance = call.get("args"), call.get("provenance", {})
+    if not isinstance(args, dict):
+        return call
+    swap = [a for a, v in args.items() if v == value and Source.parse(provenance.get(a, "")).kind == "file"]
+    if not swap:
+        return call
+    return {**call, "args": {**args, **dict.fromkeys(swap, other)}}
 
 
 def _paths(call: Call) -> list[str]:

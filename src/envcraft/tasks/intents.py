@@ -139,6 +139,8 @@ class ChainView:
     initial: dict[str, dict[str, Any]]
     after: Callable[[int], dict[str, dict[str, Any]]]  # every env's state after call i
     mutating: list[bool]
+    # (env, value) -> how the user points at a value that lives in a workspace file
+    pointers: Mapping[tuple[str, Any], str] = field(default_factory=dict)
 
 
 def plan_intents(
@@ -241,7 +243,7 @@ class _Planner:
         return _held_by_record(state, value) and show_value(value) not in self.said
 
     def _must_say(self, call: GoldenCall, arg: str) -> bool:
-        return call.source(arg).kind in ("user", "named")
+        return call.source(arg).kind in ("user", "named", "file")  # file: the pointer to it
 
     def _realize(self, template: Template, call: GoldenCall, mentions: Mapping[str, Mention]) -> str | None:
         params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
@@ -282,6 +284,9 @@ class _Planner:
         state = self.view.initial[call.env]
         book = phrasebook(self.packages[call.env])
         label = str(source)
+        pointer = self.view.pointers.get((call.env, value)) if source.kind == "file" else None
+        if pointer is not None:  # the user points at the file line that holds it
+            return Mention(i, arg, value, pointer, label)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
         if collection is not None and (call.env, value) in self.named:  # said once, said the same way
             text, kind = self.named[(call.env, value)]
@@ -598,7 +603,8 @@ def find_leaks(task: Task) -> list[dict[str, Any]]:
 def missing_user_values(task: Task) -> list[dict[str, Any]]:
     """Values the agent needs from the user that no turn says: every user-stated or named argument
     of a goal must have its mention in a turn (``provenance["mentions"]``), and a user-stated value
-    without a recorded mention must appear verbatim."""
+    without a recorded mention must appear verbatim; a value from a workspace file needs its
+    mention (the pointer to the file)."""
     recorded = {(m["call"], m["arg"]): m["text"] for m in task.provenance.get("mentions", [])}
     goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
     missing: list[dict[str, Any]] = []
@@ -607,12 +613,14 @@ def missing_user_values(task: Task) -> list[dict[str, Any]]:
             continue
         text = "\n".join(t.user for t in task.turns[: call.turn + 1])
         for name in call.args:
-            if call.source(name).kind not in ("user", "named"):
+            if call.source(name).kind not in ("user", "named", "file"):
                 continue
             value = call.args.get(name)
             mention = recorded.get((i, name))
             if mention is not None:
                 present = mention.lower() in text.lower()
+            elif call.source(name).kind == "file":
+                present = False
             elif isinstance(value, bool):
                 present = _mentions(text, name.replace("_", " "))
             else:

@@ -18,8 +18,11 @@ FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_files", "s
 def workspace_use(task: Task) -> set[str]:
     """How a task needs the workspace: ``"file_tool"`` (its reference reads or writes a file with
     a file tool), ``"asked_file"`` (the user asks for a file whose content the verifier parses),
-    ``"parsed_output"`` (a goal parses a file a domain tool writes: CSV, JSON); empty if none."""
+    ``"parsed_output"`` (a goal parses a file a domain tool writes: CSV, JSON), ``"file_fact"``
+    (a value the reference needs comes only from a workspace file it reads); empty if none."""
     found: set[str] = set()
+    if reads_needed_value(task):
+        found.add("file_fact")
     if any(c.tool in FILE_TOOLS for c in task.reference.calls):
         found.add("file_tool")
     if "file_request" in task.provenance:
@@ -32,6 +35,20 @@ def workspace_use(task: Task) -> set[str]:
         ):
             found.add("parsed_output")
     return found
+
+
+def reads_needed_value(task: Task) -> bool:
+    """Whether some argument of the reference comes from a workspace file (``file:<path>``)
+    that an earlier reference call reads, and no user turn states that value."""
+    calls = task.reference.calls
+    for i, call in enumerate(calls):
+        for arg, value in call.args.items():
+            source = call.source(arg)
+            if source.kind != "file" or any(str(value) in t.user for t in task.turns):
+                continue
+            if any(c.tool == "read_file" and c.args.get("path") == source.path for c in calls[:i]):
+                return True
+    return False
 
 
 def carries_across(task: Task) -> bool:
@@ -79,6 +96,8 @@ def corpus_measures(tasks: list[Task]) -> dict[str, Any]:
             "file_tool": sum("file_tool" in u for u in uses),
             "asked_file": sum("asked_file" in u for u in uses),
             "parsed_output": sum("parsed_output" in u for u in uses),
+            "file_fact": sum("file_fact" in u for u in uses),
+            "file_fact_share": round(sum("file_fact" in u for u in uses) / len(claw), 4) if claw else 0.0,
             "any": sum(bool(u) for u in uses),
             "share": round(sum(bool(u & {"file_tool", "asked_file"}) for u in uses) / len(claw), 4)
             if claw

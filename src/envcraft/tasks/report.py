@@ -71,6 +71,10 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
                     f"(file tools or an asked-for file: {_pct(corpus['claw_workspace']['share'])})",
                 ],
                 [
+                    "Claw tasks that need a value only a workspace file holds",
+                    f"{corpus['claw_workspace'].get('file_fact', 0)} / {corpus['claw_tasks']}",
+                ],
+                [
                     "cross-environment tasks carrying a value across",
                     f"{corpus['cross_env_carrying_values']} / {corpus['cross_env_tasks']}",
                 ],

@@ -26,6 +26,7 @@ from envcraft.tasks.coherence import tidy, writes
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
 from envcraft.tasks.golden import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
+from envcraft.tasks.hiding import hide_in_file
 from envcraft.tasks.intents import (
     ChainView,
     IntentRenderer,
@@ -50,6 +51,7 @@ log = logging.getLogger("envcraft.tasks.synth")
 
 ATTEMPTS_PER_TASK = 8
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
+P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
 
 
 @dataclass
@@ -213,6 +215,11 @@ def make_task(
         if again is None:
             return None, "golden"
         run = again
+    fact = None
+    if any(p.kind == "claw" for p in packages.values()) and rng.random() < P_FILE_FACT:
+        hidden = hide_in_file(run, packages, rng)
+        if hidden is not None:
+            run, fact = hidden
     needs_flow = len(envs) > 1 and not flows_across(run.calls)
     distractors: list[dict[str, Any]] = []
     if config.distractors:
@@ -232,7 +239,8 @@ def make_task(
     turns = split_turns(mutating[:work], [bool(c.expected_error) for c in run.calls[:work]], rng)
     if request is not None:
         turns[-1].append(len(run.calls) - 1)
-    view = ChainView(run.calls, run.initial, run.after, mutating)
+    pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
+    view = ChainView(run.calls, run.initial, run.after, mutating, pointers)
     skip = {len(run.calls) - 1} if request is not None else set()
     try:
         plan = plan_intents(view, turns, packages, rng, skip=skip, closing=request.clause if request else "")
@@ -261,6 +269,8 @@ def make_task(
     task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
     if request is not None:
         task.provenance["file_request"] = request.to_json()
+    if fact is not None:
+        task.provenance["file_fact"] = fact.to_json()
     leaks, missing = find_leaks(task), missing_user_values(task)
     task.quality.update({"leaks": leaks, "missing_user_values": missing})
     if leaks:

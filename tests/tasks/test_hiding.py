@@ -1,0 +1,138 @@
+"""Claw tasks whose user points at a record through a workspace file (envcraft.tasks.hiding)."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import re
+
+import pytest
+
+from envcraft.core.package import load_package
+from envcraft.tasks.intents import missing_user_values
+from envcraft.tasks.measures import corpus_measures, reads_needed_value, workspace_use
+from envcraft.tasks.model import Source, Task, Verifier
+from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.validate import validate
+from envcraft.tasks.verifier_synth import render
+
+CLAW = ("infra_recovery", "notes_desk", "mail_triage", "sheet_analytics")
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[Task]:
+    library = load_library(CLAW)
+    found: list[Task] = []
+    for env in CLAW:
+        found += synthesize_shard(library, env, 0, 3, SynthConfig(seed=3)).tasks
+    return found
+
+
+@pytest.fixture(scope="module")
+def hidden(tasks: list[Task]) -> list[Task]:
+    found = [t for t in tasks if "file_fact" in t.provenance]
+    assert len(found) >= 3, [t.id for t in tasks]
+    return found
+
+
+def file_keys(task: Task) -> list[str]:
+    """The record keys the fact file lists, read back from the file itself."""
+    fact = task.provenance["file_fact"]
+    content = task.workspace[fact["path"]]
+    if fact["format"] == "csv":
+        return [row[0] for row in list(csv.reader(io.StringIO(content)))[1:]]
+    if fact.get("row_field"):  # rows named by the title of a record
+        return re.findall(r"“([^”]*)”", content)
+    records = task.initial_state[fact["env"]][fact["collection"]]
+    return [key for key in records if re.search(rf"\b{re.escape(key)}\b", content)]
+
+
+def test_the_needed_record_is_only_in_the_file_and_read_before_it_is_used(hidden: list[Task]) -> None:
+    for task in hidden:
+        fact = task.provenance["file_fact"]
+        value, path = fact["value"], fact["path"]
+        assert path in task.workspace and value in task.workspace[path]
+        assert all(value not in turn.user for turn in task.turns), task.id
+        assert any(path in turn.user for turn in task.turns), task.id  # the user points at the file
+        calls = task.reference.calls
+        read = calls[fact["read_call"]]
+        assert (read.tool, read.args) == ("read_file", {"path": path})
+        users = [i for i, c in enumerate(calls) if value in c.args.values()]
+        assert users and min(users) > fact["read_call"]
+        labels = [
+            Source.parse(calls[i].provenance[a])
+            for i in users
+            for a, v in calls[i].args.items()
+            if v == value
+        ]
+        # every use: from the file (a later use named by the record's name could state its id)
+        assert all(s.kind == "file" and s.path == path for s in labels), task.id
+        assert reads_needed_value(task) and "file_fact" in workspace_use(task)
+
+
+def test_every_line_names_a_real_record_and_the_world_keeps_its_rules(hidden: list[Task]) -> None:
+    for task in hidden:
+        fact = task.provenance["file_fact"]
+        records = task.initial_state[fact["env"]][fact["collection"]]
+        listed = file_keys(task)
+        rows = fact["rows"] if fact["kind"] == "value" else [fact["value"], *fact["decoys"]]
+        assert sorted(listed) == sorted(rows), task.id
+        if fact.get("row_field"):  # a new record's title, beside the titles of records of S0
+            titles = {r.get(fact["row_field"]) for r in records.values()}
+            assert fact["decoys"] and all(title in titles for title in fact["rows"][1:]), task.id
+        else:
+            assert fact["decoys"] and all(key in records for key in listed), task.id
+        content = task.workspace[fact["path"]]
+        assert all(str(v) in content for v in [fact["value"], *fact["decoys"]]), task.id
+        for env, state in task.initial_state.items():
+            env_class = load_package(env).env_class
+            assert env_class.rule_violations(env_class.State.model_validate(state), task.workspace) == []
+
+
+def test_acting_on_a_record_the_file_also_lists_fails_and_reading_it_with_the_shell_passes(
+    hidden: list[Task],
+) -> None:
+    for task in hidden:
+        adversarial = task.quality["adversarial"]
+        decoy, shell = adversarial["file_decoy"], adversarial["shell_read"]
+        assert decoy["expect"] == "below_1" and decoy["pass"] and max(decoy["scores"]) < 1, task.id
+        assert shell["expect"] == "exactly_1" and shell["pass"] and shell["scores"] == [1.0], task.id
+
+
+def test_a_verifier_blind_to_which_record_is_caught_by_the_decoy_agent(hidden: list[Task]) -> None:
+    """Drop every check that names the flagged record: the agent that acts on a sibling from the
+    same file then scores 1 on some task, and validation says so."""
+    caught = 0
+    for task in hidden:
+        value = task.provenance["file_fact"]["value"]
+        blind = copy.deepcopy(task)
+        checks = [c for c in task.verifier.checks if value not in repr(c)]
+        if len(checks) == len(task.verifier.checks):
+            continue
+        blind.verifier = Verifier(source=render(checks), checks=checks)
+        if "file_decoy" in validate(blind, record=False).failed_policies:
+            caught += 1
+    assert caught
+
+
+def test_a_turn_that_states_the_value_no_longer_counts_as_a_file_fact(hidden: list[Task]) -> None:
+    task = copy.deepcopy(hidden[0])
+    task.turns[0].user += " It is " + task.provenance["file_fact"]["value"] + "."
+    assert not reads_needed_value(task)
+
+
+def test_a_turn_that_drops_the_pointer_to_the_file_misses_a_value(hidden: list[Task]) -> None:
+    for task in hidden:
+        assert missing_user_values(task) == [], task.id
+        pointer = task.provenance["file_fact"]["pointer"]
+        blind = copy.deepcopy(task)
+        for turn in blind.turns:
+            turn.user = turn.user.replace(pointer, "the right one")
+        assert missing_user_values(blind), task.id
+
+
+def test_corpus_measures_count_file_facts(tasks: list[Task], hidden: list[Task]) -> None:
+    measured = corpus_measures(tasks)["claw_workspace"]
+    assert measured["file_fact"] == len(hidden)
+    assert measured["file_fact_share"] == round(len(hidden) / len(tasks), 4)
