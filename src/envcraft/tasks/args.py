@@ -201,12 +201,15 @@ class StateIndex:
                     index.owners.setdefault(leaf, set()).add(owner)
                 for key in _nested_keys(state[name][entity]):
                     index.owners.setdefault(key, set()).add(owner)
+        seen: dict[str, set[Any]] = {}  # each bucket's values, for membership in O(1) (same == as a list)
         for path, leaf in flatten(state):
             key = path.rsplit(".", 1)[-1]
             if key.isdigit():
                 key = schema_path(path).replace("[]", "").rsplit(".", 1)[-1]
             bucket = index.by_key.setdefault(key, [])
-            if leaf not in bucket:
+            members = seen.setdefault(key, set())
+            if leaf not in members:
+                members.add(leaf)
                 bucket.append(leaf)
         return index
 

@@ -26,7 +26,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ from typing import Any
 from envcraft.core.errors import ErrorCategory
 from envcraft.core.package import EnvPackage
 from envcraft.core.session import Session
-from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
 from envcraft.tasks.args import StateIndex, flatten, id_kind, value_at
 from envcraft.tasks.choose import Experience, Retry, derived_values, find_value, propose, scalars
@@ -43,6 +42,7 @@ from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.model import GoldenCall, Source
 from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
 from envcraft.tasks.phrasebook import humanize
+from envcraft.tasks.statediff import diff
 from envcraft.tasks.walk import Coverage, Step
 
 FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")
@@ -61,6 +61,10 @@ class GoldenRun:
     initial: dict[str, dict[str, Any]]
     files: dict[str, str]
     steps: list[TurnSnapshot]  # after call i: every environment's state and the workspace
+    # changes(i) once per call: coherence, intents, verifier synthesis and difficulty all ask
+    _changes: dict[int, list[tuple[str, dict[str, Any]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def final(self) -> dict[str, dict[str, Any]]:
@@ -81,10 +85,13 @@ class GoldenRun:
         return self.steps[i - 1] if i > 0 else TurnSnapshot(self.initial, self.files)
 
     def changes(self, i: int) -> list[tuple[str, dict[str, Any]]]:
-        """``(env, diff entry)`` for what call ``i`` changed in the states."""
-        before = self.before(i).final
-        env = self.calls[i].env
-        return [(env, c) for c in diff(before[env], self.steps[i].final[env])]
+        """``(env, diff entry)`` for what call ``i`` changed in the states (a fresh list; the
+        entries are shared between callers, do not change them)."""
+        if i not in self._changes:
+            before = self.before(i).final
+            env = self.calls[i].env
+            self._changes[i] = [(env, c) for c in diff(before[env], self.steps[i].final[env])]
+        return list(self._changes[i])
 
     def touched_files(self, i: int) -> list[str]:
         """Workspace paths call ``i`` wrote, created or deleted."""

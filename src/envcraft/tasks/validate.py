@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envcraft.core.state import MISSING, diff, get_path
+from envcraft.core.state import MISSING, get_path
 from envcraft.tasks import verifier_runtime as vr
 from envcraft.tasks.adversarial import Adversary, Trial
 from envcraft.tasks.episode import resolve_packages
@@ -32,6 +32,7 @@ from envcraft.tasks.execute import execute, execute_reference, reference_turns, 
 from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError, Outcome, TurnSnapshot, noop_outcome, outcome_hash
+from envcraft.tasks.statediff import diff
 from envcraft.tasks.verifier_synth import file_format, record_path
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 

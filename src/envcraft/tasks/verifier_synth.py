@@ -35,12 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import load_package
-from envcraft.core.state import MISSING, diff, get_path
+from envcraft.core.state import MISSING, get_path
 from envcraft.tasks import verifier_runtime as vr
 from envcraft.tasks.execute import clock_run, shifted_runs, tail_runs
 from envcraft.tasks.model import Source, Verifier
 from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.phrasebook import Phrasebook, is_time, phrasebook
+from envcraft.tasks.statediff import diff
 from envcraft.tasks.verify import build_context
 
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
