@@ -137,6 +137,8 @@ class LiveSessions:
         claw = any(p.kind == "claw" for p in self.packages.values())
         self.workdir = Path(tempfile.mkdtemp(prefix="envcraft-golden-", dir=SCRATCH)) if claw else None
         self.sessions: dict[str, Session] = {}
+        self._last: TurnSnapshot | None = None  # the previous snapshot, and who was called since
+        self._called: set[str] = set()
         self._open()
 
     def _open(self) -> None:
@@ -154,13 +156,30 @@ class LiveSessions:
         }
 
     def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        self._called.add(env)
         return self.sessions[env].call(tool, args)
 
     def states(self) -> dict[str, dict[str, Any]]:
         return {env: s.state() for env, s in self.sessions.items()}
 
     def snapshot(self) -> TurnSnapshot:
-        return TurnSnapshot(self.states(), self.snapshot_files())
+        """Every state and the workspace now. A tool environment not called since the previous
+        snapshot keeps its state (its dynamics apply at its next call), and without a call to a
+        Claw environment the workspace stays as it was: those parts are the previous snapshot's."""
+        last, called = self._last, self._called
+        claw = {env for env, p in self.packages.items() if p.kind == "claw"}
+        if last is None:
+            snapshot = TurnSnapshot(self.states(), self.snapshot_files())
+        else:
+            snapshot = TurnSnapshot(
+                {
+                    env: s.state() if env in called or env in claw else last.final[env]
+                    for env, s in self.sessions.items()
+                },
+                self.snapshot_files() if called & claw else last.files,
+            )
+        self._last, self._called = snapshot, set()
+        return snapshot
 
     def snapshot_files(self) -> dict[str, str]:
         return Workspace(self.workdir).snapshot() if self.workdir is not None else dict(self.files)
