@@ -12,6 +12,7 @@ whole-state validation and serialization the incremental state path stands in fo
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
@@ -31,6 +32,8 @@ FIXTURE_PACKAGES = [str(HERE.parent / "fixtures" / "counter"), str(HERE / "fixtu
 SKIPPED_TOOLS = frozenset({"shell"})  # runs real commands; covered by the sandbox's own tests
 DELIBERATE = frozenset({("counter", "explode")})  # mutates, then raises: internal_error by design
 INTERNAL_ERRORS: Counter[str] = Counter()
+# Calls per tool; CI keeps it short, a campaign raises it (ENVCRAFT_FUZZ_EXAMPLES=500: ~90,000 calls).
+FUZZ_EXAMPLES = int(os.environ.get("ENVCRAFT_FUZZ_EXAMPLES", "20"))
 LONE_SURROGATE = json.loads('"\\ud800"')
 ODD_STRINGS = st.sampled_from(
     [
@@ -162,7 +165,7 @@ def _arguments(parameters: dict[str, Any], pools: dict[str, tuple[str, ...]]) ->
 
 @pytest.mark.parametrize(("env_id", "tool"), _cases())
 @settings(
-    max_examples=20,
+    max_examples=FUZZ_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
@@ -184,8 +187,7 @@ def test_call_never_raises_and_failures_change_nothing(env_id: str, tool: str, d
     if is_error(result) and result["error"]["category"] == "internal_error":
         INTERNAL_ERRORS[f"{session.package.id}.{tool}"] += 1
         assert (session.package.id, tool) in DELIBERATE, (
-            f"internal_error from {session.package.id}.{tool}({args!r:.300}); "
-            f"so far: {dict(INTERNAL_ERRORS)}"
+            f"internal_error from {session.package.id}.{tool}({args!r:.300}); so far: {dict(INTERNAL_ERRORS)}"
         )
     if is_error(result):
         assert result["error"]["category"] in set(ErrorCategory)

@@ -86,3 +86,18 @@ def test_the_key_reaches_no_sandbox_trajectory_or_log(
     assert KEY not in out.read_text(encoding="utf-8")
     assert KEY not in json.dumps(trajectory.to_json())
     assert KEY not in caplog.text
+
+
+def test_damaged_lines_of_a_trajectories_file_are_skipped_not_fatal(tmp_path: Path) -> None:
+    """A resumed job reads what it wrote; bytes that are not UTF-8, NaN and absurd nesting in
+    another line must not stop it (they used to raise out of the reader)."""
+    good = [Trajectory("t-1", s, "m", "tool", ["counter"], "tool").to_json() for s in range(2)]
+    path = tmp_path / "trajectories.jsonl"
+    path.write_bytes(
+        json.dumps(good[0]).encode() + b"\n"
+        + b'{"task_id": "t-\xff"}\n'
+        + json.dumps({**good[1], "score": 0.0}).replace("0.0", "NaN", 1).encode() + b"\n"
+        + b"[" * 5000 + b"]" * 5000 + b"\n"
+        + json.dumps(good[1]).encode() + b"\n"
+    )  # fmt: skip
+    assert [t.sample for t in read_trajectories(path)] == [0, 1]

@@ -153,3 +153,78 @@ def test_packed_contexts_arrive_exactly_as_sent(a: Any, b: Any) -> None:
         "    return {'score': 1.0 if ok else 0.0, 'components': {}}\n"
     )
     assert [s.score for s in score_contexts(source, contexts)] == [1.0, 1.0, 1.0]
+
+
+# -- declarative verifiers: scored in this process, exactly as the isolated worker scores them --
+DECLARED_ENVS = ("returns_desk", "notes_desk", "event_stream", "itinerary_rebooking")
+
+
+@pytest.fixture(scope="module")
+def declared_tasks() -> list[Any]:
+    from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+
+    library = load_library(list(DECLARED_ENVS))
+    tasks = []
+    for env in DECLARED_ENVS:
+        tasks += synthesize_shard(library, env, 0, 2, SynthConfig(seed=11, p_cross=0.0)).tasks
+    assert {t.envs[0] for t in tasks} == set(DECLARED_ENVS)
+    return tasks
+
+
+def test_only_the_rendered_text_counts_as_declarative(declared_tasks: list[Any]) -> None:
+    from envcraft.tasks.verifier_source import declared_checks, render
+
+    source = declared_tasks[0].verifier.source
+    checks = declared_checks(source)
+    assert checks is not None and render(list(checks)) == source
+    edits = {
+        "a trailing comment": source + "# edited\n",
+        "code after the checks": source + "verify = lambda ctx: {'score': 1.0}\n",
+        "a changed interpreter": source.replace("return score(CHECKS, ctx)", "return {'score': 1.0}"),
+        "a changed header": source.replace("Verifier generated", "Verifier written", 1),
+        "checks that are not JSON": source.replace('"role": "goal"', "'role': 'goal'", 1),
+    }
+    for name, edited in edits.items():
+        assert edited != source, name
+        assert declared_checks(edited) is None, name
+
+
+def test_an_edited_declarative_verifier_runs_confined(tmp_path: Path) -> None:
+    """Code appended to a rendered verifier is untrusted: it runs isolated and sees no host file."""
+    from envcraft.tasks.verifier_source import render
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret", encoding="utf-8")
+    rendered = render([{"name": "n", "role": "goal", "weight": 1.0, "kind": "matches", "env": "e",
+                        "path": "/x", "expected": 1}])  # fmt: skip
+    ctx = {"initial": {"e": {}}, "final": {"e": {"x": 1}}, "initial_files": {}, "files": {}, "turns": []}
+    assert score_contexts(rendered, [ctx])[0].score == 1.0
+    seen = f"float(__import__('os').path.exists({str(secret)!r}))"
+    probe = f"\ndef verify(ctx):\n    return {{'score': {seen}}}\n"
+    (score,) = score_contexts(rendered + probe, [ctx])
+    assert (score.score, score.error) == (0.0, None)
+
+
+def test_declarative_scores_equal_the_isolated_worker_on_every_validation_context(
+    declared_tasks: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Golden, idle, mutated and adversarial runs of real tasks: the same score and components
+    from the in-process interpreter as from the same verifier run isolated."""
+    from envcraft.tasks import validate as validation
+    from envcraft.tasks.verifier_source import declared_checks
+
+    compared: list[float] = []
+
+    def both(source: str, contexts: Any, timeout: float | None = None) -> Any:
+        assert declared_checks(source) is not None
+        here = score_contexts(source, contexts, timeout)
+        isolated = score_contexts(source + "# run isolated\n", contexts, timeout)
+        assert [s.to_json() for s in here] == [s.to_json() for s in isolated]
+        compared.extend(s.score for s in here)
+        return here
+
+    monkeypatch.setattr(validation, "score_contexts", both)
+    for task in declared_tasks:
+        validation.validate(task, adversarial=True, record=False)
+    assert len(compared) > 10 * len(declared_tasks)
+    assert 1.0 in compared and 0.0 in compared and any(0 < s < 1 for s in compared)

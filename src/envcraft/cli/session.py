@@ -114,9 +114,7 @@ def show(
     for entry in shown:
         result: Any = entry.get("result")
         outcome = f"error: {result['error'].get('category')}" if is_error(result) else "ok"
-        table.add_row(
-            str(entry["index"]), entry["time"], entry["tool"], _short(entry.get("args")), outcome
-        )
+        table.add_row(str(entry["index"]), entry["time"], entry["tool"], _short(entry.get("args")), outcome)
     console.print(table)
 
 

@@ -124,4 +124,3 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
             ErrorCategory.INVALID_ARGUMENT, f"tool arguments must be a JSON object, not {kind}"
         )
     return {"args": arguments}
-

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envcraft.core import jsonio
 from envcraft.core.workspace import atomic_write_bytes
 from envcraft.tasks.episode import SESSIONS_DIR, Episode
 from envcraft.tasks.model import Task
@@ -56,7 +57,7 @@ class Play:
     @classmethod
     def load(cls, directory: Path) -> Play:
         try:
-            data = json.loads((directory / PLAY_FILE).read_text(encoding="utf-8"))
+            data = jsonio.loads((directory / PLAY_FILE).read_bytes())
             data["directory"] = directory
             return cls(**data)
         except (OSError, ValueError, TypeError) as exc:
@@ -95,9 +96,9 @@ def _log(play: Play, env: str) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     lines = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
+    for raw in path.read_bytes().splitlines():
         try:
-            lines.append(json.loads(raw))
+            lines.append(jsonio.loads(raw))
         except ValueError:
             break  # a torn last line: the session repairs it on its next call
     return lines

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envcraft.core import jsonio
 from envcraft.llm.provider import Provider
 from envcraft.rollout.loop import RolloutConfig, Trajectory, rollout
 from envcraft.tasks.model import Task
@@ -42,10 +43,10 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
     target = Path(path)
     if not target.is_file():
         return found
-    with open(target, encoding="utf-8") as handle:
+    with open(target, "rb") as handle:
         for raw in handle:
-            try:
-                found.append(Trajectory.from_json(json.loads(raw)))
+            try:  # strict: bad UTF-8, NaN or absurd nesting is a line that does not parse
+                found.append(Trajectory.from_json(jsonio.loads(raw)))
             except (ValueError, KeyError, TypeError):
                 continue
     return found

@@ -71,9 +71,9 @@ class IsolatedWorker:
         """Call ``func(payload)`` from ``source`` in the sandbox; never raises."""
         with self._lock:
             self._jobs += 1
-            job = {"id": self._jobs, "source": source, "func": func, "payload": payload, "timeout": timeout}
+            header = {"id": self._jobs, "source": source, "func": func, "timeout": timeout}
             try:
-                line = json.dumps(job)
+                line = json.dumps(header) + "\n" + json.dumps(payload)
             except (TypeError, ValueError) as exc:
                 return {"ok": False, "error": f"the payload is not JSON: {exc}", "timed_out": False}
             try:
@@ -82,7 +82,7 @@ class IsolatedWorker:
                 return {"ok": False, "error": str(exc), "timed_out": False}
             reply = self._exchange(sandbox, line, timeout + _GRACE)
             label = self._label
-            if reply is not None and reply.get("id") == job["id"]:
+            if reply is not None and reply.get("id") == header["id"]:
                 reply.pop("id")
                 return {**reply, "sandbox": label}
             self._stop()

@@ -1,7 +1,7 @@
 """The interpreter every generated verifier runs: declarative checks scored against a run.
 
 A generated verifier is this module's source followed by one assignment of ``CHECKS`` (see
-:func:`envcraft.tasks.verifier_synth.render`), so it must stay **standard-library only**
+:func:`envcraft.tasks.verifier_source.render`), so it must stay **standard-library only**
 and free of ``from __future__``: it runs under the system Python in the sandbox's isolated
 worker, where envcraft is not importable. The data engine imports the same module to run
 checks in-process (robustness filtering, validation), so both sides agree by construction.
@@ -10,8 +10,10 @@ checks in-process (robustness filtering, validation), so both sides agree by con
 the final state, the files, a snapshot per user turn and the action log). Each check has a
 ``role``: ``goal`` checks say what the user asked for and must *change* relative to the
 window's start; ``guard`` checks say what must be left alone. The score is the weighted
-mean of the goals times the weighted mean of the guards, so a run that changes nothing
-scores 0 and one harmful write costs a share of every goal.
+mean of the goals, halved for every guard the run breaks (``HARM``), so a run that changes
+nothing scores 0 and a harmful write costs half the reward, however many guards there are
+(a mean over the guards made one harmful write cost 1/n of it: 0.95-0.99, a signal an RL
+learner barely sees).
 
 Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any value of a kind
 ("str", "number", ...); ``{"$one_of": [patterns]}`` any of them; ``{"$text": text}`` a string
@@ -31,6 +33,7 @@ from typing import Any
 CHECKS: list[dict[str, Any]] = []  # replaced by the generated verifier's own list
 MISSING = object()
 _LIMIT = 1_000_000  # characters of one file a check parses
+HARM = 0.5  # what each broken guard leaves of the reward
 
 
 def get(node: Any, path: str) -> Any:
@@ -299,17 +302,26 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
 
 
 def verify(ctx: dict[str, Any]) -> dict[str, Any]:
+    return score(CHECKS, ctx)
+
+
+def score(checks: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
+    """``{"score", "components"}`` of ``checks`` on ``ctx`` (reads ``ctx``, never changes it)."""
     components: dict[str, float] = {}
-    totals = {"goal": [0.0, 0.0], "guard": [0.0, 0.0]}
-    for check in CHECKS:
+    achieved = wanted = 0.0
+    broken = 0
+    for check in checks:
         try:
             value = run_check(ctx, check)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             value = 0.0
         components[check["name"]] = value
-        total = totals[check["role"]]
-        total[0] += check["weight"] * value
-        total[1] += check["weight"]
-    goal = totals["goal"][0] / totals["goal"][1] if totals["goal"][1] else 0.0
-    guard = totals["guard"][0] / totals["guard"][1] if totals["guard"][1] else 1.0
-    return {"score": goal * guard, "components": components}
+        if check["role"] == "goal":
+            achieved += check["weight"] * value
+            wanted += check["weight"]
+        elif check["role"] == "guard" and value < 1.0:
+            broken += 1
+        elif check["role"] != "guard":
+            raise ValueError("unknown check role " + repr(check["role"]))
+    goal = achieved / wanted if wanted else 0.0
+    return {"score": goal * HARM**broken, "components": components}

@@ -5,10 +5,13 @@ A verifier is stdlib-only Python source defining ``verify(ctx) -> {"score", "com
 environment, the workspace files before and after, a snapshot after every user turn and
 the action log. A verifier judges *change relative to S0*, never the agent's prose.
 
-The source is untrusted code (it may loop, crash or print junk): it runs in the sandbox's
+A source is untrusted code (it may loop, crash or print junk): it runs in the sandbox's
 warm isolated worker (no network, no host files, resource limits, a fresh forked child per
 call). Any failure scores 0 with the reason recorded, so a broken verifier can never hand
-out reward.
+out reward. The one exception is a declarative verifier, exactly as the data engine renders
+it (:func:`envcraft.tasks.verifier_source.declared_checks`): no code of its own, only
+envcraft's interpreter over JSON checks, so it is scored in this process, with the same
+result and none of the worker's cost (what makes an episode's reward cheap in an RL loop).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.sandbox import run_isolated
+from envcraft.tasks import verifier_runtime
 from envcraft.tasks.execute import execute
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError, Outcome
+from envcraft.tasks.verifier_source import declared_checks
 
 DEFAULT_TIMEOUT = 10.0
 PER_RUN_TIMEOUT = 2.0
@@ -79,7 +84,12 @@ def {_BATCH_FUNC}(payload):
 
 def pack(values: Sequence[Any]) -> dict[str, list[str]]:
     """``{"refs", "ctxs"}`` as JSON texts: ``values`` with every container they share by identity
-    sent once (a shared value is ``{"\\u0000ref": i}``, ``refs[i]`` defined before its first use)."""
+    sent once (a shared value is ``{"\\u0000ref": i}``, ``refs[i]`` defined before its first use).
+
+    One run (an episode's reward) shares with nothing: it is dumped whole, at C speed.
+    """
+    if len(values) == 1:
+        return {"refs": [], "ctxs": [json.dumps(values[0])]}
     seen: dict[int, int] = {}
 
     def count(node: Any) -> None:
@@ -165,6 +175,9 @@ def score_contexts(
     """Score many runs with one verifier in a single isolated call (validation batches)."""
     if not contexts:
         return []
+    checks = declared_checks(source)
+    if checks is not None:
+        return [_score_declared(checks, ctx) for ctx in contexts]
     limit = timeout if timeout is not None else DEFAULT_TIMEOUT + PER_RUN_TIMEOUT * len(contexts)
     reply = run_isolated(source + _HARNESS, _BATCH_FUNC, pack(contexts), limit)
     if not reply.get("ok"):
@@ -174,6 +187,15 @@ def score_contexts(
     if not isinstance(values, list) or len(values) != len(contexts):
         return [Score(0.0, {}, "verifier harness returned junk") for _ in contexts]
     return [_to_score(v) for v in values]
+
+
+def _score_declared(checks: Sequence[dict[str, Any]], ctx: dict[str, Any]) -> Score:
+    """A declarative verifier's score, computed here: envcraft's own interpreter over data."""
+    try:
+        value = verifier_runtime.score(list(checks), ctx)
+    except Exception as exc:  # RecursionError or MemoryError on hostile data: no reward
+        return Score(0.0, {}, f"verifier raised {type(exc).__name__}: {exc}"[:_MAX_REASON])
+    return _to_score({"ok": True, "value": value})
 
 
 def _to_score(entry: Any) -> Score:
