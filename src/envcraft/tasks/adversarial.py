@@ -46,13 +46,14 @@ from typing import Any, Literal
 
 from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage
-from envcraft.core.state import diff
+from envcraft.core.state import canonical_json
 from envcraft.tasks.args import StateIndex, user_values, value_at
 from envcraft.tasks.effects import tool_effects
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.model import Source, Task
 from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.phrasebook import is_time, phrasebook
+from envcraft.tasks.statediff import diff
 
 Expect = Literal["below_1", "exactly_1"]
 WRONG: tuple[str, ...] = (
@@ -95,6 +96,9 @@ class Adversary:
     rng: random.Random = field(init=False)
     indexes: dict[str, StateIndex] = field(init=False)
     _golden: Outcome = field(init=False)
+    # outcomes by call list: policies often build the same run (a one-turn task's skipped turn is
+    # its reads-only run when it reads nothing), and a run is a function of its calls
+    _played: dict[str, Outcome] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.task.id}")
@@ -116,7 +120,18 @@ class Adversary:
 
     # -- playing ---------------------------------------------------------------------------------
     def play(self, turns: Sequence[Sequence[Call]]) -> Outcome:
-        """Play ``turns`` from S0; reference arguments taken from results are re-read from this run."""
+        """Play ``turns`` from S0; reference arguments taken from results are re-read from this run.
+        The same calls played again give the outcome of the first play (do not change it);
+        turns left off at the end are played as empty turns."""
+        padding: list[list[Call]] = [
+            [] for _ in range(len(self.task.turns) - len(turns))
+        ]  # as _play ends them
+        key = canonical_json([*turns, *padding])
+        if key not in self._played:
+            self._played[key] = self._play(turns)
+        return self._played[key]
+
+    def _play(self, turns: Sequence[Sequence[Call]]) -> Outcome:
         with Episode(self.packages, self.task.initial_state, self.task.workspace) as episode:
             results: dict[int, dict[str, Any]] = {}
             for calls in turns:
@@ -161,6 +176,7 @@ class Adversary:
         """Every applicable policy played once (``skip_turn``: once per turn), and the kinds that
         do not apply to this task."""
         self._golden = golden
+        self._played.clear()  # arguments re-read from results depend on the golden run
         trials: list[Trial] = []
         missing: list[str] = []
         for kind in (*WRONG, *RIGHT):

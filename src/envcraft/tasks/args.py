@@ -129,15 +129,24 @@ def param_matches(param: str, prop: dict[str, Any], schema_path: str, value_type
 
 
 def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """``(dotted path, scalar)`` for every scalar leaf: ``orders.2.order_id``, ``order_ids.0``."""
+    """``(dotted path, scalar)`` for every scalar leaf: ``orders.2.order_id``, ``order_ids.0``.
+
+    Collected into a list first (the data engine flattens whole states: nested generators
+    cost a frame per level for every leaf)."""
+    leaves: list[tuple[str, Any]] = []
+    _flatten_into(value, prefix, leaves)
+    return iter(leaves)
+
+
+def _flatten_into(value: Any, prefix: str, leaves: list[tuple[str, Any]]) -> None:
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from flatten(child, f"{prefix}.{key}" if prefix else str(key))
+            _flatten_into(child, f"{prefix}.{key}" if prefix else str(key), leaves)
     elif isinstance(value, list):
         for i, child in enumerate(value):
-            yield from flatten(child, f"{prefix}.{i}" if prefix else str(i))
+            _flatten_into(child, f"{prefix}.{i}" if prefix else str(i), leaves)
     elif value is not None:
-        yield prefix, value
+        leaves.append((prefix, value))
 
 
 def schema_path(path: str) -> str:
@@ -201,12 +210,15 @@ class StateIndex:
                     index.owners.setdefault(leaf, set()).add(owner)
                 for key in _nested_keys(state[name][entity]):
                     index.owners.setdefault(key, set()).add(owner)
+        seen: dict[str, set[Any]] = {}  # each bucket's values, for membership in O(1) (same == as a list)
         for path, leaf in flatten(state):
             key = path.rsplit(".", 1)[-1]
             if key.isdigit():
                 key = schema_path(path).replace("[]", "").rsplit(".", 1)[-1]
             bucket = index.by_key.setdefault(key, [])
-            if leaf not in bucket:
+            members = seen.setdefault(key, set())
+            if leaf not in members:
+                members.add(leaf)
                 bucket.append(leaf)
         return index
 

@@ -26,7 +26,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ from typing import Any
 from envcraft.core.errors import ErrorCategory
 from envcraft.core.package import EnvPackage
 from envcraft.core.session import Session
-from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
 from envcraft.tasks.args import StateIndex, flatten, id_kind, value_at
 from envcraft.tasks.choose import Experience, Retry, derived_values, find_value, propose, scalars
@@ -43,6 +42,7 @@ from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.model import GoldenCall, Source
 from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
 from envcraft.tasks.phrasebook import humanize
+from envcraft.tasks.statediff import diff
 from envcraft.tasks.walk import Coverage, Step
 
 FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")
@@ -61,6 +61,10 @@ class GoldenRun:
     initial: dict[str, dict[str, Any]]
     files: dict[str, str]
     steps: list[TurnSnapshot]  # after call i: every environment's state and the workspace
+    # changes(i) once per call: coherence, intents, verifier synthesis and difficulty all ask
+    _changes: dict[int, list[tuple[str, dict[str, Any]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def final(self) -> dict[str, dict[str, Any]]:
@@ -81,10 +85,13 @@ class GoldenRun:
         return self.steps[i - 1] if i > 0 else TurnSnapshot(self.initial, self.files)
 
     def changes(self, i: int) -> list[tuple[str, dict[str, Any]]]:
-        """``(env, diff entry)`` for what call ``i`` changed in the states."""
-        before = self.before(i).final
-        env = self.calls[i].env
-        return [(env, c) for c in diff(before[env], self.steps[i].final[env])]
+        """``(env, diff entry)`` for what call ``i`` changed in the states (a fresh list; the
+        entries are shared between callers, do not change them)."""
+        if i not in self._changes:
+            before = self.before(i).final
+            env = self.calls[i].env
+            self._changes[i] = [(env, c) for c in diff(before[env], self.steps[i].final[env])]
+        return list(self._changes[i])
 
     def touched_files(self, i: int) -> list[str]:
         """Workspace paths call ``i`` wrote, created or deleted."""
@@ -130,6 +137,8 @@ class LiveSessions:
         claw = any(p.kind == "claw" for p in self.packages.values())
         self.workdir = Path(tempfile.mkdtemp(prefix="envcraft-golden-", dir=SCRATCH)) if claw else None
         self.sessions: dict[str, Session] = {}
+        self._last: TurnSnapshot | None = None  # the previous snapshot, and who was called since
+        self._called: set[str] = set()
         self._open()
 
     def _open(self) -> None:
@@ -147,13 +156,30 @@ class LiveSessions:
         }
 
     def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        self._called.add(env)
         return self.sessions[env].call(tool, args)
 
     def states(self) -> dict[str, dict[str, Any]]:
         return {env: s.state() for env, s in self.sessions.items()}
 
     def snapshot(self) -> TurnSnapshot:
-        return TurnSnapshot(self.states(), self.snapshot_files())
+        """Every state and the workspace now. A tool environment not called since the previous
+        snapshot keeps its state (its dynamics apply at its next call), and without a call to a
+        Claw environment the workspace stays as it was: those parts are the previous snapshot's."""
+        last, called = self._last, self._called
+        claw = {env for env, p in self.packages.items() if p.kind == "claw"}
+        if last is None:
+            snapshot = TurnSnapshot(self.states(), self.snapshot_files())
+        else:
+            snapshot = TurnSnapshot(
+                {
+                    env: s.state() if env in called or env in claw else last.final[env]
+                    for env, s in self.sessions.items()
+                },
+                self.snapshot_files() if called & claw else last.files,
+            )
+        self._last, self._called = snapshot, set()
+        return snapshot
 
     def snapshot_files(self) -> dict[str, str]:
         return Workspace(self.workdir).snapshot() if self.workdir is not None else dict(self.files)

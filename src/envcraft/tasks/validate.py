@@ -24,7 +24,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envcraft.core.state import MISSING, diff, get_path
+import orjson
+
+from envcraft.core.state import MISSING, get_path
 from envcraft.tasks import verifier_runtime as vr
 from envcraft.tasks.adversarial import Adversary, Trial
 from envcraft.tasks.episode import resolve_packages
@@ -32,6 +34,7 @@ from envcraft.tasks.execute import execute, execute_reference, reference_turns, 
 from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError, Outcome, TurnSnapshot, noop_outcome, outcome_hash
+from envcraft.tasks.statediff import diff
 from envcraft.tasks.verifier_synth import file_format, record_path
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 
@@ -159,6 +162,7 @@ def validate(
     ]
     for ctx in contexts[1:]:  # every run starts from S0: send it once (the payload shares by identity)
         ctx["initial"], ctx["initial_files"] = contexts[0]["initial"], contexts[0]["initial_files"]
+    _share_equal_snapshots(contexts)
     scores = score_contexts(task.verifier.source, contexts)
     report.golden_score, report.noop_score = scores[0].score, scores[1].score
     if scores[0].error:
@@ -169,6 +173,29 @@ def validate(
     ]
     report.trials = [(t, s.score) for t, s in zip(trials, scores[2 + len(generated) :], strict=True)]
     return _record(task, report, record)
+
+
+def _share_equal_snapshots(contexts: list[Ctx]) -> None:
+    """Make equal states and workspaces in ``contexts`` one object, so the verifier payload
+    (which sends a container shared by identity once) carries each distinct snapshot once: most
+    runs end most environments, and most turns, exactly as the golden run does. Only the
+    contexts' own dicts are replaced; the outcomes they were built from stay as they are."""
+    known: dict[bytes, Any] = {}
+
+    def one(value: Any) -> Any:
+        try:
+            key = orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+        except (TypeError, orjson.JSONEncodeError):
+            return value
+        first = known.setdefault(key, value)
+        return first if first is value or first == value else value  # NaN and null write alike
+
+    def states(snapshot: dict[str, Any]) -> dict[str, Any]:
+        return {env: one(state) for env, state in snapshot.items()}
+
+    for ctx in contexts:
+        ctx["final"], ctx["files"] = states(ctx["final"]), one(ctx["files"])
+        ctx["turns"] = [{"final": states(t["final"]), "files": one(t["files"])} for t in ctx["turns"]]
 
 
 def _record(task: Task, report: ValidationReport, record: bool) -> ValidationReport:

@@ -32,12 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.package import load_package
-from envcraft.core.state import MISSING, diff, get_path
+from envcraft.core.state import MISSING, get_path
 from envcraft.tasks import verifier_runtime as vr
 from envcraft.tasks.execute import clock_run, shifted_runs, tail_runs
 from envcraft.tasks.model import Source, Verifier
 from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.phrasebook import Phrasebook, is_time, phrasebook
+from envcraft.tasks.statediff import diff
 from envcraft.tasks.verifier_source import render
 from envcraft.tasks.verify import build_context
 
