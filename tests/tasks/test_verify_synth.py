@@ -81,7 +81,14 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
     )
     assert [s.score for s in scores] == [1.0, 0.0]
     assert all(v == 1.0 for v in scores[0].components.values())
-    guards = {(c["kind"], c["path"]): c for c in task.verifier.checks if c["role"] == "guard"}
+    on_time = [c for c in task.verifier.checks if c["name"].endswith("(on time)")]
+    # turn 1's new ticket is still there at the end: checked at the end of turn 1 as a guard
+    assert [(c["role"], c["kind"], c["path"], c["turn"]) for c in on_time] == [
+        ("guard", "created_in", "/tickets", 0)
+    ]
+    guards = {
+        (c["kind"], c["path"]): c for c in task.verifier.checks if c["role"] == "guard" and c not in on_time
+    }
     # the distractor, the fields of the closed ticket the task did not ask to change, and no
     # ticket created beyond the one asked for
     # (every S0 ticket is named here, so no "other tickets" guard is left)
@@ -268,3 +275,47 @@ def test_a_golden_run_from_another_start_is_refused(packages: dict[str, str]) ->
     other["desk"]["tickets"]["T-000001"]["title"] = "Something else"
     with pytest.raises(ValueError, match="did not start from this S0"):
         synthesize_verifier(other, {}, golden, [])
+
+
+# -- found by an agent playing the tasks: answers that list every candidate, work done turns late --
+def test_a_report_that_lists_every_candidate_id_is_no_answer() -> None:
+    from envcraft.tasks import verifier_runtime as vr
+
+    spec = {"prefixes": ["rcp-"], "allowed": ["RCP-01", "RCP-03"]}
+    section = {"result": ["RCP-03"]}
+    assert vr.only_ids("## Result\nThe new recipe is RCP-03.\n", "markdown", section, spec)
+    assert vr.only_ids(
+        "## Result\nRCP-03, made next to RCP-01.\n## Notes\nsee RCP-02\n", "markdown", section, spec
+    )
+    assert not vr.only_ids("## Result\nRCP-01 RCP-02 RCP-03 RCP-761\n", "markdown", section, spec)
+    table = {"header": ["item", "value"], "rows": [["new_incident", "INC-2042"]], "exact": False}
+    incidents = {"prefixes": ["inc-"], "allowed": ["INC-2042"]}
+    assert vr.only_ids("item,value\nnew_incident,INC-2042\nowner,ana\n", "csv", table, incidents)
+    shotgun = "item,value\nnew_incident,INC-2041\nnew_incident,INC-2042\nnew_incident,INC-2043\n"
+    assert not vr.only_ids(shotgun, "csv", table, incidents)
+    assert not vr.only_ids("item,value\nnew_incident,INC-2042\nold,INC-2043\n", "csv", table, incidents)
+
+
+def test_work_asked_in_one_turn_and_done_in_the_last_is_not_paid_in_full() -> None:
+    """Every multi-turn task of a sample: the reference scores 1; the same calls all made in the
+    last turn score below 1 wherever a turn's work is still visible at the end (on-time guards)."""
+    from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+    from envcraft.tasks.verify import score_trajectory
+
+    library = load_library(["notes_desk", "infra_recovery"])
+    tasks = [
+        t
+        for env in ("notes_desk", "infra_recovery")
+        for t in synthesize_shard(library, env, 0, 6, SynthConfig(seed=5, p_cross=0.0)).tasks
+        if len(t.turns) > 1
+    ]
+    checked = 0
+    for task in tasks:
+        calls = [c.model_dump(include={"env", "tool", "args", "turn"}) for c in task.reference.calls]
+        by_turn = [[c for c in calls if c["turn"] == i] for i in range(len(task.turns))]
+        assert score_trajectory(task, by_turn).score == 1.0, task.id
+        if any(c["role"] == "guard" and c["name"].endswith("(on time)") for c in task.verifier.checks):
+            late = [[] for _ in task.turns[:-1]] + [calls]
+            assert score_trajectory(task, late).score <= 0.5, task.id
+            checked += 1
+    assert checked >= 1

@@ -54,8 +54,14 @@ def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     element by element when their lengths match, otherwise as a whole value, so an
     inserted element is one change rather than a cascade of shifted ones. Paths are JSON
     Pointers (RFC 6901): ``""`` is the whole value and ``"/"`` is the key ``""``.
+
+    Nearly all of two states is equal, so a container pair that native code finds strictly
+    equal (``==``, then the same JSON bytes: ``1`` against ``1.0`` or ``True`` is still a
+    change) is skipped without walking it.
     """
     if isinstance(before, dict) and isinstance(after, dict):
+        if _strictly_equal(before, after):
+            return []
         changes: list[dict[str, Any]] = []
         for key in sorted(set(before) | set(after), key=str):
             sub = f"{path}/{_escape(str(key))}"
@@ -67,6 +73,8 @@ def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
                 changes.extend(diff(before[key], after[key], sub))
         return changes
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        if _strictly_equal(before, after):
+            return []
         changes = []
         for i, (b, a) in enumerate(zip(before, after, strict=True)):
             changes.extend(diff(b, a, f"{path}/{i}"))
@@ -74,6 +82,23 @@ def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     if before == after and type(before) is type(after):
         return []
     return [{"op": "changed", "path": path, "before": before, "after": after}]
+
+
+# subclasses of str/int/dict/list (enums, tracked containers) raise instead of encoding as their
+# base type: the walk then compares them with the type checks below
+_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def _strictly_equal(before: dict[str, Any] | list[Any], after: dict[str, Any] | list[Any]) -> bool:
+    """Equal with the same types at every leaf (False also when unsure: the caller walks)."""
+    if before is after:
+        return True
+    if before != after:
+        return False
+    try:
+        return orjson.dumps(before, option=_STRICT) == orjson.dumps(after, option=_STRICT)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
 
 
 def get_path(value: Any, path: str) -> Any:

@@ -67,7 +67,9 @@ log = logging.getLogger("envcraft.state")
 
 SKIP = {SKIP_INVARIANTS: True}  # validation context: the tree runs the invariants itself
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "<unknown>"})()
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # exact types: an enum member is not plain
 SMALL_STATE = 32 * 1024  # bytes of canonical text below which a whole dump is the faster way
+WHOLE_TEXTS_FIRST = 3  # texts a session makes whole before it builds the per-node pieces
 CHECK_ENV = "ENVCRAFT_CHECK_STATE"  # "1": compare every step with the whole-state computation
 
 
@@ -294,6 +296,7 @@ class StateTree:
         self._hashes: dict[int, str] = {}
         self._text: tuple[int, bytes] | None = None
         self._size = 0  # of the last canonical text: which way to make the next (_whole_text)
+        self._texts = 0  # texts made whole so far (_whole_text)
         self._history: list[Journal] = []  # the journals that made versions _base+1 .. version
         self._base = 0
         self._unknown = 1  # no version below this one has an unknown hash
@@ -604,10 +607,12 @@ class StateTree:
 
         A small state is dumped whole (pydantic and orjson in native code beat building the
         per-node pieces: 0.06 ms against 1.3 ms for a 4 KiB state); from ``SMALL_STATE``
-        bytes on, the cached fragments make the next texts cost what changed.
+        bytes on, and once a session has asked for a few texts (a short-lived one never earns
+        the pieces back), the cached fragments make the next texts cost what changed.
         """
         text = None
-        if self._size >= SMALL_STATE:
+        self._texts += 1
+        if self._size >= SMALL_STATE and self._texts > WHOLE_TEXTS_FIRST:
             with contextlib.suppress(Slow):
                 text = fragment(root)
         if text is None:
@@ -701,6 +706,8 @@ class StateTree:
         """Make ``value`` part of this tree (tracked containers, parent links); returns it or its
         tracked replacement. ``annotation`` is the declared type where it sits (``None``: take
         the item type of ``parent``)."""
+        if type(value) in _PLAIN:
+            return value  # most of a state: nothing to track, nothing to link
         if annotation is None and parent is not None and not isinstance(parent, BaseModel):
             annotation = parent._ec_item
         tree = self.tree
@@ -717,7 +724,7 @@ class StateTree:
             track_fields(value)
             values = value.__dict__
             for name, info in type(value).__pydantic_fields__.items():
-                if name in values:
+                if name in values and type(values[name]) not in _PLAIN:
                     child = values[name]
                     adopted = self._adopt(child, value, name, info.annotation, fresh)
                     if adopted is not child:
@@ -741,14 +748,16 @@ class StateTree:
             reuse._ec_pieces = None
             reuse._ec_order = None
             for k, v in list(dict.items(reuse)):
-                dict.__setitem__(reuse, k, self._adopt(v, reuse, k, item, fresh))
+                if type(v) not in _PLAIN:
+                    dict.__setitem__(reuse, k, self._adopt(v, reuse, k, item, fresh))
             fresh.append(reuse)
             return reuse
         if isinstance(reuse, TrackedList):
             item = item_annotation(annotation, list)
             _init(reuse, tree, item, parent, key)
             for index, v in enumerate(list(reuse)):
-                list.__setitem__(reuse, index, self._adopt(v, reuse, None, item, fresh))
+                if type(v) not in _PLAIN:
+                    list.__setitem__(reuse, index, self._adopt(v, reuse, None, item, fresh))
             fresh.append(reuse)
             return reuse
         if isinstance(reuse, TrackedSet):
@@ -762,14 +771,16 @@ class StateTree:
             node._ec_pieces = None
             node._ec_order = None
             for k, v in value.items():
-                dict.__setitem__(node, k, self._adopt(v, node, k, item, fresh))
+                dict.__setitem__(node, k, v if type(v) in _PLAIN else self._adopt(v, node, k, item, fresh))
             fresh.append(node)
             return node
         if isinstance(value, list):
             item = item_annotation(annotation, list)
             listed = TrackedList()
             _init(listed, tree, item, parent, key)
-            list.extend(listed, [self._adopt(v, listed, None, item, fresh) for v in value])
+            list.extend(
+                listed, [v if type(v) in _PLAIN else self._adopt(v, listed, None, item, fresh) for v in value]
+            )
             fresh.append(listed)
             return listed
         if isinstance(value, set):

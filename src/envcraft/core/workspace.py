@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import secrets
+import stat
 from pathlib import Path, PurePosixPath
 
 from envcraft.core.errors import ErrorCategory, ToolFailure
@@ -65,15 +66,32 @@ class Workspace:
     def resolve(self, path: str) -> Path:
         """Map an agent-supplied relative path to a real path inside the workspace."""
         rel = self.normalize(path)
-        target = self.root.joinpath(*PurePosixPath(rel).parts) if rel != "." else self.root
-        real = Path(os.path.realpath(target))
-        if real != self.root and self.root not in real.parents:
-            raise ToolFailure(
-                ErrorCategory.PERMISSION_DENIED,
-                f"path '{path}' leaves the workspace (through a symbolic link); access denied",
-                path=path,
-            )
+        if rel == ".":
+            return self.root
+        target = self.root / rel
+        if self._linked(rel):  # only a symbolic link below the root can lead out of it
+            real = Path(os.path.realpath(target))
+            if real != self.root and self.root not in real.parents:
+                raise ToolFailure(
+                    ErrorCategory.PERMISSION_DENIED,
+                    f"path '{path}' leaves the workspace (through a symbolic link); access denied",
+                    path=path,
+                )
         return target
+
+    def _linked(self, rel: str) -> bool:
+        """Whether a component of ``rel`` (normalized, below the resolved root) is a symbolic
+        link; a component that does not exist ends the walk (nothing below it exists)."""
+        current = str(self.root)
+        for part in rel.split("/"):
+            current = f"{current}/{part}"
+            try:
+                mode = os.lstat(current).st_mode
+            except OSError:
+                return False
+            if stat.S_ISLNK(mode):
+                return True
+        return False
 
     @staticmethod
     def normalize(path: str) -> str:
@@ -195,24 +213,42 @@ class Workspace:
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self) -> dict[str, str]:
-        """Every committed file as text (non-UTF-8 files as ``<binary sha256:...>``)."""
-        files: dict[str, str] = {}
-        if not self.root.is_dir():
-            return files
-        for entry in sorted(self.root.rglob("*")):
-            if entry.is_symlink() or not entry.is_file():
-                continue
-            data = entry.read_bytes()
+        """Every committed file as text (non-UTF-8 files as ``<binary sha256:...>``), sorted by
+        path; symbolic links are not followed (a link is not a file of the workspace)."""
+        found: list[tuple[str, str]] = []
+        pending = [("", str(self.root))]
+        while pending:
+            prefix, directory = pending.pop()
             try:
-                files[entry.relative_to(self.root).as_posix()] = data.decode("utf-8")
+                entries = list(os.scandir(directory))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((rel + "/", entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((rel, entry.path))
+        files: dict[str, str] = {}
+        for rel, full in sorted(found, key=lambda item: item[0].split("/")):  # pathlib's order
+            with open(full, "rb") as handle:
+                data = handle.read()
+            try:
+                files[rel] = data.decode("utf-8")
             except UnicodeDecodeError:
-                files[entry.relative_to(self.root).as_posix()] = (
-                    f"<binary sha256:{hashlib.sha256(data).hexdigest()}>"
-                )
+                files[rel] = f"<binary sha256:{hashlib.sha256(data).hexdigest()}>"
         return files
 
     def populate(self, files: dict[str, str]) -> None:
-        """Write an initial set of files (used when a session is created)."""
+        """Write an initial set of files (used when a session is created): each path checked
+        as a tool's write is, written atomically, its parent directories made."""
         for rel, content in files.items():
-            self.write_text(rel, content)
-        self.commit()
+            path = self.normalize(rel)
+            if path == ".":
+                raise ToolFailure(ErrorCategory.INVALID_ARGUMENT, "cannot write to the workspace root")
+            target = self.resolve(path)
+            if target.is_dir():
+                raise ToolFailure(ErrorCategory.CONFLICT, f"'{rel}' is a directory", path=rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.resolve(path)  # the created parents must still be inside
+            atomic_write_bytes(target, content.encode("utf-8"))

@@ -46,14 +46,13 @@ from typing import Any, Literal
 
 from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage
-from envcraft.core.state import canonical_json
+from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.args import StateIndex, user_values, value_at
 from envcraft.tasks.effects import tool_effects
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.model import Source, Task
 from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.phrasebook import is_time, phrasebook
-from envcraft.tasks.statediff import diff
 
 Expect = Literal["below_1", "exactly_1"]
 WRONG: tuple[str, ...] = (

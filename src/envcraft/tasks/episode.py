@@ -133,6 +133,8 @@ class Episode:
         self._files_without_workspace = dict(files)
         self.initial = {env: s.state() for env, s in self.sessions.items()}
         self.initial_files = self.files()
+        # states and files change only through calls: (calls so far, the snapshot they left)
+        self._latest = (0, TurnSnapshot(self.initial, self.initial_files))
         self._exposed = exposed_tools(self.packages, self.profile)
 
     @classmethod
@@ -276,15 +278,13 @@ class Episode:
         """The run so far; turns not ended yet (or never reached) keep the current state."""
         snapshots = list(self.snapshots)
         total = max(len(self.user_turns), len(snapshots))
-        if len(snapshots) < total:
-            now = self._snapshot()
-            snapshots.extend(now for _ in range(total - len(snapshots)))
-        final = {env: s.state() for env, s in self.sessions.items()}
+        now = self._snapshot()
+        snapshots.extend(now for _ in range(total - len(snapshots)))
         return Outcome(
             initial=self.initial,
-            final=final,
+            final=now.final,
             initial_files=self.initial_files,
-            files=self.files(),
+            files=now.files,
             turns=snapshots,
             actions=list(self.actions),
             packages={env: str(p.root) for env, p in self.packages.items()},
@@ -300,7 +300,14 @@ class Episode:
         return {"task_id": task_id, "turns": turns}
 
     def _snapshot(self) -> TurnSnapshot:
-        return TurnSnapshot({env: s.state() for env, s in self.sessions.items()}, self.files())
+        """Every state and the workspace now; in memory, the last snapshot again when no call
+        came since (the objects are shared: an outcome's readers copy before they change
+        anything). Durable sessions are read again: another process may have called them."""
+        calls, latest = self._latest
+        if calls != len(self.actions) or self.directory is not None:
+            latest = TurnSnapshot({env: s.state() for env, s in self.sessions.items()}, self.files())
+            self._latest = (len(self.actions), latest)
+        return latest
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from envcraft.core.errors import ErrorCategory
 from envcraft.core.package import EnvPackage
 from envcraft.core.session import Session
+from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
 from envcraft.tasks.args import StateIndex, flatten, id_kind, value_at
 from envcraft.tasks.choose import Experience, Retry, derived_values, find_value, propose, scalars
@@ -42,7 +43,6 @@ from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.model import GoldenCall, Source
 from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
 from envcraft.tasks.phrasebook import humanize
-from envcraft.tasks.statediff import diff
 from envcraft.tasks.walk import Coverage, Step
 
 FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")

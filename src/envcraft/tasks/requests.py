@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.core.state import diff
 from envcraft.tasks.args import flatten
 from envcraft.tasks.golden import GoldenRun
 from envcraft.tasks.model import GoldenCall
 from envcraft.tasks.phrasebook import humanize, is_time, phrasebook
-from envcraft.tasks.statediff import diff
 from envcraft.tasks.verifier_runtime import norm_cell
 from envcraft.tasks.verifier_synth import FileRequest
 

@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any
 
 from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
-from envcraft.core.state import canonical_json
+from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.choose import Experience, scalars
 from envcraft.tasks.coherence import tidy, writes
 from envcraft.tasks.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
@@ -43,7 +43,6 @@ from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.outcome import outcome_hash
 from envcraft.tasks.phrasebook import phrasebook
 from envcraft.tasks.requests import request_file
-from envcraft.tasks.statediff import diff
 from envcraft.tasks.validate import validate
 from envcraft.tasks.verifier_synth import synthesize_verifier
 from envcraft.tasks.walk import Coverage, Step, sample_walk

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from envcraft.core.state import MISSING, get_path
+from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks import verifier_runtime as vr
 from envcraft.tasks.adversarial import Adversary, Trial
 from envcraft.tasks.episode import resolve_packages
@@ -34,7 +34,6 @@ from envcraft.tasks.execute import execute, execute_reference, reference_turns, 
 from envcraft.tasks.intents import find_leaks
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError, Outcome, TurnSnapshot, noop_outcome, outcome_hash
-from envcraft.tasks.statediff import diff
 from envcraft.tasks.verifier_synth import file_format, record_path
 from envcraft.tasks.verify import build_context, run_verifier, score_contexts
 

@@ -111,9 +111,11 @@ def matches(value: Any, pattern: Any) -> bool:
 
 def same(a: Any, b: Any) -> bool:
     """Identical JSON values (MISSING only equals MISSING)."""
-    if a is MISSING or b is MISSING:
+    if a is MISSING or b is MISSING or a is b:
         return a is b
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    if a != b:  # plain JSON (no NaN): unequal values never have equal texts
+        return False
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)  # 1 and 1.0, True and 1
 
 
 def without(value: Any, paths: list[str]) -> Any:
@@ -228,6 +230,35 @@ def content_matches(content: str, fmt: str, expected: Any) -> bool:
     return matches(parsed, expected)
 
 
+_TOKEN = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def only_ids(content: str, fmt: str, expected: Any, spec: dict[str, Any]) -> bool:
+    """No id shaped like the asked ones but other than ``spec["allowed"]`` in the answer (the
+    asked section, or the table), and in a table one row per asked item: a report that lists
+    every candidate, or several rows for one item, is no answer."""
+    try:
+        parsed = parse_file(content, fmt)
+    except ValueError:
+        return False
+    if fmt in ("csv", "tsv"):
+        named = [row[0] for row in parsed["rows"] if row]
+        if any(named.count(row[0]) != 1 for row in expected["rows"] if row and isinstance(row[0], str)):
+            return False
+        text = " ".join(cell for row in parsed["rows"] for cell in row)
+    elif fmt == "markdown":
+        text = " ".join(parsed.get(name, "") for name in expected)
+    else:
+        return True
+    allowed = {str(a).lower() for a in spec["allowed"]}
+    for token in _TOKEN.split(text.lower()):
+        for prefix in spec["prefixes"]:
+            rest = token[len(prefix) :] if token.startswith(prefix.lower()) else ""
+            if rest.isdigit() and token not in allowed:
+                return False
+    return True
+
+
 def snapshot(ctx: dict[str, Any], turn: int | None) -> tuple[dict[str, Any], dict[str, str]]:
     """(states, files) after a turn; turn None is the end of the run, -1 is S0."""
     if turn is None:
@@ -289,6 +320,9 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     if kind == "file":  # written with the expected content (and so changed from before)
         content = files.get(check["path"])
         if content is None or content == before_files.get(check["path"]):
+            return 0.0
+        spec = check.get("only_ids")
+        if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
             return 0.0
         return float(content_matches(content, check["format"], check["expected"]))
     if kind == "file_absent":

@@ -32,13 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.package import load_package
-from envcraft.core.state import MISSING, get_path
+from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks import verifier_runtime as vr
 from envcraft.tasks.execute import clock_run, shifted_runs, tail_runs
 from envcraft.tasks.model import Source, Verifier
 from envcraft.tasks.outcome import Outcome
 from envcraft.tasks.phrasebook import Phrasebook, is_time, phrasebook
-from envcraft.tasks.statediff import diff
 from envcraft.tasks.verifier_source import render
 from envcraft.tasks.verify import build_context
 
@@ -60,6 +59,18 @@ class FileRequest:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "format": self.format, "expected": self.expected}
+
+
+def _guard_on_time(check: dict[str, Any]) -> None:
+    check["role"] = "guard"
+    check["name"] += " (on time)"
+
+
+def _asked_values(request: FileRequest) -> list[str]:
+    """The values a table or a section request asks for, as the user would write them."""
+    if request.format == "csv":
+        return [str(row[1]) for row in request.expected["rows"] if len(row) > 1]
+    return [str(v) for texts in request.expected.values() for v in texts]
 
 
 def file_format(path: str, content: str) -> str:
@@ -241,8 +252,15 @@ class _Builder:
 
     # -- goals ------------------------------------------------------------------------------------
     def goals(self, turn: int | None) -> None:
-        """Changes to the records the chain names or creates (turn checks: only those a later
-        turn overwrites, so the end-of-run checks cannot see them)."""
+        """Changes to the records the chain names or creates.
+
+        Turn checks (``turn``: the window of one user turn but the last) are goals where a later
+        turn overwrites the change (the end of the run cannot see it); where the end still shows
+        it, the turn check is an on-time guard (a broken one halves the reward like any guard):
+        work asked for in one turn and done only turns later is not the job done (a judge's agent
+        did every turn's work in the last one and scored 1), yet it does not dilute the goals.
+        """
+        start = len(self.checks)
         before, after, _, _ = self._window(turn)
         prefix = "" if turn is None else f"turn {turn + 1}: "
         extra = {} if turn is None else {"turn": turn}
@@ -251,10 +269,6 @@ class _Builder:
             created: dict[str, list[str]] = {}
             for change in diff(before.get(env, {}), after[env]):
                 path = change["path"]
-                if turn is not None and vr.same(
-                    get_path(self.golden.final[env], path), get_path(after[env], path)
-                ):
-                    continue  # still visible at the end: the end-of-run check covers it
                 collection, key, rest = _split(path)
                 if collection is None or collection not in book.collections:
                     self._top_level(env, change, prefix, extra, turn)  # not a record: the value itself
@@ -279,6 +293,26 @@ class _Builder:
                 self._value_goal(env, path, change, prefix, extra, turn)
             for collection, keys in created.items():
                 self._created(env, collection, keys, before[env], after[env], prefix, extra, turn)
+        if turn is not None:
+            self._on_time(self.checks[start:], before, after)
+
+    def _on_time(
+        self, checks: list[dict[str, Any]], before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> None:
+        """Turn checks whose subject the end of the run still shows become on-time guards."""
+        for check in checks:
+            env, path = check.get("env"), check.get("path")
+            if env is None or path is None:
+                continue
+            now, then = get_path(self.golden.final[env], path), get_path(after[env], path)
+            if check["kind"] == "created_in" and isinstance(now, dict) and isinstance(then, dict):
+                old = get_path(before.get(env, {}), path)
+                made = [k for k in then if not isinstance(old, dict) or k not in old]
+                visible = all(k in now and vr.same(then[k], now[k]) for k in made)
+            else:
+                visible = vr.same(now, then)
+            if visible:
+                _guard_on_time(check)
 
     def _top_level(
         self, env: str, change: dict[str, Any], prefix: str, extra: dict[str, Any], turn: int | None
@@ -413,7 +447,7 @@ class _Builder:
             extra = {} if turn is None else {"turn": turn}
             for path in sorted(set(before) | set(after)):
                 old, new = before.get(path), after.get(path)
-                if old == new or (turn is not None and self.golden.files.get(path) == new):
+                if old == new:
                     continue
                 if path in asked and turn is None:
                     request = asked[path]
@@ -426,10 +460,13 @@ class _Builder:
                         path=path,
                         format=request.format,
                         expected=request.expected,
+                        **self._only_ids(request),
                     )
                     continue
                 if new is None:
                     self._add(f"{prefix}file {path} deleted", "goal", kind="file_absent", path=path, **extra)
+                    if turn is not None and path not in self.golden.files:
+                        _guard_on_time(self.checks[-1])
                     continue
                 fmt, expected = self._file_expectation(path, new, turn)
                 if fmt == "lines" and not expected:
@@ -444,6 +481,27 @@ class _Builder:
                     expected=expected,
                     **extra,
                 )
+                if turn is not None and self.golden.files.get(path) == new:
+                    _guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
+
+    def _only_ids(self, request: FileRequest) -> dict[str, Any]:
+        """For a table or a section that gives record ids: no other id of their shape but those of
+        the records the run touched (the judge's shotgun: "RCP-01 RCP-02 RCP-03" scored 1)."""
+        if request.format not in ("csv", "markdown"):
+            return {}
+        asked = [v for v in _asked_values(request) if _ID_LIKE.match(v)]
+        prefixes = sorted({v.rstrip("0123456789").lower() for v in asked})  # "RCP-03" -> "rcp-"
+        if not prefixes:
+            return {}
+        touched = {
+            key
+            for env, final in self.golden.final.items()
+            for collection, records in final.items()
+            if isinstance(records, dict)
+            for key, record in records.items()
+            if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
+        }
+        return {"only_ids": {"prefixes": prefixes, "allowed": sorted({*asked, *touched})}}
 
     def _file_expectation(self, path: str, content: str, turn: int | None) -> tuple[str, Any]:
         fmt = file_format(path, content)

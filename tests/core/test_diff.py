@@ -1,4 +1,5 @@
-"""The data engine's fast diff gives exactly the core diff, including its type-strictness."""
+"""The diff's shortcut over strictly equal subtrees gives exactly what walking every leaf gives,
+including its type-strictness (1 against 1.0 or True is a change)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,29 @@ import copy
 import random
 from typing import Any
 
-from envcraft.core.state import diff as core_diff
-from envcraft.tasks.statediff import diff
+from envcraft.core.state import _escape, diff
+
+
+def core_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """The reference: the diff walking every leaf (what ``diff`` was before its shortcut)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        changes: list[dict[str, Any]] = []
+        for key in sorted(set(before) | set(after), key=str):
+            sub = f"{path}/{_escape(str(key))}"
+            if key not in after:
+                changes.append({"op": "removed", "path": sub, "before": before[key], "after": None})
+            elif key not in before:
+                changes.append({"op": "added", "path": sub, "before": None, "after": after[key]})
+            else:
+                changes.extend(core_diff(before[key], after[key], sub))
+        return changes
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        pairs = enumerate(zip(before, after, strict=True))
+        return [change for i, (b, a) in pairs for change in core_diff(b, a, f"{path}/{i}")]
+    if before == after and type(before) is type(after):
+        return []
+    return [{"op": "changed", "path": path, "before": before, "after": after}]
+
 
 LEAVES: list[Any] = [0, 1, 1.0, True, False, None, "", "a", "1", 2.5, 10**30]
 
