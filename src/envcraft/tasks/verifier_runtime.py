@@ -110,12 +110,24 @@ def matches(value: Any, pattern: Any) -> bool:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Identical JSON values (MISSING only equals MISSING)."""
+    """Identical JSON values (MISSING only equals MISSING): equal, and of one type at every leaf
+    (``1`` is not ``1.0`` nor ``True``; ``0.0`` is not ``-0.0``), as their JSON texts would say."""
     if a is MISSING or b is MISSING or a is b:
         return a is b
-    if a != b:  # plain JSON (no NaN): unequal values never have equal texts
+    return a == b and _same_types(a, b)
+
+
+def _same_types(a: Any, b: Any) -> bool:
+    """For two equal values: the same type at every leaf (and the same sign of every float)."""
+    if type(a) is not type(b):
         return False
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)  # 1 and 1.0, True and 1
+    if isinstance(a, dict):
+        return all(_same_types(value, b[key]) for key, value in a.items())
+    if isinstance(a, list):
+        return all(_same_types(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return math.copysign(1.0, a) == math.copysign(1.0, b)
+    return True
 
 
 def without(value: Any, paths: list[str]) -> Any:
