@@ -240,15 +240,7 @@ class Workspace:
         return files
 
     def populate(self, files: dict[str, str]) -> None:
-        """Write an initial set of files (used when a session is created): each path checked
-        as a tool's write is, written atomically, its parent directories made."""
+        """Write an initial set of files (used when a session is created)."""
         for rel, content in files.items():
-            path = self.normalize(rel)
-            if path == ".":
-                raise ToolFailure(ErrorCategory.INVALID_ARGUMENT, "cannot write to the workspace root")
-            target = self.resolve(path)
-            if target.is_dir():
-                raise ToolFailure(ErrorCategory.CONFLICT, f"'{rel}' is a directory", path=rel)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self.resolve(path)  # the created parents must still be inside
-            atomic_write_bytes(target, content.encode("utf-8"))
+            self.write_text(rel, content)
+        self.commit()

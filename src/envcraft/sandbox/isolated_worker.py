@@ -67,7 +67,7 @@ def main() -> None:
         job: dict[str, Any] = {}
         try:
             job = json.loads(header)
-            reply = child.run(job, payload.rstrip(b"\n"), _compiled(job.get("source")))
+            reply = child.run(job, header, payload.rstrip(b"\n"), _compiled(job.get("source")))
         except (ValueError, AttributeError, TypeError) as exc:
             reply = {"ok": False, "error": f"bad job: {exc}", "timed_out": False}
         reply["id"] = job.get("id") if isinstance(job, dict) else None
@@ -131,10 +131,10 @@ class _Child:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first
         return cls(pid, job_write, reply_read)
 
-    def run(self, job: dict[str, Any], payload: bytes, code: bytes) -> dict[str, Any]:
-        """Hand the job over and wait for its reply (or its death, or the deadline)."""
+    def run(self, job: dict[str, Any], header: bytes, payload: bytes, code: bytes) -> dict[str, Any]:
+        """Hand the job over (``header``: the job's line as it came, parsed into ``job``) and wait
+        for its reply (or its death, or the deadline)."""
         timeout = float(job.get("timeout", 10.0))
-        header = json.dumps({k: job.get(k) for k in ("source", "func", "timeout")}).encode("utf-8")
         deadline = time.monotonic() + timeout
         try:
             os.write(self.jobs, _FRAME.pack(len(header), len(payload)))
@@ -207,7 +207,7 @@ def _child(jobs: int, out: int, protocol_fds: tuple[int, int], devnull: int) -> 
         payload = _read_exactly(jobs, payload_size)
         code = _read_all(jobs)
         os.close(jobs)
-        cpu = math.ceil(float(job["timeout"])) + 1
+        cpu = math.ceil(float(job.get("timeout", 10.0))) + 1  # the parent's default too
         hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
         if hard != resource.RLIM_INFINITY:
             cpu = min(cpu, hard)  # a job may not outlast the worker's own CPU limit
