@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from envcraft.core.environment import Environment, Initial
 from envcraft.core.errors import (
     INTERNAL_ERROR_MESSAGE,
@@ -390,7 +392,11 @@ class Session:
     def state(self) -> dict[str, Any]:
         """The committed state as plain JSON data."""
         self._current()
-        data: dict[str, Any] = json.loads(self._tree.canonical())
+        text = self._tree.canonical()
+        try:
+            data: dict[str, Any] = orjson.loads(text)
+        except orjson.JSONDecodeError:  # integers beyond 64 bits: the slower parser reads them
+            data = json.loads(text)
         return data
 
     def state_hash(self) -> str:
@@ -437,6 +443,33 @@ class Session:
         atomic_write_bytes(root / STATE_FILE, text)
         atomic_write_bytes(root / META_FILE, meta_bytes)
         return root
+
+    # -- reuse ---------------------------------------------------------------------------
+    def mark(self) -> None:
+        """Remember the state now (an in-memory session between calls) for :meth:`rewind`;
+        its canonical text too, so a rewound session serves :meth:`state` without a dump."""
+        if isinstance(self._store, MemoryStore) and isinstance(self._tree, StateTree):
+            self._tree.canonical()
+            self._tree.mark()
+
+    def rewind(self) -> bool:
+        """Make this in-memory session what it was at :meth:`mark`, in O(what changed since):
+        the calls undone, the log empty, the next action index 0. The workspace is not the
+        session's to restore (it may be shared). False, changing nothing, when the session
+        cannot go back (durable, never marked, or a change was checked as a whole state)."""
+        if not isinstance(self._store, MemoryStore) or not isinstance(self._tree, StateTree):
+            return False
+        if not self._tree.rewind():
+            return False
+        self._store = MemoryStore()
+        self._versions = []
+        self.env.action_index = 0
+        return True
+
+    def bind_workspace(self, root: Path) -> None:
+        """Act on the Claw workspace at ``root`` from now on (a rewound session's next task)."""
+        if self.package.kind == "claw":
+            self._workspace = self.env._workspace = Workspace(root)
 
     def close(self) -> None:
         if self._owned_tmp is not None:

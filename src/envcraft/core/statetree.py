@@ -254,6 +254,15 @@ class _Deps:
         self.reads: dict[tuple[int, str, Any], set[tuple[str, Any]]] = {}
         self.readers: dict[tuple[int, str], dict[Any, set[tuple[str, Any]]]] = {}
 
+    def copy(self) -> _Deps:
+        """An independent copy (``apply`` changes the sets in place)."""
+        copied = _Deps()
+        copied.reads = {key: set(checks) for key, checks in self.reads.items()}
+        copied.readers = {
+            key: {read: set(checks) for read, checks in table.items()} for key, table in self.readers.items()
+        }
+        return copied
+
     def readers_of(self, owner: int, name: str, keys: Any) -> set[tuple[str, Any]]:
         table = self.readers.get((owner, name))
         if not table:
@@ -284,6 +293,17 @@ class _Pending:
     rebuild: bool  # the dependencies were recomputed from scratch
 
 
+@dataclass
+class _Mark:
+    """What :meth:`StateTree.rewind` restores besides the values the journals give back."""
+
+    version: int
+    text: tuple[int, bytes] | None
+    hashes: dict[int, str]
+    owners: dict[int, Any]
+    deps: _Deps
+
+
 class StateTree:
     """The bound state of one session (see the module docstring)."""
 
@@ -304,6 +324,7 @@ class StateTree:
         self._owners: dict[int, Any] = {}  # id -> model with @invariant checks
         self._pending: _Pending | None = None
         self._force_full = False
+        self._mark: _Mark | None = None  # the version rewind() goes back to
         self.check = os.environ.get(CHECK_ENV) == "1"
 
     @property
@@ -329,6 +350,7 @@ class StateTree:
     def _install(self, model: BaseModel, text: bytes | None, digest: str | None) -> None:
         self.holder._state_root = model
         self._owners.clear()
+        self._mark = None
         self._adopt(model, None, None, self.state_class, [])
         deps = _Deps()
         for owner in list(self._owners.values()):
@@ -345,6 +367,45 @@ class StateTree:
             self._text = (self.version, text)
             self._hashes[self.version] = digest or hashlib.sha256(text).hexdigest()
 
+    # -- going back -------------------------------------------------------------------------
+    def mark(self) -> None:
+        """Remember the current version as the one :meth:`rewind` returns to (between calls).
+
+        The journals since are then kept (they are the way back); a load, an edit outside
+        any call or a change checked as a whole state forgets the mark.
+        """
+        assert self.tree.journal is None and self._pending is None, "mark() during a call"
+        self._sync_outside()
+        if self._force_full:  # the next call checks the whole state: it would forget the mark
+            self._mark = None
+            return
+        self._mark = _Mark(
+            self.version,
+            self._text,
+            {v: h for v, h in self._hashes.items() if v <= self.version},
+            dict(self._owners),
+            self._deps.copy(),
+        )
+
+    def rewind(self) -> bool:
+        """Undo every call since :meth:`mark`: the state is the marked one again, its objects
+        included, in O(what the calls changed). False (nothing done) when there is no mark
+        or the way back is gone; reload the state then."""
+        mark = self._mark
+        if mark is None or self.tree.journal is not None or self._pending is not None or self.tree.outside:
+            return False
+        for journal in reversed(self._history[mark.version - self._base :]):
+            self._undo(journal)
+        del self._history[mark.version - self._base :]
+        self.version = mark.version
+        self._unknown = self._base
+        self._text = mark.text
+        self._hashes = dict(mark.hashes)
+        self._owners = dict(mark.owners)
+        self._deps = mark.deps.copy()
+        self._force_full = False
+        return True
+
     # -- one call --------------------------------------------------------------------------
     def begin(self) -> None:
         self._sync_outside()
@@ -360,6 +421,8 @@ class StateTree:
         full = self._force_full or journal.root is not None
         if not journal and not full:
             return False
+        if full:
+            self._mark = None  # the whole-state path rebuilds the bookkeeping: no way back by journals
         try:
             pending = self._finish_full(journal) if full else self._finish_incremental(journal)
         except (ValidationError, ValueError, TypeError, AssertionError, Slow) as exc:
@@ -664,6 +727,7 @@ class StateTree:
         self.version += 1
         self._text = None
         self._history.clear()
+        self._mark = None
         self._base = self._unknown = self.version
 
     def digest_of(self, version: int) -> str:
@@ -696,6 +760,8 @@ class StateTree:
         low = max(self._unknown, self._base)
         while low < self.version and low in self._hashes:
             low += 1
+        if self._mark is not None:
+            low = min(low, self._mark.version)  # rewind() undoes the journals since the mark
         self._unknown = low
         if low > self._base:  # the hashes stay: log entries name their versions
             del self._history[: low - self._base]

@@ -55,6 +55,7 @@ from envcraft.sandbox.profiles import CANONICAL_PROFILE, Profile, get_profile
 from envcraft.sandbox.profiles.bound import SessionCanonical
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import Action, ExecutionError, Outcome, TurnSnapshot
+from envcraft.tasks.pool import default_pool
 
 # Episodes are short-lived and touch many small files: a memory-backed scratch directory when
 # there is one (several times faster than a disk-backed /tmp), else the default.
@@ -172,9 +173,8 @@ class Episode:
             shared = workdir if package.kind == "claw" else None
             state = dict(initial_state[env])
             try:
-                if self.directory is None:
-                    # files={}: the shared workspace is already populated
-                    sessions[env] = Session.memory(package, state=state, files={}, workspace_dir=shared)
+                if self.directory is None:  # the shared workspace is already populated
+                    sessions[env] = default_pool.open(package, state, shared)
                 else:
                     root = self.directory / SESSIONS_DIR / env
                     sessions[env] = Session.create(package, root, state=state, files={}, workspace_dir=shared)
@@ -313,7 +313,11 @@ class Episode:
     def close(self) -> None:
         """Release the sessions and the temporary workspace (a durable directory is kept)."""
         for session in getattr(self, "sessions", {}).values():
-            session.close()
+            if self.directory is None:
+                default_pool.release(session)  # rewound for the next play of this S0
+            else:
+                session.close()
+        self.sessions = {}
         if self._owned is not None:
             shutil.rmtree(self._owned, ignore_errors=True)
             self._owned = None

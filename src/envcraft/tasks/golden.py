@@ -43,6 +43,7 @@ from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.model import GoldenCall, Source
 from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
 from envcraft.tasks.phrasebook import humanize
+from envcraft.tasks.pool import default_pool
 from envcraft.tasks.walk import Coverage, Step
 
 FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")
@@ -145,15 +146,11 @@ class LiveSessions:
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir.mkdir(parents=True)
-        self.sessions = {
-            env: Session.memory(
-                package,
-                state=self.initial[env],
-                files=self.files,
-                workspace_dir=self.workdir if package.kind == "claw" else None,
-            )
-            for env, package in self.packages.items()
-        }
+            Workspace(self.workdir).populate(self.files)
+        self.sessions = {}
+        for env, package in self.packages.items():
+            workdir = self.workdir if package.kind == "claw" else None
+            self.sessions[env] = default_pool.open(package, self.initial[env], workdir)
 
     def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         self._called.add(env)
@@ -185,6 +182,9 @@ class LiveSessions:
         return Workspace(self.workdir).snapshot() if self.workdir is not None else dict(self.files)
 
     def close(self) -> None:
+        for session in self.sessions.values():
+            default_pool.release(session)
+        self.sessions = {}
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
