@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from envcraft.core.session import Session
-from envcraft.tasks.episode import Episode
+from envcraft.core.workspace import Workspace
+from envcraft.tasks.episode import Episode, populate
 from envcraft.tasks.execute import reference_turns
 from envcraft.tasks.outcome import ExecutionError
 from envcraft.tasks.verify import run_verifier, score_trajectory
@@ -121,3 +122,20 @@ def test_an_initial_state_that_does_not_validate_is_an_execution_error() -> None
     task.initial_state["counter"] = {"counters": "not a mapping"}
     with pytest.raises(ExecutionError, match="does not validate"):
         Episode.open(task)
+
+
+def test_populate_confines_paths_and_does_not_follow_links_of_a_directory_in_use(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    populate(fresh, {"a/b/c.txt": "deep", "a/d.txt": "near", "top.md": "# top\n"})
+    assert Workspace(fresh).snapshot() == {"a/b/c.txt": "deep", "a/d.txt": "near", "top.md": "# top\n"}
+    for bad in ("../escape.txt", "/etc/passwd", "a/../../x", ".", "~/x"):
+        with pytest.raises(ExecutionError, match="workspace file"):
+            populate(tmp_path / "bad", {bad: "x"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "link").symlink_to(outside)
+    with pytest.raises(ExecutionError, match="leaves the workspace"):
+        populate(used, {"link/planted.txt": "x"})
+    assert not (outside / "planted.txt").exists()

@@ -346,16 +346,31 @@ def resolve_packages(task: Task, packages: Mapping[str, EnvPackage] | None = Non
 
 
 def populate(root: Path, files: Mapping[str, str]) -> None:
-    """Write S0's files into a fresh directory (paths confined like any workspace path)."""
+    """Write S0's files into a directory (paths confined like any workspace path).
+
+    Into an empty directory (a play's own) the files are written straight away: every path is
+    normalized (no ``..``, nothing absolute) and every component below the root is made here,
+    so none can be a symbolic link; a directory that already holds something is written through
+    :meth:`Workspace.resolve`, which refuses links that lead out.
+    """
     root.mkdir(parents=True, exist_ok=True)
-    workspace = Workspace(root)
+    with os.scandir(root) as entries:
+        workspace = Workspace(root) if next(entries, None) is not None else None
+    made: set[str] = set()
     for rel, content in files.items():
         try:
-            target = workspace.resolve(workspace.normalize(rel))
+            path = Workspace.normalize(rel)
+            if path == ".":
+                raise ToolFailure(ErrorCategory.INVALID_ARGUMENT, "is the workspace root")
+            target = str(workspace.resolve(path)) if workspace is not None else os.path.join(root, path)
         except ToolFailure as failure:
             raise ExecutionError(f"workspace file {rel!r}: {failure.message}") from None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(content)
 
 
 def place_skills(root: Path, packages: Iterable[EnvPackage], profile: Profile) -> list[Skill]:

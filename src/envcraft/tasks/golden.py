@@ -38,7 +38,7 @@ from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
 from envcraft.tasks.args import StateIndex, flatten, id_kind, value_at
 from envcraft.tasks.choose import Experience, Retry, derived_values, find_value, propose, scalars
-from envcraft.tasks.episode import SCRATCH
+from envcraft.tasks.episode import SCRATCH, populate
 from envcraft.tasks.graph import ToolGraph, ToolNode
 from envcraft.tasks.model import GoldenCall, Source
 from envcraft.tasks.outcome import Action, Outcome, TurnSnapshot
@@ -145,8 +145,7 @@ class LiveSessions:
     def _open(self) -> None:
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir.mkdir(parents=True)
-            Workspace(self.workdir).populate(self.files)
+            populate(self.workdir, self.files)
         self.sessions = {}
         for env, package in self.packages.items():
             workdir = self.workdir if package.kind == "claw" else None

@@ -118,16 +118,86 @@ def same(a: Any, b: Any) -> bool:
 
 
 def _same_types(a: Any, b: Any) -> bool:
-    """For two equal values: the same type at every leaf (and the same sign of every float)."""
+    """For two equal values: the same type at every leaf (and the same sign of every float).
+    Leaves are checked in the loops (most of a state is strings): one call per container."""
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return all(_same_types(value, b[key]) for key, value in a.items())
-    if isinstance(a, list):
-        return all(_same_types(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        return math.copysign(1.0, a) == math.copysign(1.0, b)
+        pairs: Any = ((value, b[key]) for key, value in a.items())
+    elif isinstance(a, list):
+        pairs = zip(a, b, strict=True)
+    else:
+        return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)
+    for x, y in pairs:
+        kind = type(x)
+        if kind is not type(y):
+            return False
+        if kind is float:
+            if math.copysign(1.0, x) != math.copysign(1.0, y):
+                return False
+        elif isinstance(x, (dict, list, float)) and not _same_types(x, y):
+            return False
     return True
+
+
+_REMOVED = object()  # a path's end in a trie of removed paths (same_without)
+
+
+def same_without(a: Any, b: Any, paths: list[str]) -> bool:
+    """``same(without(a, paths), without(b, paths))``, without copying either value."""
+    trie = _removal_trie(paths) if paths and a is not MISSING and b is not MISSING else None
+    if trie is None:
+        return same(without(a, paths), without(b, paths))
+    return _same_except(a, b, trie)
+
+
+def _removal_trie(paths: list[str]) -> dict[str, Any] | None:
+    """The paths as nested dicts ending in ``_REMOVED``; None for a path ``without`` reads in
+    a way a trie cannot say (no leading slash, digits that are not a plain list index)."""
+    trie: dict[str, Any] = {}
+    for path in paths:
+        parent, _, last = path.rpartition("/")
+        if parent and not parent.startswith("/"):
+            return None
+        parts = [*(parent[1:].split("/") if parent else []), last]
+        keys = [p.replace("~1", "/").replace("~0", "~") for p in parts]
+        if any(k.isdigit() and not (k.isascii() and (k == "0" or not k.startswith("0"))) for k in keys):
+            return None
+        node = trie
+        for key in keys[:-1]:
+            child = node.setdefault(key, {})
+            if child is _REMOVED:
+                break  # a path above is removed already: nothing left to remove below it
+            node = child
+        else:
+            node[keys[-1]] = _REMOVED
+    return trie
+
+
+def _same_except(a: Any, b: Any, trie: dict[str, Any]) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        for key, value in a.items():
+            sub = trie.get(key) if isinstance(key, str) else None
+            if sub is _REMOVED:
+                continue
+            if key not in b or not (_same_except(value, b[key], sub) if sub else same(value, b[key])):
+                return False
+        return all(key in a or (isinstance(key, str) and trie.get(key) is _REMOVED) for key in b)
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return False
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            sub = trie.get(str(index))
+            if sub is _REMOVED:
+                continue  # blanked on both sides
+            if not (_same_except(x, y, sub) if sub else same(x, y)):
+                return False
+        return True
+    return same(a, b)
 
 
 def without(value: Any, paths: list[str]) -> Any:
@@ -288,8 +358,7 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "absent":  # deleted
         return float(after is MISSING and before is not MISSING)
     if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
-        ignore = check.get("ignore", [])
-        return float(same(without(after, ignore), without(before, ignore)))
+        return float(same_without(after, before, check.get("ignore", [])))
     if kind == "others_unchanged":  # every other member of a collection left as it was
         ignore = check.get("ignore", [])
         by_key = check.get("ignore_by_key", {})
@@ -297,13 +366,7 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         if not keep:
             return 1.0
         now = after if isinstance(after, dict) else {}
-        kept = [
-            k in now
-            and same(
-                without(now[k], ignore + by_key.get(k, [])), without(before[k], ignore + by_key.get(k, []))
-            )
-            for k in keep
-        ]
+        kept = [k in now and same_without(now[k], before[k], ignore + by_key.get(k, [])) for k in keep]
         return sum(kept) / len(kept)
     if kind == "no_extra":  # at most `count` members that were not there before
         now = after if isinstance(after, dict) else {}
