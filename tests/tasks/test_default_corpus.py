@@ -46,7 +46,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Task], dict[s
 
 def banned_words(task: Task) -> list[tuple[str, re.Pattern[str]]]:
     """What a user turn must never contain for this task's environments."""
-    found: list[tuple[str, re.Pattern[str]]] = []
+    found: list[tuple[str, re.Pattern[str]]] = [
+        ("a sentence that starts with punctuation", re.compile(r"(^|[.!?]\s+)[,;:]")),
+    ]
     for env in task.envs:
         package = load_package(env)
         title = package.manifest.title

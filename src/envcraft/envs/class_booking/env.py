@@ -317,7 +317,7 @@ class ClassBooking(Environment):
             "now": iso(self.now()),
         }
 
-    @tool(goal="[the member is {name}][, email {email}]", read_only=True, produces=["member_id"])
+    @tool(goal="the member[ is {name}][, reachable at {email}]", read_only=True, produces=["member_id"])
     def find_members(self, name: str = "", email: str = "") -> dict[str, Any]:
         """Find members by name words or exact email.
 

@@ -399,7 +399,7 @@ class ItineraryRebooking(Environment):
 
     # -- reads -----------------------------------------------------------------------------------
     @tool(
-        goal="[the traveler is {traveler_name}][, email {email}][, booked on flight {flight_id}]",
+        goal="the traveler[ is {traveler_name}][, reachable at {email}][, booked on flight {flight_id}]",
         read_only=True,
         produces=["itinerary_id", "traveler_id"],
     )

@@ -231,7 +231,7 @@ class RideshareDispatch(Environment):
 
     # -- reads ---------------------------------------------------------------------------
     @tool(
-        goal="[the request is from the {zone} zone][, rider {rider_name}]",
+        goal="the request[ is from the {zone} zone][, for rider {rider_name}]",
         read_only=True,
         produces=["request_id", "rider_id"],
     )
