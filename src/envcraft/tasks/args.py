@@ -161,6 +161,19 @@ def schema_path(path: str) -> str:
     return ".".join(out)
 
 
+def _field_of(path: str) -> str:
+    """The field a leaf at ``path`` is filed under: its last key, or for list items the key of
+    the list (``legs.3`` -> ``legs``), ``*`` for data keys; what
+    ``schema_path(path).replace("[]", "")`` ends with, without building it."""
+    parts = path.split(".")
+    last = len(parts) - 1
+    if not parts[last].isdigit():
+        return parts[last]
+    while last > 0 and parts[last].isdigit():
+        last -= 1
+    return parts[last] if _FIELD_NAME.fullmatch(parts[last]) else "*"
+
+
 def read_path(value: Any, path: str) -> Any:
     """Follow a dotted path (as :func:`flatten` writes it); ``KeyError`` when absent."""
     node = value
@@ -198,6 +211,16 @@ class StateIndex:
         for name, value in state.items():
             if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
                 index.collections[name] = sorted(str(k) for k in value)
+        leaves: list[tuple[str, Any]] = []  # flatten(state), each record's leaves kept apart too
+        of_record: dict[tuple[str, str], list[tuple[str, Any]]] = {}
+        for name, value in state.items():
+            if name in index.collections:
+                for entity, record in value.items():
+                    start = len(leaves)
+                    _flatten_into(record, f"{name}.{entity}", leaves)
+                    of_record[(name, str(entity))] = leaves[start:]
+            else:
+                _flatten_into(value, str(name), leaves)
         for name, ids in index.collections.items():
             for entity in ids:
                 owner = f"{name}/{entity}"
@@ -206,15 +229,13 @@ class StateIndex:
                     {k: v for k, v in state[name][entity].items() if isinstance(v, str | int | float | bool)},
                 )
                 index.owners.setdefault(entity, set()).add(owner)
-                for _, leaf in flatten(state[name][entity]):
+                for _, leaf in of_record[(name, entity)]:
                     index.owners.setdefault(leaf, set()).add(owner)
                 for key in _nested_keys(state[name][entity]):
                     index.owners.setdefault(key, set()).add(owner)
         seen: dict[str, set[Any]] = {}  # each bucket's values, for membership in O(1) (same == as a list)
-        for path, leaf in flatten(state):
-            key = path.rsplit(".", 1)[-1]
-            if key.isdigit():
-                key = schema_path(path).replace("[]", "").rsplit(".", 1)[-1]
+        for path, leaf in leaves:
+            key = _field_of(path)
             bucket = index.by_key.setdefault(key, [])
             members = seen.setdefault(key, set())
             if leaf not in members:

@@ -24,6 +24,7 @@ holds the first and none of the second (flags and labels: other members may come
 """
 
 import csv
+import functools
 import io
 import json
 import math
@@ -145,15 +146,17 @@ _REMOVED = object()  # a path's end in a trie of removed paths (same_without)
 
 def same_without(a: Any, b: Any, paths: list[str]) -> bool:
     """``same(without(a, paths), without(b, paths))``, without copying either value."""
-    trie = _removal_trie(paths) if paths and a is not MISSING and b is not MISSING else None
+    trie = _removal_trie(tuple(paths)) if paths and a is not MISSING and b is not MISSING else None
     if trie is None:
         return same(without(a, paths), without(b, paths))
     return _same_except(a, b, trie)
 
 
-def _removal_trie(paths: list[str]) -> dict[str, Any] | None:
-    """The paths as nested dicts ending in ``_REMOVED``; None for a path ``without`` reads in
-    a way a trie cannot say (no leading slash, digits that are not a plain list index)."""
+@functools.lru_cache(maxsize=1024)
+def _removal_trie(paths: tuple[str, ...]) -> dict[str, Any] | None:
+    """The paths as nested dicts ending in ``_REMOVED`` (shared: never changed once made); None
+    for a path ``without`` reads in a way a trie cannot say (no leading slash, digits that are
+    not a plain list index). A guard lists the same paths for every record it covers."""
     trie: dict[str, Any] = {}
     for path in paths:
         parent, _, last = path.rpartition("/")
