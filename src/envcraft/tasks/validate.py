@@ -541,8 +541,8 @@ def _altered(value: Any) -> Any:
         return value + 1
     if isinstance(value, float):
         return value + 1.5
-    if isinstance(value, str):
-        return value + "_altered" if value else "altered"
+    if isinstance(value, str):  # other words, not the same words with more around them
+        return "altered" if value != "altered" else "changed"
     if isinstance(value, list):
         return [*value, "altered"]
     if isinstance(value, dict):

@@ -17,7 +17,8 @@ learner barely sees).
 
 Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any value of a kind
 ("str", "number", ...); ``{"$one_of": [patterns]}`` any of them; ``{"$text": text}`` a string
-equal up to case, spacing and trailing punctuation; ``{"$contains": [texts]}`` a string
+equal up to case, spacing and trailing punctuation; ``{"$says": text}`` a string holding that
+text as a phrase (a dictated message inside a greeting and a sign-off); ``{"$contains": [texts]}`` a string
 holding each text (case-insensitive); ``{"$fields": {key: pattern}}`` a dict whose listed
 keys match (other keys are free); ``{"$members": {"has": [...], "lacks": [...]}}`` a list that
 holds the first and none of the second (flags and labels: other members may come and go).
@@ -73,6 +74,14 @@ def norm_words(text: Any) -> str:
     return " ".join(str(text).lower().split()).strip(" .!,;:")
 
 
+def says(text: str, words: Any) -> bool:
+    """Whether ``text`` holds ``words`` as a phrase up to case, spacing and the punctuation at its
+    ends ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is confirmed.")."""
+    phrase = norm_words(words)
+    found = re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", norm_words(text))
+    return bool(phrase) and found is not None
+
+
 def matches(value: Any, pattern: Any) -> bool:
     """Whether ``value`` matches ``pattern`` (see the module docstring)."""
     if value is MISSING:
@@ -85,6 +94,8 @@ def matches(value: Any, pattern: Any) -> bool:
             return any(matches(value, p) for p in arg)
         if op == "$text":
             return isinstance(value, str) and norm_words(value) == norm_words(arg)
+        if op == "$says":  # the words, as a whole phrase, somewhere in the text
+            return isinstance(value, str) and says(value, arg)
         if op == "$contains":
             return isinstance(value, str) and all(str(a).lower() in value.lower() for a in arg)
         if op == "$members":  # a list holding these members and not those (others may come and go)

@@ -45,6 +45,9 @@ FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 _NAME_LIMIT = 60
 _ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
 MAX_CHOICES = 4
+# Arguments that carry a message the user dictated: a greeting or a sign-off around the words is
+# still the message asked for ($says), while a name or a title must be the words given ($text).
+BODY_PARAMS = frozenset({"body", "comment", "memo", "message", "note", "summary", "text"})
 
 
 @dataclass(frozen=True)
@@ -386,11 +389,13 @@ class _Builder:
             if (added or removed) and same_change:
                 return {"$members": {"has": added, "lacks": removed}}
         if isinstance(gold, str):
-            for text, embedded in self.texts:
+            for text, embedded, param in self.texts:
                 if gold == text or (text and text in gold and len(text) > 8):
                     if embedded:
                         return {"$contains": embedded}
-                    return {"$text": gold} if gold == text else pattern_of(values)
+                    if gold != text:
+                        return pattern_of(values)
+                    return {"$says": gold} if param in BODY_PARAMS else {"$text": gold}
         return pattern_of(values)
 
     def _created(
@@ -707,8 +712,9 @@ def _named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tupl
     return found
 
 
-def _free_texts(golden: Outcome) -> list[tuple[str, list[str]]]:
-    """Free text the run passed (``$text`` checks), with the values embedded ones must carry."""
+def _free_texts(golden: Outcome) -> list[tuple[str, list[str], str]]:
+    """Free text the run passed (``$text`` / ``$says`` checks): (text, the values embedded ones
+    must carry, the argument's name)."""
     found = []
     for action in golden.actions:
         if not isinstance(action.args, dict):
@@ -721,7 +727,7 @@ def _free_texts(golden: Outcome) -> list[tuple[str, list[str]]]:
             if source.kind == "embed":
                 embedded = [w for w in value.split() if _ID_LIKE.match(w.strip(":,."))][:1]
                 embedded = [w.strip(":,.") for w in embedded]
-            found.append((value, embedded))
+            found.append((value, embedded, name))
     return found
 
 
