@@ -139,3 +139,16 @@ def test_populate_confines_paths_and_does_not_follow_links_of_a_directory_in_use
     with pytest.raises(ExecutionError, match="leaves the workspace"):
         populate(used, {"link/planted.txt": "x"})
     assert not (outside / "planted.txt").exists()
+
+
+def test_a_closed_episode_keeps_its_last_outcome_and_refuses_to_make_a_new_one() -> None:
+    task, golden = make_task(TWO_TURNS)
+    with Episode.open(task) as episode:
+        episode.call("counter", "increment", {"name": "a"})
+        before = episode.outcome()
+    assert episode.outcome().final == before.final  # nothing called since: the same snapshot
+    assert "error" in episode.call("counter", "increment", {"name": "a"})
+    with pytest.raises(ExecutionError, match="closed"):
+        episode.outcome()
+    with Episode.open(task) as again:  # the pooled session came back as S0
+        assert again.outcome().final == golden.initial

@@ -305,6 +305,8 @@ class Episode:
         anything). Durable sessions are read again: another process may have called them."""
         calls, latest = self._latest
         if calls != len(self.actions) or self.directory is not None:
+            if not self.sessions:  # closed: its in-memory sessions went back to the pool
+                raise ExecutionError("the episode is closed; take its outcome before closing it")
             latest = TurnSnapshot({env: s.state() for env, s in self.sessions.items()}, self.files())
             self._latest = (len(self.actions), latest)
         return latest
