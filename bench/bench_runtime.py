@@ -7,9 +7,10 @@
   ``orjson.dumps`` of the same state as a plain dict + temp file + ``os.replace``, the least a
   crash-safe store pays per call. Target: <= 1.5x.
 * episode: ``Episode.open`` of a ``returns_desk`` task (sessions from S0) + 10 calls + its
-  verifier (declarative: scored in-process). Target: <= 5 ms. Also shown: the same episode
-  when the verifier is untrusted code (one comment appended), scored in the warm isolated
-  worker.
+  verifier (declarative: scored in-process). Target: <= 5 ms. The plays follow each other, so
+  from the second on the sessions come rewound from the pool (k rollouts of one task); also
+  shown: every play opening fresh sessions (the pool keeps none), and the verifier as
+  untrusted code (one comment appended), scored in the warm isolated worker.
 * BFCL: the 800 multi-turn ground truths through BFCL's own executor against in-memory
   sessions (``bench_bfcl.py`` does the per-category table). Target: ours >= 2x faster.
 * sandbox: the ``shell`` tool running ``true`` against a bare ``subprocess.run`` (fastest of
@@ -139,7 +140,9 @@ def episode_task() -> tuple[Any, list[dict[str, Any]]]:
 
 
 def episode(quick: bool) -> None:
+    import envcraft.tasks.episode as episode_module
     from envcraft.tasks.episode import Episode
+    from envcraft.tasks.pool import SessionPool
     from envcraft.tasks.verify import build_context, score_contexts
 
     task, calls = episode_task()
@@ -158,17 +161,23 @@ def episode(quick: bool) -> None:
             (score,) = score_contexts(source, [build_context(played.outcome())])
         return score.score
 
-    for label, source in (
-        ("declarative verifier (in-process)", task.verifier.source),
-        ("untrusted verifier (isolated worker)", task.verifier.source + "# untrusted\n"),
+    pooled = episode_module.default_pool
+    for label, source, pool in (
+        ("declarative verifier (in-process)", task.verifier.source, pooled),
+        ("same, fresh sessions every play", task.verifier.source, SessionPool(per_key=0)),
+        ("untrusted verifier (isolated worker)", task.verifier.source + "# untrusted\n", pooled),
     ):
-        assert play(source) == 1.0  # warm: the isolated worker, imports
-        samples = []
-        for _ in range(10 if quick else 40):
-            started = time.perf_counter()
-            play(source)
-            samples.append(time.perf_counter() - started)
-            time.sleep(0.002)  # an agent's turn: the worker forks its next child meanwhile
+        episode_module.default_pool = pool
+        try:
+            assert play(source) == 1.0  # warm: the isolated worker, imports, the pool
+            samples = []
+            for _ in range(10 if quick else 40):
+                started = time.perf_counter()
+                play(source)
+                samples.append(time.perf_counter() - started)
+                time.sleep(0.002)  # an agent's turn: the worker forks its next child meanwhile
+        finally:
+            episode_module.default_pool = pooled
         figures = f"{statistics.median(samples) * 1e3:.2f} / {min(samples) * 1e3:.2f} ms"
         line(f"{label}: median / fastest", figures, "target <= 5 ms" if "in-process" in label else "")
 
