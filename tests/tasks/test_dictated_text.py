@@ -19,6 +19,8 @@ def test_says_finds_the_words_as_a_phrase() -> None:
     said = {"$says": "Thanks, this is confirmed."}
     assert vr.matches("Hi Lucas,\n\nthanks,  this is CONFIRMED!\n\nBest, Rosa", said)
     assert vr.matches("“Thanks, this is confirmed.”", said)
+    assert vr.matches("could you share an update", {"$says": "Could you share an update?"})
+    assert vr.matches("Could you share an update.", {"$text": "Could you share an update?"})
     assert not vr.matches("Thanks, this is not confirmed.", said)
     assert not vr.matches("Thanks, this is confirmedly late.", said)
     assert not vr.matches("", said) and not vr.matches(7, said)

@@ -17,7 +17,6 @@ directory as before and the session is bound to it (:meth:`Session.bind_workspac
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,7 +40,6 @@ class SessionPool:
         self.keys = keys
         self.per_key = per_key
         self._idle: OrderedDict[_Key, tuple[EnvPackage, list[Session]]] = OrderedDict()
-        self._taken: weakref.WeakKeyDictionary[Session, tuple[_Key, EnvPackage]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.opened = self.reused = 0
 
@@ -68,19 +66,18 @@ class SessionPool:
             session = Session.memory(package, state=dict(state), files={}, workspace_dir=workspace_dir)
             if key is not None:
                 session.mark()
-        if key is not None:
-            with self._lock:
-                self._taken[session] = (key, package)
+        # the lease rides on the session: no table of lent sessions to outlive a lost one, and no
+        # weak-reference callbacks (a Ctrl-C that lands in one is swallowed by the interpreter)
+        session.lease = (self, key, package) if key is not None else None
         return session
 
     def release(self, session: Session) -> None:
         """Done with ``session``: rewound and kept for the next play of its S0, or closed."""
-        with self._lock:
-            taken = self._taken.pop(session, None)
-        if taken is None or not session.rewind():
+        lease, session.lease = session.lease, None
+        if lease is None or lease[0] is not self or not session.rewind():
             session.close()
             return
-        key, package = taken
+        _, key, package = lease
         with self._lock:
             entry = self._idle.setdefault(key, (package, []))
             self._idle.move_to_end(key)

@@ -71,7 +71,7 @@ def kind_of(value: Any) -> str:
 
 def norm_words(text: Any) -> str:
     """Text up to case, runs of whitespace and punctuation at either end."""
-    return " ".join(str(text).lower().split()).strip(" .!,;:")
+    return " ".join(str(text).lower().split()).strip(" .!?,;:")
 
 
 def says(text: str, words: Any) -> bool:
