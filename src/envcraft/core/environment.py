@@ -8,11 +8,11 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
-from envcraft.core.clock import Clock
+from envcraft.core.clock import DEFAULT_BASE_TIME, Clock
 from envcraft.core.errors import (
     INTERNAL_ERROR_MESSAGE,
     ErrorCategory,
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from envcraft.core.package import EnvPackage
 
 log = logging.getLogger("envcraft.tools")
+
+Record = TypeVar("Record")
 
 
 class StateModel(BaseModel):
@@ -204,6 +206,18 @@ class Environment:
         """Abort the call with a structured error; the state is left as it was."""
         raise ToolFailure(category, message, **details)
 
+    def lookup(self, records: Mapping[str, Record], key: str, noun: str, **details: Any) -> Record:
+        """The record filed under ``key``, or the structured ``not_found`` error naming it.
+
+        Every tool that takes an id needs this, and the error must say which kind of record is
+        missing (``"no order 'ORD-9'"``) and carry the argument to fix (``order_id=...`` in
+        ``details``), so the agent can correct its call instead of guessing.
+        """
+        record = records.get(key)
+        if record is None:
+            self.fail(ErrorCategory.NOT_FOUND, f"no {noun} '{key}'", **details)
+        return record
+
     # -- class-level description ----------------------------------------------------------
     @classmethod
     def describe(cls) -> str:
@@ -215,9 +229,28 @@ class Environment:
 
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
-        """A seeded initial state; override to generate realistic entities and files."""
+        """A seeded initial state; override to generate realistic entities and files.
+
+        ``data`` is the repository to draw reference data from when the caller has one (an
+        audit's copy); an override passes it to :meth:`repository` and takes its clock from
+        :meth:`base_time`, so a generated world agrees with the package it ships in.
+        """
         del seed, size, data
         return Initial(state=cls.State())
+
+    @classmethod
+    def repository(cls, data: Repository | None = None) -> Repository:
+        """The reference data a generator reads: ``data`` if given, else the package's ``data/``
+        (an empty repository for a class defined outside a package)."""
+        if data is not None:
+            return data
+        return cls.package.data if cls.package is not None else Repository(None)
+
+    @classmethod
+    def base_time(cls) -> datetime:
+        """The clock's start (``base_time`` in ``envcraft.toml``): the moment S0 describes, so
+        generated timestamps lie before the first call's ``now()``."""
+        return cls.package.clock.base_time if cls.package is not None else DEFAULT_BASE_TIME
 
     @classmethod
     def rule_violations(cls, state: Any, files: Mapping[str, str]) -> list[str]:
