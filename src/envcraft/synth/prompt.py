@@ -62,30 +62,63 @@ current_state="shipped")`."""
 
 AUTHORING = """\
 ## The authoring API
+Everything comes from one import: `from envcraft import ...` (pydantic's `Field`,
+`model_validator` and `field_validator` may be used too).
 ```python
+# state.py: the explicit state space S (imports nothing of the package)
 from __future__ import annotations
-from typing import Any, Literal
-from envcraft import Environment, Initial, StateModel, tool
-from envcraft.core import Repository, dangling, misfiled
-from envcraft.core.clock import DEFAULT_BASE_TIME, IsoDate, IsoTime, iso, parse_time
-from envcraft.sandbox import ClawEnvironment   # kind = "claw" only
+from typing import Literal
+from envcraft import IsoTime, StateModel, invariant
+
+class Customer(StateModel):
+    customer_id: str
+    name: str
+    email: str
 
 class Order(StateModel):                 # StateModel: unknown fields refused, assignments validated
     order_id: str
+    customer_id: str
     status: Literal["placed", "shipped", "cancelled"] = "placed"
-    placed_at: IsoTime                   # an ISO-8601 text field refused at load when it does not parse
+    placed_at: IsoTime                   # ISO-8601 text, refused at load when it does not parse
+    cancel_reason: str = ""
 
-class ShopState(StateModel):             # the whole explicit state S, JSON-serializable
-    orders: dict[str, Order] = {}        # collections are dicts keyed by the entity's id
+class ShopState(StateModel):             # the whole state, JSON-serializable
+    customers: dict[str, Customer] = {}  # collections are dicts keyed by the record's id
+    orders: dict[str, Order] = {}
     next_order: int = 1
+
+    @invariant("orders")                 # checked per record whenever a call touches it
+    def _order_links(self, key: str, order: Order) -> None:
+        if order.order_id != key or order.customer_id not in self.customers:
+            raise ValueError(f"{key} is misfiled or names an unknown customer")
+
+# rules.py: domain logic over the State (imports state.py only)
+def refundable_cents(order: Order) -> int: ...
+
+# generate.py: the seeded S0 (imports state.py and rules.py, never env.py)
+def build_state(rng: random.Random, size: int, data: Repository, base: datetime) -> ShopState: ...
+
+# env.py: the Environment class (imports the three)
+import random
+from collections.abc import Mapping
+from typing import Any
+from envcraft import Entity, Environment, Initial, Repository, iso, tool
+from .generate import build_state
+from .rules import refundable_cents
+from .state import ShopState
 
 class Shop(Environment):                 # ClawEnvironment for kind = "claw" (adds shell and file tools)
     \"\"\"One paragraph the agent reads: what this is, ids, units, time zone.\"\"\"
 
     State = ShopState
     state: ShopState
+    entities = (
+        Entity("customers", "customer", ("{name} ({email})",), id_known=True),
+        Entity("orders", "order", ("the order {customer_id} placed on {placed_at:date}",),
+               vary=("placed_at",), free=("note",)),
+    )
 
-    @tool(consumes=["order_id"])         # annotations: produces / consumes entity kinds, read_only=True
+    @tool(consumes=["order_id"], goal="cancel {order_id}[; the reason is {reason}]")
     def cancel_order(self, order_id: str, reason: str = "") -> dict[str, Any]:
         \"\"\"Cancel a placed order.
 
@@ -96,34 +129,78 @@ class Shop(Environment):                 # ClawEnvironment for kind = "claw" (ad
         Returns:
             The order with its new status.
         \"\"\"
-        order = self.state.orders.get(order_id)
-        if order is None:
-            self.fail("not_found", f"no order {order_id!r}; list_orders shows them", order_id=order_id)
+        order = self.lookup(self.state.orders, order_id, "order", order_id=order_id)
         if order.status != "placed":
             self.fail("invalid_transition", f"{order_id} is {order.status}", current_state=order.status)
-        order.status = "cancelled"
+        order.status, order.cancel_reason = "cancelled", reason
         return {"order_id": order_id, "status": order.status, "at": iso(self.now())}
 
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
-        \"\"\"A seeded S0 (size scales the number of entities); only random.Random(seed).\"\"\"
-        ...
-        return Initial(state=ShopState(...), files={"notes/readme.md": "..."})  # files: claw only
+        \"\"\"A seeded S0 (size scales the number of records).\"\"\"
+        state = build_state(random.Random(seed), size, cls.repository(data), cls.base_time())
+        return Initial(state=state, files={"notes/readme.md": "..."})  # files: claw only
+
+    @classmethod
+    def rule_violations(cls, state: ShopState, files: Mapping[str, str]) -> list[str]:
+        return [f"{o.order_id} cancelled without a reason" for o in state.orders.values()
+                if o.status == "cancelled" and not o.cancel_reason]
 ```
-* Tool parameters are flat: str, int, float, bool, `Literal[...]`, or lists of these, each
-  documented under `Args:`, with a `Returns:` section. Tool names are snake_case verbs and never
-  reset, step, state, close, now, fail, data or workspace. Private helpers start with `_`.
-* `generate()` must give a valid S0 for every seed and size 1-3, deterministic in its arguments,
-  varied across seeds, quick (well under a second), with the entities tasks act on. `data` is the
-  package's `data/` repository (None only outside a session: fall back to `Repository(None)`).
-* A State model validator (`@model_validator(mode="after")` from pydantic) should refuse states
-  tools could not work on: `misfiled(self.orders, "order_id")` lists records filed under a key
-  that is not their id, `dangling(o.order_id, "customer", [o.customer_id], self.customers)` the
-  links to records that do not exist.
-* Split the package into modules when it grows: `env.py` (State and the Environment class with the
-  tools), `rules.py` (domain logic as pure functions over plain values), `generate.py` (the S0
-  generator); import siblings relatively (`from .rules import price`, `from . import rules`).
-* Results are JSON objects: ids, statuses and the values the agent needs for its next step."""
+**Modules.** A package's Python modules sit at its root and import each other relatively
+(`from .rules import price`, `from . import rules`), one way only: `state.py` <- `rules.py` <-
+`generate.py` <- `env.py` (an import cycle is an audit error). Only `env.py` holds the
+Environment class; a small package may keep everything in `env.py`. Names another module uses are
+public; a leading `_` means private to its module.
+**What tool code uses.** `self.state` (the State, mutate it in place), `self.lookup(records, key,
+noun, **details)` (the record, or `not_found` "no {noun} '{key}'" with the details),
+`self.fail(category, message, **details)`, `self.now()` (deterministic UTC clock: `base_time +
+tick_seconds * action_index`; every call, failed or not, advances it), `self.rng` (a
+`random.Random` seeded per call), `self.data` (the package's `data/`, read-only:
+`.json(name)`, `.text(name)`, `.csv(name)` -> frozen rows, `.files()`; a missing file raises
+`FileNotFoundError`), and in Claw environments `self.workspace` (paths relative to the workspace:
+`read_text(path)`, `write_text(path, text)`, `exists(path)`, `list(path=".", recursive=True)` ->
+sorted file paths, `delete(path)`, `normalize(path)`; a missing file, an absolute path, `..` or a
+link out of the workspace fail the call as `not_found` / `permission_denied`, and writes are
+committed only if the call succeeds). Tool parameters are flat: str, int, float, bool,
+`Literal[...]` or lists of these, each documented under `Args:`, with a `Returns:` section. Tool
+names are snake_case verbs and never reset, step, state, close, now, fail, lookup, data, workspace,
+repository or base_time.
+**`@tool(...)`.** `read_only=True` for a tool that changes nothing; `produces=[...]` /
+`consumes=[...]` the id parameters a tool creates or needs (they shape the tool graph);
+`undoes=[...]` the tools whose effect this one takes back (no task asks for both on one record);
+`goal="..."` how a user asks for what the tool does, never naming a tool or parameter. A goal
+phrase is a template: `{param}` shows an argument as a person says it (a record id becomes the
+record's name from `entities`, free text is quoted, numbers and dates as written);
+`{param:fmt}` picks a format (`date`, `time`, `when` = date and time, `cents` = an integer amount
+in cents shown in units, `plain` = as is); `{param|a=text|b=text|*=text}` chooses literal text by
+the value (booleans are `true`/`false`, `*` any other value); `[ ... ]` is dropped when a
+placeholder inside has no value (an optional argument left out). On a read-only tool the phrase
+states the facts the lookup needs ("the customer's email address is {email}").
+**`Entity(collection, noun, names, id_known=False, vary=(), free=(), log=False)`** declares how a
+user names the records of a `dict[str, Record]` field: `names` are templates over the record's
+fields, tried in order until one tells the record apart from all others; `id_known=True` when users
+hold these ids (order numbers on a receipt); `vary` the fields in which a look-alike record (a
+distractor the data engine adds to S0) may differ (none: no look-alikes); `free` fields a user
+leaves to the agent (never checked); `log=True` for records the environment writes as a
+by-product (health checks, events), which an agent may add to without harm.
+**`generate()`** builds a valid S0 for every seed and size 1-3: deterministic in its arguments
+(only `random.Random(seed)`), varied across seeds, quick (well under a second), holding the records
+tasks act on. `cls.repository(data)` is the reference data to read (`data` when the caller passes
+one, else the package's `data/`; outside a package an empty `Repository(None)` that has no files),
+`cls.base_time()` the clock's start from `envcraft.toml`: generated timestamps lie before it.
+A generator may make history by running the environment's own tools: `env = cls(state,
+data=repo, clock=Clock(start, timedelta(minutes=1)))` then `env.invoke(tool_name, args)` (check
+results with `is_error`), or a whole session on the package, `Session.memory(cls.package,
+state=..., files=...)` (`cls.package` is the loaded `EnvPackage`; `load_package(path)` loads one).
+**Invariants and rules.** `@invariant("collection")` methods on the State model check each record
+of a collection (raise `ValueError` with the reason); `misfiled(records, "order_id")` and
+`dangling(owner_id, "customer", [ids], records)` list misfiled records and links to missing ones
+for a whole-state `@model_validator(mode="after")`. `rule_violations(state, files)` returns the
+semantic rules of the world that the models do not enforce, as messages; every S0 (look-alikes
+included) must have none. Other helpers: `IsoDate` (date text), `iso(datetime)` and
+`parse_time(text)`, `DEFAULT_BASE_TIME`, `thaw(frozen)` (a mutable copy of reference data),
+`is_error(result)` and `ToolFailure` (what `self.fail` raises) for code that calls tools itself.
+**Results** are JSON objects: ids, statuses and the values the agent needs for its next step."""
 
 SKILLS = f"""\
 ## Skills (skills/<name>/SKILL.md, agentskills.io)
@@ -132,13 +209,15 @@ joined by hyphens) and `description` (what it does and when to use it), then num
 naming tools as `tool_name(arg, other="value")`. Name only tools that exist, with their real
 parameter names. Each skill ends with a worked example: a fenced block tagged `{EXAMPLE_TAG}` of
 `envcraft-tool TOOL '{{"json": "arguments"}}'` (or `envcraft-tool TOOL --name value`) lines. The
-audit runs them in order on `generate(seed={EXAMPLE_SEED}, size={EXAMPLE_SIZE})` and every call must
-succeed, so use ids your generator really makes for that seed. Tools that only succeed after
-earlier steps are best shown this way."""
+audit runs them in order on `generate(seed={EXAMPLE_SEED}, size={EXAMPLE_SIZE})`, each skill's example in a
+fresh session of its own (skills share no state), and every call must succeed, so use ids your
+generator really makes for that seed. Tools that only succeed after earlier steps are best shown
+this way."""
 
 RESPONSE_FORMAT = """\
 ## Response format (parsed strictly)
-Answer with file blocks and nothing else: no prose, no Markdown fences around or inside them.
+Answer with file blocks and nothing else: no prose and no Markdown fences around a block. Between
+its tags a file is verbatim, so a SKILL.md keeps its own fenced worked-example block.
 <file path="envcraft.toml">
 id = "..."
 ...
@@ -147,7 +226,7 @@ id = "..."
 ...
 </file>
 Each opening tag and each </file> stands on its own line; the content between them is the file,
-verbatim. Paths: envcraft.toml, README.md, modules at the root (env.py, rules.py, generate.py),
+verbatim. Paths: envcraft.toml, README.md, modules at the root (state.py, rules.py, generate.py, env.py),
 data/<name>.json|jsonl|csv|md|txt, skills/<name>/SKILL.md, workspace/<path> (claw templates).
 When repairing, give only the files you change (complete contents), and `<delete path="..."/>`
 for a file to remove."""
@@ -173,7 +252,8 @@ def system_prompt() -> str:
             "usually none).\n"
             "README.md: what the agent reads first: the domain, the entities and their ids, the "
             "rules that make calls fail, the tools by purpose.\n"
-            "env.py (+ rules.py, generate.py), data/, skills/, and for claw environments workspace/ "
+            "state.py, rules.py, generate.py and env.py (see Modules below), data/, skills/, and for claw "
+            "environments workspace/ "
             "(template files copied into every session's workspace; the agent also has shell, "
             "read_file, write_file, edit_file and list_files).",
             CONTRACT,
@@ -185,7 +265,12 @@ def system_prompt() -> str:
             "assign to attributes of imported modules or classes, and no introspection "
             "(`__globals__`, `__subclasses__`, frames, `globals()`).",
             SKILLS,
-            "## What the audits check, in order (the first failure stops them)\n" + stages,
+            "## What the audits check, in order (the first failure stops them)\n"
+            + stages
+            + "\nExploration calls tools with arguments drawn from their schemas and from values a "
+            "user could name (ids, names and paths in the current state and in earlier results), plus "
+            "edge values the schema admits (empty strings, zero, negative and huge numbers, odd "
+            "Unicode): every one must get a result or a structured error, never an exception.",
             RESPONSE_FORMAT,
         ]
     )
