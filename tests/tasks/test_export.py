@@ -133,7 +133,38 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert extra["index"] == 1 and extra["n_turns"] == 2 and extra["kind"] == "claw"
     assert "tools_kwargs" not in extra and "initial_state" not in extra
     loop = (tmp_path / "agent_loop.yaml").read_text()
-    assert "name: envcraft_agent" in loop and str((tmp_path / "tasks.jsonl").resolve()) in loop
+    assert "name: envcraft_agent" in loop and 'tasks: "tasks.jsonl"' in loop
+    assert str(tmp_path) not in loop  # relative: the export can be moved
+
+
+def test_a_moved_verl_export_still_finds_its_tasks(tasks: list[Task], tmp_path: Path) -> None:
+    import yaml
+
+    from envcraft.integrations.taskset import load_index
+
+    verl_loop = pytest.importorskip("envcraft.integrations.verl.agent_loop", exc_type=ImportError)
+    export(tasks, "verl", tmp_path / "made")
+    moved = tmp_path / "moved"
+    (tmp_path / "made").rename(moved)
+    (entry,) = yaml.safe_load((moved / "agent_loop.yaml").read_text())
+    found = verl_loop.tasks_beside_config(entry["tasks"], str(moved / "agent_loop.yaml"))
+    assert len(load_index(found)) == len(tasks)
+
+
+def test_the_run_summary_counts_each_verl_file_s_own_rows(tasks: list[Task], tmp_path: Path) -> None:
+    from envcraft.tasks.pipeline import export_stage
+
+    verl = export_stage(tasks, tmp_path)["verl"]
+    train, val = (
+        pq.read_table(tmp_path / "verl" / "train.parquet"),
+        pq.read_table(tmp_path / "verl" / "val.parquet"),
+    )
+    assert verl["rows"] == train.num_rows == 1
+    assert (
+        verl["files"]["train.parquet"]["rows"] == 1
+        and verl["files"]["val.parquet"]["rows"] == val.num_rows == 1
+    )
+    assert verl["files"]["tasks.jsonl"]["rows"] == 2 and verl["files"]["agent_loop.yaml"]["rows"] is None
 
 
 def test_task_digest_changes_with_the_task_and_survives_a_round_trip(
@@ -170,8 +201,18 @@ def test_export_command_and_its_refusals(tasks: list[Task], tmp_path: Path) -> N
             app, ["export", "--tasks", str(tmp_path / "set"), "--format", fmt, "--out", str(out), "--json"]
         )
         assert done.exit_code == 0, done.output
-        assert json.loads(done.stdout) == {"format": fmt, "path": str(out / name), "rows": 2}
+        info = json.loads(done.stdout)
+        assert {k: info[k] for k in ("format", "path", "rows")} == {
+            "format": fmt,
+            "path": str(out / name),
+            "rows": 2,
+        }
+        assert sorted(Path(f["path"]).name for f in info["files"]) == sorted(p.name for p in out.iterdir())
         assert name in [p.name for p in out.iterdir()]
+        shown = runner.invoke(
+            app, ["export", "--tasks", str(tmp_path / "set"), "--format", fmt, "--out", str(out)]
+        )
+        assert shown.exit_code == 0 and all(str(p) in shown.stdout for p in out.iterdir()), shown.stdout
         assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp file left behind
     bad = runner.invoke(
         app, ["export", "--tasks", str(tmp_path / "set"), "--format", "csv", "--out", str(tmp_path)]

@@ -9,7 +9,7 @@ import typer
 
 from envcraft.cli.output import console, die, print_json
 from envcraft.cli.tasks import load_tasks_or_die
-from envcraft.tasks.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export
+from envcraft.tasks.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export_files
 
 
 def export_command(
@@ -32,11 +32,15 @@ def export_command(
         die(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     loaded = load_tasks_or_die(tasks)
     try:
-        path = export(loaded, fmt, out, agent_name=agent_name, val_fraction=val_fraction)
+        written = export_files(loaded, fmt, out, agent_name=agent_name, val_fraction=val_fraction)
     except (ExportError, OSError) as exc:
         die(str(exc))
-    info = {"format": fmt, "path": str(path), "rows": len(loaded)}
+    files = [{"path": str(w.path), "rows": w.rows} for w in written]
+    info = {"format": fmt, "path": files[0]["path"], "rows": len(loaded), "files": files}
     if json_out:
         print_json(info)
-    else:
-        console.print(f"wrote {len(loaded)} tasks as {fmt} to {path}")
+        return
+    console.print(f"wrote {len(loaded)} tasks as {fmt} to {out}:", highlight=False, soft_wrap=True)
+    for w in written:
+        rows = "" if w.rows is None else f" ({w.rows} {'row' if w.rows == 1 else 'rows'})"
+        console.print(f"  {w.path}{rows}", highlight=False, soft_wrap=True)

@@ -15,8 +15,9 @@ it is:
   is refused instead of paid. The task itself, S0 and verifier included, is in
   ``tasks.jsonl`` beside the rows.
 * ``agent_loop.yaml`` registers envcraft's agent loop under the rows' ``agent_name`` with the
-  path of that ``tasks.jsonl``; pass it as ``actor_rollout_ref.rollout.agent.
-  agent_loop_config_path`` (:mod:`envcraft.integrations.verl`).
+  path of that ``tasks.jsonl`` relative to the yaml's own directory (the loop resolves it
+  there), so the export can be moved or copied to a cluster as a whole; pass it as
+  ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` (:mod:`envcraft.integrations.verl`).
 
 Files are written atomically (temp file + ``os.replace``).
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,14 @@ class ExportError(ValueError):
     """An export that cannot be written (unknown format, missing pyarrow, unloadable env)."""
 
 
+@dataclass(frozen=True)
+class Written:
+    """One file an export wrote, with its count of task rows (None for a config file)."""
+
+    path: Path
+    rows: int | None
+
+
 def export(
     tasks: Sequence[Task],
     fmt: str,
@@ -62,8 +72,21 @@ def export(
     agent_name: str = AGENT_NAME,
     val_fraction: float = DEFAULT_VAL_FRACTION,
 ) -> Path:
-    """Write ``tasks`` in ``fmt`` into directory ``out``; returns the written file (for VERL,
-    ``train.parquet``; ``val.parquet``, ``tasks.jsonl`` and ``agent_loop.yaml`` lie beside it)."""
+    """Write ``tasks`` in ``fmt`` into directory ``out``; returns the main file (for VERL,
+    ``train.parquet``; :func:`export_files` lists every file written)."""
+    return export_files(tasks, fmt, out, agent_name=agent_name, val_fraction=val_fraction)[0].path
+
+
+def export_files(
+    tasks: Sequence[Task],
+    fmt: str,
+    out: str | Path,
+    *,
+    agent_name: str = AGENT_NAME,
+    val_fraction: float = DEFAULT_VAL_FRACTION,
+) -> list[Written]:
+    """Write ``tasks`` in ``fmt`` into directory ``out``; every file written, the main one first
+    (for VERL: ``train.parquet``, ``val.parquet``, ``tasks.jsonl``, ``agent_loop.yaml``)."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if agent_name not in AGENT_NAMES:
@@ -73,26 +96,31 @@ def export(
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
-        return write_tasks(root, tasks)
+        return [Written(write_tasks(root, tasks), len(tasks))]
     if fmt == "parquet":
-        return _write_parquet(root / FILES[fmt], [task_row(t) for t in tasks], _task_schema())
+        return [
+            Written(
+                _write_parquet(root / FILES[fmt], [task_row(t) for t in tasks], _task_schema()), len(tasks)
+            )
+        ]
     return export_verl(tasks, root, agent_name=agent_name, val_fraction=val_fraction)
 
 
-def export_verl(tasks: Sequence[Task], root: Path, *, agent_name: str, val_fraction: float) -> Path:
-    """The VERL directory of the module docstring; returns the path of ``train.parquet``."""
+def export_verl(tasks: Sequence[Task], root: Path, *, agent_name: str, val_fraction: float) -> list[Written]:
+    """The VERL directory of the module docstring; every file written, ``train.parquet`` first."""
     if not tasks:
         raise ExportError("no tasks to export (a VERL dataset needs at least one row)")
     train, val = split_tasks(tasks, val_fraction)
     schema = _verl_schema()
     tasks_file = write_tasks(root, tasks)
     index = {t.id: i for i, t in enumerate(tasks)}
-    for name, part, split in ((VERL_VAL_FILE, val, "val"), (FILES["verl"], train, "train")):
+    written: list[Written] = []
+    for name, part, split in ((FILES["verl"], train, "train"), (VERL_VAL_FILE, val, "val")):
         rows = [verl_row(t, index[t.id], _packages(t), agent_name, split) for t in part]
-        _write_parquet(root / name, rows, schema)
-    loop_config = agent_loop_config(agent_name, tasks_file.resolve())
+        written.append(Written(_write_parquet(root / name, rows, schema), len(rows)))
+    loop_config = agent_loop_config(agent_name, Path(tasks_file.name))
     atomic_write_bytes(root / VERL_AGENT_LOOP_FILE, loop_config.encode("utf-8"))
-    return root / FILES["verl"]
+    return [*written, Written(tasks_file, len(tasks)), Written(root / VERL_AGENT_LOOP_FILE, None)]
 
 
 def split_tasks(tasks: Sequence[Task], val_fraction: float) -> tuple[list[Task], list[Task]]:
@@ -126,10 +154,12 @@ def ground_truth(task: Task) -> str:
 
 
 def agent_loop_config(agent_name: str, tasks_file: Path) -> str:
-    """VERL's ``agent_loop_config_path`` file: a list of hydra configs, one per agent loop."""
+    """VERL's ``agent_loop_config_path`` file: a list of hydra configs, one per agent loop.
+    A relative ``tasks_file`` is relative to this file's directory (the loop resolves it)."""
     return (
         "# envcraft's agent loop for this export; pass this file as\n"
         "# actor_rollout_ref.rollout.agent.agent_loop_config_path\n"
+        "# (tasks: relative to this file's directory)\n"
         f"- name: {agent_name}\n"
         f"  _target_: {AGENT_LOOP_TARGET}\n"
         f"  tasks: {json.dumps(str(tasks_file))}\n"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -80,7 +81,7 @@ class EnvcraftAgentLoop(AgentLoopBase):
     ) -> None:
         super().__init__(*args, **kwargs)
         multi_turn = self.rollout_config.multi_turn
-        self.tasks_path = tasks
+        self.tasks_path = tasks_beside_config(tasks, self.rollout_config.agent.get("agent_loop_config_path"))
         self.score_in_loop = bool(score_in_loop)
         self.max_assistant_turns = multi_turn.max_assistant_turns
         self.max_parallel_calls = max(1, int(multi_turn.max_parallel_calls or 1))
@@ -235,6 +236,14 @@ class EnvcraftAgentLoop(AgentLoopBase):
                 "the tokenizer's chat template does not render tools; set "
                 "actor_rollout_ref.model.custom_chat_template to one that renders them (ChatML + hermes)"
             )
+
+
+def tasks_beside_config(tasks: str | None, config_path: str | None) -> str | None:
+    """The loop's ``tasks``: a relative path in ``agent_loop.yaml`` is relative to the yaml's
+    directory (so an export moves as a whole), not to the worker's working directory."""
+    if not tasks or not config_path or os.path.isabs(tasks):
+        return tasks
+    return os.path.join(os.path.dirname(os.path.abspath(config_path)), tasks)
 
 
 def _call_all(play: TaskPlay, calls: Sequence[FunctionCall]) -> list[dict[str, Any]]:
