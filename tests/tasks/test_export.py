@@ -226,3 +226,37 @@ def test_export_command_and_its_refusals(tasks: list[Task], tmp_path: Path) -> N
         export(tasks, "verl", tmp_path, agent_name="my_agent")
     with pytest.raises(ExportError, match="no tasks"):
         export([], "verl", tmp_path)
+
+
+def test_a_target_whose_file_is_a_directory_is_refused_with_nothing_written(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    write_tasks(tmp_path / "set", tasks)
+    out = tmp_path / "out"
+    (out / "train.parquet").mkdir(parents=True)
+    done = CliRunner().invoke(
+        app, ["export", "--tasks", str(tmp_path / "set"), "--format", "verl", "--out", str(out)]
+    )
+    assert done.exit_code == 2 and "train.parquet" in done.output and "is a directory" in done.output
+    assert len(done.output.strip().splitlines()) == 1 and "Traceback" not in done.output
+    assert [p.name for p in out.iterdir()] == ["train.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "set"]  # no staging left either
+
+
+def test_an_export_that_fails_midway_leaves_nothing_behind(tasks: list[Task], tmp_path: Path) -> None:
+    broken = tasks[1].model_copy(deep=True)
+    broken.provenance["packages"]["reports"] = str(tmp_path / "gone" / "reports")
+    write_tasks(tmp_path / "set", [tasks[0], broken])
+    out = tmp_path / "deep" / "out"
+    done = CliRunner().invoke(
+        app, ["export", "--tasks", str(tmp_path / "set"), "--format", "verl", "--out", str(out)]
+    )
+    assert done.exit_code == 2 and "gone" in done.output and "Traceback" not in done.output, done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]  # no out, no tasks.jsonl, no staging
+    existing = tmp_path / "kept"
+    (existing / "notes.txt").parent.mkdir()
+    (existing / "notes.txt").write_text("mine")
+    with pytest.raises(ExportError):
+        export([tasks[0], broken], "verl", existing)
+    assert [p.name for p in existing.iterdir()] == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "set"]

@@ -19,14 +19,20 @@ it is:
   there), so the export can be moved or copied to a cluster as a whole; pass it as
   ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` (:mod:`envcraft.integrations.verl`).
 
-Files are written atomically (temp file + ``os.replace``).
+Files are written into a temporary directory beside the target and moved into it (``os.replace``)
+only once every file is written: a failed export leaves nothing behind, and a target whose file
+names are taken by directories is refused before anything is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,13 +44,18 @@ from envcraft.rollout.loop import RolloutConfig
 from envcraft.rollout.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
 from envcraft.tasks.episode import exposed_tools, resolve_packages
-from envcraft.tasks.io import write_tasks
+from envcraft.tasks.io import TASKS_FILE, write_tasks
 from envcraft.tasks.model import Task
 
 FORMATS = ("jsonl", "parquet", "verl")
 FILES = {"jsonl": "tasks.jsonl", "parquet": "tasks.parquet", "verl": "train.parquet"}
 VERL_VAL_FILE = "val.parquet"
 VERL_AGENT_LOOP_FILE = "agent_loop.yaml"
+OUTPUT_NAMES = {
+    "jsonl": (FILES["jsonl"],),
+    "parquet": (FILES["parquet"],),
+    "verl": (FILES["verl"], VERL_VAL_FILE, TASKS_FILE, VERL_AGENT_LOOP_FILE),
+}
 AGENT_NAME = "envcraft_agent"
 AGENT_NAMES = (AGENT_NAME,)
 AGENT_LOOP_TARGET = "envcraft.integrations.verl.agent_loop.EnvcraftAgentLoop"
@@ -94,7 +105,42 @@ def export_files(
     if not 0.0 <= val_fraction < 1.0:
         raise ExportError(f"val fraction {val_fraction} must be in [0, 1)")
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
+    _check_target(root, OUTPUT_NAMES[fmt])
+    with _staging(root) as stage:
+        staged = _write(tasks, fmt, stage, agent_name=agent_name, val_fraction=val_fraction)
+        root.mkdir(parents=True, exist_ok=True)
+        for made in sorted(stage.iterdir()):  # every file, also any a writer adds beside its own
+            os.replace(made, root / made.name)
+    return [Written(root / w.path.name, w.rows) for w in staged]
+
+
+def _check_target(root: Path, names: Sequence[str]) -> None:
+    """Refuse, before anything is written, a target the export's files cannot be placed in."""
+    if root.exists() and not root.is_dir():
+        raise ExportError(f"cannot export into {root}: it is not a directory")
+    for name in names:
+        path = root / name
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            raise ExportError(f"cannot write {path}: it is a directory, not a file")
+
+
+@contextmanager
+def _staging(root: Path) -> Iterator[Path]:
+    """A temporary directory beside ``root`` (same file system, so its files move into ``root``
+    by rename): a failed export leaves nothing behind, not even ``root``."""
+    parent = root.absolute().parent
+    while not parent.is_dir():
+        parent = parent.parent
+    stage = Path(tempfile.mkdtemp(prefix=f".{root.name}.export-", dir=parent))
+    try:
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _write(
+    tasks: Sequence[Task], fmt: str, root: Path, *, agent_name: str, val_fraction: float
+) -> list[Written]:
     if fmt == "jsonl":
         return [Written(write_tasks(root, tasks), len(tasks))]
     if fmt == "parquet":
