@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from envcraft.cli.main import app
 from envcraft.rollout.loop import RolloutConfig
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
-from envcraft.tasks.episode import resolve_packages
+from envcraft.tasks.episode import Episode
 from envcraft.tasks.export import ExportError, export, split_tasks, task_digest
 from envcraft.tasks.io import read_tasks, write_tasks
 from envcraft.tasks.model import Task
@@ -114,15 +114,18 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     system, user = claw_row["prompt"]
     assert system["role"] == "system" and user == {"role": "user", "content": tasks[1].turns[0].user}
     assert "workspace" in system["content"]
-    # the policy is prompted as `envcraft eval` prompts it (the rollout loop's system message)
+    # the policy is prompted as `envcraft eval` prompts it (the rollout loop's system message,
+    # under eval's default profile, openclaw: a Claw task's skills listed as the Episode places them)
     for task, row in ((tasks[0], tool_row), (tasks[1], claw_row)):
         mode = RolloutConfig().mode_for(task)
-        assert row["prompt"][0]["content"] == rollout_system_prompt(resolve_packages(task), mode)
-    # the tools travel in the chat template: per task, the names its agent may call
+        with Episode.open(task, profile="openclaw") as episode:
+            skills = episode.skills_prompt() if mode == "claw" else None
+            assert row["prompt"][0]["content"] == rollout_system_prompt(episode.packages, mode, skills=skills)
+            # the tools travel in the chat template: per task, the names its agent may call
+            assert row["extra_info"]["tool_selection"] == [t.name for t in episode.tools()]
+        assert row["extra_info"]["profile"] == "openclaw"
     assert set(tool_row["extra_info"]["tool_selection"]) == {"increment", "get", "explode"}
-    assert {"increment", "export_sales", "read_file", "shell"} <= set(
-        claw_row["extra_info"]["tool_selection"]
-    )
+    assert {"increment", "export_sales", "read", "exec"} <= set(claw_row["extra_info"]["tool_selection"])
     assert "export_sales(region)" not in system["content"]
     # the ground truth names the task and its version, not the task itself
     reward = claw_row["reward_model"]
@@ -260,3 +263,51 @@ def test_an_export_that_fails_midway_leaves_nothing_behind(tasks: list[Task], tm
         export([tasks[0], broken], "verl", existing)
     assert [p.name for p in existing.iterdir()] == ["notes.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "set"]
+
+
+@pytest.mark.parametrize("profile", ["envcraft", "claude-code"])
+def test_the_verl_rows_follow_the_chosen_tool_profile(
+    tasks: list[Task], tmp_path: Path, profile: str
+) -> None:
+    write_tasks(tmp_path / "set", tasks)
+    done = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "--tasks",
+            str(tmp_path / "set"),
+            "--format",
+            "verl",
+            "--out",
+            str(tmp_path / "out"),
+            "--profile",
+            profile,
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    rows = (
+        pq.read_table(tmp_path / "out" / "train.parquet").to_pylist()
+        + pq.read_table(tmp_path / "out" / "val.parquet").to_pylist()
+    )
+    claw_row = next(r for r in rows if r["extra_info"]["task_id"] == "t-claw")
+    with Episode.open(tasks[1], profile=profile) as episode:
+        assert claw_row["extra_info"]["tool_selection"] == [t.name for t in episode.tools()]
+        assert claw_row["prompt"][0]["content"] == rollout_system_prompt(
+            episode.packages, "claw", skills=episode.skills_prompt()
+        )
+    assert claw_row["extra_info"]["profile"] == profile
+    bad = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "--tasks",
+            str(tmp_path / "set"),
+            "--format",
+            "verl",
+            "--out",
+            str(tmp_path / "x"),
+            "--profile",
+            "hermes",
+        ],
+    )
+    assert bad.exit_code == 2 and "unknown tool profile" in bad.output and not (tmp_path / "x").exists()
