@@ -9,6 +9,7 @@ the model's tool list.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -114,12 +115,20 @@ def test_stdio_subprocess_scores_as_tasks_score(
                     await play(model, control, task)
                     scores["right"] = payload(await control.call_tool("score", {}))["score"]
                     trajectories["right"] = payload(await control.call_tool("trajectory", {}))
+                    # the last turn has ended: the model channel takes no more calls, turns do not grow
+                    late = await model.call_tool("write", {"path": "late.txt", "content": "after the end"})
+                    assert late.is_error, late
+                    assert late.structured_content["error"]["category"] == "invalid_transition"
+                    assert payload(await control.call_tool("end_turn", {}))["done"] is True
+                    assert payload(await control.call_tool("score", {}))["score"] == scores["right"]
+                    assert payload(await control.call_tool("trajectory", {})) == trajectories["right"]
                     payload(await control.call_tool("reset", {}))
                     await play(model, control, task, skip_turn=0)
                     scores["wrong"] = payload(await control.call_tool("score", {}))["score"]
                     trajectories["wrong"] = payload(await control.call_tool("trajectory", {}))
 
     anyio.run(main)
+    assert "Traceback" not in errors.read_text(), errors.read_text()  # the disconnect shuts down cleanly
     assert scores["right"] == tasks_score(task_dir, trajectories["right"], tmp_path) == 1.0
     assert scores["wrong"] == tasks_score(task_dir, trajectories["wrong"], tmp_path) < 1.0
 
@@ -217,3 +226,14 @@ def test_bad_command_lines_are_one_line_errors(task_dir: Path, tasks: dict[str, 
         out = subprocess.run([ENVCRAFT, "serve-mcp", *args], capture_output=True, text=True, timeout=60)
         assert out.returncode == 2, (args, out.stderr)
         assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+
+
+def test_help_names_the_extra_with_its_brackets() -> None:
+    out = subprocess.run(
+        [ENVCRAFT, "serve-mcp", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert out.returncode == 0 and "pip install 'envcraft[mcp]'" in out.stdout, out.stdout

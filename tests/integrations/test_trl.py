@@ -16,6 +16,7 @@ from transformers.utils import get_json_schema
 
 from envcraft.integrations.trl import END_TURN, dataset_rows, environments
 from envcraft.integrations.trl.environment import ALL_DONE, EnvcraftEnvironment
+from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.execute import reference_turns
 from envcraft.tasks.model import Task
@@ -34,11 +35,14 @@ def tools_of(env: EnvcraftEnvironment) -> dict[str, Any]:
 def play_golden(env: EnvcraftEnvironment, task: Task) -> list[str]:
     """The golden run through the environment's methods, ending each turn with end_turn."""
     seen = []
-    with Episode.open(task) as episode:
+    with Episode.open(task, profile=env.profile) as episode:
         names = {(t.env, t.tool): t.name for t in episode.tools()}
     for turn in reference_turns(task):
         for call in turn:
-            result = json.loads(getattr(env, names[(call["env"], call["tool"])])(**call["args"]))
+            name, args = names.get((call["env"], call["tool"])), call["args"]
+            if call["tool"] in SYSTEM_TOOLS:
+                name, args = profile_call(env.profile, call["tool"], args)
+            result = json.loads(getattr(env, name)(**args))
             assert "error" not in result, result
         seen.append(env.end_turn())
     return seen
@@ -55,7 +59,7 @@ def test_one_environment_class_per_tool_surface_with_trls_schemas(train_tasks: l
     for surface, cls in made.items():
         env = cls()
         task = next(t for t in train_tasks if "+".join(sorted(t.envs)) == surface)
-        with Episode.open(task) as episode:
+        with Episode.open(task, profile="openclaw") as episode:
             expected = {t.name: t.openai_schema()["function"] for t in episode.tools()}
         tools = tools_of(env)
         assert set(tools) == set(expected) | {END_TURN}
@@ -72,7 +76,25 @@ def test_one_environment_class_per_tool_surface_with_trls_schemas(train_tasks: l
                 mine = got_params["properties"][arg]
                 assert mine["type"] == spec["type"], (name, arg)
                 assert mine.get("enum") == spec.get("enum"), (name, arg)
-                assert mine["description"] == " ".join(spec["description"].split())
+                assert mine["description"] == " ".join(spec.get("description", arg).split())
+
+
+def test_the_tool_profile_is_openclaw_unless_chosen(train_tasks: list[Task]) -> None:
+    claw = next(t for t in train_tasks if t.kind == "claw")
+    surface = "+".join(sorted(claw.envs))
+    for profile, made in (
+        ("openclaw", environments(train_tasks)),
+        ("envcraft", environments(train_tasks, profile="envcraft")),
+    ):
+        with Episode.open(claw, profile=profile) as episode:
+            names = {t.name for t in episode.tools()}
+        env = made[surface]()
+        assert env.profile == profile and set(tools_of(env)) == names | {END_TURN}
+        row = next(r for r in dataset_rows(train_tasks, profile=profile) if r["task_id"] == claw.id)
+        env.reset(**row)
+        assert env.play is not None and env.play.episode.profile.name == profile
+        assert ("<available_skills>" in row["prompt"][0]["content"]) == (profile == "openclaw")
+    assert {"read", "write", "exec"} <= set(tools_of(environments(train_tasks)[surface]()))
 
 
 def test_reset_opens_a_fresh_play_and_get_reward_is_the_verifier(train_tasks: list[Task]) -> None:

@@ -35,13 +35,17 @@ from verl.workers.rollout.replica import TokenOutput
 from envcraft.integrations.taskset import TaskLookupError
 from envcraft.integrations.verl.agent_loop import EnvcraftAgentLoop, open_plays
 from envcraft.integrations.verl.reward import compute_score
+from envcraft.rollout.loop import RolloutConfig
+from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
+from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.execute import execute, execute_reference
-from envcraft.tasks.export import export
+from envcraft.tasks.export import export, system_prompt
 from envcraft.tasks.model import Task
 from envcraft.tasks.verify import score_trajectory
 
 PROMPT_LENGTH = 8192
+PROFILE = "openclaw"  # the export's and the loop's default
 END = "<|im_end|>"
 Script = list[str]
 
@@ -99,8 +103,19 @@ def dataset(path: Path, tokenizer: Any, config: DictConfig) -> RLHFDataset:
 
 
 def tool_names(task: Task) -> dict[tuple[str, str], str]:
-    with Episode.open(task) as episode:
+    """The names an agent of the export's profile (openclaw, the default) calls the task's tools by."""
+    with Episode.open(task, profile=PROFILE) as episode:
         return {(t.env, t.tool): t.name for t in episode.tools()}
+
+
+def model_call(
+    names: dict[tuple[str, str], str], env: str, tool: str, args: dict[str, Any]
+) -> dict[str, Any]:
+    """A reference call as the model makes it: a system tool in the profile's shape."""
+    if tool in SYSTEM_TOOLS:
+        name, args = profile_call(PROFILE, tool, args)
+        return {"name": name, "arguments": args}
+    return {"name": names[(env, tool)], "arguments": args}
 
 
 def golden(task: Task) -> Script:
@@ -109,7 +124,7 @@ def golden(task: Task) -> Script:
     turns: Script = []
     for turn in range(len(task.turns)):
         for call in (c for c in task.reference.calls if c.turn == turn):
-            body = json.dumps({"name": names[(call.env, call.tool)], "arguments": call.args})
+            body = json.dumps(model_call(names, call.env, call.tool, call.args))
             turns.append(f"<tool_call>\n{body}\n</tool_call>{END}")
         turns.append(f"That is done.{END}")
     return turns
@@ -193,6 +208,15 @@ def test_verl_dataset_loads_the_export_as_is(setup: Setup, policy_tokenizer: Any
     assert [m["role"] for m in row["raw_prompt"]] == ["system", "user"]
     assert row["raw_prompt"][1]["content"] == task.turns[0].user
     assert row["extra_info"]["tool_selection"] == list(tool_names(task).values())
+    assert row["extra_info"]["profile"] == PROFILE
+    for each in setup.tasks.values():  # prompted as `eval` prompts it: skills listed under the profile
+        with Episode.open(each, profile=PROFILE) as episode:
+            mode = RolloutConfig().mode_for(each)
+            skills = episode.skills_prompt() if mode == "claw" else None
+            assert system_prompt(each, episode.packages, profile=PROFILE) == rollout_system_prompt(
+                episode.packages, mode, skills=skills
+            )
+            assert mode != "claw" or "<available_skills>" in (skills or "")
     assert json.loads(row["reward_model"]["ground_truth"])["task_id"] == task.id
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from envcraft.cli.main import app
 from envcraft.rollout.loop import RolloutConfig
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
-from envcraft.tasks.episode import resolve_packages
+from envcraft.tasks.episode import Episode
 from envcraft.tasks.export import ExportError, export, split_tasks, task_digest
 from envcraft.tasks.io import read_tasks, write_tasks
 from envcraft.tasks.model import Task
@@ -114,15 +114,18 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     system, user = claw_row["prompt"]
     assert system["role"] == "system" and user == {"role": "user", "content": tasks[1].turns[0].user}
     assert "workspace" in system["content"]
-    # the policy is prompted as `envcraft eval` prompts it (the rollout loop's system message)
+    # the policy is prompted as `envcraft eval` prompts it (the rollout loop's system message,
+    # under eval's default profile, openclaw: a Claw task's skills listed as the Episode places them)
     for task, row in ((tasks[0], tool_row), (tasks[1], claw_row)):
         mode = RolloutConfig().mode_for(task)
-        assert row["prompt"][0]["content"] == rollout_system_prompt(resolve_packages(task), mode)
-    # the tools travel in the chat template: per task, the names its agent may call
+        with Episode.open(task, profile="openclaw") as episode:
+            skills = episode.skills_prompt() if mode == "claw" else None
+            assert row["prompt"][0]["content"] == rollout_system_prompt(episode.packages, mode, skills=skills)
+            # the tools travel in the chat template: per task, the names its agent may call
+            assert row["extra_info"]["tool_selection"] == [t.name for t in episode.tools()]
+        assert row["extra_info"]["profile"] == "openclaw"
     assert set(tool_row["extra_info"]["tool_selection"]) == {"increment", "get", "explode"}
-    assert {"increment", "export_sales", "read_file", "shell"} <= set(
-        claw_row["extra_info"]["tool_selection"]
-    )
+    assert {"increment", "export_sales", "read", "exec"} <= set(claw_row["extra_info"]["tool_selection"])
     assert "export_sales(region)" not in system["content"]
     # the ground truth names the task and its version, not the task itself
     reward = claw_row["reward_model"]
@@ -133,7 +136,38 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert extra["index"] == 1 and extra["n_turns"] == 2 and extra["kind"] == "claw"
     assert "tools_kwargs" not in extra and "initial_state" not in extra
     loop = (tmp_path / "agent_loop.yaml").read_text()
-    assert "name: envcraft_agent" in loop and str((tmp_path / "tasks.jsonl").resolve()) in loop
+    assert "name: envcraft_agent" in loop and 'tasks: "tasks.jsonl"' in loop
+    assert str(tmp_path) not in loop  # relative: the export can be moved
+
+
+def test_a_moved_verl_export_still_finds_its_tasks(tasks: list[Task], tmp_path: Path) -> None:
+    import yaml
+
+    from envcraft.integrations.taskset import load_index
+
+    verl_loop = pytest.importorskip("envcraft.integrations.verl.agent_loop", exc_type=ImportError)
+    export(tasks, "verl", tmp_path / "made")
+    moved = tmp_path / "moved"
+    (tmp_path / "made").rename(moved)
+    (entry,) = yaml.safe_load((moved / "agent_loop.yaml").read_text())
+    found = verl_loop.tasks_beside_config(entry["tasks"], str(moved / "agent_loop.yaml"))
+    assert len(load_index(found)) == len(tasks)
+
+
+def test_the_run_summary_counts_each_verl_file_s_own_rows(tasks: list[Task], tmp_path: Path) -> None:
+    from envcraft.tasks.pipeline import export_stage
+
+    verl = export_stage(tasks, tmp_path)["verl"]
+    train, val = (
+        pq.read_table(tmp_path / "verl" / "train.parquet"),
+        pq.read_table(tmp_path / "verl" / "val.parquet"),
+    )
+    assert verl["rows"] == train.num_rows == 1
+    assert (
+        verl["files"]["train.parquet"]["rows"] == 1
+        and verl["files"]["val.parquet"]["rows"] == val.num_rows == 1
+    )
+    assert verl["files"]["tasks.jsonl"]["rows"] == 2 and verl["files"]["agent_loop.yaml"]["rows"] is None
 
 
 def test_task_digest_changes_with_the_task_and_survives_a_round_trip(
@@ -170,8 +204,18 @@ def test_export_command_and_its_refusals(tasks: list[Task], tmp_path: Path) -> N
             app, ["export", "--tasks", str(tmp_path / "set"), "--format", fmt, "--out", str(out), "--json"]
         )
         assert done.exit_code == 0, done.output
-        assert json.loads(done.stdout) == {"format": fmt, "path": str(out / name), "rows": 2}
+        info = json.loads(done.stdout)
+        assert {k: info[k] for k in ("format", "path", "rows")} == {
+            "format": fmt,
+            "path": str(out / name),
+            "rows": 2,
+        }
+        assert sorted(Path(f["path"]).name for f in info["files"]) == sorted(p.name for p in out.iterdir())
         assert name in [p.name for p in out.iterdir()]
+        shown = runner.invoke(
+            app, ["export", "--tasks", str(tmp_path / "set"), "--format", fmt, "--out", str(out)]
+        )
+        assert shown.exit_code == 0 and all(str(p) in shown.stdout for p in out.iterdir()), shown.stdout
         assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp file left behind
     bad = runner.invoke(
         app, ["export", "--tasks", str(tmp_path / "set"), "--format", "csv", "--out", str(tmp_path)]
@@ -185,3 +229,85 @@ def test_export_command_and_its_refusals(tasks: list[Task], tmp_path: Path) -> N
         export(tasks, "verl", tmp_path, agent_name="my_agent")
     with pytest.raises(ExportError, match="no tasks"):
         export([], "verl", tmp_path)
+
+
+def test_a_target_whose_file_is_a_directory_is_refused_with_nothing_written(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    write_tasks(tmp_path / "set", tasks)
+    out = tmp_path / "out"
+    (out / "train.parquet").mkdir(parents=True)
+    done = CliRunner().invoke(
+        app, ["export", "--tasks", str(tmp_path / "set"), "--format", "verl", "--out", str(out)]
+    )
+    assert done.exit_code == 2 and "train.parquet" in done.output and "is a directory" in done.output
+    assert len(done.output.strip().splitlines()) == 1 and "Traceback" not in done.output
+    assert [p.name for p in out.iterdir()] == ["train.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "set"]  # no staging left either
+
+
+def test_an_export_that_fails_midway_leaves_nothing_behind(tasks: list[Task], tmp_path: Path) -> None:
+    broken = tasks[1].model_copy(deep=True)
+    broken.provenance["packages"]["reports"] = str(tmp_path / "gone" / "reports")
+    write_tasks(tmp_path / "set", [tasks[0], broken])
+    out = tmp_path / "deep" / "out"
+    done = CliRunner().invoke(
+        app, ["export", "--tasks", str(tmp_path / "set"), "--format", "verl", "--out", str(out)]
+    )
+    assert done.exit_code == 2 and "gone" in done.output and "Traceback" not in done.output, done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]  # no out, no tasks.jsonl, no staging
+    existing = tmp_path / "kept"
+    (existing / "notes.txt").parent.mkdir()
+    (existing / "notes.txt").write_text("mine")
+    with pytest.raises(ExportError):
+        export([tasks[0], broken], "verl", existing)
+    assert [p.name for p in existing.iterdir()] == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "set"]
+
+
+@pytest.mark.parametrize("profile", ["envcraft", "claude-code"])
+def test_the_verl_rows_follow_the_chosen_tool_profile(
+    tasks: list[Task], tmp_path: Path, profile: str
+) -> None:
+    write_tasks(tmp_path / "set", tasks)
+    done = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "--tasks",
+            str(tmp_path / "set"),
+            "--format",
+            "verl",
+            "--out",
+            str(tmp_path / "out"),
+            "--profile",
+            profile,
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    rows = (
+        pq.read_table(tmp_path / "out" / "train.parquet").to_pylist()
+        + pq.read_table(tmp_path / "out" / "val.parquet").to_pylist()
+    )
+    claw_row = next(r for r in rows if r["extra_info"]["task_id"] == "t-claw")
+    with Episode.open(tasks[1], profile=profile) as episode:
+        assert claw_row["extra_info"]["tool_selection"] == [t.name for t in episode.tools()]
+        assert claw_row["prompt"][0]["content"] == rollout_system_prompt(
+            episode.packages, "claw", skills=episode.skills_prompt()
+        )
+    assert claw_row["extra_info"]["profile"] == profile
+    bad = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "--tasks",
+            str(tmp_path / "set"),
+            "--format",
+            "verl",
+            "--out",
+            str(tmp_path / "x"),
+            "--profile",
+            "hermes",
+        ],
+    )
+    assert bad.exit_code == 2 and "unknown tool profile" in bad.output and not (tmp_path / "x").exists()

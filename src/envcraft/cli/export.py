@@ -9,7 +9,8 @@ import typer
 
 from envcraft.cli.output import console, die, print_json
 from envcraft.cli.tasks import load_tasks_or_die
-from envcraft.tasks.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export
+from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
+from envcraft.tasks.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export_files
 
 
 def export_command(
@@ -22,6 +23,12 @@ def export_command(
     val_fraction: Annotated[
         float, typer.Option("--val-fraction", min=0.0, max=0.99, help="VERL: share of tasks held out.")
     ] = DEFAULT_VAL_FRACTION,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile", help="verl: the tool profile of the rows (openclaw, claude-code, envcraft)."
+        ),
+    ] = DEFAULT_PROFILE,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Export a task set for trainers: jsonl (as is), parquet (one row per task) or verl.
@@ -30,13 +37,21 @@ def export_command(
     """
     if fmt not in FORMATS:
         die(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if profile not in PROFILES:
+        die(f"unknown tool profile {profile!r}; the profiles are: {', '.join(sorted(PROFILES))}")
     loaded = load_tasks_or_die(tasks)
     try:
-        path = export(loaded, fmt, out, agent_name=agent_name, val_fraction=val_fraction)
+        written = export_files(
+            loaded, fmt, out, agent_name=agent_name, val_fraction=val_fraction, profile=profile
+        )
     except (ExportError, OSError) as exc:
         die(str(exc))
-    info = {"format": fmt, "path": str(path), "rows": len(loaded)}
+    files = [{"path": str(w.path), "rows": w.rows} for w in written]
+    info = {"format": fmt, "path": files[0]["path"], "rows": len(loaded), "files": files}
     if json_out:
         print_json(info)
-    else:
-        console.print(f"wrote {len(loaded)} tasks as {fmt} to {path}")
+        return
+    console.print(f"wrote {len(loaded)} tasks as {fmt} to {out}:", highlight=False, soft_wrap=True)
+    for w in written:
+        rows = "" if w.rows is None else f" ({w.rows} {'row' if w.rows == 1 else 'rows'})"
+        console.print(f"  {w.path}{rows}", highlight=False, soft_wrap=True)

@@ -44,7 +44,7 @@ def serve_mcp(
 
     The model channel lists only domain and system tools; the trainer's control channel
     (end_turn, score, trajectory, state, reset) is /control over HTTP, or --control-port with
-    stdio. Needs the mcp extra: pip install 'envcraft[mcp]'.
+    stdio. Needs the mcp extra: pip install 'envcraft\\[mcp]'.
     """
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use stdio or http")

@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from envcraft.core.errors import ErrorCategory, error_result, is_error
+from envcraft.sandbox.profiles import DEFAULT_PROFILE
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.model import Task
 from envcraft.tasks.verify import Score, run_verifier
@@ -31,9 +32,11 @@ from envcraft.tasks.verify import Score, run_verifier
 class TaskPlay:
     """One trajectory of ``task`` (see the module docstring). Use as a context manager or :meth:`close`."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, profile: str = DEFAULT_PROFILE) -> None:
+        """Open ``task`` with the system tools of ``profile`` (``openclaw`` as ``eval`` and the
+        exports; ``envcraft`` for the canonical names)."""
         self.task = task
-        self.episode = Episode.open(task)
+        self.episode = Episode.open(task, profile=profile)
         self.tool_calls = 0
         self.tool_errors = 0
 

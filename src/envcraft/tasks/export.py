@@ -8,41 +8,58 @@ it is:
   task keeps its split when the set grows). ``prompt`` is the chat the policy starts from: a
   system message (the rollout loop's, :mod:`envcraft.rollout.prompts`) and the first user
   turn; the tools travel in the chat template, rendered by the agent loop from the task's own tool list
-  (``extra_info.tool_selection``, the names VERL's per-sample tool selection also reads).
+  (``extra_info.tool_selection``, the names VERL's per-sample tool selection also reads) under
+  the export's tool profile (``extra_info.profile``, default ``openclaw`` as ``eval``'s; the
+  agent loop plays the row under it).
   The later turns are revealed by the agent loop when the model answers without a tool call.
 * ``reward_model.ground_truth`` is compact: ``{"task_id", "sha256"}`` as JSON, the digest of
   the task (:func:`task_digest`), so a reward computed against a different version of the task
   is refused instead of paid. The task itself, S0 and verifier included, is in
   ``tasks.jsonl`` beside the rows.
 * ``agent_loop.yaml`` registers envcraft's agent loop under the rows' ``agent_name`` with the
-  path of that ``tasks.jsonl``; pass it as ``actor_rollout_ref.rollout.agent.
-  agent_loop_config_path`` (:mod:`envcraft.integrations.verl`).
+  path of that ``tasks.jsonl`` relative to the yaml's own directory (the loop resolves it
+  there), so the export can be moved or copied to a cluster as a whole; pass it as
+  ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` (:mod:`envcraft.integrations.verl`).
 
-Files are written atomically (temp file + ``os.replace``).
+Files are written into a temporary directory beside the target and moved into it (``os.replace``)
+only once every file is written: a failed export leaves nothing behind, and a target whose file
+names are taken by directories is refused before anything is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.core.skills import Skill, read_skill, skills_section
 from envcraft.core.state import canonical_json
 from envcraft.core.workspace import atomic_write_bytes
 from envcraft.rollout.loop import RolloutConfig
 from envcraft.rollout.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
-from envcraft.tasks.episode import exposed_tools, resolve_packages
-from envcraft.tasks.io import write_tasks
+from envcraft.sandbox.profiles import CANONICAL_PROFILE, DEFAULT_PROFILE, PROFILES, get_profile
+from envcraft.tasks.episode import SKILLS_DIR, exposed_tools, resolve_packages
+from envcraft.tasks.io import TASKS_FILE, write_tasks
 from envcraft.tasks.model import Task
 
 FORMATS = ("jsonl", "parquet", "verl")
 FILES = {"jsonl": "tasks.jsonl", "parquet": "tasks.parquet", "verl": "train.parquet"}
 VERL_VAL_FILE = "val.parquet"
 VERL_AGENT_LOOP_FILE = "agent_loop.yaml"
+OUTPUT_NAMES = {
+    "jsonl": (FILES["jsonl"],),
+    "parquet": (FILES["parquet"],),
+    "verl": (FILES["verl"], VERL_VAL_FILE, TASKS_FILE, VERL_AGENT_LOOP_FILE),
+}
 AGENT_NAME = "envcraft_agent"
 AGENT_NAMES = (AGENT_NAME,)
 AGENT_LOOP_TARGET = "envcraft.integrations.verl.agent_loop.EnvcraftAgentLoop"
@@ -54,6 +71,14 @@ class ExportError(ValueError):
     """An export that cannot be written (unknown format, missing pyarrow, unloadable env)."""
 
 
+@dataclass(frozen=True)
+class Written:
+    """One file an export wrote, with its count of task rows (None for a config file)."""
+
+    path: Path
+    rows: int | None
+
+
 def export(
     tasks: Sequence[Task],
     fmt: str,
@@ -61,38 +86,102 @@ def export(
     *,
     agent_name: str = AGENT_NAME,
     val_fraction: float = DEFAULT_VAL_FRACTION,
+    profile: str = DEFAULT_PROFILE,
 ) -> Path:
-    """Write ``tasks`` in ``fmt`` into directory ``out``; returns the written file (for VERL,
-    ``train.parquet``; ``val.parquet``, ``tasks.jsonl`` and ``agent_loop.yaml`` lie beside it)."""
+    """Write ``tasks`` in ``fmt`` into directory ``out``; returns the main file (for VERL,
+    ``train.parquet``; :func:`export_files` lists every file written)."""
+    return export_files(tasks, fmt, out, agent_name=agent_name, val_fraction=val_fraction, profile=profile)[
+        0
+    ].path
+
+
+def export_files(
+    tasks: Sequence[Task],
+    fmt: str,
+    out: str | Path,
+    *,
+    agent_name: str = AGENT_NAME,
+    val_fraction: float = DEFAULT_VAL_FRACTION,
+    profile: str = DEFAULT_PROFILE,
+) -> list[Written]:
+    """Write ``tasks`` in ``fmt`` into directory ``out``; every file written, the main one first
+    (for VERL: ``train.parquet``, ``val.parquet``, ``tasks.jsonl``, ``agent_loop.yaml``).
+    ``profile`` names the tool profile VERL rows are made for (their tools and system prompt)."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if agent_name not in AGENT_NAMES:
         raise ExportError(f"unknown agent name {agent_name!r}; choose one of {', '.join(AGENT_NAMES)}")
     if not 0.0 <= val_fraction < 1.0:
         raise ExportError(f"val fraction {val_fraction} must be in [0, 1)")
+    if profile not in PROFILES:
+        raise ExportError(
+            f"unknown tool profile {profile!r}; the profiles are: {', '.join(sorted(PROFILES))}"
+        )
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
+    _check_target(root, OUTPUT_NAMES[fmt])
+    with _staging(root) as stage:
+        staged = _write(tasks, fmt, stage, agent_name=agent_name, val_fraction=val_fraction, profile=profile)
+        root.mkdir(parents=True, exist_ok=True)
+        for made in sorted(stage.iterdir()):  # every file, also any a writer adds beside its own
+            os.replace(made, root / made.name)
+    return [Written(root / w.path.name, w.rows) for w in staged]
+
+
+def _check_target(root: Path, names: Sequence[str]) -> None:
+    """Refuse, before anything is written, a target the export's files cannot be placed in."""
+    if root.exists() and not root.is_dir():
+        raise ExportError(f"cannot export into {root}: it is not a directory")
+    for name in names:
+        path = root / name
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            raise ExportError(f"cannot write {path}: it is a directory, not a file")
+
+
+@contextmanager
+def _staging(root: Path) -> Iterator[Path]:
+    """A temporary directory beside ``root`` (same file system, so its files move into ``root``
+    by rename): a failed export leaves nothing behind, not even ``root``."""
+    parent = root.absolute().parent
+    while not parent.is_dir():
+        parent = parent.parent
+    stage = Path(tempfile.mkdtemp(prefix=f".{root.name}.export-", dir=parent))
+    try:
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _write(
+    tasks: Sequence[Task], fmt: str, root: Path, *, agent_name: str, val_fraction: float, profile: str
+) -> list[Written]:
     if fmt == "jsonl":
-        return write_tasks(root, tasks)
+        return [Written(write_tasks(root, tasks), len(tasks))]
     if fmt == "parquet":
-        return _write_parquet(root / FILES[fmt], [task_row(t) for t in tasks], _task_schema())
-    return export_verl(tasks, root, agent_name=agent_name, val_fraction=val_fraction)
+        return [
+            Written(
+                _write_parquet(root / FILES[fmt], [task_row(t) for t in tasks], _task_schema()), len(tasks)
+            )
+        ]
+    return export_verl(tasks, root, agent_name=agent_name, val_fraction=val_fraction, profile=profile)
 
 
-def export_verl(tasks: Sequence[Task], root: Path, *, agent_name: str, val_fraction: float) -> Path:
-    """The VERL directory of the module docstring; returns the path of ``train.parquet``."""
+def export_verl(
+    tasks: Sequence[Task], root: Path, *, agent_name: str, val_fraction: float, profile: str = DEFAULT_PROFILE
+) -> list[Written]:
+    """The VERL directory of the module docstring; every file written, ``train.parquet`` first."""
     if not tasks:
         raise ExportError("no tasks to export (a VERL dataset needs at least one row)")
     train, val = split_tasks(tasks, val_fraction)
     schema = _verl_schema()
     tasks_file = write_tasks(root, tasks)
     index = {t.id: i for i, t in enumerate(tasks)}
-    for name, part, split in ((VERL_VAL_FILE, val, "val"), (FILES["verl"], train, "train")):
-        rows = [verl_row(t, index[t.id], _packages(t), agent_name, split) for t in part]
-        _write_parquet(root / name, rows, schema)
-    loop_config = agent_loop_config(agent_name, tasks_file.resolve())
+    written: list[Written] = []
+    for name, part, split in ((FILES["verl"], train, "train"), (VERL_VAL_FILE, val, "val")):
+        rows = [verl_row(t, index[t.id], _packages(t), agent_name, split, profile) for t in part]
+        written.append(Written(_write_parquet(root / name, rows, schema), len(rows)))
+    loop_config = agent_loop_config(agent_name, Path(tasks_file.name))
     atomic_write_bytes(root / VERL_AGENT_LOOP_FILE, loop_config.encode("utf-8"))
-    return root / FILES["verl"]
+    return [*written, Written(tasks_file, len(tasks)), Written(root / VERL_AGENT_LOOP_FILE, None)]
 
 
 def split_tasks(tasks: Sequence[Task], val_fraction: float) -> tuple[list[Task], list[Task]]:
@@ -126,10 +215,12 @@ def ground_truth(task: Task) -> str:
 
 
 def agent_loop_config(agent_name: str, tasks_file: Path) -> str:
-    """VERL's ``agent_loop_config_path`` file: a list of hydra configs, one per agent loop."""
+    """VERL's ``agent_loop_config_path`` file: a list of hydra configs, one per agent loop.
+    A relative ``tasks_file`` is relative to this file's directory (the loop resolves it)."""
     return (
         "# envcraft's agent loop for this export; pass this file as\n"
         "# actor_rollout_ref.rollout.agent.agent_loop_config_path\n"
+        "# (tasks: relative to this file's directory)\n"
         f"- name: {agent_name}\n"
         f"  _target_: {AGENT_LOOP_TARGET}\n"
         f"  tasks: {json.dumps(str(tasks_file))}\n"
@@ -158,13 +249,18 @@ def task_row(task: Task) -> dict[str, Any]:
 
 
 def verl_row(
-    task: Task, index: int, packages: dict[str, EnvPackage], agent_name: str, split: str
+    task: Task,
+    index: int,
+    packages: dict[str, EnvPackage],
+    agent_name: str,
+    split: str,
+    profile: str = DEFAULT_PROFILE,
 ) -> dict[str, Any]:
     """The VERL RL-dataset row of one task (see the module docstring)."""
     return {
         "data_source": "envcraft/" + "+".join(task.envs),
         "prompt": [
-            {"role": "system", "content": system_prompt(task, packages)},
+            {"role": "system", "content": system_prompt(task, packages, profile=profile)},
             {"role": "user", "content": task.turns[0].user if task.turns else ""},
         ],
         "ability": "agent" if task.kind == "claw" else "tool-use",
@@ -176,21 +272,55 @@ def verl_row(
             "envs": list(task.envs),
             "kind": task.kind,
             "n_turns": len(task.turns),
-            "tool_selection": list(exposed_tools(packages)),
+            "tool_selection": list(exposed_tools(packages, profile)),
+            "profile": profile,
         },
         "agent_name": agent_name,
     }
 
 
-def system_prompt(task: Task, packages: Mapping[str, EnvPackage], *, documentation: bool = True) -> str:
+def system_prompt(
+    task: Task,
+    packages: Mapping[str, EnvPackage],
+    *,
+    documentation: bool = True,
+    profile: str = CANONICAL_PROFILE,
+) -> str:
     """The system message a policy starts ``task`` with: the rollout loop's for the task's mode
     (:func:`envcraft.rollout.prompts.system_prompt`), so a policy trained on these rows is
-    prompted as ``envcraft eval`` prompts it. Without ``documentation``, only the preamble
-    (the environments' descriptions left out, for prompts a CPU run must keep short)."""
+    prompted as ``envcraft eval --profile`` prompts it (under a harness profile a Claw task's
+    skills are listed, as the Episode places them, instead of pasted). Without
+    ``documentation``, only the preamble (the environments' descriptions left out, for prompts
+    a CPU run must keep short)."""
     mode = RolloutConfig().mode_for(task)
     if not documentation:
         return CLAW_PREAMBLE if mode == "claw" else FUNCTION_PREAMBLE
-    return rollout_system_prompt({env: packages[env] for env in task.envs}, mode)
+    chosen = {env: packages[env] for env in task.envs}
+    skills = skills_listing(task, chosen.values(), profile) if mode == "claw" else None
+    return rollout_system_prompt(chosen, mode, skills=skills)
+
+
+def skills_listing(task: Task, packages: Iterable[EnvPackage], profile: str) -> str:
+    """The skills section an Episode of ``profile`` lists (:meth:`Episode.skills_prompt`),
+    read from the packages without opening one: "" under the canonical profile (skills pasted)."""
+    chosen = get_profile(profile)
+    if chosen.canonical:
+        return ""
+    skills: list[Skill] = []
+    seen: set[str] = set()
+    for package in packages:
+        if package.kind != "claw":
+            continue
+        for name, skill_md in package.skills.items():
+            where = f"{SKILLS_DIR}/{name}"
+            if name in seen or any(p == where or p.startswith(where + "/") for p in task.workspace):
+                continue  # as place_skills: the first package's skill, or the task's own file, wins
+            seen.add(name)
+            try:
+                skills.append(read_skill(skill_md.parent, chosen.skill_location(f"{where}/SKILL.md")))
+            except Exception:  # a skill place_skills leaves out of the listing too
+                continue
+    return skills_section(skills, chosen.read_tool)
 
 
 def _packages(task: Task) -> dict[str, EnvPackage]:
@@ -235,6 +365,7 @@ def _verl_schema() -> Any:
             ("kind", pa.string()),
             ("n_turns", pa.int32()),
             ("tool_selection", pa.list_(pa.string())),
+            ("profile", pa.string()),
         ]
     )
     return pa.schema(

@@ -31,7 +31,7 @@ from envcraft.core.session import Session
 from envcraft.core.workspace import atomic_write_bytes
 from envcraft.executor import Executor, open_executor
 from envcraft.tasks.export import FORMATS as EXPORT_FORMATS
-from envcraft.tasks.export import ExportError, export
+from envcraft.tasks.export import ExportError, export_files
 from envcraft.tasks.io import write_json, write_tasks
 from envcraft.tasks.model import Task
 from envcraft.tasks.report import render_report
@@ -276,11 +276,17 @@ def export_stage(tasks: list[Task], out: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for fmt in EXPORT_FORMATS:
         try:
-            path = export(tasks, fmt, out / fmt)
+            written = export_files(tasks, fmt, out / fmt)
         except (ExportError, OSError) as exc:  # an exporter failure must not lose the corpus written
             results[fmt] = {"error": str(exc)}
             continue
-        results[fmt] = {"path": str(path), "rows": len(tasks), "bytes": path.stat().st_size}
+        main = written[0]  # path/rows/bytes: the main file; files: each file's own rows and bytes
+        results[fmt] = {
+            "path": str(main.path),
+            "rows": main.rows,
+            "bytes": main.path.stat().st_size,
+            "files": {w.path.name: {"rows": w.rows, "bytes": w.path.stat().st_size} for w in written},
+        }
     return results
 
 

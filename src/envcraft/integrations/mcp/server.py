@@ -26,6 +26,7 @@ Episode's either way: the handle never becomes a tool argument.
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -47,6 +48,7 @@ SESSION_HEADER = "mcp-session-id"
 MODEL_PATH = "/mcp"
 CONTROL_PATH = "/control"
 CONTROL_TOOLS = ("envcraft_end_turn", "envcraft_score", "envcraft_reset")
+SHUTDOWN_SECONDS = 5  # how long a stopping HTTP server waits for open connections
 
 
 def connection_key(context: Context[Any, Any] | None) -> str | None:
@@ -64,6 +66,12 @@ def to_call_result(result: dict[str, Any]) -> types.CallToolResult:
         structured_content=result,
         is_error=is_error(result),
     )
+
+
+def end_turn(episode: Episode) -> dict[str, Any]:
+    """End the current user turn; once every turn has ended, another end adds no empty turn."""
+    message = None if episode.done else episode.end_turn()
+    return {"user_message": message, "done": episode.done}
 
 
 class ModelServer(MCPServer):
@@ -118,18 +126,28 @@ class ModelServer(MCPServer):
             return to_call_result(await anyio.to_thread.run_sync(self._control, name, key))
         try:
             result = await anyio.to_thread.run_sync(
-                self.table.run, key, lambda episode: episode.call_exposed(name, arguments)
+                self.table.run, key, lambda e: self._call(e, name, arguments)
             )
         except TableFull as exc:
             result = error_result(ErrorCategory.CONFLICT, str(exc))
         return to_call_result(result)
+
+    def _call(self, episode: Episode, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A task's play takes no call after its last user turn ended (as every other door)."""
+        if self.table.source.task is not None and episode.done:
+            return error_result(
+                ErrorCategory.INVALID_TRANSITION,
+                "every request of the user is done; no more tool calls are taken",
+                tool=name,
+            )
+        return episode.call_exposed(name, arguments)
 
     def _control(self, name: str, key: str) -> dict[str, Any]:
         if name == "envcraft_reset":
             fresh = self.table.reset(key)
             return {"user_message": fresh.user_message}
         if name == "envcraft_end_turn":
-            return self.table.run(key, lambda e: {"user_message": e.end_turn(), "done": e.done})
+            return self.table.run(key, end_turn)
         return self.table.run(key, lambda e: score(self.table.source, e))
 
 
@@ -175,7 +193,7 @@ class ControlServer(MCPServer):
 
     async def end_turn(self, episode: str = "") -> dict[str, Any]:
         """End the current user turn (snapshot) and return the next user message."""
-        return await self._run(episode, lambda e: {"user_message": e.end_turn(), "done": e.done})
+        return await self._run(episode, end_turn)
 
     async def score(self, episode: str = "") -> dict[str, Any]:
         """The task's verifier on the episode so far: score and components."""
@@ -232,11 +250,18 @@ def http_app(servers: dict[str, MCPServer], host: str) -> Any:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-async def serve_http(app: Any, sock: socket.socket) -> None:
+def http_server(app: Any) -> Any:
+    """A uvicorn server for ``app``; stop it with ``should_exit`` (its own shutdown ends the
+    lifespan cleanly, where cancelling its task logs a ``CancelledError`` traceback)."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    await server.serve(sockets=[sock])
+    return uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_SECONDS)
+    )
+
+
+async def serve_http(app: Any, sock: socket.socket) -> None:
+    await http_server(app).serve(sockets=[sock])
 
 
 def announce(text: str) -> None:
@@ -272,11 +297,15 @@ def serve(
 
 
 async def _serve_stdio(model: ModelServer, table: EpisodeTable, host: str, control_port: int | None) -> None:
-    async with anyio.create_task_group() as group:
-        if control_port is not None:
-            sock = bind_socket(host, control_port)
-            announce(f"control channel http://{host}:{sock.getsockname()[1]}{CONTROL_PATH}")
-            control = ControlServer(table, default_key=LOCAL)
-            group.start_soon(serve_http, http_app({CONTROL_PATH: control}, host), sock)
+    if control_port is None:
         await model.run_stdio_async()
-        group.cancel_scope.cancel()
+        return
+    sock = bind_socket(host, control_port)
+    announce(f"control channel http://{host}:{sock.getsockname()[1]}{CONTROL_PATH}")
+    control = http_server(http_app({CONTROL_PATH: ControlServer(table, default_key=LOCAL)}, host))
+    async with anyio.create_task_group() as group:
+        group.start_soon(functools.partial(control.serve, sockets=[sock]))
+        try:
+            await model.run_stdio_async()
+        finally:  # the client closed stdin: the control channel shuts down with it
+            control.should_exit = True

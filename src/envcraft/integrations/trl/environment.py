@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from envcraft.integrations.play import TaskPlay
+from envcraft.sandbox.profiles import DEFAULT_PROFILE
 from envcraft.tasks.episode import ExposedTool, exposed_tools, resolve_packages
 from envcraft.tasks.export import system_prompt
 from envcraft.tasks.model import Task
@@ -60,6 +61,7 @@ class EnvcraftEnvironment:
     """One pooled TRL environment; subclasses made by :func:`environments` add the task's tools."""
 
     tasks: ClassVar[Mapping[str, Task]] = {}
+    profile: ClassVar[str] = DEFAULT_PROFILE
 
     def __init__(self) -> None:
         self.play: TaskPlay | None = None
@@ -75,7 +77,7 @@ class EnvcraftEnvironment:
                 f"row task_id {task_id!r} is not a task of this environment ({type(self).__name__})"
             )
         self._close()
-        self.play = TaskPlay(task)
+        self.play = TaskPlay(task, self.profile)
         self.last_report = None
         return self.play.user_message
 
@@ -131,34 +133,41 @@ def surfaces(tasks: Sequence[Task]) -> dict[str, list[Task]]:
     return groups
 
 
-def environments(tasks: Sequence[Task]) -> dict[str, type[EnvcraftEnvironment]]:
-    """TRL's ``environment_factory`` for ``tasks``: ``{surface name: environment class}``."""
+def environments(
+    tasks: Sequence[Task], *, profile: str = DEFAULT_PROFILE
+) -> dict[str, type[EnvcraftEnvironment]]:
+    """TRL's ``environment_factory`` for ``tasks``: ``{surface name: environment class}``, the
+    Claw system tools under ``profile`` (``openclaw`` as ``eval``'s; ``envcraft``: canonical)."""
     made: dict[str, type[EnvcraftEnvironment]] = {}
     for name, group in surfaces(tasks).items():
-        tools = exposed_tools(resolve_packages(group[0]))
+        tools = exposed_tools(resolve_packages(group[0]), profile)
         clash = RESERVED & set(tools)
         if clash:
             raise ValueError(f"tools {sorted(clash)} of {name} clash with the TRL environment's own methods")
         members: dict[str, Any] = {name: _method(tool) for name, tool in tools.items()}
         members["tasks"] = {t.id: t for t in group}
+        members["profile"] = profile
         members["__doc__"] = f"envcraft tasks on {name} ({len(group)} tasks) as a TRL environment."
         made[name] = type(_class_name(name), (EnvcraftEnvironment,), members)
     return made
 
 
-def dataset_rows(tasks: Sequence[Task], *, documentation: bool = True) -> list[dict[str, Any]]:
+def dataset_rows(
+    tasks: Sequence[Task], *, documentation: bool = True, profile: str = DEFAULT_PROFILE
+) -> list[dict[str, Any]]:
     """One TRL dataset row per task: the system prompt, an empty user message for ``reset`` to
     fill with the first turn, the task id and the environment (surface) it runs in.
 
     The system prompt is the rollout loop's, as the VERL rows have it (the environments'
     documentation included unless ``documentation`` is false: a CPU smoke run pays for every
     prompt token twice over, and the tools' own descriptions still reach the policy through
-    the chat template), plus how to end a user turn here."""
+    the chat template), plus how to end a user turn here. ``profile`` is the one the
+    :func:`environments` classes were made with (a Claw task's skills are listed under it)."""
     rows = []
     for name, group in surfaces(tasks).items():
         for task in group:
             packages = resolve_packages(task)
-            system = system_prompt(task, packages) if documentation else SHORT_FRAMING
+            system = system_prompt(task, packages, profile=profile) if documentation else SHORT_FRAMING
             system += "\n\n" + END_TURN_NOTE
             rows.append(
                 {

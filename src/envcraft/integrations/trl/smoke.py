@@ -35,6 +35,7 @@ from envcraft.integrations.trl.environment import (
     environments,
     tool_text,
 )
+from envcraft.sandbox.profiles import CANONICAL_PROFILE
 from envcraft.tasks.model import Task
 
 # Paper Table 17 (the optimizer of its GRPO runs).
@@ -46,6 +47,9 @@ TABLE_17: dict[str, Any] = {
     "weight_decay": 0.01,
 }
 FINAL_ANSWER = "All done."
+# The canonical tool names: the warm start copies the reference's canonical calls verbatim (the
+# smoke run measures GRPO's mechanics, not a harness's tool surface).
+PROFILE = CANONICAL_PROFILE
 WINDOW = 384  # the policy's attention window, and the warm start's context before each assistant turn
 
 
@@ -80,7 +84,7 @@ def golden_conversation(task: Task, system: str) -> list[dict[str, Any]]:
     """The task's golden run as the chat a TRL rollout of it would be, with real tool results:
     each call a tool-call turn, ``end_turn`` after each user turn, then a short final answer."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
-    with TaskPlay(task) as play:
+    with TaskPlay(task, PROFILE) as play:
         messages.append({"role": "user", "content": play.user_message or ""})
         names = {(t.env, t.tool): t.name for t in play.episode.tools()}
         for turn in range(len(task.turns)):
@@ -219,8 +223,8 @@ def _run(tasks: Sequence[Task], out_dir: Path, config: SmokeConfig, tokenizer: A
 
     started = time.perf_counter()
     tokenizer = tokenizer if tokenizer is not None else load_tokenizer(out_dir / "tokenizer")
-    factory = environments(tasks)
-    rows = dataset_rows(tasks, documentation=config.documentation)
+    factory = environments(tasks, profile=PROFILE)
+    rows = dataset_rows(tasks, documentation=config.documentation, profile=PROFILE)
     by_id = {t.id: t for t in tasks}
     examples = []
     for row in rows:

@@ -5,7 +5,9 @@ VERL builds one agent loop per trajectory (``hydra.utils.instantiate`` of the ro
 
 1. finds the row's task (``reward_model.ground_truth`` = task id + digest, checked against the
    task set named by the loop's ``tasks`` argument or ``$ENVCRAFT_TASKS``) and opens a
-   :class:`~envcraft.integrations.play.TaskPlay` for it under a fresh request id: fresh
+   :class:`~envcraft.integrations.play.TaskPlay` for it under a fresh request id, with the
+   tool profile the row was exported for (``extra_info.profile``; the loop's ``profile``
+   argument overrides it; ``openclaw`` when neither says): fresh
    sessions from S0 and one shared workspace per trajectory, never shared between the GRPO
    samples of a prompt (:func:`open_plays` counts the ones alive);
 2. renders the row's chat prompt with the task's own tools through the model's chat template
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -42,6 +45,7 @@ from verl.utils.tokenizer.chat_template import apply_chat_template
 from envcraft.integrations.play import TaskPlay, parse_arguments
 from envcraft.integrations.taskset import TaskIndex, load_index
 from envcraft.rollout.loop import tool_result_text
+from envcraft.sandbox.profiles import DEFAULT_PROFILE
 from envcraft.tasks.export import AGENT_NAME
 
 logger = logging.getLogger(__name__)
@@ -75,13 +79,15 @@ class EnvcraftAgentLoop(AgentLoopBase):
         *args: Any,
         tasks: str | None = None,
         score_in_loop: bool = True,
+        profile: str | None = None,
         tools: Any = None,  # VERL's configured tools: unused, every task brings its own
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         multi_turn = self.rollout_config.multi_turn
-        self.tasks_path = tasks
+        self.tasks_path = tasks_beside_config(tasks, self.rollout_config.agent.get("agent_loop_config_path"))
         self.score_in_loop = bool(score_in_loop)
+        self.profile = profile  # None: each row's extra_info.profile (the export's), else the default
         self.max_assistant_turns = multi_turn.max_assistant_turns
         self.max_parallel_calls = max(1, int(multi_turn.max_parallel_calls or 1))
         self.max_tool_response_length = int(multi_turn.max_tool_response_length)
@@ -97,7 +103,8 @@ class EnvcraftAgentLoop(AgentLoopBase):
         task = self.task_index().for_row(reward_model.get("ground_truth"), row.get("extra_info"))
         loop = asyncio.get_running_loop()
         request_id = uuid4().hex
-        play = await loop.run_in_executor(None, TaskPlay, task)
+        profile = self.profile or (row.get("extra_info") or {}).get("profile") or DEFAULT_PROFILE
+        play = await loop.run_in_executor(None, TaskPlay, task, profile)
         with _held(request_id, play):
             return await self._play(play, request_id, list(row["raw_prompt"]), sampling_params)
 
@@ -235,6 +242,14 @@ class EnvcraftAgentLoop(AgentLoopBase):
                 "the tokenizer's chat template does not render tools; set "
                 "actor_rollout_ref.model.custom_chat_template to one that renders them (ChatML + hermes)"
             )
+
+
+def tasks_beside_config(tasks: str | None, config_path: str | None) -> str | None:
+    """The loop's ``tasks``: a relative path in ``agent_loop.yaml`` is relative to the yaml's
+    directory (so an export moves as a whole), not to the worker's working directory."""
+    if not tasks or not config_path or os.path.isabs(tasks):
+        return tasks
+    return os.path.join(os.path.dirname(os.path.abspath(config_path)), tasks)
 
 
 def _call_all(play: TaskPlay, calls: Sequence[FunctionCall]) -> list[dict[str, Any]]:
