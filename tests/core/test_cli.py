@@ -218,3 +218,14 @@ def test_version_loads_no_command_and_every_command_is_still_reachable() -> None
     ):
         shown = run(*command, "--help")
         assert shown.returncode == 0 and "Usage" in shown.stdout, (command, shown.stderr)
+
+
+def test_an_unknown_tool_is_a_structured_tool_error_as_the_readme_says() -> None:
+    """An agent gets the tools it may call (exit 1, JSON), not a usage line (exit 2)."""
+    proc = run("call", "returns_desk", "refund_everything")
+    assert proc.returncode == 1, proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["category"] == "not_found" and "issue_refund" in error["available"]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `envcraft call "))
+    assert "an unknown tool" in row.split("; 2 ")[0]

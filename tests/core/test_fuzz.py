@@ -4,7 +4,9 @@ as "internal error"; the only exception is the test package's deliberately buggy
 
 Arguments are drawn from each tool's own JSON Schema (often valid, using ids found in the
 generated S0, so deep preconditions are reached) mixed with junk: wrong types, missing and
-extra fields, huge strings, odd Unicode, nested structures, non-object arguments. The
+extra fields, huge strings, odd Unicode, nested structures, non-object arguments; even a
+well-typed string is at times a real id with a lone surrogate after it (text UTF-8 cannot
+hold: ``invalid_argument`` at the argument boundary) or a value past the OS's path limits. The
 sessions run with ``ENVCRAFT_CHECK_STATE=1``: every commit is also checked against the
 whole-state validation and serialization the incremental state path stands in for.
 """
@@ -53,6 +55,12 @@ ODD_STRINGS = st.sampled_from(
         "ß" * 300,
     ]
 )
+# Text that UTF-8 cannot hold (any code point, lone surrogates included) and values past the
+# OS's limits (a 4 KiB path, a 255-byte file name, a path 2,000 levels deep, 100 KB of text).
+UNENCODABLE = st.text(st.characters(exclude_categories=()), min_size=1, max_size=8).map(
+    lambda text: text + LONE_SURROGATE
+)
+HUGE = st.sampled_from(["a" * 100_000, "a/" * 50_000, "a/" * 2_040, "n" * 256, "d/" * 300 + "f"])
 SCALAR_JUNK = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40) | ODD_STRINGS
 JUNK = st.recursive(
     SCALAR_JUNK,
@@ -126,7 +134,12 @@ def _good(name: str, prop: dict[str, Any], pools: dict[str, tuple[str, ...]]) ->
         known = pools.get(name) or pools.get(name.removesuffix("s")) or pools.get("") or ("x",)
         anything = pools.get("") or known
         return st.one_of(
-            st.sampled_from(known), st.sampled_from(known), st.sampled_from(anything), st.text(max_size=12)
+            st.sampled_from(known),
+            st.sampled_from(known),
+            st.sampled_from(anything),
+            st.text(max_size=12),
+            st.tuples(st.sampled_from(known), UNENCODABLE).map("".join),
+            HUGE,
         )
     if kind == "integer":
         return st.integers(-2, 12) | st.integers(-(2**70), 2**70)

@@ -81,6 +81,7 @@ def test_verl_export_is_a_self_contained_directory(tasks: list[Task], tmp_path: 
     assert path == tmp_path / "train.parquet"
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "agent_loop.yaml",
+        "tasks.index.json",
         "tasks.jsonl",
         "train.parquet",
         "val.parquet",

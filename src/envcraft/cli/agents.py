@@ -52,7 +52,15 @@ from envcraft.rollout.runner import Job, already_done, read_trajectories
 from envcraft.rollout.sharded import run_sharded
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
 from envcraft.tasks.episode import resolve_packages
-from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, tasks_path, write_json, write_tasks
+from envcraft.tasks.io import (
+    TaskSetError,
+    read_stats,
+    read_task,
+    read_tasks,
+    tasks_path,
+    write_json,
+    write_tasks,
+)
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError
 from envcraft.tasks.verify import score_trajectory
@@ -509,10 +517,11 @@ def show(
 
 
 def _one(directory: Path, task_id: str) -> Task:
-    for task in _tasks(directory):
-        if task.id == task_id:
-            return task
-    die(f"no task {task_id!r} in {directory}")
+    """One task, read alone through the set's index (an unknown id names the closest ones)."""
+    try:
+        return read_task(directory, task_id)
+    except (TaskSetError, OSError) as exc:
+        die(str(exc))
 
 
 def _packages(task: Task) -> dict[str, Any]:

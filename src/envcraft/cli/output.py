@@ -44,3 +44,8 @@ def die(message: str, code: int = 2) -> NoReturn:
 def note(message: str) -> None:
     """One line on stderr that is not an error (stdout stays machine-readable)."""
     err_console.print(f"[yellow]note:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def count(number: int, noun: str, plural: str | None = None) -> str:
+    """``1 task``, ``2 tasks`` (``plural`` for nouns that do not take an s)."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"

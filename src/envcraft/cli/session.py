@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -12,9 +13,13 @@ from rich.table import Table
 
 from envcraft.cli.envs import load_or_die
 from envcraft.cli.output import console, die, json_text, note, print_json
-from envcraft.core import Session, SessionError, is_error
+from envcraft.core import ErrorCategory, Session, SessionError, error_result, is_error
+from envcraft.core.errors import INTERNAL_ERROR_MESSAGE
+from envcraft.core.interrupts import SignalWatch
 from envcraft.core.jsonio import JsonInputError, loads
 from envcraft.core.session import STATE_FILE, SessionDamaged, error_reason
+
+log = logging.getLogger(__name__)
 
 session_app = typer.Typer(help="Create and inspect durable sessions.", no_args_is_help=True)
 
@@ -137,6 +142,8 @@ def call(
     """Call one tool and print its result as JSON (exit 1 on a structured tool error).
 
     Without --session the call runs on a fresh generated state that is thrown away after it.
+    A tool that raises SystemExit or KeyboardInterrupt itself gets ``internal_error`` (the call
+    undone, nothing logged); a Ctrl-C delivered to the process still stops the command.
     """
     parsed = _call_args(args)
     package = load_or_die(env)
@@ -147,8 +154,14 @@ def call(
         session = open_or_die(session_dir)
         if session.package.id != package.id:
             die(f"session {session_dir} belongs to '{session.package.id}', not '{package.id}'")
-    with session:
-        result = session.call(tool, parsed)
+    with session, SignalWatch() as watch:
+        try:
+            result = session.call(tool, parsed)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if not watch.raised_by_code(exc):
+                raise
+            log.error("tool %s raised %s", tool, type(exc).__name__)
+            result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
         if json_out:
             record = {
                 "result": result,

@@ -12,9 +12,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.cli.run import synth_command
-from envcraft.tasks.io import TaskSetError, read_stats, read_tasks, read_trajectories
+from envcraft.tasks.io import TaskSetError, read_some, read_stats, read_tasks, read_trajectories, task_entries
 from envcraft.tasks.model import Task
 from envcraft.tasks.validate import replay_task, summarize, validate
 from envcraft.tasks.verify import score_trajectory
@@ -43,6 +43,54 @@ def progress(items: Iterable[T], total: int, label: str) -> Iterator[T]:
         for item in items:
             yield item
             bar.advance(job)
+
+
+@app.command("list")
+def list_tasks(
+    directory: TaskDir,
+    env: Annotated[
+        list[str] | None, typer.Option("--env", help="Only tasks in this environment (repeat: all of them).")
+    ] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Only tasks of this kind (tool or claw).")
+    ] = None,
+    turns: Annotated[
+        str | None, typer.Option("--turns", help="Only tasks with N user turns, or N-M.", metavar="N|N-M")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """List a task set's ids with their environments, kind and user turns (read from its index)."""
+    low, high = _turn_range(turns)
+    try:
+        entries = task_entries(directory)
+    except (TaskSetError, OSError) as exc:
+        die(str(exc))
+    shown = [
+        e
+        for e in entries
+        if all(name in e.envs for name in env or ())
+        and (kind is None or e.kind == kind)
+        and low <= e.turns <= high
+    ]
+    if json_out:
+        print_json([e.to_json() for e in shown])
+        return
+    table = Table("id", "envs", "kind", "turns", box=None, pad_edge=False)
+    for e in shown:
+        table.add_row(e.id, ", ".join(e.envs), e.kind, str(e.turns))
+    console.print(table, soft_wrap=True)
+    console.print(f"{count(len(shown), 'task')} of {len(entries)}", highlight=False)
+
+
+def _turn_range(text: str | None) -> tuple[int, int]:
+    if text is None:
+        return 0, sys.maxsize
+    low, _, high = text.partition("-")
+    try:
+        bounds = int(low), int(high or low)
+    except ValueError:
+        die(f"--turns {text}: expected N or N-M (whole numbers)")
+    return bounds
 
 
 @app.command("replay")
@@ -127,11 +175,14 @@ def score(
     json_out: JsonFlag = False,
 ) -> None:
     """Score agent trajectories with their tasks' verifiers: one line per trajectory."""
-    tasks = {t.id: t for t in load_tasks_or_die(directory)}
     if not trajectories.is_file():
         die(f"{trajectories}: no such file")
     lines: list[dict[str, Any]] = []
     entries = list(read_trajectories(trajectories))
+    try:  # only the tasks the trajectories name, each read alone through the set's index
+        tasks = read_some(directory, [e.task_id for e in entries if e.task_id is not None])
+    except (TaskSetError, OSError) as exc:
+        die(str(exc))
     for entry in progress(entries, len(entries), "score"):
         row: dict[str, Any] = {"line": entry.line, "task_id": entry.task_id}
         task = tasks.get(entry.task_id) if entry.task_id is not None else None

@@ -65,3 +65,35 @@ def depth(value: Any) -> int:
                 return level
             stack.extend((child, level) for child in item)
     return deepest
+
+
+def unencodable(value: Any) -> tuple[str | int, ...] | None:
+    """Where in ``value`` a string (or a key) sits that UTF-8 cannot hold, or None.
+
+    ``json.loads`` reads an escaped lone surrogate (``"\\ud800"``) as a ``str`` no file, log
+    line or file name can carry, so it must be refused where it enters, not where it is written.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not _encodes(item):
+                return where
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and not _encodes(key):
+                    return (*where, key.encode("utf-8", "backslashreplace").decode("ascii"))
+                stack.append((child, (*where, key)))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*where, index)) for index, child in enumerate(item))
+    return None
+
+
+def _encodes(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from envcraft.core.docstrings import parse_docstring
 from envcraft.core.errors import ErrorCategory, error_result
-from envcraft.core.jsonio import MAX_DEPTH, depth
+from envcraft.core.jsonio import MAX_DEPTH, depth, unencodable
 from envcraft.core.schema import SchemaError, type_schema
 
 F = TypeVar("F", bound=Callable[..., dict[str, Any]])
@@ -82,6 +82,15 @@ class ToolSpec:
         if nested and depth(args) > MAX_DEPTH:
             message = f"arguments to {self.name} nest deeper than {MAX_DEPTH} levels"
             return error_result(ErrorCategory.INVALID_ARGUMENT, message)
+        where = unencodable(args)
+        if where is not None:  # a lone surrogate: no state, log line or file name can hold it
+            name = ".".join(str(part) for part in where) or "arguments"
+            return error_result(
+                ErrorCategory.INVALID_ARGUMENT,
+                f"invalid value for '{name}' in {self.name}: text that is not valid Unicode "
+                "(a lone surrogate); send UTF-8 text",
+                field=name,
+            )
         try:
             model = self.arg_model.model_validate(args)
         except ValidationError as exc:

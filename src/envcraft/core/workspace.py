@@ -19,6 +19,11 @@ from envcraft.core.errors import ErrorCategory, ToolFailure
 
 _DELETED = object()
 MAX_TEXT_BYTES = 4 * 1024 * 1024
+# Linux's limits (PATH_MAX, NAME_MAX), checked before the OS is asked: a longer path is the
+# agent's bad argument, not an OSError the tool did not expect.
+MAX_PATH_BYTES = 4095
+MAX_NAME_BYTES = 255
+MAX_PATH_PARTS = 256  # deeper trees overflow the recursion of pathlib's mkdir and rglob
 
 
 def atomic_write_bytes(path: Path, data: bytes, fsync: bool = False) -> None:
@@ -30,7 +35,8 @@ def atomic_write_bytes(path: Path, data: bytes, fsync: bool = False) -> None:
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(6)}.tmp")
+        # The name is cut so that the temporary name of a 255-byte file name is still legal.
+        tmp = os.path.join(path.parent, f".{path.name[:40]}.{secrets.token_hex(6)}.tmp")
         try:
             fd = os.open(tmp, flags, 0o666)
             break
@@ -69,6 +75,14 @@ class Workspace:
         if rel == ".":
             return self.root
         target = self.root / rel
+        size = len(os.fsencode(target))
+        if size > MAX_PATH_BYTES:  # with the workspace's own location in front of it
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT,
+                f"path is too long ({size - len(os.fsencode(self.root)) - 1} bytes; "
+                f"at most {MAX_PATH_BYTES - len(os.fsencode(self.root)) - 1} in this workspace)",
+                path=path[:80] + "…",
+            )
         if self._linked(rel):  # only a symbolic link below the root can lead out of it
             real = Path(os.path.realpath(target))
             if real != self.root and self.root not in real.parents:
@@ -98,7 +112,33 @@ class Workspace:
         """Validate and normalize a relative POSIX path; ``"."`` is the root."""
         if not isinstance(path, str) or "\x00" in path:
             raise ToolFailure(ErrorCategory.INVALID_ARGUMENT, "path must be a string", path=path)
+        try:
+            size = len(path.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT, "path is not valid Unicode text (a lone surrogate)"
+            ) from None
+        if size > MAX_PATH_BYTES:  # the OS would refuse it (ENAMETOOLONG): say so, briefly
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT,
+                f"path is too long ({size} bytes; at most {MAX_PATH_BYTES})",
+                path=path[:80] + "…",
+            )
         pure = PurePosixPath(path.strip() or ".")
+        if len(pure.parts) > MAX_PATH_PARTS:
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT,
+                f"path is nested too deeply ({len(pure.parts)} levels; at most {MAX_PATH_PARTS})",
+                path=path[:80] + "…",
+            )
+        long = next((part for part in pure.parts if len(part.encode("utf-8")) > MAX_NAME_BYTES), None)
+        if long is not None:
+            raise ToolFailure(
+                ErrorCategory.INVALID_ARGUMENT,
+                f"a file name in the path is too long ({len(long.encode('utf-8'))} bytes; "
+                f"at most {MAX_NAME_BYTES})",
+                path=path[:80] + ("…" if len(path) > 80 else ""),
+            )
         if pure.is_absolute() or path.startswith("~"):
             raise ToolFailure(
                 ErrorCategory.PERMISSION_DENIED,

@@ -7,6 +7,7 @@ malformed line is reported by its number, because task sets are edited and merge
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from envcraft.core.jsonio import JsonInputError
 from envcraft.core.jsonio import loads as strict_json
 from envcraft.core.workspace import atomic_write_bytes
+from envcraft.tasks import index
 from envcraft.tasks.model import Task
 
 TASKS_FILE = "tasks.jsonl"
@@ -28,28 +30,99 @@ class TaskSetError(ValueError):
     """A task-set directory or JSONL file that cannot be read; the message names the place."""
 
 
+class UnknownTaskError(TaskSetError):
+    """A task id the set does not hold; the message offers the closest ids."""
+
+
 def write_tasks(directory: str | Path, tasks: Iterable[Task]) -> Path:
-    """Write ``tasks`` to ``directory/tasks.jsonl`` atomically; returns the file's path."""
+    """Write ``tasks`` to ``directory/tasks.jsonl`` atomically, and its index beside it
+    (:mod:`envcraft.tasks.index`); returns the file's path."""
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
-    lines = (json.dumps(t.model_dump(mode="json"), ensure_ascii=False) + "\n" for t in tasks)
+    lines: list[bytes] = []
+    entries: list[index.Entry] = []
+    offset = 0
+    for number, task in enumerate(tasks, start=1):
+        value = task.model_dump(mode="json")
+        line = (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
+        entries.append(index.entry(value, offset, len(line), number))
+        lines.append(line)
+        offset += len(line)
     path = root / TASKS_FILE
-    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
+    atomic_write_bytes(path, b"".join(lines))
+    index.write_index(path, entries)
     return path
 
 
 def read_tasks(directory: str | Path) -> list[Task]:
     """Read every task of a task-set directory (or of a ``.jsonl`` file given directly)."""
     path = tasks_path(directory)
-    tasks: list[Task] = []
-    for number, value in iter_jsonl(path):
+    return [_task(path, number, value) for number, value in iter_jsonl(path)]
+
+
+def _task(path: Path, number: int, value: Any) -> Task:
+    try:
+        return Task.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "task"
+        raise TaskSetError(f"{path} line {number}: invalid task: {where}: {first['msg']}") from None
+
+
+def task_entries(directory: str | Path) -> list[index.Entry]:
+    """Every task's id, environments, kind and turn count, from the set's index (no task parsed)."""
+    path = tasks_path(directory)
+    try:
+        return index.load(path)
+    except ValueError as exc:
+        raise TaskSetError(str(exc)) from None
+
+
+def read_task(directory: str | Path, task_id: str) -> Task:
+    """One task by id, read alone through the set's index; :class:`UnknownTaskError` (with the
+    closest ids) when the set has none by that id."""
+    found = read_some(directory, [task_id])
+    if task_id not in found:
+        ids = [e.id for e in task_entries(directory)]
+        raise UnknownTaskError(f"no task {task_id!r} in {tasks_path(directory)}{_closest(task_id, ids)}")
+    return found[task_id]
+
+
+def read_some(directory: str | Path, task_ids: Iterable[str]) -> dict[str, Task]:
+    """The tasks of ``task_ids`` the set holds, each read alone through the index (an id it
+    does not hold is left out). A line that no longer carries its id rebuilds the index once."""
+    path = tasks_path(directory)
+    wanted = list(dict.fromkeys(task_ids))
+    for rebuild in (False, True):
         try:
-            tasks.append(Task.model_validate(value))
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "task"
-            raise TaskSetError(f"{path} line {number}: invalid task: {where}: {first['msg']}") from None
-    return tasks
+            where = {e.id: e for e in index.load(path, rebuild=rebuild)}
+        except ValueError as exc:
+            raise TaskSetError(str(exc)) from None
+        found: dict[str, Task] = {}
+        for task_id in wanted:
+            at = where.get(task_id)
+            if at is None:
+                continue
+            try:
+                value = strict_json(index.read_line(path, at))
+            except JsonInputError as exc:
+                if rebuild:
+                    raise TaskSetError(f"{path} line {at.line}: {exc}") from None
+                break
+            if not isinstance(value, dict) or value.get("id") != task_id:
+                break  # the file changed under an index that still looks current
+            found[task_id] = _task(path, at.line, value)
+        else:
+            return found
+    raise TaskSetError(f"{path}: its index does not match the file even after a rebuild")
+
+
+def _closest(task_id: str, ids: list[str]) -> str:
+    """``; did you mean ...`` for the ids that share the most with ``task_id``."""
+    near = [i for i in ids if task_id and task_id in i][:3] or difflib.get_close_matches(task_id, ids, n=3)
+    if not near:
+        return f" ({len(ids)} tasks; `envcraft tasks list` shows them)"
+    return f"; did you mean {', '.join(near)}?"
 
 
 def tasks_path(directory: str | Path) -> Path:
