@@ -68,26 +68,14 @@ def custom_id(request: ChatRequest, model: str) -> str:
 
 
 class BatchPending(Exception):
-    """A stage stopped with ``waiting`` units of work (rollouts, tasks) waiting for batch answers."""
+    """A stage stopped with ``waiting`` units of work (rollouts, tasks) waiting for batch answers.
 
-    def __init__(self, waiting: int, provider: BatchProvider) -> None:
+    Raised once every other unit is done (and written), so a re-run redoes only the waiting ones.
+    """
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(f"{waiting} wait for batch answers")
         self.waiting = waiting
-        self.requests = provider.pending
-        self.requests_path = provider.requests_path
-        self.responses_path = provider.directory / RESPONSES_DIR
-        super().__init__(
-            f"{self.requests} requests wait for their answers: submit {self.requests_path} to the Batch "
-            f"API (or any model), put the output file(s) in {self.responses_path}/ and run the same "
-            "command again"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "waiting": self.waiting,
-            "requests": self.requests,
-            "requests_file": str(self.requests_path),
-            "responses_dir": str(self.responses_path),
-        }
 
 
 class BatchProvider(Provider):
@@ -110,6 +98,27 @@ class BatchProvider(Provider):
     def pending(self) -> int:
         """How many requests wait for an answer in ``requests.jsonl``."""
         return len(self._waiting)
+
+    def what_to_do(self) -> str:
+        """One line: how many requests wait, where they are and what the user does next."""
+        count = (
+            "1 request waits for its answer"
+            if self.pending == 1
+            else f"{self.pending} requests wait for their answers"
+        )
+        return (
+            f"{count}: submit {self.requests_path} to the Batch "
+            f"API (or answer it with any model), put the output file(s) in "
+            f"{self.directory / RESPONSES_DIR}/ and run the same command again"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Where the round stands (the ``--json`` answer of a stage that waits)."""
+        return {
+            "requests": self.pending,
+            "requests_file": str(self.requests_path),
+            "responses_dir": str(self.directory / RESPONSES_DIR),
+        }
 
     def reload(self) -> None:
         """Re-read the output files and rewrite ``requests.jsonl`` with what is still unanswered.
