@@ -161,7 +161,7 @@ def test_batch_requests_then_answers_then_continue(tmp_path: Path) -> None:
         counts = answer(
             tmp_path / REQUESTS_FILE, tmp_path / RESPONSES_DIR / "out.jsonl", http_provider(server)
         )
-    assert counts == {"answered": 2, "failed": 0}
+    assert counts == {"answered": 2, "failed": 0, "skipped": 0}
     output = [json.loads(x) for x in (tmp_path / RESPONSES_DIR / "out.jsonl").read_text().splitlines()]
     assert {x["response"]["status_code"] for x in output} == {200}
     again = BatchProvider(tmp_path, "gpt-batch")
@@ -169,6 +169,31 @@ def test_batch_requests_then_answers_then_continue(tmp_path: Path) -> None:
     answers = [asyncio.run(again.complete(r)) for r in requests]
     assert [a.content for a in answers] == ["echo: summarize A", "echo: summarize B"]
     assert all(a.cache_hit for a in answers)
+
+
+def test_answer_batch_sends_as_its_model_and_can_leave_retryable_failures_waiting(tmp_path: Path) -> None:
+    for request in (ask("a"), ask("b")):
+        with pytest.raises(LLMError):
+            asyncio.run(BatchProvider(tmp_path, "gpt-batch").complete(request))
+
+    def busy_on_b(request: ChatRequest) -> Any:
+        return ServerFault(503, "busy") if request.messages[0]["content"] == "b" else echo(request)
+
+    async def main(provider: OpenAIProvider) -> dict[str, int]:
+        try:
+            output = tmp_path / RESPONSES_DIR / "out.jsonl"
+            return await answer_batch(
+                tmp_path / REQUESTS_FILE, output, provider, model="local", skip_retryable=True
+            )
+        finally:
+            await provider.aclose()
+
+    with ChatServer(ReplayProvider([busy_on_b] * 4), record=True) as server:
+        counts = asyncio.run(main(http_provider(server)))
+        assert {body["model"] for body in server.received} == {"local"}
+    assert counts == {"answered": 1, "failed": 0, "skipped": 1}
+    again = BatchProvider(tmp_path, "gpt-batch")
+    assert again.pending == 1 and asyncio.run(again.complete(ask("a"))).content == "echo: a"
 
 
 def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:

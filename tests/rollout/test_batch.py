@@ -211,3 +211,27 @@ def test_inspect_over_batch_gives_the_live_rubric(tasks: list[Task], tmp_path: P
     rubric = {t.id: t.quality["rubric"] for t in read_tasks(batched)}
     assert rubric == {t.id: t.quality["rubric"] for t in read_tasks(live)}
     assert rubric[cross.id]["attempts"] == 2 and rubric[claw.id]["keep"] is True
+
+
+# -- envcraft llm answer ------------------------------------------------------------------------
+def test_llm_answer_answers_each_round_offline_and_leaves_unanswerable_requests_waiting(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    chosen = pick(tasks)[2:]
+    source = tmp_path / "set"
+    write_tasks(source, chosen)
+    batch, out = tmp_path / "batch", tmp_path / "out"
+    command: list[str | Path] = ["eval", source, "--model", "oracle", "--out", out, "--batch", batch]
+    assert cli(*command)["status"] == "waiting"
+    waiting = (batch / REQUESTS_FILE).read_bytes()
+    dead = envcraft("llm", "answer", batch, "--model", "m", "--base-url", "http://127.0.0.1:9/v1")
+    one_line_error(dead, 1, "no answer to any of 1 requests")
+    assert (batch / REQUESTS_FILE).read_bytes() == waiting and not list((batch / RESPONSES_DIR).iterdir())
+    for _ in range(MAX_ROUNDS):
+        answered = cli("llm", "answer", batch, "--model", "oracle", "--tasks", source)
+        assert (answered["answered"], answered["failed"], answered["skipped"]) == (1, 0, 0)
+        result = cli(*command)
+        if result.get("status") != "waiting":
+            break
+    assert result["overall"]["pass@1"] == 1.0
+    assert len(list((batch / RESPONSES_DIR).glob("answers-*.jsonl"))) == result["overall"]["mean_steps"]

@@ -22,7 +22,7 @@ from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, chec
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.core.package import builtin_ids
 from envcraft.executor import ExecutorError, open_executor
-from envcraft.llm.batch import BatchPending, BatchProvider
+from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR, BatchPending, BatchProvider, answer_batch
 from envcraft.llm.provider import Provider
 from envcraft.llm.server import ChatServer
 from envcraft.llm.types import LLMError
@@ -728,7 +728,8 @@ def _score(state: Play, task: Task) -> dict[str, Any]:
 
 # -- envcraft llm serve -------------------------------------------------------------------------
 llm_app = typer.Typer(
-    help="Language models: serve an in-process model over the OpenAI protocol.", no_args_is_help=True
+    help="Language models: serve an in-process model over the OpenAI protocol, answer batch files.",
+    no_args_is_help=True,
 )
 
 
@@ -762,6 +763,62 @@ def serve(
         pass
     finally:
         server.stop()
+
+
+@llm_app.command("answer")
+def answer(
+    batch: Annotated[Path, typer.Argument(help="Batch directory (holding requests.jsonl).")],
+    model: Model,
+    base_url: BaseUrl = None,
+    tasks_dir: Annotated[Path | None, typer.Option("--tasks", help="Task set the oracle plays.")] = None,
+    concurrency: Concurrency = 8,
+    json_out: JsonFlag = False,
+) -> None:
+    """Answer BDIR/requests.jsonl with a model (every request sent as --model), as the Batch API
+    would: the output goes to BDIR/responses/ and the stage that wrote the requests continues when
+    run again. A request the model could not answer for now (unreachable, overloaded) stays waiting."""
+    requests = batch / REQUESTS_FILE
+    if not requests.is_file():
+        die(f"{requests}: no such file (run a stage with --batch {batch} first)")
+    if model == "oracle" and tasks_dir is None:
+        die("the oracle plays a task set: give --tasks DIR")
+    tasks = _tasks(tasks_dir) if tasks_dir is not None else []
+    if not _batch_provider(model, None, batch).pending:  # drops requests answered since the stage ran
+        console.print(f"nothing waits in {requests}", highlight=False, soft_wrap=True)
+        return
+    target = _free_output(batch / RESPONSES_DIR)
+    with _model(model, tasks, base_url, None, concurrency) as provider:
+
+        async def main() -> dict[str, int]:
+            try:
+                return await answer_batch(
+                    requests, target, provider, concurrency=concurrency, model=model, skip_retryable=True
+                )
+            finally:
+                await provider.aclose()
+
+        with console.status(f"answering {requests} with {model}"):
+            counts = asyncio.run(main())
+    if counts["skipped"] and not counts["answered"] + counts["failed"]:
+        target.unlink()
+        die(f"no answer to any of {counts['skipped']} requests (is {model} reachable?); they stay waiting", 1)
+    if json_out:
+        print_json({**counts, "output": str(target)})
+    else:
+        console.print(
+            f"answered {counts['answered']}, failed {counts['failed']}, still waiting {counts['skipped']}: "
+            f"{target}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _free_output(directory: Path) -> Path:
+    """``DIR/answers-N.jsonl`` with the first N not taken (earlier answers stay)."""
+    number = 1
+    while (directory / f"answers-{number}.jsonl").exists():
+        number += 1
+    return directory / f"answers-{number}.jsonl"
 
 
 def _smollm_provider() -> Provider:

@@ -255,23 +255,34 @@ def _write_lines(path: Path, lines: Any) -> None:
 
 
 async def answer_batch(
-    requests_path: str | Path, output_path: str | Path, provider: Provider, *, concurrency: int = 8
+    requests_path: str | Path,
+    output_path: str | Path,
+    provider: Provider,
+    *,
+    concurrency: int = 8,
+    model: str | None = None,
+    skip_retryable: bool = False,
 ) -> dict[str, int]:
     """Answer a Batch API input file with any provider; write a Batch API output file.
 
     Failed requests become error lines (``status_code`` and an OpenAI error body), as the
-    Batch API writes them. Returns ``{"answered", "failed"}``.
+    Batch API writes them. ``model`` sends every request as that model (None: the model each
+    names). ``skip_retryable`` leaves out a request that failed for a reason a later try may
+    not have (rate limit, server error, timeout, no connection) instead of writing its error
+    line, so it stays waiting. Returns ``{"answered", "failed", "skipped"}``.
     """
     lines = [line for line in _read_lines(Path(requests_path)) if isinstance(line.get("custom_id"), str)]
     slots = asyncio.Semaphore(concurrency)
 
-    async def one(index: int, line: dict[str, Any]) -> dict[str, Any]:
+    async def one(index: int, line: dict[str, Any]) -> dict[str, Any] | None:
         out: dict[str, Any] = {"id": f"batch_req_{index}", "custom_id": line["custom_id"], "error": None}
         async with slots:
             try:
                 request = ChatRequest.from_body(line.get("body") or {})
-                response = await provider.complete(request)
+                response = await provider.complete(request if model is None else request.with_model(model))
             except LLMError as exc:
+                if skip_retryable and exc.retryable:
+                    return None
                 error = {"message": exc.message, "type": exc.kind, "code": exc.kind}
                 out["response"] = {
                     "status_code": exc.status or 500,
@@ -282,9 +293,10 @@ async def answer_batch(
         out["response"] = {"status_code": 200, "request_id": "", "body": response.completion()}
         return out
 
-    results = await asyncio.gather(*(one(i, line) for i, line in enumerate(lines)))
+    found = await asyncio.gather(*(one(i, line) for i, line in enumerate(lines)))
+    results = [r for r in found if r is not None]
     target = Path(output_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_lines(target, results)
     failed = sum(1 for r in results if r["response"]["status_code"] != 200)
-    return {"answered": len(results) - failed, "failed": failed}
+    return {"answered": len(results) - failed, "failed": failed, "skipped": len(found) - len(results)}
