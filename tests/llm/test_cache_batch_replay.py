@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -24,7 +25,7 @@ from envcraft.llm import (
     ServerFault,
     answer_batch,
 )
-from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR
+from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR, custom_id
 
 FAST = RetryPolicy(max_retries=1, backoff_base=0.01, backoff_max=0.02)
 
@@ -160,7 +161,7 @@ def test_batch_requests_then_answers_then_continue(tmp_path: Path) -> None:
         counts = answer(
             tmp_path / REQUESTS_FILE, tmp_path / RESPONSES_DIR / "out.jsonl", http_provider(server)
         )
-    assert counts == {"answered": 2, "failed": 0}
+    assert counts == {"answered": 2, "failed": 0, "skipped": 0}
     output = [json.loads(x) for x in (tmp_path / RESPONSES_DIR / "out.jsonl").read_text().splitlines()]
     assert {x["response"]["status_code"] for x in output} == {200}
     again = BatchProvider(tmp_path, "gpt-batch")
@@ -168,6 +169,31 @@ def test_batch_requests_then_answers_then_continue(tmp_path: Path) -> None:
     answers = [asyncio.run(again.complete(r)) for r in requests]
     assert [a.content for a in answers] == ["echo: summarize A", "echo: summarize B"]
     assert all(a.cache_hit for a in answers)
+
+
+def test_answer_batch_sends_as_its_model_and_can_leave_retryable_failures_waiting(tmp_path: Path) -> None:
+    for request in (ask("a"), ask("b")):
+        with pytest.raises(LLMError):
+            asyncio.run(BatchProvider(tmp_path, "gpt-batch").complete(request))
+
+    def busy_on_b(request: ChatRequest) -> Any:
+        return ServerFault(503, "busy") if request.messages[0]["content"] == "b" else echo(request)
+
+    async def main(provider: OpenAIProvider) -> dict[str, int]:
+        try:
+            output = tmp_path / RESPONSES_DIR / "out.jsonl"
+            return await answer_batch(
+                tmp_path / REQUESTS_FILE, output, provider, model="local", skip_retryable=True
+            )
+        finally:
+            await provider.aclose()
+
+    with ChatServer(ReplayProvider([busy_on_b] * 4), record=True) as server:
+        counts = asyncio.run(main(http_provider(server)))
+        assert {body["model"] for body in server.received} == {"local"}
+    assert counts == {"answered": 1, "failed": 0, "skipped": 1}
+    again = BatchProvider(tmp_path, "gpt-batch")
+    assert again.pending == 1 and asyncio.run(again.complete(ask("a"))).content == "echo: a"
 
 
 def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:
@@ -180,9 +206,7 @@ def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:
         "error": None,
     }
     (tmp_path / RESPONSES_DIR).mkdir()
-    (tmp_path / RESPONSES_DIR / "errors.jsonl").write_text(
-        json.dumps(error_line) + "\n\n{torn", encoding="utf-8"
-    )
+    (tmp_path / RESPONSES_DIR / "errors.jsonl").write_text(json.dumps(error_line) + "\n\n", encoding="utf-8")
     with pytest.raises(LLMError) as caught:
         asyncio.run(BatchProvider(tmp_path, "m").complete(request))
     assert caught.value.kind == "bad_request" and caught.value.status == 400
@@ -191,6 +215,65 @@ def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:
     (tmp_path / RESPONSES_DIR / "errors.jsonl").write_text(json.dumps(expired) + "\n", encoding="utf-8")
     with pytest.raises(LLMError, match="batch_expired"):
         asyncio.run(BatchProvider(tmp_path, "m").complete(request))
+
+
+def test_a_malformed_output_line_is_one_error_and_rewrites_nothing(tmp_path: Path) -> None:
+    request = ask("q")
+    with pytest.raises(LLMError):
+        asyncio.run(BatchProvider(tmp_path, "m").complete(request))
+    waiting = (tmp_path / REQUESTS_FILE).read_bytes()
+    no_choices = {"custom_id": "x", "response": {"status_code": 200, "body": {}}}
+    cases = {
+        "{torn": "line 2: not a JSON line",
+        "[1, 2]": "line 2: not a JSON object",
+        json.dumps(
+            {"response": {"status_code": 200, "body": {}}}
+        ): "line 2: a Batch API output line needs a custom_id",
+        json.dumps(no_choices): "line 2: the response has no choices",
+        json.dumps(
+            {"custom_id": "x", "response": None, "error": None}
+        ): "line 2: batch output line without a response",
+    }
+    (tmp_path / RESPONSES_DIR).mkdir(exist_ok=True)
+    for line, message in cases.items():
+        (tmp_path / RESPONSES_DIR / "out.jsonl").write_text("\n" + line + "\n", encoding="utf-8")
+        with pytest.raises(LLMError) as caught:
+            BatchProvider(tmp_path, "m")
+        assert caught.value.kind == "malformed" and message in caught.value.message, caught.value.message
+        assert "\n" not in str(caught.value) and str(tmp_path / RESPONSES_DIR / "out.jsonl") in str(
+            caught.value
+        )
+        assert (tmp_path / REQUESTS_FILE).read_bytes() == waiting  # the waiting request is not lost
+    (tmp_path / RESPONSES_DIR / "out.jsonl").write_bytes(b"\xff\xfe\n")
+    with pytest.raises(LLMError, match="not UTF-8"):
+        BatchProvider(tmp_path, "m")
+
+
+def test_a_stable_id_finds_a_later_step_whatever_its_content(tmp_path: Path) -> None:
+    """A step named by its rollout and index keeps its custom_id when a tool result differs
+    between runs; a change of the fixed parts (model, tools, sampling, first messages) does not."""
+    head = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+
+    def step(tool_text: str, **fields: Any) -> ChatRequest:
+        messages = [*head, {"role": "assistant", "content": "x"}, {"role": "user", "content": tool_text}]
+        return ChatRequest(messages=messages, stable_id="task#0/1", user="task#0", **fields)
+
+    assert custom_id(step("/tmp/a"), "m") == custom_id(step("/tmp/b"), "m")
+    assert len(custom_id(step("/tmp/a"), "m")) == 64
+    assert (
+        len(
+            {
+                custom_id(step("/tmp/a"), "m"),
+                custom_id(step("/tmp/a"), "other"),
+                custom_id(step("/tmp/a", seed=1), "m"),
+                custom_id(replace(step("/tmp/a"), stable_id="task#0/2"), "m"),
+                custom_id(replace(step("/tmp/a"), messages=[head[0], {"role": "user", "content": "v"}]), "m"),
+                custom_id(replace(step("/tmp/a"), stable_id=None), "m"),
+            }
+        )
+        == 6
+    )
+    assert custom_id(ask("q"), "m") == ask("q").key("m")  # without a stable id: the content key
 
 
 def test_a_conversation_takes_one_round_per_model_turn(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -22,6 +22,7 @@ from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, chec
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.core.package import builtin_ids
 from envcraft.executor import ExecutorError, open_executor
+from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR, BatchPending, BatchProvider, answer_batch
 from envcraft.llm.provider import Provider
 from envcraft.llm.server import ChatServer
 from envcraft.llm.types import LLMError
@@ -84,6 +85,14 @@ MaxSteps = Annotated[int, typer.Option("--max-steps", min=1, help="Model calls p
 MaxTokens = Annotated[
     int, typer.Option("--max-tokens", min=1, help="Prompt + completion tokens per rollout.")
 ]
+Batch = Annotated[
+    Path | None,
+    typer.Option(
+        "--batch",
+        help="No server: write the requests as OpenAI Batch API input (BDIR/requests.jsonl), read "
+        "answers from BDIR/responses/*.jsonl; run again after each round of answers.",
+    ),
+]
 
 
 def _tasks(directory: Path, limit: int | None = None) -> list[Task]:
@@ -100,8 +109,16 @@ def _slug(name: str) -> str:
 
 @contextmanager
 def _model(
-    name: str, tasks: list[Task], base_url: str | None, cache: Path | None, concurrency: int
+    name: str,
+    tasks: list[Task],
+    base_url: str | None,
+    cache: Path | None,
+    concurrency: int,
+    batch: Path | None = None,
 ) -> Iterator[Provider]:
+    if batch is not None:
+        yield _batch_provider(name, base_url, batch)
+        return
     try:
         with open_model(
             name, tasks=tasks, base_url=base_url, cache_dir=cache, concurrency=concurrency
@@ -110,6 +127,33 @@ def _model(
             yield provider
     except LLMError as exc:
         die(exc.message)
+
+
+def _batch_provider(name: str, base_url: str | None, batch: Path) -> BatchProvider:
+    """``--batch BDIR``: the model's requests go through Batch API files (``--model`` names it)."""
+    if base_url is not None:
+        die("--batch and --base-url: the requests go either to a server or into batch files, not both")
+    try:
+        return BatchProvider(batch, name)
+    except LLMError as exc:
+        die(exc.message)
+    except OSError as exc:
+        die(f"--batch {batch}: {exc.strerror}")
+
+
+def _waiting(provider: Provider, pending: BatchPending, what: str, total: int, json_out: bool) -> NoReturn:
+    """A stage that waits for batch answers: say how many and what to do; exit 0 (nothing failed)."""
+    assert isinstance(provider, BatchProvider)  # only batch files leave requests waiting
+    if json_out:
+        print_json({"status": "waiting", what: total, "waiting": pending.waiting, **provider.to_json()})
+    else:
+        console.print(
+            f"{total - pending.waiting} of {total} {what} done, {pending.waiting} waiting for batch answers",
+            highlight=False,
+            soft_wrap=True,
+        )
+        console.print(provider.what_to_do(), highlight=False, soft_wrap=True)
+    raise typer.Exit(0)
 
 
 @contextmanager
@@ -189,9 +233,16 @@ def eval_command(
     ] = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    batch: Batch = None,
 ) -> None:
-    """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable."""
+    """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable.
+
+    With --batch BDIR each run advances every unfinished rollout by the model steps answered in
+    BDIR/responses/ and writes the next steps' requests to BDIR/requests.jsonl.
+    """
     check_executor(executor)
+    if batch is not None and (executor == "ray" or workers is not None):
+        die("--batch runs its rollouts in one process: drop --workers and --executor ray")
     tasks = _tasks(directory, limit)
     root = out or Path("out/eval") / _slug(model)
     job = Job(
@@ -209,6 +260,8 @@ def eval_command(
         "mode": mode,
         "profile": profile,
     }
+    if batch is not None:
+        meta["batch"] = str(batch)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -217,10 +270,10 @@ def eval_command(
         meta.update(executor=executor, workers=workers)
         summary = _evaluate_sharded(job, model, base_url, root, meta, executor, workers, ray_address)
     else:
-        with _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider:
+        with _model(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider:
             done = already_done(job, root / TRAJECTORIES_FILE)
             with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
-                summary = _evaluate(job, provider, root, meta, advance)
+                summary = _evaluate(job, provider, root, meta, advance, json_out)
     if json_out:
         print_json(summary)
     else:
@@ -231,11 +284,15 @@ def eval_command(
         die(f"every rollout failed ({first}); see {root / TRAJECTORIES_FILE}", code=1)
 
 
-def _evaluate(job: Job, provider: Provider, root: Path, meta: dict[str, Any], advance: Any) -> dict[str, Any]:
+def _evaluate(
+    job: Job, provider: Provider, root: Path, meta: dict[str, Any], advance: Any, json_out: bool
+) -> dict[str, Any]:
     try:
         return evaluate(job, provider, root, meta=meta, on_done=advance)
     except ValueError as exc:
         die(str(exc))
+    except BatchPending as pending:
+        _waiting(provider, pending, "rollouts", len(job.pairs()), json_out)
 
 
 def _evaluate_sharded(
@@ -315,8 +372,13 @@ def calibrate(
     max_tokens: MaxTokens = 400_000,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = 1.0,
     json_out: JsonFlag = False,
+    batch: Batch = None,
 ) -> None:
-    """Pass rates over k rollouts into each task's difficulty (k, pass_rate, band); --keep filters."""
+    """Pass rates over k rollouts into each task's difficulty (k, pass_rate, band); --keep filters.
+
+    With --batch BDIR each run advances the rollouts by one round of batch answers; the tasks are
+    written when every rollout is done.
+    """
     try:
         predicate = parse_keep(keep) if keep is not None else None
     except ValueError as exc:
@@ -333,12 +395,14 @@ def calibrate(
         config=_config("auto", max_steps, max_tokens, None, temperature, 0, profile=profile),
     )
     with (
-        _model(model, tasks, base_url, root / CACHE_DIR, concurrency) as provider,
+        _model(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
         _rollout_progress(
             len(job.pairs()), already_done(job, root / TRAJECTORIES_FILE), f"calibrate {model}"
         ) as advance,
     ):
-        summary = _evaluate(job, provider, root, {"model": model, "tasks_path": str(directory)}, advance)
+        summary = _evaluate(
+            job, provider, root, {"model": model, "tasks_path": str(directory)}, advance, json_out
+        )
     chosen = {t.id for t in tasks}
     grouped = group_by_task(
         t for t in read_trajectories(root / TRAJECTORIES_FILE) if t.sample < k and t.task_id in chosen
@@ -394,14 +458,19 @@ def inspect(
     concurrency: Concurrency = 8,
     limit: Limit = None,
     json_out: JsonFlag = False,
+    batch: Batch = None,
 ) -> None:
-    """Score tasks with the paper's Table 18 rubric through an LLM; keeps 3/3/>=2; scores into quality."""
+    """Score tasks with the paper's Table 18 rubric through an LLM; keeps 3/3/>=2; scores into quality.
+
+    With --batch BDIR the tasks are written once every task has its verdict (a re-asked answer
+    takes one more round).
+    """
     if keep_only and out is None:
         die("--keep-only writes the filtered set: give --out DIR")
     everything = _tasks(directory)
     tasks = everything[:limit] if limit is not None else everything
     with _model(
-        model, tasks, base_url, directory / "inspection" / _slug(model) / CACHE_DIR, concurrency
+        model, tasks, base_url, directory / "inspection" / _slug(model) / CACHE_DIR, concurrency, batch
     ) as provider:
 
         async def main() -> Any:
@@ -410,8 +479,11 @@ def inspect(
             finally:
                 await provider.aclose()
 
-        with console.status(f"inspecting {len(tasks)} tasks with {model}"):
-            results = asyncio.run(main())
+        try:
+            with console.status(f"inspecting {len(tasks)} tasks with {model}"):
+                results = asyncio.run(main())
+        except BatchPending as pending:
+            _waiting(provider, pending, "tasks", len(tasks), json_out)
     updated = {t.id: with_rubric(t, r) for t, r in zip(tasks, results, strict=True)}
     result = [updated.get(t.id, t) for t in everything]
     if keep_only:
@@ -665,7 +737,8 @@ def _score(state: Play, task: Task) -> dict[str, Any]:
 
 # -- envcraft llm serve -------------------------------------------------------------------------
 llm_app = typer.Typer(
-    help="Language models: serve an in-process model over the OpenAI protocol.", no_args_is_help=True
+    help="Language models: serve an in-process model over the OpenAI protocol, answer batch files.",
+    no_args_is_help=True,
 )
 
 
@@ -699,6 +772,62 @@ def serve(
         pass
     finally:
         server.stop()
+
+
+@llm_app.command("answer")
+def answer(
+    batch: Annotated[Path, typer.Argument(help="Batch directory (holding requests.jsonl).")],
+    model: Model,
+    base_url: BaseUrl = None,
+    tasks_dir: Annotated[Path | None, typer.Option("--tasks", help="Task set the oracle plays.")] = None,
+    concurrency: Concurrency = 8,
+    json_out: JsonFlag = False,
+) -> None:
+    """Answer BDIR/requests.jsonl with a model (every request sent as --model), as the Batch API
+    would: the output goes to BDIR/responses/ and the stage that wrote the requests continues when
+    run again. A request the model could not answer for now (unreachable, overloaded) stays waiting."""
+    requests = batch / REQUESTS_FILE
+    if not requests.is_file():
+        die(f"{requests}: no such file (run a stage with --batch {batch} first)")
+    if model == "oracle" and tasks_dir is None:
+        die("the oracle plays a task set: give --tasks DIR")
+    tasks = _tasks(tasks_dir) if tasks_dir is not None else []
+    if not _batch_provider(model, None, batch).pending:  # drops requests answered since the stage ran
+        console.print(f"nothing waits in {requests}", highlight=False, soft_wrap=True)
+        return
+    target = _free_output(batch / RESPONSES_DIR)
+    with _model(model, tasks, base_url, None, concurrency) as provider:
+
+        async def main() -> dict[str, int]:
+            try:
+                return await answer_batch(
+                    requests, target, provider, concurrency=concurrency, model=model, skip_retryable=True
+                )
+            finally:
+                await provider.aclose()
+
+        with console.status(f"answering {requests} with {model}"):
+            counts = asyncio.run(main())
+    if counts["skipped"] and not counts["answered"] + counts["failed"]:
+        target.unlink()
+        die(f"no answer to any of {counts['skipped']} requests (is {model} reachable?); they stay waiting", 1)
+    if json_out:
+        print_json({**counts, "output": str(target)})
+    else:
+        console.print(
+            f"answered {counts['answered']}, failed {counts['failed']}, still waiting {counts['skipped']}: "
+            f"{target}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _free_output(directory: Path) -> Path:
+    """``DIR/answers-N.jsonl`` with the first N not taken (earlier answers stay)."""
+    number = 1
+    while (directory / f"answers-{number}.jsonl").exists():
+        number += 1
+    return directory / f"answers-{number}.jsonl"
 
 
 def _smollm_provider() -> Provider:

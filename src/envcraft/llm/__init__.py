@@ -6,7 +6,7 @@ answer on disk by request content, ``BatchProvider`` goes through OpenAI Batch A
 chat-completions protocol.
 """
 
-from envcraft.llm.batch import BatchProvider, answer_batch
+from envcraft.llm.batch import BatchPending, BatchProvider, answer_batch
 from envcraft.llm.cache import CachedProvider, ResponseCache
 from envcraft.llm.openai_compat import OpenAIProvider, ProviderConfig, RetryPolicy, Secret
 from envcraft.llm.provider import Provider, UsageMeter
@@ -15,6 +15,7 @@ from envcraft.llm.server import ChatServer, ServerFault
 from envcraft.llm.types import ChatRequest, ChatResponse, LLMError, Message, ToolCall, Usage
 
 __all__ = [
+    "BatchPending",
     "BatchProvider",
     "CachedProvider",
     "ChatRequest",

@@ -74,6 +74,11 @@ class ChatRequest:
     # rollout's id, so k samples of one task are k different requests (and cache entries).
     user: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # A name of this request that stays the same across runs (the rollout loop: rollout id and
+    # step), never sent. Batch files key such a request by it instead of its whole content: a
+    # later step's messages hold tool results that may differ between runs (a temp path a shell
+    # printed), and a re-run must still find the answer given to the first run's request.
+    stable_id: str | None = None
 
     def body(self, model: str | None = None) -> dict[str, Any]:
         """The JSON body of ``POST /v1/chat/completions`` (``model`` fills in an unset model)."""

@@ -191,7 +191,12 @@ async def rollout(
     sample: int = 0,
     packages: Mapping[str, EnvPackage] | None = None,
 ) -> Trajectory:
-    """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake."""
+    """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake.
+
+    A request waiting for a batch answer (``LLMError("pending")``, :mod:`envcraft.llm.batch`)
+    is raised: that rollout has no trajectory yet, and a re-run replays it from its task up to
+    the step that waits (each step named ``<rollout id>/<step>`` in the batch files).
+    """
     config = config or RolloutConfig()
     mode = config.mode_for(task)
     record = Trajectory(task.id, sample, provider.model, mode, list(task.envs), task.kind, config.profile)
@@ -254,11 +259,14 @@ async def _play(
                 max_tokens=config.max_completion_tokens,
                 seed=config.seed + record.sample,
                 user=record.rollout_id,
+                stable_id=f"{record.rollout_id}/{record.steps}",
             )
             try:
                 with clock.part("model"):
                     response = await provider.complete(request)
             except LLMError as exc:
+                if exc.kind == "pending":  # a batch answer to come: the rollout resumes on a re-run
+                    raise
                 record.stop, record.error = "model_error", str(exc)
                 return
             except Exception as exc:  # a provider bug must not take the other rollouts down

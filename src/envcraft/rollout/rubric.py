@@ -13,7 +13,10 @@ of this shape (nothing else, no code fence)::
 An answer that does not parse, misses a key, adds one, or has a score that is not an integer
 0-3 is refused and asked again once with the reason; a second bad answer records the error
 and the task is not kept. A task is kept with solvability 3, validation 3, consistency >= 2.
-The result goes to ``task.quality["rubric"]``.
+The result goes to ``task.quality["rubric"]``. Behind batch files a task whose request waits
+for its answer has no verdict yet: :func:`inspect_tasks` raises
+:class:`~envcraft.llm.batch.BatchPending` once the others are scored (a re-asked answer takes
+a second round).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.llm.batch import BatchPending
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message
 from envcraft.tasks.episode import resolve_packages
@@ -190,7 +194,8 @@ def _cut(text: str, budget: int) -> str:
 
 
 async def inspect_task(task: Task, provider: Provider) -> RubricResult:
-    """Score one task with the rubric (never raises for the model's sake)."""
+    """Score one task with the rubric (never raises for the model's sake; a request waiting for
+    a batch answer raises its ``LLMError("pending")``)."""
     result = RubricResult(provider.model)
     messages: list[Message] = [
         {"role": "system", "content": RUBRIC},
@@ -204,6 +209,8 @@ async def inspect_task(task: Task, provider: Provider) -> RubricResult:
         try:
             response = await provider.complete(request)
         except LLMError as exc:
+            if exc.kind == "pending":
+                raise
             result.error = f"model error: {exc}"
             return result
         try:
@@ -225,14 +232,26 @@ async def inspect_task(task: Task, provider: Provider) -> RubricResult:
 async def inspect_tasks(
     tasks: Sequence[Task], provider: Provider, *, concurrency: int = 8
 ) -> list[RubricResult]:
-    """Score every task, ``concurrency`` at a time (results in the tasks' order)."""
+    """Score every task, ``concurrency`` at a time (results in the tasks' order).
+
+    :class:`BatchPending` when tasks wait for batch answers (after the others are scored).
+    """
     slots = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(task: Task) -> RubricResult:
+    async def one(task: Task) -> RubricResult | None:
         async with slots:
-            return await inspect_task(task, provider)
+            try:
+                return await inspect_task(task, provider)
+            except LLMError as exc:
+                if exc.kind != "pending":
+                    raise
+                return None
 
-    return list(await asyncio.gather(*(one(t) for t in tasks)))
+    results = await asyncio.gather(*(one(t) for t in tasks))
+    waiting = sum(r is None for r in results)
+    if waiting:
+        raise BatchPending(waiting)
+    return [r for r in results if r is not None]
 
 
 def with_rubric(task: Task, result: RubricResult) -> Task:

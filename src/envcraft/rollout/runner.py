@@ -5,7 +5,11 @@ most ``concurrency`` rollouts in flight. Each finished trajectory is appended to
 trajectories JSONL at once (one line, flushed), so a killed job loses only the rollouts in
 flight; run again with the same file, the pairs already there are skipped (a torn last
 line is dropped first). With a response cache behind the provider, the interrupted
-rollouts replay their model calls from disk and cost nothing twice.
+rollouts replay their model calls from disk and cost nothing twice. Behind batch files
+(:class:`~envcraft.llm.batch.BatchProvider`) a rollout whose next step waits for its answer
+is left out of the file, and once every other rollout is done the job raises
+:class:`~envcraft.llm.batch.BatchPending`: each re-run advances every waiting rollout by the
+steps answered since.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envcraft.core import jsonio
+from envcraft.llm.batch import BatchPending
 from envcraft.llm.provider import Provider
+from envcraft.llm.types import LLMError
 from envcraft.rollout.loop import RolloutConfig, Trajectory, rollout
 from envcraft.tasks.model import Task
 
@@ -75,6 +81,7 @@ async def run_rollouts(
 
     ``out`` is the trajectories JSONL (appended, resumable; ``ValueError`` when it holds another
     model's trajectories); ``on_done`` is called for each newly finished trajectory (progress bars).
+    :class:`BatchPending` when rollouts wait for batch answers (the others are done and written).
     """
     path = Path(out) if out is not None else None
     done: dict[tuple[str, int], Trajectory] = {}
@@ -93,12 +100,20 @@ async def run_rollouts(
                 done[key] = trajectory
     todo = [(task, sample) for task, sample in job.pairs() if (task.id, sample) not in done]
     slots = asyncio.Semaphore(max(1, job.concurrency))
+    waiting = 0
     handle = open(path, "a", encoding="utf-8") if path is not None else None  # noqa: SIM115 - held open for the job
     try:
 
         async def one(task: Task, sample: int) -> None:
+            nonlocal waiting
             async with slots:
-                trajectory = await rollout(task, provider, job.config, sample=sample)
+                try:
+                    trajectory = await rollout(task, provider, job.config, sample=sample)
+                except LLMError as exc:
+                    if exc.kind != "pending":
+                        raise
+                    waiting += 1
+                    return
             done[(task.id, sample)] = trajectory
             if handle is not None:
                 handle.write(json.dumps(trajectory.to_json(), ensure_ascii=False) + "\n")
@@ -110,6 +125,8 @@ async def run_rollouts(
     finally:
         if handle is not None:
             handle.close()
+    if waiting:
+        raise BatchPending(waiting)
     return [done[(task.id, sample)] for task, sample in job.pairs()]
 
 
