@@ -34,12 +34,13 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message, Usage
+from envcraft.rollout.grading import score_rollout
 from envcraft.rollout.prompts import system_prompt
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
 from envcraft.tasks.episode import Episode, resolve_packages
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError
-from envcraft.tasks.verify import Score, run_verifier
+from envcraft.tasks.verify import Score
 
 log = logging.getLogger(__name__)
 
@@ -190,8 +191,13 @@ async def rollout(
     *,
     sample: int = 0,
     packages: Mapping[str, EnvPackage] | None = None,
+    judge: Provider | None = None,
 ) -> Trajectory:
-    """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake."""
+    """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake.
+
+    ``judge`` scores the judged part of a task imported from a benchmark
+    (:mod:`envcraft.rollout.grading`).
+    """
     config = config or RolloutConfig()
     mode = config.mode_for(task)
     record = Trajectory(task.id, sample, provider.model, mode, list(task.envs), task.kind, config.profile)
@@ -210,7 +216,7 @@ async def rollout(
         await _play(episode, provider, config, record, mode, clock)
         record.turns = episode.trajectory(task.id)["turns"]
         with clock.part("verify"):
-            score = await asyncio.to_thread(run_verifier, task, episode.outcome())
+            score = await score_rollout(task, episode.outcome(), record.messages, judge)
         _set_score(record, score, config)
     finally:
         with clock.part("close"):

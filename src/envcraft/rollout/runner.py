@@ -26,12 +26,14 @@ OnDone = Callable[[Trajectory], None]
 
 @dataclass(frozen=True)
 class Job:
-    """What to run: ``k`` samples of each task, ``concurrency`` at a time."""
+    """What to run: ``k`` samples of each task, ``concurrency`` at a time; ``judge`` scores the
+    judged part of imported benchmark tasks (:mod:`envcraft.rollout.grading`)."""
 
     tasks: Sequence[Task]
     k: int = 1
     concurrency: int = 8
     config: RolloutConfig = field(default_factory=RolloutConfig)
+    judge: Provider | None = None
 
     def pairs(self) -> list[tuple[Task, int]]:
         return [(task, sample) for task in self.tasks for sample in range(self.k)]
@@ -98,7 +100,7 @@ async def run_rollouts(
 
         async def one(task: Task, sample: int) -> None:
             async with slots:
-                trajectory = await rollout(task, provider, job.config, sample=sample)
+                trajectory = await rollout(task, provider, job.config, sample=sample, judge=job.judge)
             done[(task.id, sample)] = trajectory
             if handle is not None:
                 handle.write(json.dumps(trajectory.to_json(), ensure_ascii=False) + "\n")
