@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from envcraft.integrations.play import TaskPlay
 from envcraft.llm import ChatRequest, ChatServer, ReplayProvider
 from envcraft.tasks.io import read_tasks
 
@@ -296,3 +297,13 @@ def test_a_do_nothing_run_scores_zero(imported: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     rewards = _rewards(tmp_path / "n")
     assert rewards["task_a_poem"]["score"] == 0.0 and rewards["task_b_reply"]["score"] == 0.0
+
+
+def test_a_trainer_play_hands_the_conversation_to_the_grader(imported: Path) -> None:
+    """VERL's and TRL's TaskPlay: the grader reads the policy's messages, as in eval."""
+    poem = next(t for t in read_tasks(imported / "tasks") if t.id == "task_a_poem")
+    with TaskPlay(poem) as play:
+        play.call("write_file", {"path": "haiku.txt", "content": "a light\nb\nc\n"})
+        said = [{"role": "assistant", "content": "The haiku is written."}]
+        assert play.score(said).components["said_so"] == 1.0
+        assert play.score().components["said_so"] == 0.0
