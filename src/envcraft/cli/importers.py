@@ -14,6 +14,7 @@ from rich.table import Table
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.integrations.bfcl import importer, source
 from envcraft.integrations.bfcl import parity as parity_check
+from envcraft.integrations.claweval.importer import ClawEvalError, import_claweval
 from envcraft.integrations.pinchbench.importer import import_pinchbench
 from envcraft.integrations.pinchbench.source import PinchBenchError
 from envcraft.tasks.io import write_json
@@ -131,6 +132,27 @@ def pinchbench(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -
     except OSError as exc:
         die(f"--out {out}: {exc.strerror or exc}")
     _print_benchmark(summary.to_json(), json_out)
+
+
+@app.command("claw-eval")
+def claw_eval(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -> None:
+    """Read a Claw-Eval checkout (github.com/claw-eval/claw-eval): every task is counted and,
+    for now, skipped with the reason it cannot run yet (mock services, simulated user, grader).
+    """
+    if not checkout.is_dir():
+        die(f"{checkout}: not a directory")
+    try:
+        summary = import_claweval(checkout, out)
+    except ClawEvalError as exc:
+        die(str(exc))
+    except OSError as exc:
+        die(f"--out {out}: {exc.strerror or exc}")
+    if json_out:
+        print_json(summary)
+        return
+    _print_benchmark({**summary, "needs_internet": {}, "skipped": []}, False)
+    for reason, count in summary["skip_reasons"].items():
+        console.print(f"  [red]{count}[/red] not imported: {reason}", highlight=False)
 
 
 def _print_benchmark(result: dict[str, Any], json_out: bool) -> None:
