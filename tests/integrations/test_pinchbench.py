@@ -259,6 +259,9 @@ def test_eval_without_a_judge_skips_judge_only_and_scores_the_automated_part(
         "judge-only task and no --judge model": ["task_c_essay"],
     }
     assert plan["automated_part_only"] == ["task_b_reply"]
+    page = (tmp_path / "e" / "report.html").read_text()
+    assert "skipped 1 task(s): judge-only task and no --judge model (task_c_essay)" in page
+    assert "automated part only (no --judge): task_b_reply" in page
     rewards = _rewards(tmp_path / "e")
     assert set(rewards) == {"task_a_poem", "task_b_reply"}
     poem = rewards["task_a_poem"]  # its grade() read the workspace and the transcript's assistant text

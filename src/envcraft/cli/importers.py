@@ -15,6 +15,7 @@ from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.integrations.bfcl import importer, source
 from envcraft.integrations.bfcl import parity as parity_check
 from envcraft.integrations.claweval.importer import ClawEvalError, import_claweval
+from envcraft.integrations.pinchbench import source as pinch_source
 from envcraft.integrations.pinchbench.importer import import_pinchbench
 from envcraft.integrations.pinchbench.source import PinchBenchError
 from envcraft.tasks.io import write_json
@@ -125,7 +126,7 @@ def pinchbench(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -
     if not checkout.is_dir():
         die(f"{checkout}: not a directory")
     try:
-        with _bar("import", 0) as advance:
+        with _bar("import", len(pinch_source.task_files(checkout))) as advance:
             summary = import_pinchbench(checkout, out, advance=advance)
     except PinchBenchError as exc:
         die(str(exc))
