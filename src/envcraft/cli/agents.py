@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -35,6 +36,7 @@ from envcraft.rollout.evaluate import (
     evaluate,
     write_summary,
 )
+from envcraft.rollout.grading import plan as grading_plan
 from envcraft.rollout.loop import Mode as RolloutMode
 from envcraft.rollout.loop import RolloutConfig, Trajectory
 from envcraft.rollout.models import LOCAL_MODELS, hide_api_key_from_children, open_model
@@ -234,16 +236,25 @@ def eval_command(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     batch: Batch = None,
+    judge: Annotated[
+        str | None,
+        typer.Option("--judge", help="Judge model (same server) for judged tasks imported from benchmarks."),
+    ] = None,
 ) -> None:
     """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable.
 
     With --batch BDIR each run advances every unfinished rollout by the model steps answered in
     BDIR/responses/ and writes the next steps' requests to BDIR/requests.jsonl.
+    Tasks imported from PinchBench or Claw-Eval: judge-only ones run only with --judge (hybrid
+    ones are then scored on their automated part); tasks that need the internet are skipped.
     """
     check_executor(executor)
     if batch is not None and (executor == "ray" or workers is not None):
         die("--batch runs its rollouts in one process: drop --workers and --executor ray")
-    tasks = _tasks(directory, limit)
+    if judge is not None and (executor == "ray" or workers is not None):
+        die("--judge runs in this process: drop --workers / --executor ray")
+    planned = grading_plan(_tasks(directory, limit), judge=judge is not None)
+    tasks = planned.tasks
     root = out or Path("out/eval") / _slug(model)
     job = Job(
         tasks,
@@ -262,6 +273,8 @@ def eval_command(
     }
     if batch is not None:
         meta["batch"] = str(batch)
+    if planned.skipped or planned.automated_only or judge is not None:
+        meta.update(judge=judge, imported=planned.to_json())
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -270,7 +283,11 @@ def eval_command(
         meta.update(executor=executor, workers=workers)
         summary = _evaluate_sharded(job, model, base_url, root, meta, executor, workers, ray_address)
     else:
-        with _model(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider:
+        with (
+            _model(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
+            _judge(judge, base_url, root / CACHE_DIR / "judge", concurrency) as judge_provider,
+        ):
+            job = replace(job, judge=judge_provider)
             done = already_done(job, root / TRAJECTORIES_FILE)
             with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
                 summary = _evaluate(job, provider, root, meta, advance, json_out)
@@ -282,6 +299,18 @@ def eval_command(
     if overall["trajectories"] and overall["errors"] == overall["trajectories"]:
         first = next(iter(summary["stops"]), "error")
         die(f"every rollout failed ({first}); see {root / TRAJECTORIES_FILE}", code=1)
+
+
+@contextmanager
+def _judge(
+    name: str | None, base_url: str | None, cache: Path, concurrency: int
+) -> Iterator[Provider | None]:
+    """``--judge``'s provider (None without one); :func:`evaluate` closes it on its event loop."""
+    if name is None:
+        yield None
+        return
+    with _model(name, [], base_url, cache, concurrency) as provider:
+        yield provider
 
 
 def _evaluate(
@@ -344,6 +373,13 @@ def _print_summary(summary: dict[str, Any], root: Path) -> None:
             str(row["errors"]),
         )
     console.print(table)
+    imported = summary.get("meta", {}).get("imported")
+    if imported:
+        for reason, ids in imported["skipped"].items():
+            console.print(f"skipped {len(ids)} task(s): {reason}", highlight=False)
+        if imported["automated_part_only"]:
+            count = len(imported["automated_part_only"])
+            console.print(f"{count} hybrid task(s) scored on their automated part only (no --judge)")
     console.print(
         f"report: {root / REPORT_FILE}  summary: {root / SUMMARY_FILE}  "
         f"trajectories: {root / TRAJECTORIES_FILE}"

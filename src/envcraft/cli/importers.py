@@ -1,4 +1,4 @@
-"""`envcraft import bfcl`: BFCL multi-turn as environments and tasks (wiring only)."""
+"""`envcraft import bfcl|pinchbench|claw-eval`: other benchmarks as environments and tasks (wiring only)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,16 @@ from rich.table import Table
 from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.integrations.bfcl import importer, source
 from envcraft.integrations.bfcl import parity as parity_check
+from envcraft.integrations.claweval.importer import ClawEvalError, import_claweval
+from envcraft.integrations.pinchbench import source as pinch_source
+from envcraft.integrations.pinchbench.importer import import_pinchbench
+from envcraft.integrations.pinchbench.source import PinchBenchError
 from envcraft.tasks.io import write_json
 
 app = typer.Typer(help="Import environments and task sets from other benchmarks.", no_args_is_help=True)
 
 PARITY_FILE = "parity.json"
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
 @contextmanager
@@ -105,3 +110,66 @@ def _print(result: dict[str, Any]) -> None:
         console.print(
             f"  [red]{item['task']}[/red] {item.get('variant', item.get('error'))}", highlight=False
         )
+
+
+Checkout = Annotated[Path, typer.Argument(help="A checkout of the benchmark's repository.")]
+ImportOut = Annotated[Path, typer.Option("--out", help="Directory for envs/, tasks/ and import.json.")]
+
+
+@app.command("pinchbench")
+def pinchbench(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -> None:
+    """Import a PinchBench checkout (github.com/pinchbench/skill) as Claw tasks on the OpenClaw profile.
+
+    Every tasks/task_*.md becomes a task or is skipped with its reason (OUT/import.json). Run the
+    set with `envcraft eval OUT/tasks --model M [--judge J]`.
+    """
+    if not checkout.is_dir():
+        die(f"{checkout}: not a directory")
+    try:
+        with _bar("import", len(pinch_source.task_files(checkout))) as advance:
+            summary = import_pinchbench(checkout, out, advance=advance)
+    except PinchBenchError as exc:
+        die(str(exc))
+    except OSError as exc:
+        die(f"--out {out}: {exc.strerror or exc}")
+    _print_benchmark(summary.to_json(), json_out)
+
+
+@app.command("claw-eval")
+def claw_eval(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -> None:
+    """Read a Claw-Eval checkout (github.com/claw-eval/claw-eval): every task is counted and,
+    for now, skipped with the reason it cannot run yet (mock services, simulated user, grader).
+    """
+    if not checkout.is_dir():
+        die(f"{checkout}: not a directory")
+    try:
+        summary = import_claweval(checkout, out)
+    except ClawEvalError as exc:
+        die(str(exc))
+    except OSError as exc:
+        die(f"--out {out}: {exc.strerror or exc}")
+    if json_out:
+        print_json(summary)
+        return
+    _print_benchmark({**summary, "needs_internet": {}, "skipped": []}, False)
+    for reason, count in summary["skip_reasons"].items():
+        console.print(f"  [red]{count}[/red] not imported: {reason}", highlight=False)
+
+
+def _print_benchmark(result: dict[str, Any], json_out: bool) -> None:
+    if json_out:
+        print_json(result)
+        return
+    table = Table("grading type", "tasks")
+    for name, count in result["by_grading_type"].items():
+        table.add_row(name, str(count))
+    console.print(table)
+    categories = ", ".join(f"{k} {v}" for k, v in result["by_category"].items())
+    console.print(
+        f"{result['imported']} of {result['files']} tasks imported into {result['out']}", highlight=False
+    )
+    console.print(f"by category: {categories}", highlight=False)
+    for task_id, reason in result["needs_internet"].items():
+        console.print(f"  [yellow]{task_id}[/yellow]: marked, skipped by eval: {reason}", highlight=False)
+    for skipped in result["skipped"]:
+        console.print(f"  [red]{skipped['id']}[/red]: not imported: {skipped['reason']}", highlight=False)

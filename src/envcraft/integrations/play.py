@@ -20,9 +20,11 @@ recorded per user turn) that adds what every trainer needs the same way:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from envcraft.core.errors import ErrorCategory, error_result, is_error
+from envcraft.rollout.grading import grading_of
 from envcraft.sandbox.profiles import DEFAULT_PROFILE
 from envcraft.tasks.episode import Episode
 from envcraft.tasks.model import Task
@@ -83,9 +85,16 @@ class TaskPlay:
         return None if self.done else self.episode.end_turn()
 
     # -- the reward -----------------------------------------------------------------------------
-    def score(self) -> Score:
-        """The task's verifier on the play so far (turns not reached keep the current state)."""
-        return run_verifier(self.task, self.episode.outcome())
+    def score(self, messages: Sequence[dict[str, Any]] | None = None) -> Score:
+        """The task's verifier on the play so far (turns not reached keep the current state).
+
+        ``messages`` (the conversation) reach a verifier that reads the transcript, as a task
+        imported from PinchBench does (:mod:`envcraft.rollout.grading`); a judged part is not
+        scored here.
+        """
+        grading = grading_of(self.task)
+        reads = grading is not None and bool(grading.get("reads_transcript"))
+        return run_verifier(self.task, self.episode.outcome(), messages=messages if reads else None)
 
     def report(self, score: Score | None) -> dict[str, Any]:
         """A JSON record of the play: reward (None when not scored here), components, counts

@@ -47,6 +47,8 @@ def evaluate(
             return await run_rollouts(job, provider, root / TRAJECTORIES_FILE, on_done=on_done)
         finally:
             await provider.aclose()
+            if job.judge is not None:
+                await job.judge.aclose()
 
     trajectories = asyncio.run(main())
     return write_summary(job, trajectories, root, meta=meta, usage=provider.meter.to_json())

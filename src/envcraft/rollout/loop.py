@@ -34,12 +34,13 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message, Usage
+from envcraft.rollout.grading import score_rollout
 from envcraft.rollout.prompts import system_prompt
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
 from envcraft.tasks.episode import Episode, resolve_packages
 from envcraft.tasks.model import Task
 from envcraft.tasks.outcome import ExecutionError
-from envcraft.tasks.verify import Score, run_verifier
+from envcraft.tasks.verify import Score
 
 log = logging.getLogger(__name__)
 
@@ -190,12 +191,15 @@ async def rollout(
     *,
     sample: int = 0,
     packages: Mapping[str, EnvPackage] | None = None,
+    judge: Provider | None = None,
 ) -> Trajectory:
     """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake.
 
     A request waiting for a batch answer (``LLMError("pending")``, :mod:`envcraft.llm.batch`)
     is raised: that rollout has no trajectory yet, and a re-run replays it from its task up to
     the step that waits (each step named ``<rollout id>/<step>`` in the batch files).
+    ``judge`` scores the judged part of a task imported from a benchmark
+    (:mod:`envcraft.rollout.grading`).
     """
     config = config or RolloutConfig()
     mode = config.mode_for(task)
@@ -215,7 +219,7 @@ async def rollout(
         await _play(episode, provider, config, record, mode, clock)
         record.turns = episode.trajectory(task.id)["turns"]
         with clock.part("verify"):
-            score = await asyncio.to_thread(run_verifier, task, episode.outcome())
+            score = await score_rollout(task, episode.outcome(), record.messages, judge)
         _set_score(record, score, config)
     finally:
         with clock.part("close"):

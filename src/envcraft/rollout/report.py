@@ -47,6 +47,7 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         f"<p>k = {k}; mode {escape(str(meta.get('mode', 'auto')))}; stops: {escape(stops)}</p>",
+        *_imported(meta.get("imported")),
         _table(["", *columns], overall),
         "<h2>By environment</h2>",
         _table(["env", *columns], by_env),
@@ -77,6 +78,19 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def _imported(plan: Any) -> list[str]:
+    """What an eval of imported benchmark tasks left out or scored in part (rollout.grading.Plan)."""
+    if not isinstance(plan, Mapping):
+        return []
+    lines = [
+        f"skipped {len(ids)} task(s): {reason} ({', '.join(ids)})" for reason, ids in plan["skipped"].items()
+    ]
+    if plan["automated_part_only"]:
+        ids = ", ".join(plan["automated_part_only"])
+        lines.append(f"scored on their automated part only (no --judge): {ids}")
+    return [f"<p>{escape(line)}</p>" for line in lines]
 
 
 def _row(name: str, row: Mapping[str, Any]) -> list[Any]:

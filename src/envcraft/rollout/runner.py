@@ -32,12 +32,14 @@ OnDone = Callable[[Trajectory], None]
 
 @dataclass(frozen=True)
 class Job:
-    """What to run: ``k`` samples of each task, ``concurrency`` at a time."""
+    """What to run: ``k`` samples of each task, ``concurrency`` at a time; ``judge`` scores the
+    judged part of imported benchmark tasks (:mod:`envcraft.rollout.grading`)."""
 
     tasks: Sequence[Task]
     k: int = 1
     concurrency: int = 8
     config: RolloutConfig = field(default_factory=RolloutConfig)
+    judge: Provider | None = None
 
     def pairs(self) -> list[tuple[Task, int]]:
         return [(task, sample) for task in self.tasks for sample in range(self.k)]
@@ -108,7 +110,7 @@ async def run_rollouts(
             nonlocal waiting
             async with slots:
                 try:
-                    trajectory = await rollout(task, provider, job.config, sample=sample)
+                    trajectory = await rollout(task, provider, job.config, sample=sample, judge=job.judge)
                 except LLMError as exc:
                     if exc.kind != "pending":
                         raise

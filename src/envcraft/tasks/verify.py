@@ -131,6 +131,7 @@ class Score:
     score: float
     components: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    judge_prompt: str | None = None  # an imported task's request to a judge model (rollout.grading)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"score": self.score, "components": self.components}
@@ -151,9 +152,23 @@ def build_context(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def run_verifier(task: Task, outcome: Outcome, timeout: float = DEFAULT_TIMEOUT) -> Score:
-    """Score one run of ``task`` with its verifier."""
-    return score_contexts(task.verifier.source, [build_context(outcome)], timeout)[0]
+def run_verifier(
+    task: Task,
+    outcome: Outcome,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    messages: Sequence[dict[str, Any]] | None = None,
+) -> Score:
+    """Score one run of ``task`` with its verifier.
+
+    ``messages`` (the conversation, OpenAI chat messages) go into ``ctx["messages"]`` for a
+    verifier that reads the transcript: imported benchmarks' graders do; envcraft's own
+    verifiers judge state, never prose, and are not given it.
+    """
+    ctx = build_context(outcome)
+    if messages is not None:
+        ctx["messages"] = list(messages)
+    return score_contexts(task.verifier.source, [ctx], timeout)[0]
 
 
 def score_trajectory(task: Task, turns: Sequence[Sequence[Any]], timeout: float = DEFAULT_TIMEOUT) -> Score:
@@ -217,7 +232,8 @@ def _to_score(entry: Any) -> Score:
         if isinstance(part, bool) or not isinstance(part, int | float) or not math.isfinite(part):
             return Score(0.0, {}, f"component {str(name)[:80]!r} is not a number")
         components[str(name)] = _clamp(float(part))
-    return Score(_clamp(float(raw)), components)
+    prompt = value.get("judge_prompt")
+    return Score(_clamp(float(raw)), components, judge_prompt=prompt if isinstance(prompt, str) else None)
 
 
 def _clamp(value: float) -> float:

@@ -183,7 +183,7 @@ class EnvcraftAgentLoop(AgentLoopBase):
         score = None
         if self.score_in_loop:
             with simple_timer("compute_score", metrics):
-                score = await loop.run_in_executor(None, play.score)
+                score = await loop.run_in_executor(None, play.score, messages)
         report = play.report(score)
         report.update(stop=stop, request_id=request_id)
         split = len(ids) - len(mask)

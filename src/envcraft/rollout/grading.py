@@ -1,0 +1,185 @@
+"""How ``envcraft eval`` scores tasks imported from other benchmarks (PinchBench, Claw-Eval).
+
+Such a task carries ``provenance["grading"]``::
+
+    {"benchmark": "pinchbench", "type": "automated" | "llm_judge" | "hybrid",
+     "weights": {"automated": 0.5, "llm_judge": 0.5}, "reads_transcript": true,
+     "skip": null | "needs the internet: ..."}
+
+* ``reads_transcript``: its verifier reads the conversation (``ctx["messages"]``), as the
+  benchmark's graders read their harness's transcript;
+* a judged type: its verifier returns ``judge_prompt`` as well, the benchmark's own prompt
+  over the run; the judge model's reply (``{"scores": {...}, "total": x}``, parsed as
+  PinchBench parses it) is the judge part, combined with the automated part by the weights;
+* with no judge model, judge-only tasks are skipped and hybrid tasks scored on their
+  automated part; a ``skip`` reason (a task that needs the internet) skips it. Both are
+  counted in the eval summary (:func:`plan`).
+
+Tasks without ``provenance["grading"]`` (envcraft's own) are scored by their verifier alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envcraft.llm.provider import Provider
+from envcraft.llm.types import ChatRequest, LLMError, Message
+from envcraft.tasks.model import Task
+from envcraft.tasks.outcome import Outcome
+from envcraft.tasks.verify import Score, run_verifier
+
+NO_JUDGE = "judge-only task and no --judge model"
+_PROSE_TOTAL = re.compile(r"(?:total|overall|final)\s*(?:score)?[:\s]*(0\.\d+|1\.0+)", re.I)
+_JSON_FENCE = re.compile(r"```json\s*(.*?)\s*```", re.S)
+
+
+def grading_of(task: Task) -> dict[str, Any] | None:
+    """The task's imported-grading block, or None for a task scored by its verifier alone."""
+    value = task.provenance.get("grading") if isinstance(task.provenance, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class Plan:
+    """Which tasks an eval runs, which it skips (reason -> ids) and which lose their judge part."""
+
+    tasks: list[Task]
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    automated_only: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "skipped": {reason: ids for reason, ids in self.skipped.items()},
+            "skipped_tasks": sum(len(ids) for ids in self.skipped.values()),
+            "automated_part_only": self.automated_only,
+        }
+
+
+def plan(tasks: Sequence[Task], *, judge: bool) -> Plan:
+    """Split ``tasks`` by what this eval can score (see the module docstring)."""
+    chosen = Plan([])
+    for task in tasks:
+        grading = grading_of(task) or {}
+        reason = grading.get("skip")
+        if not reason and grading.get("type") == "llm_judge" and not judge:
+            reason = NO_JUDGE
+        if reason:
+            chosen.skipped.setdefault(str(reason), []).append(task.id)
+            continue
+        if grading.get("type") == "hybrid" and not judge:
+            chosen.automated_only.append(task.id)
+        chosen.tasks.append(task)
+    return chosen
+
+
+async def score_rollout(
+    task: Task, outcome: Outcome, messages: Sequence[Message], judge: Provider | None = None
+) -> Score:
+    """The reward of one rollout: the verifier, plus the judge part of a judged import."""
+    grading = grading_of(task)
+    given = list(messages) if grading is not None and grading.get("reads_transcript") else None
+    score = await asyncio.to_thread(run_verifier, task, outcome, messages=given)
+    if grading is None or grading.get("type") not in ("llm_judge", "hybrid") or score.error is not None:
+        return score
+    if judge is None or score.judge_prompt is None:
+        return Score(0.0, {}, NO_JUDGE) if grading["type"] == "llm_judge" else score
+    total, parts, error = await ask_judge(judge, score.judge_prompt)
+    judged = {f"llm_judge.{k}": v for k, v in parts.items()}
+    if grading["type"] == "llm_judge":
+        return Score(total, judged, error)
+    weights = grading.get("weights") or {}
+    auto_w, judge_w = float(weights.get("automated", 0.5)), float(weights.get("llm_judge", 0.5))
+    if auto_w + judge_w <= 0:
+        auto_w = judge_w = 0.5
+    combined = (score.score * auto_w + total * judge_w) / (auto_w + judge_w)
+    components = {**{f"automated.{k}": v for k, v in score.components.items()}, **judged}
+    return Score(combined, components, error)
+
+
+async def ask_judge(judge: Provider, prompt: str) -> tuple[float, dict[str, float], str | None]:
+    """``(total, criterion scores, error)`` of the judge's reply; a failed judge scores 0."""
+    request = ChatRequest(messages=[{"role": "user", "content": prompt}], temperature=0.0)
+    try:
+        response = await judge.complete(request)
+    except LLMError as exc:
+        return 0.0, {}, f"judge failed: {exc}"[:300]
+    verdict = normalize(parse_reply(response.content or ""))
+    total = verdict["total"]
+    parts = {k: _clamp(v) for k, v in verdict["scores"].items()}
+    if total is None:
+        return 0.0, parts, "the judge's reply holds no score"
+    return _clamp(total), parts, None
+
+
+def parse_reply(text: str) -> dict[str, Any]:
+    """PinchBench's ``_parse_judge_response``: a json fence, else the last balanced ``{...}``
+    with ``scores`` (else any), else a "total: 0.x" in prose; ``{}`` when nothing parses."""
+    raw = text.strip()
+    if not raw:
+        return {}
+    fence = _JSON_FENCE.search(raw)
+    if fence:
+        try:
+            parsed = json.loads(fence.group(1))
+            if isinstance(parsed, dict):
+                return parsed
+        except ValueError:
+            pass
+    candidates: list[str] = []
+    depth, current = 0, list[str]()
+    for char in raw:
+        if char == "{":
+            if depth == 0:
+                current = []
+            depth += 1
+        if depth > 0:
+            current.append(char)
+        if char == "}":
+            depth -= 1
+            if depth == 0 and current:
+                candidates.append("".join(current))
+    parsed_all = []
+    for candidate in reversed(candidates):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            parsed_all.append(value)
+    for value in parsed_all:
+        if "scores" in value:
+            return value
+    if parsed_all:
+        return parsed_all[0]
+    prose = _PROSE_TOTAL.search(raw)
+    if prose and 0.0 <= float(prose.group(1)) <= 1.0:
+        return {"scores": {}, "total": float(prose.group(1))}
+    return {}
+
+
+def normalize(parsed: dict[str, Any]) -> dict[str, Any]:
+    """PinchBench's ``_normalize_judge_response``: ``{"scores": {name: x}, "total": x | None}``."""
+    scores: dict[str, float] = {}
+    source = parsed.get("scores", parsed.get("criteria_scores"))
+    if isinstance(source, dict):
+        for key, value in source.items():
+            inner = value.get("score") if isinstance(value, dict) else value
+            if isinstance(inner, int | float) and not isinstance(inner, bool):
+                scores[str(key)] = float(inner)
+    total: float | None = None
+    if parsed.get("total") is not None:
+        total = float(parsed["total"]) if isinstance(parsed["total"], int | float) else None
+    elif isinstance(parsed.get("score"), int | float):
+        total = float(parsed["score"])
+    elif scores:
+        total = sum(scores.values()) / len(scores)
+    return {"scores": scores, "total": total}
+
+
+def _clamp(value: float) -> float:
+    return min(1.0, max(0.0, value))
