@@ -196,6 +196,20 @@ def test_answer_batch_sends_as_its_model_and_can_leave_retryable_failures_waitin
     assert again.pending == 1 and asyncio.run(again.complete(ask("a"))).content == "echo: a"
 
 
+def test_the_waiting_message_says_what_to_do_and_when_to_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch = BatchProvider(tmp_path, "m")
+    for text in ("a", "b"):
+        with pytest.raises(LLMError):
+            asyncio.run(batch.complete(ask(text)))
+    said = batch.what_to_do()
+    assert said.startswith(f"2 requests wait for their answers: submit {tmp_path / REQUESTS_FILE}")
+    assert f"{tmp_path / RESPONSES_DIR}/" in said and "split" not in said
+    monkeypatch.setattr("envcraft.llm.batch.MAX_LINES", 1)
+    assert "split it first: a batch takes at most 1 requests" in batch.what_to_do()
+
+
 def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:
     request = ask("too long")
     key = request.key("m")

@@ -19,7 +19,7 @@ whose body is not a chat completion) stops the provider from opening with a one-
 hand-made or damaged file is reported, never half-read. ``requests.jsonl`` always lists just
 the requests still waiting (answered ones are dropped when the provider opens the
 directory). One process at a time uses a batch directory. The Batch API takes at most 50,000
-requests per file: split a larger ``requests.jsonl``.
+requests and 200 MB per file: split a larger ``requests.jsonl`` (the waiting message says so).
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ from envcraft.llm.types import (
 REQUESTS_FILE = "requests.jsonl"
 RESPONSES_DIR = "responses"
 ENDPOINT = "/v1/chat/completions"
+# What one Batch API input file may hold (OpenAI's limits).
+MAX_LINES = 50_000
+MAX_BYTES = 200 * 10**6
 
 
 # The request fields a stable id is qualified with: all but the conversation's later messages.
@@ -106,9 +109,15 @@ class BatchProvider(Provider):
             if self.pending == 1
             else f"{self.pending} requests wait for their answers"
         )
+        size = self.requests_path.stat().st_size if self.requests_path.is_file() else 0
+        split = (
+            f" (split it first: a batch takes at most {MAX_LINES:,} requests and {MAX_BYTES // 10**6} MB)"
+            if self.pending > MAX_LINES or size > MAX_BYTES
+            else ""
+        )
         return (
             f"{count}: submit {self.requests_path} to the Batch "
-            f"API (or answer it with any model), put the output file(s) in "
+            f"API{split} (or answer it with any model), put the output file(s) in "
             f"{self.directory / RESPONSES_DIR}/ and run the same command again"
         )
 
