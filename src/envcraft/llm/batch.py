@@ -13,7 +13,9 @@ A conversation that needs several model turns takes one round per turn. A stage 
 many conversations (``eval``, ``tasks calibrate``, ``tasks inspect``) lets each one run
 until it waits and then raises :class:`BatchPending` with how many wait.
 
-An output line that is not a Batch API output line (torn JSON, no ``custom_id``, a 200
+An error line that another try may not have (``batch_expired``, a 429, a 5xx) answers
+nothing: the request waits again and goes out with the next round. An output line that is
+not a Batch API output line (torn JSON, no ``custom_id``, a 200
 whose body is not a chat completion) stops the provider from opening with a one-line
 ``LLMError("malformed")`` naming the file and line, before anything is rewritten: a
 hand-made or damaged file is reported, never half-read. ``requests.jsonl`` always lists just
@@ -132,9 +134,15 @@ class BatchProvider(Provider):
     def reload(self) -> None:
         """Re-read the output files and rewrite ``requests.jsonl`` with what is still unanswered.
 
-        ``LLMError("malformed")`` for an output line that is not one (nothing is rewritten then).
+        An error line a later try may not have (``batch_expired``, a 429, a 5xx) answers
+        nothing: its request waits again, to go out with the next round. ``LLMError("malformed")``
+        for an output line that is not one (nothing is rewritten then).
         """
-        self._answers = dict(_read_outputs(self.directory / RESPONSES_DIR))
+        self._answers = {
+            key: line
+            for key, line in _read_outputs(self.directory / RESPONSES_DIR)
+            if _retry_reason(line) is None
+        }
         waiting: dict[str, dict[str, Any]] = {}
         for line in _read_lines(self.requests_path):
             key = line.get("custom_id")
@@ -166,6 +174,15 @@ class BatchProvider(Provider):
             raise
         self.meter.record(response)
         return response
+
+
+def _retry_reason(line: dict[str, Any]) -> LLMError | None:
+    """The error of an output line that another try may not have (else None)."""
+    try:
+        _answer(line)
+    except LLMError as exc:
+        return exc if exc.retryable else None
+    return None
 
 
 def _answer(line: dict[str, Any]) -> ChatResponse:
