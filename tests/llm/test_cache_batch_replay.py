@@ -64,6 +64,10 @@ def answer(requests: Path, output: Path, provider: Any) -> dict[str, int]:
     return asyncio.run(main())
 
 
+def ok_completion(text: str) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}], "model": "m"}
+
+
 # -- the cache --------------------------------------------------------------------------------
 def test_a_rerun_over_the_cache_costs_nothing(tmp_path: Path) -> None:
     requests = [ask(f"q{i}", seed=i) for i in range(4)]
@@ -196,7 +200,21 @@ def test_answer_batch_sends_as_its_model_and_can_leave_retryable_failures_waitin
     assert again.pending == 1 and asyncio.run(again.complete(ask("a"))).content == "echo: a"
 
 
-def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:
+def test_the_waiting_message_says_what_to_do_and_when_to_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch = BatchProvider(tmp_path, "m")
+    for text in ("a", "b"):
+        with pytest.raises(LLMError):
+            asyncio.run(batch.complete(ask(text)))
+    said = batch.what_to_do()
+    assert said.startswith(f"2 requests wait for their answers: submit {tmp_path / REQUESTS_FILE}")
+    assert f"{tmp_path / RESPONSES_DIR}/" in said and "split" not in said
+    monkeypatch.setattr("envcraft.llm.batch.MAX_LINES", 1)
+    assert "split it first: a batch takes at most 1 requests" in batch.what_to_do()
+
+
+def test_batch_error_lines_raise_with_their_status_and_expired_ones_wait_again(tmp_path: Path) -> None:
     request = ask("too long")
     key = request.key("m")
     error_line = {
@@ -211,10 +229,20 @@ def test_batch_error_lines_raise_with_their_status(tmp_path: Path) -> None:
         asyncio.run(BatchProvider(tmp_path, "m").complete(request))
     assert caught.value.kind == "bad_request" and caught.value.status == 400
     assert "context length" in caught.value.message
+    # an expired request (or a 429 / 5xx) is no answer: it waits again, for the next round
     expired = {"custom_id": key, "response": None, "error": {"code": "batch_expired", "message": "expired"}}
-    (tmp_path / RESPONSES_DIR / "errors.jsonl").write_text(json.dumps(expired) + "\n", encoding="utf-8")
-    with pytest.raises(LLMError, match="batch_expired"):
-        asyncio.run(BatchProvider(tmp_path, "m").complete(request))
+    busy = {"custom_id": key, "response": {"status_code": 503, "body": {"error": {"message": "busy"}}}}
+    for line in (expired, busy):
+        (tmp_path / RESPONSES_DIR / "errors.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+        batch = BatchProvider(tmp_path, "m")
+        with pytest.raises(LLMError) as caught:
+            asyncio.run(batch.complete(request))
+        assert caught.value.kind == "pending" and batch.pending == 1
+        assert json.loads((tmp_path / REQUESTS_FILE).read_text(encoding="utf-8"))["custom_id"] == key
+    answered = {"custom_id": key, "response": {"status_code": 200, "body": ok_completion("late")}}
+    (tmp_path / RESPONSES_DIR / "retry.jsonl").write_text(json.dumps(answered) + "\n", encoding="utf-8")
+    batch = BatchProvider(tmp_path, "m")
+    assert batch.pending == 0 and asyncio.run(batch.complete(request)).content == "late"
 
 
 def test_a_malformed_output_line_is_one_error_and_rewrites_nothing(tmp_path: Path) -> None:

@@ -13,13 +13,15 @@ A conversation that needs several model turns takes one round per turn. A stage 
 many conversations (``eval``, ``tasks calibrate``, ``tasks inspect``) lets each one run
 until it waits and then raises :class:`BatchPending` with how many wait.
 
-An output line that is not a Batch API output line (torn JSON, no ``custom_id``, a 200
+An error line that another try may not have (``batch_expired``, a 429, a 5xx) answers
+nothing: the request waits again and goes out with the next round. An output line that is
+not a Batch API output line (torn JSON, no ``custom_id``, a 200
 whose body is not a chat completion) stops the provider from opening with a one-line
 ``LLMError("malformed")`` naming the file and line, before anything is rewritten: a
 hand-made or damaged file is reported, never half-read. ``requests.jsonl`` always lists just
 the requests still waiting (answered ones are dropped when the provider opens the
 directory). One process at a time uses a batch directory. The Batch API takes at most 50,000
-requests per file: split a larger ``requests.jsonl``.
+requests and 200 MB per file: split a larger ``requests.jsonl`` (the waiting message says so).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ from envcraft.llm.types import (
 REQUESTS_FILE = "requests.jsonl"
 RESPONSES_DIR = "responses"
 ENDPOINT = "/v1/chat/completions"
+# What one Batch API input file may hold (OpenAI's limits).
+MAX_LINES = 50_000
+MAX_BYTES = 200 * 10**6
 
 
 # The request fields a stable id is qualified with: all but the conversation's later messages.
@@ -106,9 +111,15 @@ class BatchProvider(Provider):
             if self.pending == 1
             else f"{self.pending} requests wait for their answers"
         )
+        size = self.requests_path.stat().st_size if self.requests_path.is_file() else 0
+        split = (
+            f" (split it first: a batch takes at most {MAX_LINES:,} requests and {MAX_BYTES // 10**6} MB)"
+            if self.pending > MAX_LINES or size > MAX_BYTES
+            else ""
+        )
         return (
             f"{count}: submit {self.requests_path} to the Batch "
-            f"API (or answer it with any model), put the output file(s) in "
+            f"API{split} (or answer it with any model), put the output file(s) in "
             f"{self.directory / RESPONSES_DIR}/ and run the same command again"
         )
 
@@ -123,9 +134,15 @@ class BatchProvider(Provider):
     def reload(self) -> None:
         """Re-read the output files and rewrite ``requests.jsonl`` with what is still unanswered.
 
-        ``LLMError("malformed")`` for an output line that is not one (nothing is rewritten then).
+        An error line a later try may not have (``batch_expired``, a 429, a 5xx) answers
+        nothing: its request waits again, to go out with the next round. ``LLMError("malformed")``
+        for an output line that is not one (nothing is rewritten then).
         """
-        self._answers = dict(_read_outputs(self.directory / RESPONSES_DIR))
+        self._answers = {
+            key: line
+            for key, line in _read_outputs(self.directory / RESPONSES_DIR)
+            if _retry_reason(line) is None
+        }
         waiting: dict[str, dict[str, Any]] = {}
         for line in _read_lines(self.requests_path):
             key = line.get("custom_id")
@@ -157,6 +174,15 @@ class BatchProvider(Provider):
             raise
         self.meter.record(response)
         return response
+
+
+def _retry_reason(line: dict[str, Any]) -> LLMError | None:
+    """The error of an output line that another try may not have (else None)."""
+    try:
+        _answer(line)
+    except LLMError as exc:
+        return exc if exc.retryable else None
+    return None
 
 
 def _answer(line: dict[str, Any]) -> ChatResponse:
