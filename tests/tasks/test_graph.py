@@ -316,3 +316,66 @@ def test_effects_follow_functions_imported_from_sibling_modules(tmp_path: Path) 
     graph = build_tool_graph(load_package(package))
     assert "state" in _sources(graph, "deposit", "balance")
     assert "state" in _sources(graph, "audit", "deposit")  # both touch the journal; deposit reads it
+
+
+DESK_ENV = '''
+"""A desk whose tools find their records with the base class's lookup."""
+
+from typing import Any
+
+from envcraft import Environment, StateModel, tool
+
+
+class Ticket(StateModel):
+    ticket_id: str
+    status: str = "open"
+
+
+class DeskState(StateModel):
+    tickets: dict[str, Ticket] = {}
+    closed: int = 0
+
+
+class Desk(Environment):
+    """Tickets."""
+
+    State = DeskState
+
+    @tool
+    def close_ticket(self, ticket_id: str) -> dict[str, Any]:
+        """Close a ticket.
+
+        Args:
+            ticket_id: Ticket id.
+
+        Returns:
+            The ticket's status.
+        """
+        ticket = self.lookup(self.state.tickets, ticket_id, "ticket", ticket_id=ticket_id)
+        ticket.status = "closed"
+        return {"status": ticket.status}
+
+    @tool
+    def get_ticket(self, ticket_id: str) -> dict[str, Any]:
+        """Show a ticket.
+
+        Args:
+            ticket_id: Ticket id.
+
+        Returns:
+            The ticket.
+        """
+        return self.lookup(self.state.tickets, ticket_id, "ticket", ticket_id=ticket_id).model_dump()
+'''
+
+
+def test_effects_follow_the_base_class_lookup(tmp_path: Path) -> None:
+    """``self.lookup(self.state.tickets, ...)`` returns a ticket: a write to it writes ``tickets``."""
+    package = tmp_path / "desk"
+    package.mkdir()
+    (package / "envcraft.toml").write_text('id = "desk"\ntitle = "Desk"\nkind = "tool"\n')
+    (package / "README.md").write_text("# Desk\n")
+    (package / "env.py").write_text(DESK_ENV)
+    effects = tool_effects(load_package(package).env_class)
+    assert effects["close_ticket"].writes == {"tickets"}
+    assert effects["get_ticket"].reads == {"tickets"} and not effects["get_ticket"].writes

@@ -54,6 +54,9 @@ ALIASING = frozenset({"get", "values", "items", "pop", "setdefault", "popitem", 
 PASS_THROUGH = frozenset(
     {"sorted", "list", "reversed", "next", "iter", "max", "min", "filter", "tuple", "set"}
 )
+# Methods of the base class that return part of an argument: ``self.lookup(self.state.trips,
+# ...)`` returns a trip, and a write to it writes ``trips``, so their bodies are followed too.
+FOLLOWED_BASE_METHODS = ("lookup",)
 WS_READS = frozenset({"read_text", "read_bytes", "exists", "list", "snapshot"})
 WS_WRITES = frozenset({"write_text", "write_bytes", "delete"})
 
@@ -162,6 +165,8 @@ class _Analyzer:
                 continue
             for name, function in _class_methods(klass).items():
                 self.methods.setdefault(name, function)
+        for name in FOLLOWED_BASE_METHODS:  # unless a subclass overrides them
+            self.methods.setdefault(name, _class_methods(Environment)[name])
         self.memo: dict[tuple[int, tuple[tuple[str, Tags], ...]], tuple[Tags, Effects]] = {}
         self.stack: set[int] = set()
 
