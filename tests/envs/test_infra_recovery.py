@@ -18,8 +18,9 @@ from envcraft.core import is_error, load_package, state_hash
 
 ENV = "infra_recovery"
 PKG = load_package(ENV)
-MOD = sys.modules[PKG.env_class.__module__]  # env.py: the State and the tools
-RULES = sys.modules[PKG.env_class.__module__.rpartition(".")[0] + ".rules"]  # the config format
+PACKAGE = PKG.env_class.__module__.rpartition(".")[0]
+MODELS = sys.modules[PACKAGE + ".state"]  # the State models
+RULES = sys.modules[PACKAGE + ".rules"]  # the config and ops record formats
 SCHEMA = PKG.data.json("config_schema.json")
 
 CONFIGS = {
@@ -115,7 +116,8 @@ def files() -> dict[str, str]:
     found.update({f"configs/{s}.yaml": text for s, text in CONFIGS.items()})
     found.update({f"logs/{h}/app.log": text for h, text in LOGS.items() if "kernel" not in text})
     found.update({f"logs/{h}/syslog.log": text for h, text in LOGS.items() if "kernel" in text})
-    found["ops/incident-INC-2041.md"] = RULES._record(MOD.Incident.model_validate(OPEN), "opened by on-call")
+    incident = MODELS.Incident.model_validate(OPEN)
+    found["ops/incident-INC-2041.md"] = RULES.new_record(incident, "opened by on-call")
     return found
 
 
