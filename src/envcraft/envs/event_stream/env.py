@@ -16,21 +16,21 @@ from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
 from .generate import Generator
 from .rules import (
     DEAD_REASONS,
-    Classified,
     aggregate,
     check_one,
     classify_run,
     file_dead_letter,
     ledger,
-    location,
     offset_ranges,
     parse_event,
     partition_offsets,
+    record_batch,
     render_dlq,
     sink_path,
     sink_text,
+    take_batch,
 )
-from .state import CommitRecord, DeadReason, Deduped, OnInvalid, PartitionState, StreamState
+from .state import CommitRecord, DeadReason, OnInvalid, PartitionState, StreamState
 
 
 class EventStream(ClawEnvironment):
@@ -282,16 +282,7 @@ class EventStream(ClawEnvironment):
             min(start + max_records, part.log_end),
             dedupe=dedupe,
         )
-        taken: list[Classified] = []
-        halted = None
-        for record in checked:
-            stop = (record.verdict == "duplicate" and not dedupe) or (
-                record.verdict in DEAD_REASONS and on_invalid == "halt"
-            )
-            if stop:
-                halted = {"offset": record.offset, "verdict": record.verdict, "detail": record.detail}
-                break
-            taken.append(record)
+        taken, halted = take_batch(checked, dedupe, on_invalid)
         end = start + len(taken)
         summary: dict[str, Any] = {
             "topic": topic,
@@ -320,26 +311,7 @@ class EventStream(ClawEnvironment):
                 "sink_error": part.sink_error,
                 **partition_offsets(part),
             }
-        now = iso(self.now())
-        dead_ids, deduped = [], []
-        for record in taken:
-            if record.verdict == "ok":
-                aggregate(self.state, self.data, part, record)
-            elif record.verdict == "duplicate":
-                key = location(topic, partition, record.offset)
-                self.state.deduped[key] = Deduped(
-                    topic=topic,
-                    partition=partition,
-                    offset=record.offset,
-                    event_id=record.event_id,
-                    first_seen=record.detail,
-                    at=now,
-                )
-                deduped.append(record.offset)
-            elif record.verdict in DEAD_REASONS:
-                dead_ids.append(
-                    file_dead_letter(self.state, part, record, "auto: on_invalid=dead_letter", self.now())
-                )
+        dead_ids, deduped = record_batch(self.state, self.data, part, taken, self.now())
         part.position = part.processed = end
         if fresh:
             self._write_sink(topic)

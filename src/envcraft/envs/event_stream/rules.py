@@ -16,7 +16,7 @@ from typing import Any
 
 from envcraft import Repository, iso, parse_time
 
-from .state import Aggregated, DeadLetter, PartitionState, StreamState
+from .state import Aggregated, DeadLetter, Deduped, OnInvalid, PartitionState, StreamState
 
 DEAD_REASONS: tuple[str, ...] = ("corrupt_json", "schema_violation", "poison_pill", "late_event")
 EVENT_ID = re.compile(r'"event_id"\s*:\s*"(EVT-[0-9a-f]{8})"')
@@ -287,3 +287,46 @@ def file_dead_letter(
         note=note,
     )
     return dlq_id
+
+
+# -- processing a batch ----------------------------------------------------------------------------------
+def take_batch(
+    checked: list[Classified], dedupe: bool, on_invalid: OnInvalid
+) -> tuple[list[Classified], dict[str, Any] | None]:
+    """The records a batch consumes, and where it halted (None when it did not): it stops before
+    a duplicate unless ``dedupe``, before a faulty record when ``on_invalid`` is halt."""
+    taken: list[Classified] = []
+    for record in checked:
+        stop = (record.verdict == "duplicate" and not dedupe) or (
+            record.verdict in DEAD_REASONS and on_invalid == "halt"
+        )
+        if stop:
+            return taken, {"offset": record.offset, "verdict": record.verdict, "detail": record.detail}
+        taken.append(record)
+    return taken, None
+
+
+def record_batch(
+    state: StreamState, data: Repository, part: PartitionState, taken: list[Classified], now: datetime
+) -> tuple[list[str], list[int]]:
+    """Dispose of every consumed record: valid events into the ledger, duplicates dropped (and
+    logged), faulty records to the dead-letter queue. Returns the new DLQ ids and the deduped
+    offsets."""
+    dead_ids, deduped = [], []
+    for record in taken:
+        if record.verdict == "ok":
+            aggregate(state, data, part, record)
+        elif record.verdict == "duplicate":
+            key = location(part.topic, part.partition, record.offset)
+            state.deduped[key] = Deduped(
+                topic=part.topic,
+                partition=part.partition,
+                offset=record.offset,
+                event_id=record.event_id,
+                first_seen=record.detail,
+                at=iso(now),
+            )
+            deduped.append(record.offset)
+        elif record.verdict in DEAD_REASONS:
+            dead_ids.append(file_dead_letter(state, part, record, "auto: on_invalid=dead_letter", now))
+    return dead_ids, deduped
