@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +18,9 @@ from envcraft.core import is_error, load_package, state_hash
 
 ENV = "infra_recovery"
 PKG = load_package(ENV)
-MOD = sys.modules[PKG.env_class.__module__]  # env.py: the State and the tools
-RULES = sys.modules[PKG.env_class.__module__.rpartition(".")[0] + ".rules"]  # the config format
+PACKAGE = PKG.env_class.__module__.rpartition(".")[0]
+MODELS = sys.modules[PACKAGE + ".state"]  # the State models
+RULES = sys.modules[PACKAGE + ".rules"]  # the config and ops record formats
 SCHEMA = PKG.data.json("config_schema.json")
 
 CONFIGS = {
@@ -115,7 +116,8 @@ def files() -> dict[str, str]:
     found.update({f"configs/{s}.yaml": text for s, text in CONFIGS.items()})
     found.update({f"logs/{h}/app.log": text for h, text in LOGS.items() if "kernel" not in text})
     found.update({f"logs/{h}/syslog.log": text for h, text in LOGS.items() if "kernel" in text})
-    found["ops/incident-INC-2041.md"] = RULES._record(MOD.Incident.model_validate(OPEN), "opened by on-call")
+    incident = MODELS.Incident.model_validate(OPEN)
+    found["ops/incident-INC-2041.md"] = RULES.new_record(incident, "opened by on-call")
     return found
 
 
@@ -688,3 +690,47 @@ def test_the_skill_recovers_every_generated_world(seed: int, size: int) -> None:
         assert all(h["state"] == "healthy" for h in state["hosts"].values())
         assert all(i["status"] == "closed" for i in state["incidents"].values())
         assert all(not is_error(a["result"]) for a in s.actions())  # the procedure never hit a guard
+
+
+# -- the links of a hand-made S0 (per-record @invariant checks, the messages the whole-state
+# validator gave before them) ------------------------------------------------------------------------
+def _refusal(mutate: Callable[[dict[str, Any]], None]) -> str:
+    """The error loading a generated S0 after ``mutate`` broke it (fails if it loads)."""
+    env_class = load_package(ENV).env_class
+    data = env_class.generate(seed=0).state.model_dump()
+    mutate(data)
+    with pytest.raises(ValueError) as caught:
+        env_class.State.model_validate(data)
+    return str(caught.value)
+
+
+def _first(records: dict[str, Any], **where: Any) -> dict[str, Any]:
+    return next(r for r in records.values() if all(r[k] == v for k, v in where.items()))
+
+
+def _refile(records: dict[str, Any], key: str, new_key: str) -> None:
+    records[new_key] = records.pop(key)
+
+
+def test_a_service_listing_an_unknown_replica_is_refused() -> None:
+    def mutate(s: dict[str, Any]) -> None:
+        next(iter(s["services"].values()))["replicas"].append("ghost-z9")
+
+    assert "lists unknown replicas ghost-z9" in _refusal(mutate)
+
+
+def test_a_host_of_a_service_not_in_the_state_is_refused() -> None:
+    def mutate(s: dict[str, Any]) -> None:
+        host = next(iter(s["hosts"].values()))
+        del s["services"][host["service_id"]]
+        for service in s["services"].values():  # the other services' replicas stay known
+            assert host["host_id"] not in service["replicas"]
+
+    assert "which is not a service" in _refusal(mutate)
+
+
+def test_an_incident_filed_under_another_id_is_refused() -> None:
+    def mutate(s: dict[str, Any]) -> None:
+        _refile(s["incidents"], "INC-2041", "INC-1")
+
+    assert "INC-1 holds 'INC-2041'" in _refusal(mutate)

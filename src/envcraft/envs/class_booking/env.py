@@ -6,7 +6,8 @@ intervals, and every write keeps those sets consistent: no room or coach double-
 turnover and travel gaps), no member in two classes at once, never more bookings than seats.
 Time also gates actions: booking windows open ``booking_window_days`` before a class, a
 cancellation after the tier's deadline is late (a fee), nothing changes once a class started.
-All checks live in :class:`Rules`, shared by the tools and the generator.
+All checks live in :class:`~.rules.Rules`, shared by the tools and the generator; the State
+is in ``state.py``, the seeded week in ``generate.py``.
 """
 
 from __future__ import annotations
@@ -14,152 +15,13 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
-from functools import cache
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import AfterValidator, Field, ValidationInfo, model_validator
+from envcraft import Entity, Environment, Initial, Repository, iso, parse_time, thaw, tool
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
-from envcraft.core.repository import thaw
-
-from .rules import WEEKDAYS, Rules, _overlaps
-
-Tier = Literal["basic", "plus", "premium"]
-BookingStatus = Literal["booked", "cancelled", "late_cancelled", "cancelled_by_studio"]
-WaitStatus = Literal["waiting", "promoted", "left", "closed"]
-
-
-Problem = tuple[str, str, dict[str, Any]]  # (error category, message, details)
-REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
-
-
-# -- state ------------------------------------------------------------------------------------------
-def _class_type(code: str) -> str:
-    """Durations, premium flags and the qualification a class needs live in the class type."""
-    if code not in REFERENCE.json("class_types.json")["class_types"]:
-        raise ValueError(f"{code!r} is not a class type of data/class_types.json")
-    return code
-
-
-@cache
-def _room_ids() -> frozenset[str]:
-    return frozenset(r["room_id"] for s in REFERENCE.json("studios.json")["studios"] for r in s["rooms"])
-
-
-def _room(room_id: str) -> str:
-    """Capacity, equipment and the studio's opening hours come with the room."""
-    if room_id not in _room_ids():
-        raise ValueError(f"{room_id!r} is not a room of data/studios.json")
-    return room_id
-
-
-ClassType = Annotated[str, AfterValidator(_class_type)]
-RoomId = Annotated[str, AfterValidator(_room)]
-
-
-class Coach(StateModel):
-    coach_id: str
-    name: str
-    home_studio_id: str
-    qualifications: list[str]
-    availability: dict[str, list[str]]  # weekday ("mon") -> windows ("06:00-12:00")
-
-
-class Member(StateModel):
-    member_id: str
-    name: str
-    email: str
-    tier: Tier
-    status: Literal["active", "frozen"] = "active"
-    fees_due_eur: int = 0
-
-
-class ClassSession(StateModel):
-    session_id: str
-    class_type: ClassType
-    room_id: RoomId
-    coach_id: str
-    start: IsoTime
-    end: IsoTime
-    capacity: int = Field(ge=0)
-    status: Literal["scheduled", "cancelled"] = "scheduled"
-    series_id: str | None = None
-    cancel_reason: str | None = None
-
-
-class Booking(StateModel):
-    booking_id: str
-    member_id: str
-    session_id: str
-    status: BookingStatus = "booked"
-    source: Literal["direct", "waitlist", "series"] = "direct"
-    booked_at: IsoTime
-    cancelled_at: IsoTime | None = None
-    fee_eur: int = 0
-
-
-class WaitlistEntry(StateModel):
-    entry_id: str
-    member_id: str
-    session_id: str
-    joined_at: IsoTime
-    status: WaitStatus = "waiting"
-    resolved_at: IsoTime | None = None
-
-
-class Series(StateModel):
-    series_id: str
-    class_type: ClassType
-    room_id: RoomId
-    coach_id: str
-    weekday: str
-    start_time: str
-    weeks: int
-    session_ids: list[str]
-
-
-class BookingState(StateModel):
-    coaches: dict[str, Coach] = {}
-    members: dict[str, Member] = {}
-    sessions: dict[str, ClassSession] = {}
-    bookings: dict[str, Booking] = {}
-    waitlist: dict[str, WaitlistEntry] = {}
-    series: dict[str, Series] = {}
-    next_session: int = 30001
-    next_booking: int = 50001
-    next_entry: int = 7001
-    next_series: int = 801
-
-    @model_validator(mode="after")
-    def _links_resolve(self, info: ValidationInfo) -> BookingState:
-        """Every id one record gives for another names a record of that kind: rosters, schedules
-        and weekly limits follow these links without looking."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        problems = [
-            *misfiled(self.coaches, "coach_id"),
-            *misfiled(self.members, "member_id"),
-            *misfiled(self.sessions, "session_id"),
-            *misfiled(self.bookings, "booking_id"),
-            *misfiled(self.waitlist, "entry_id"),
-            *misfiled(self.series, "series_id"),
-        ]
-        for s in self.sessions.values():
-            problems += dangling(s.session_id, "coach", [s.coach_id], self.coaches)
-            problems += dangling(s.session_id, "series", [s.series_id] if s.series_id else [], self.series)
-        seats = [(b.booking_id, b.member_id, b.session_id) for b in self.bookings.values()]
-        seats += [(e.entry_id, e.member_id, e.session_id) for e in self.waitlist.values()]
-        for owner, member_id, session_id in seats:
-            problems += dangling(owner, "member", [member_id], self.members)
-            problems += dangling(owner, "class", [session_id], self.sessions)
-        for series in self.series.values():
-            problems += dangling(series.series_id, "coach", [series.coach_id], self.coaches)
-            problems += dangling(series.series_id, "class", series.session_ids, self.sessions)
-        if problems:
-            raise ValueError("; ".join(problems[:5]))
-        return self
+from .generate import Generator
+from .rules import WEEKDAYS, Rules, add_session, book, promote, resolve, schedule_violations, session_view
+from .state import BookingState, Coach, Series, WaitlistEntry
 
 
 class ClassBooking(Environment):
@@ -200,35 +62,7 @@ class ClassBooking(Environment):
         """No room or coach holds two scheduled classes at once (turnover and travel gaps included),
         no class has more active bookings than seats, a series lists exactly its weeks' classes."""
         del files
-        data = cls.package.data if cls.package else Repository(None)
-        policy = data.json("studios.json")["scheduling"]
-        problems = []
-        scheduled = sorted(
-            (s for s in state.sessions.values() if s.status == "scheduled"), key=lambda s: s.session_id
-        )
-        turnover = timedelta(minutes=policy["room_turnover_minutes"])
-        gap = timedelta(minutes=policy["coach_gap_same_studio_minutes"])
-        for i, a in enumerate(scheduled):
-            a0, a1 = parse_time(a.start), parse_time(a.end)
-            for b in scheduled[i + 1 :]:
-                b0, b1 = parse_time(b.start), parse_time(b.end)
-                if a.room_id == b.room_id and _overlaps(a0, a1, b0, b1, turnover):
-                    problems.append(f"{a.session_id} and {b.session_id} share {a.room_id} at the same time")
-                if a.coach_id == b.coach_id and _overlaps(a0, a1, b0, b1, gap):
-                    problems.append(f"coach {a.coach_id} teaches {a.session_id} and {b.session_id} at once")
-        booked: dict[str, int] = {}
-        for booking in state.bookings.values():
-            if booking.status == "booked":
-                booked[booking.session_id] = booked.get(booking.session_id, 0) + 1
-        for session in state.sessions.values():
-            if booked.get(session.session_id, 0) > session.capacity:
-                problems.append(f"{session.session_id} has more bookings than seats")
-        for series in state.series.values():
-            if len(series.session_ids) != series.weeks or any(
-                state.sessions[s].series_id != series.series_id for s in series.session_ids
-            ):
-                problems.append(f"{series.series_id} does not list exactly its weekly classes")
-        return problems
+        return schedule_violations(state, cls.repository())
 
     # -- reads ----------------------------------------------------------------------------------------
     @tool(read_only=True, produces=["session_id"])
@@ -263,10 +97,10 @@ class ClassBooking(Environment):
         if studio_id and studio_id not in rules.studios:
             self.fail("not_found", f"no studio '{studio_id}'", studio_id=studio_id)
         if coach_id:
-            self._coach(coach_id)
+            self.lookup(self.state.coaches, coach_id, "coach", coach_id=coach_id)
         day = self._date(date) if date else None
         found = [
-            self._session_view(s, rules)
+            session_view(self.state, s, rules)
             for s in sorted(self.state.sessions.values(), key=lambda s: (s.start, s.session_id))
             if s.status == "scheduled"
             and parse_time(s.start) > self.now()
@@ -290,7 +124,7 @@ class ClassBooking(Environment):
             with booking ids, and the waiting members with entry ids in promotion order.
         """
         rules = self._rules()
-        session = self._session(session_id)
+        session = self.lookup(self.state.sessions, session_id, "class", session_id=session_id)
         roster = [
             {
                 "booking_id": b.booking_id,
@@ -308,7 +142,7 @@ class ClassBooking(Environment):
             }
             for i, e in enumerate(rules.waiting(session_id))
         ]
-        view = self._session_view(session, rules)
+        view = session_view(self.state, session, rules)
         return {
             **view,
             "status": session.status,
@@ -348,7 +182,7 @@ class ClassBooking(Environment):
             and times), bookings used per week (Monday-Sunday) and fees due in euros.
         """
         rules = self._rules()
-        member = self._member(member_id)
+        member = self.lookup(self.state.members, member_id, "member", member_id=member_id)
         now = self.now()
         bookings = []
         for b in sorted(self.state.bookings.values(), key=lambda b: b.booking_id):
@@ -424,14 +258,15 @@ class ClassBooking(Environment):
             The new booking and the seats left in the class.
         """
         rules = self._rules()
-        member, session = self._member(member_id), self._session(session_id)
+        member = self.lookup(self.state.members, member_id, "member", member_id=member_id)
+        session = self.lookup(self.state.sessions, session_id, "class", session_id=session_id)
         problem = rules.booking_problem(member, session)
         if problem is not None:
             self.fail(problem[0], problem[1], **problem[2])
-        booking = self._book(member, session, "direct")
+        booking = book(self.state, member, session, "direct", self.now())
         for entry in rules.waiting(session_id):
             if entry.member_id == member_id:
-                self._resolve(entry, "left")
+                resolve(entry, "left", self.now())
         return {"booking": booking.model_dump(), "spots_left": rules.spots_left(session)}
 
     @tool(
@@ -454,9 +289,7 @@ class ClassBooking(Environment):
             including the entries that were skipped and why.
         """
         rules = self._rules()
-        booking = self.state.bookings.get(booking_id)
-        if booking is None:
-            self.fail("not_found", f"no booking '{booking_id}'", booking_id=booking_id)
+        booking = self.lookup(self.state.bookings, booking_id, "booking", booking_id=booking_id)
         if booking.status != "booked":
             self.fail(
                 "invalid_transition",
@@ -480,7 +313,7 @@ class ClassBooking(Environment):
         booking.cancelled_at = iso(self.now())
         booking.fee_eur = int(tier["late_cancel_fee_eur"]) if late else 0
         member.fees_due_eur += booking.fee_eur
-        promoted, skipped = self._promote(session, rules)
+        promoted, skipped = promote(self.state, session, rules, self.now())
         return {"booking": booking.model_dump(), "late": late, "promoted": promoted, "skipped": skipped}
 
     @tool(
@@ -499,7 +332,8 @@ class ClassBooking(Environment):
             The waitlist entry and the member's position.
         """
         rules = self._rules()
-        member, session = self._member(member_id), self._session(session_id)
+        member = self.lookup(self.state.members, member_id, "member", member_id=member_id)
+        session = self.lookup(self.state.sessions, session_id, "class", session_id=session_id)
         tier = rules.tiers[member.tier]
         if not tier["waitlist"]:
             self.fail(
@@ -537,9 +371,7 @@ class ClassBooking(Environment):
         Returns:
             The entry, now "left".
         """
-        entry = self.state.waitlist.get(entry_id)
-        if entry is None:
-            self.fail("not_found", f"no waitlist entry '{entry_id}'", entry_id=entry_id)
+        entry = self.lookup(self.state.waitlist, entry_id, "waitlist entry", entry_id=entry_id)
         if entry.status != "waiting":
             self.fail(
                 "invalid_transition",
@@ -547,7 +379,7 @@ class ClassBooking(Environment):
                 entry_id=entry_id,
                 status=entry.status,
             )
-        self._resolve(entry, "left")
+        resolve(entry, "left", self.now())
         return {"entry": entry.model_dump()}
 
     @tool(
@@ -569,10 +401,8 @@ class ClassBooking(Environment):
             The bookings made and the classes skipped with the reason.
         """
         rules = self._rules()
-        member = self._member(member_id)
-        series = self.state.series.get(series_id)
-        if series is None:
-            self.fail("not_found", f"no series '{series_id}'", series_id=series_id)
+        member = self.lookup(self.state.members, member_id, "member", member_id=member_id)
+        series = self.lookup(self.state.series, series_id, "series", series_id=series_id)
         booked, skipped = [], []
         for session_id in series.session_ids:
             session = self.state.sessions[session_id]
@@ -580,7 +410,7 @@ class ClassBooking(Environment):
             if problem is not None and problem[0] == "permission_denied":
                 self.fail(problem[0], problem[1], **problem[2])
             if problem is None:
-                booked.append(self._book(member, session, "series").model_dump())
+                booked.append(book(self.state, member, session, "series", self.now()).model_dump())
             else:
                 skipped.append({"session_id": session_id, "start": session.start, "reason": problem[1]})
         if not booked:
@@ -614,8 +444,8 @@ class ClassBooking(Environment):
         if problems:
             category, message, details = problems[0]
             self.fail(category, message, **details, problems=[p[1] for p in problems])
-        session = self._create_session(rules, class_type, room_id, coach_id, moment, None)
-        return {"class": self._session_view(session, rules)}
+        session = add_session(self.state, rules, class_type, room_id, coach_id, moment, None)
+        return {"class": session_view(self.state, session, rules)}
 
     @tool(
         goal="set up a weekly {class_type} class in room {room_id} with {coach_id}, first on "
@@ -655,8 +485,8 @@ class ClassBooking(Environment):
         series_id = f"SER-{self.state.next_series}"
         self.state.next_series += 1
         ids = [
-            self._create_session(
-                rules, class_type, room_id, coach_id, first + timedelta(weeks=w), series_id
+            add_session(
+                self.state, rules, class_type, room_id, coach_id, first + timedelta(weeks=w), series_id
             ).session_id
             for w in range(weeks)
         ]
@@ -685,7 +515,7 @@ class ClassBooking(Environment):
             The class with its new coach.
         """
         rules = self._rules()
-        session = self._session(session_id)
+        session = self.lookup(self.state.sessions, session_id, "class", session_id=session_id)
         problem = rules.bookable(session)
         if problem is not None:
             self.fail(problem[0], problem[1], **problem[2])
@@ -702,7 +532,7 @@ class ClassBooking(Environment):
         if problems:
             self.fail(problems[0][0], problems[0][1], **problems[0][2])
         session.coach_id = coach_id
-        return {"class": self._session_view(session, rules)}
+        return {"class": session_view(self.state, session, rules)}
 
     @tool(
         goal="cancel {session_id}; the reason is {reason}", undoes=["schedule_class"], consumes=["session_id"]
@@ -718,7 +548,7 @@ class ClassBooking(Environment):
             The cancelled class and the members whose bookings or waitlist entries were affected.
         """
         rules = self._rules()
-        session = self._session(session_id)
+        session = self.lookup(self.state.sessions, session_id, "class", session_id=session_id)
         problem = rules.bookable(session)
         if problem is not None:
             self.fail(problem[0], problem[1], **problem[2])
@@ -732,7 +562,7 @@ class ClassBooking(Environment):
             booking.cancelled_at = iso(self.now())
             affected.append(booking.member_id)
         for entry in rules.waiting(session_id):
-            self._resolve(entry, "closed")
+            resolve(entry, "closed", self.now())
             affected.append(entry.member_id)
         return {"session_id": session_id, "status": session.status, "affected_members": affected}
 
@@ -740,106 +570,15 @@ class ClassBooking(Environment):
     def _rules(self) -> Rules:
         return Rules(self.state, self.data, self.now())
 
-    def _book(
-        self, member: Member, session: ClassSession, source: Literal["direct", "waitlist", "series"]
-    ) -> Booking:
-        booking_id = f"BKG-{self.state.next_booking}"
-        self.state.next_booking += 1
-        booking = Booking(
-            booking_id=booking_id,
-            member_id=member.member_id,
-            session_id=session.session_id,
-            source=source,
-            booked_at=iso(self.now()),
-        )
-        self.state.bookings[booking_id] = booking
-        return booking
-
-    def _promote(
-        self, session: ClassSession, rules: Rules
-    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-        """Give free seats to waiting members in order, skipping (but keeping) those who cannot."""
-        promoted: dict[str, Any] | None = None
-        skipped: list[dict[str, Any]] = []
-        for entry in rules.waiting(session.session_id):
-            if rules.spots_left(session) <= 0:
-                break
-            problem = rules.booking_problem(self.state.members[entry.member_id], session)
-            if problem is not None:
-                skipped.append(
-                    {"entry_id": entry.entry_id, "member_id": entry.member_id, "reason": problem[1]}
-                )
-                continue
-            booking = self._book(self.state.members[entry.member_id], session, "waitlist")
-            self._resolve(entry, "promoted")
-            promoted = {
-                "entry_id": entry.entry_id,
-                "member_id": entry.member_id,
-                "booking_id": booking.booking_id,
-            }
-        return promoted, skipped
-
-    def _resolve(self, entry: WaitlistEntry, status: WaitStatus) -> None:
-        entry.status = status
-        entry.resolved_at = iso(self.now())
-
     def _check_fit(self, rules: Rules, class_type: str, room_id: str, coach_id: str) -> Coach:
         if class_type not in rules.types:
             self.fail("not_found", f"unknown class type '{class_type}'", class_types=sorted(rules.types))
         if room_id not in rules.rooms:
             self.fail("not_found", f"no room '{room_id}'", room_id=room_id)
-        coach = self._coach(coach_id)
+        coach = self.lookup(self.state.coaches, coach_id, "coach", coach_id=coach_id)
         problems = rules.fit_problems(class_type, room_id, coach)
         if problems:
             self.fail(problems[0][0], problems[0][1], **problems[0][2])
-        return coach
-
-    def _create_session(
-        self,
-        rules: Rules,
-        class_type: str,
-        room_id: str,
-        coach_id: str,
-        start: datetime,
-        series_id: str | None,
-    ) -> ClassSession:
-        return _add_session(self.state, rules, class_type, room_id, coach_id, start, series_id)
-
-    def _session_view(self, session: ClassSession, rules: Rules) -> dict[str, Any]:
-        studio, room = rules.rooms[session.room_id]
-        return {
-            "session_id": session.session_id,
-            "class_type": session.class_type,
-            "name": rules.types[session.class_type]["name"],
-            "start": session.start,
-            "end": session.end,
-            "studio_id": studio["studio_id"],
-            "room_id": session.room_id,
-            "room": room["name"],
-            "coach_id": session.coach_id,
-            "coach": self.state.coaches[session.coach_id].name,
-            "capacity": session.capacity,
-            "spots_left": rules.spots_left(session),
-            "waitlist_length": len(rules.waiting(session.session_id)),
-            "series_id": session.series_id,
-        }
-
-    def _member(self, member_id: str) -> Member:
-        member = self.state.members.get(member_id)
-        if member is None:
-            self.fail("not_found", f"no member '{member_id}'", member_id=member_id)
-        return member
-
-    def _session(self, session_id: str) -> ClassSession:
-        session = self.state.sessions.get(session_id)
-        if session is None:
-            self.fail("not_found", f"no class '{session_id}'", session_id=session_id)
-        return session
-
-    def _coach(self, coach_id: str) -> Coach:
-        coach = self.state.coaches.get(coach_id)
-        if coach is None:
-            self.fail("not_found", f"no coach '{coach_id}'", coach_id=coach_id)
         return coach
 
     def _date(self, value: str) -> str:
@@ -862,34 +601,6 @@ class ClassBooking(Environment):
         """Eight days of classes in five rooms, a four-week series, ``4 + 2 * size`` coaches and
         ``20 * size`` members (two share a name, one is frozen) with bookings that fill a few
         popular classes, waitlists on them, and past cancellations with fees."""
-        from .generate import _Generator
-
-        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
-        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
-        return Initial(state=_Generator(random.Random(seed), repo, base).build(max(1, size)))
-
-
-def _add_session(
-    state: BookingState,
-    rules: Rules,
-    class_type: str,
-    room_id: str,
-    coach_id: str,
-    start: datetime,
-    series_id: str | None,
-) -> ClassSession:
-    kind = rules.types[class_type]
-    session_id = f"CLS-{state.next_session}"
-    state.next_session += 1
-    session = ClassSession(
-        session_id=session_id,
-        class_type=class_type,
-        room_id=room_id,
-        coach_id=coach_id,
-        start=iso(start),
-        end=iso(start + timedelta(minutes=kind["duration_minutes"])),
-        capacity=min(kind["capacity"], rules.rooms[room_id][1]["capacity"]),
-        series_id=series_id,
-    )
-    state.sessions[session_id] = session
-    return session
+        return Initial(
+            state=Generator(random.Random(seed), cls.repository(data), cls.base_time()).build(max(1, size))
+        )

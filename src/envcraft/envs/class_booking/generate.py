@@ -1,7 +1,7 @@
 """The seeded S0 generator behind :meth:`~.env.ClassBooking.generate`.
 
 Fitness class booking (studios, coaches, members, waitlists). Runs once per initial state (seed,
-size), never during a tool call; it builds the State models of ``env.py`` with the rules of
+size), never during a tool call; it builds the State models of ``state.py`` with the rules of
 ``rules.py``.
 """
 
@@ -10,11 +10,10 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso, parse_time
+from envcraft import Repository, iso, parse_time
 
-from .env import Booking, BookingState, ClassSession, Coach, Member, Series, Tier, WaitlistEntry, _add_session
-from .rules import WEEKDAYS, Rules
+from .rules import WEEKDAYS, Rules, add_session
+from .state import Booking, BookingState, ClassSession, Coach, Member, Series, Tier, WaitlistEntry
 
 # -- the generator -----------------------------------------------------------------------------------
 FIRST = ("Sam", "Alex", "Priya", "Jordan", "Mei", "Lena", "Omar", "Chris", "Zara", "Tomás", "Ines", "Kofi",
@@ -27,7 +26,7 @@ SLOTS = ("07:00", "09:30", "12:15", "17:30", "18:45", "20:00")
 TIERS: tuple[Tier, ...] = ("basic", "basic", "plus", "plus", "plus", "premium")
 
 
-class _Generator:
+class Generator:
     """Builds S0 through the same :class:`Rules` the tools enforce, so S0 is always valid."""
 
     def __init__(self, rng: random.Random, data: Repository, base: datetime) -> None:
@@ -89,7 +88,7 @@ class _Generator:
             for coach in coaches:
                 fits = not rules.fit_problems(class_type, room_id, coach)
                 if fits and not rules.slot_problems(class_type, room_id, coach, start):
-                    return _add_session(
+                    return add_session(
                         self.state, rules, class_type, room_id, coach.coach_id, start, series_id
                     )
         return None
@@ -117,7 +116,7 @@ class _Generator:
                 series_id = f"SER-{self.state.next_series}"
                 self.state.next_series += 1
                 ids = [
-                    _add_session(
+                    add_session(
                         self.state,
                         rules,
                         class_type,

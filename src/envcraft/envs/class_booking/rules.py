@@ -1,28 +1,26 @@
 """Domain rules of :class:`~.env.ClassBooking`: what its tools check, compute and render.
 
-Fitness class booking (studios, coaches, members, waitlists). The tool surface and the State
-live in ``env.py``; this module holds the logic tool bodies call (the S0 generator shares it, so
-S0 is built by the same rules the tools enforce).
+Fitness class booking (studios, coaches, members, waitlists). :class:`Rules` holds every
+scheduling and booking check over the State of ``state.py`` at one moment; the functions below
+it make the records a booking, a promotion or a new class adds. The tools in ``env.py`` call
+them and the S0 generator shares them, so S0 is built by the same rules the tools enforce.
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso, parse_time
+from envcraft import Repository, iso, parse_time
 
-if TYPE_CHECKING:
-    from .env import Booking, BookingState, ClassSession, Coach, Member, Problem, WaitlistEntry
-
+from .state import Booking, BookingState, ClassSession, Coach, Member, Problem, WaitlistEntry, WaitStatus
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 COUNTED: frozenset[str] = frozenset({"booked", "late_cancelled"})  # what uses up the weekly limit
 
 
 # -- the rules, shared by tools and generator ---------------------------------------------------------
-def _overlaps(a0: datetime, a1: datetime, b0: datetime, b1: datetime, gap: timedelta = timedelta(0)) -> bool:
+def overlaps(a0: datetime, a1: datetime, b0: datetime, b1: datetime, gap: timedelta = timedelta(0)) -> bool:
     return a0 < b1 + gap and b0 < a1 + gap
 
 
@@ -122,7 +120,7 @@ class Rules:
         end = parse_time(session.end)
         for booking in sorted(mine, key=lambda b: b.booking_id):
             other = self.state.sessions[booking.session_id]
-            if _overlaps(start, end, parse_time(other.start), parse_time(other.end)):
+            if overlaps(start, end, parse_time(other.start), parse_time(other.end)):
                 return (
                     "conflict",
                     f"member {mid} is booked into {other.session_id} at the same time",
@@ -249,7 +247,7 @@ class Rules:
             if other.status != "scheduled" or other.session_id == ignore:
                 continue
             o0, o1 = parse_time(other.start), parse_time(other.end)
-            if other.room_id == room_id and _overlaps(start, end, o0, o1, turnover):
+            if other.room_id == room_id and overlaps(start, end, o0, o1, turnover):
                 problems.append(
                     (
                         "conflict",
@@ -260,7 +258,7 @@ class Rules:
             if other.coach_id == coach.coach_id:
                 same = self.studio_of(other) == studio["studio_id"]
                 key = "coach_gap_same_studio_minutes" if same else "coach_gap_other_studio_minutes"
-                if _overlaps(start, end, o0, o1, timedelta(minutes=self.policy[key])):
+                if overlaps(start, end, o0, o1, timedelta(minutes=self.policy[key])):
                     problems.append(
                         (
                             "conflict",
@@ -269,3 +267,136 @@ class Rules:
                         )
                     )
         return problems
+
+
+def schedule_violations(state: BookingState, data: Repository) -> list[str]:
+    """No room or coach holds two scheduled classes at once (turnover and travel gaps included),
+    no class has more active bookings than seats, a series lists exactly its weeks' classes."""
+    policy = data.json("studios.json")["scheduling"]
+    problems = []
+    scheduled = sorted(
+        (s for s in state.sessions.values() if s.status == "scheduled"), key=lambda s: s.session_id
+    )
+    turnover = timedelta(minutes=policy["room_turnover_minutes"])
+    gap = timedelta(minutes=policy["coach_gap_same_studio_minutes"])
+    for i, a in enumerate(scheduled):
+        a0, a1 = parse_time(a.start), parse_time(a.end)
+        for b in scheduled[i + 1 :]:
+            b0, b1 = parse_time(b.start), parse_time(b.end)
+            if a.room_id == b.room_id and overlaps(a0, a1, b0, b1, turnover):
+                problems.append(f"{a.session_id} and {b.session_id} share {a.room_id} at the same time")
+            if a.coach_id == b.coach_id and overlaps(a0, a1, b0, b1, gap):
+                problems.append(f"coach {a.coach_id} teaches {a.session_id} and {b.session_id} at once")
+    booked: dict[str, int] = {}
+    for booking in state.bookings.values():
+        if booking.status == "booked":
+            booked[booking.session_id] = booked.get(booking.session_id, 0) + 1
+    for session in state.sessions.values():
+        if booked.get(session.session_id, 0) > session.capacity:
+            problems.append(f"{session.session_id} has more bookings than seats")
+    for series in state.series.values():
+        if len(series.session_ids) != series.weeks or any(
+            state.sessions[s].series_id != series.series_id for s in series.session_ids
+        ):
+            problems.append(f"{series.series_id} does not list exactly its weekly classes")
+    return problems
+
+
+# -- the records a call adds ----------------------------------------------------------------------------
+def book(
+    state: BookingState,
+    member: Member,
+    session: ClassSession,
+    source: Literal["direct", "waitlist", "series"],
+    now: datetime,
+) -> Booking:
+    """Seat ``member`` in ``session`` (the caller checked :meth:`Rules.booking_problem`)."""
+    booking_id = f"BKG-{state.next_booking}"
+    state.next_booking += 1
+    booking = Booking(
+        booking_id=booking_id,
+        member_id=member.member_id,
+        session_id=session.session_id,
+        source=source,
+        booked_at=iso(now),
+    )
+    state.bookings[booking_id] = booking
+    return booking
+
+
+def promote(
+    state: BookingState, session: ClassSession, rules: Rules, now: datetime
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Give free seats to waiting members in order, skipping (but keeping) those who cannot."""
+    promoted: dict[str, Any] | None = None
+    skipped: list[dict[str, Any]] = []
+    for entry in rules.waiting(session.session_id):
+        if rules.spots_left(session) <= 0:
+            break
+        problem = rules.booking_problem(state.members[entry.member_id], session)
+        if problem is not None:
+            skipped.append({"entry_id": entry.entry_id, "member_id": entry.member_id, "reason": problem[1]})
+            continue
+        booking = book(state, state.members[entry.member_id], session, "waitlist", now)
+        resolve(entry, "promoted", now)
+        promoted = {
+            "entry_id": entry.entry_id,
+            "member_id": entry.member_id,
+            "booking_id": booking.booking_id,
+        }
+    return promoted, skipped
+
+
+def resolve(entry: WaitlistEntry, status: WaitStatus, now: datetime) -> None:
+    """Take a waitlist place off the list (promoted, left or closed)."""
+    entry.status = status
+    entry.resolved_at = iso(now)
+
+
+def add_session(
+    state: BookingState,
+    rules: Rules,
+    class_type: str,
+    room_id: str,
+    coach_id: str,
+    start: datetime,
+    series_id: str | None,
+) -> ClassSession:
+    """Schedule a class (the caller checked the slot): its length and seats come from the class
+    type and the room."""
+    kind = rules.types[class_type]
+    session_id = f"CLS-{state.next_session}"
+    state.next_session += 1
+    session = ClassSession(
+        session_id=session_id,
+        class_type=class_type,
+        room_id=room_id,
+        coach_id=coach_id,
+        start=iso(start),
+        end=iso(start + timedelta(minutes=kind["duration_minutes"])),
+        capacity=min(kind["capacity"], rules.rooms[room_id][1]["capacity"]),
+        series_id=series_id,
+    )
+    state.sessions[session_id] = session
+    return session
+
+
+def session_view(state: BookingState, session: ClassSession, rules: Rules) -> dict[str, Any]:
+    """A class as the tools show it: times, room, coach, seats left and waitlist length."""
+    studio, room = rules.rooms[session.room_id]
+    return {
+        "session_id": session.session_id,
+        "class_type": session.class_type,
+        "name": rules.types[session.class_type]["name"],
+        "start": session.start,
+        "end": session.end,
+        "studio_id": studio["studio_id"],
+        "room_id": session.room_id,
+        "room": room["name"],
+        "coach_id": session.coach_id,
+        "coach": state.coaches[session.coach_id].name,
+        "capacity": session.capacity,
+        "spots_left": rules.spots_left(session),
+        "waitlist_length": len(rules.waiting(session.session_id)),
+        "series_id": session.series_id,
+    }

@@ -1,138 +1,36 @@
-"""Event stream consumer: partitioned log segments in the workspace, an hourly sink, a dead-letter queue."""
+"""Event stream consumer: partitioned log segments in the workspace, an hourly sink, a dead-letter queue.
+
+The tool surface: the State lives in ``state.py``, classification and what processing records in
+``rules.py``, the seeded night in ``generate.py``; the tools here read the segments and write the
+sink and queue files.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
-from datetime import timedelta
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, model_validator
+from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
 
-from envcraft.core import Entity, Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
-from envcraft.sandbox import ClawEnvironment
-
-from .rules import DEAD_REASONS, Classified, _classify, _location, _parse, _ranges, _render_sink, _window
-
-Verdict = Literal["ok", "duplicate", "corrupt_json", "schema_violation", "poison_pill", "late_event"]
-DeadReason = Literal["corrupt_json", "schema_violation", "poison_pill", "late_event"]
-OnInvalid = Literal["halt", "dead_letter"]
-
-
-REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
-
-
-def _known_topic(topic: str) -> str:
-    """A topic's permissions and record schema live in the reference data: it must be there."""
-    known = REFERENCE.json("pipeline_policy.json")["acl"]
-    if topic not in known or topic not in REFERENCE.json("schemas.json"):
-        raise ValueError(f"unknown topic {topic!r}; topics: {', '.join(known)}")
-    return topic
-
-
-Topic = Annotated[str, AfterValidator(_known_topic)]
-
-
-class PartitionState(StateModel):
-    """The consumer group's view of one partition.
-
-    ``processed``: every offset below it is accounted for (aggregated into the sink,
-    dead-lettered or deduped). ``position``: the next offset to consume; it runs ahead of
-    ``processed`` only after a failed sink write. ``committed`` never exceeds ``processed``.
-    """
-
-    topic: Topic
-    partition: int
-    log_end: int = Field(ge=0)
-    position: int = Field(default=0, ge=0)
-    processed: int = Field(default=0, ge=0)
-    committed: int = Field(default=0, ge=0)
-    paused: bool = False
-    pause_reason: str = ""
-    sink_error: str = ""
-    segments: dict[str, str] = {}  # segment path -> sha256 of its content (segments are immutable)
-
-
-class Aggregated(StateModel):
-    """One event in the sink (the exactly-once ledger behind the aggregate files)."""
-
-    event_id: str
-    topic: Topic
-    partition: int
-    offset: int
-    ts: IsoTime
-    window: IsoTime
-    merchant_id: str
-    currency: str
-    amount_cents: int
-
-
-class DeadLetter(StateModel):
-    dlq_id: str
-    topic: str
-    partition: int
-    offset: int
-    reason: DeadReason
-    detail: str
-    raw: str
-    event_id: str = ""
-    at: IsoTime
-    note: str = ""
-    status: Literal["dead", "replayed"] = "dead"
-    replayed_at: IsoTime | Literal[""] = ""
-
-
-class Deduped(StateModel):
-    topic: str
-    partition: int
-    offset: int
-    event_id: str
-    first_seen: str
-    at: IsoTime
-
-
-class CommitRecord(StateModel):
-    topic: str
-    partition: int
-    offset: int
-    at: IsoTime
-    kind: Literal["commit", "rewind"]
-    reason: str = ""
-
-
-class SinkFault(StateModel):
-    """Seeded fault: the first sink write covering this offset fails (HTTP 503)."""
-
-    topic: str
-    partition: int
-    offset: int
-    fired: bool = False
-
-
-class StreamState(StateModel):
-    group: str
-    partitions: dict[str, PartitionState] = {}  # "payments/p0"
-    aggregated: dict[str, Aggregated] = {}  # by event_id
-    dead_letters: dict[str, DeadLetter] = {}
-    deduped: dict[str, Deduped] = {}  # by location "payments/p1@40"
-    commit_log: list[CommitRecord] = []
-    sink_fault: SinkFault | None = None
-    next_dlq_number: int = 1
-
-    @model_validator(mode="after")
-    def _filed_by_their_ids(self, info: ValidationInfo) -> StreamState:
-        """Tools find a partition by ``<topic>/p<n>`` and a sink row by its event id."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        misfiled = [k for k, p in self.partitions.items() if k != f"{p.topic}/p{p.partition}"]
-        misfiled += [k for k, a in self.aggregated.items() if k != a.event_id]
-        misfiled += [k for k, d in self.dead_letters.items() if k != d.dlq_id]
-        if misfiled:
-            raise ValueError(f"records filed under another key: {', '.join(misfiled[:5])}")
-        return self
+from .generate import Generator
+from .rules import (
+    DEAD_REASONS,
+    aggregate,
+    check_one,
+    classify_run,
+    file_dead_letter,
+    ledger,
+    offset_ranges,
+    parse_event,
+    partition_offsets,
+    record_batch,
+    render_dlq,
+    sink_path,
+    sink_text,
+    take_batch,
+)
+from .state import CommitRecord, DeadReason, OnInvalid, PartitionState, StreamState
 
 
 class EventStream(ClawEnvironment):
@@ -222,7 +120,7 @@ class EventStream(ClawEnvironment):
         records = []
         for offset in range(start, min(start + max_records, part.log_end)):
             raw = lines[offset]
-            records.append({"offset": offset, "raw": raw, "event": _parse(raw)})
+            records.append({"offset": offset, "raw": raw, "event": parse_event(raw)})
         return {"topic": topic, "partition": partition, "records": records, "log_end": part.log_end}
 
     @tool(read_only=True, consumes=["topic", "partition"], produces=["offset", "event_id"])
@@ -247,7 +145,15 @@ class EventStream(ClawEnvironment):
         """
         part = self._partition(topic, partition)
         start = self._start(part, from_offset, max_records)
-        checked = self._classify_run(part, start, min(start + max_records, part.log_end), dedupe=True)
+        checked = classify_run(
+            self.state,
+            self.data,
+            part,
+            self._lines(part),
+            start,
+            min(start + max_records, part.log_end),
+            dedupe=True,
+        )
         rows = [
             {"offset": c.offset, "event_id": c.event_id, "verdict": c.verdict, "detail": c.detail}
             for c in checked
@@ -301,7 +207,7 @@ class EventStream(ClawEnvironment):
             the aggregated events.
         """
         part = self._partition(topic, partition)
-        aggregated = {a.offset for a in self._ledger(topic, partition)}
+        aggregated = {a.offset for a in ledger(self.state, topic, partition)}
         dead = {
             e.offset for e in self.state.dead_letters.values() if (e.topic, e.partition) == (topic, partition)
         }
@@ -309,20 +215,20 @@ class EventStream(ClawEnvironment):
             d.offset for d in self.state.deduped.values() if (d.topic, d.partition) == (topic, partition)
         }
         missing = [o for o in range(part.processed) if o not in aggregated | dead | deduped]
-        path = self._sink_path(topic)
+        path = sink_path(self.data, topic)
         current = self.workspace.read_text(path) if self.workspace.exists(path) else ""
         return {
             "topic": topic,
             "partition": partition,
             "processed": part.processed,
             "committed": part.committed,
-            "unaccounted": _ranges(missing),
+            "unaccounted": offset_ranges(missing),
             "unaccounted_count": len(missing),
             "aggregated": len(aggregated),
             "dead_lettered": len(dead),
             "deduped": len(deduped),
             "sink_file": path,
-            "sink_file_matches": current == self._render_sink(topic),
+            "sink_file_matches": current == sink_text(self.state, self.data, topic),
         }
 
     # -- writes --------------------------------------------------------------------------
@@ -367,17 +273,16 @@ class EventStream(ClawEnvironment):
         if not 1 <= max_records <= limit:
             self.fail("invalid_argument", f"max_records must be between 1 and {limit}", field="max_records")
         start = part.position
-        checked = self._classify_run(part, start, min(start + max_records, part.log_end), dedupe=dedupe)
-        taken: list[Classified] = []
-        halted = None
-        for record in checked:
-            stop = (record.verdict == "duplicate" and not dedupe) or (
-                record.verdict in DEAD_REASONS and on_invalid == "halt"
-            )
-            if stop:
-                halted = {"offset": record.offset, "verdict": record.verdict, "detail": record.detail}
-                break
-            taken.append(record)
+        checked = classify_run(
+            self.state,
+            self.data,
+            part,
+            self._lines(part),
+            start,
+            min(start + max_records, part.log_end),
+            dedupe=dedupe,
+        )
+        taken, halted = take_batch(checked, dedupe, on_invalid)
         end = start + len(taken)
         summary: dict[str, Any] = {
             "topic": topic,
@@ -404,26 +309,9 @@ class EventStream(ClawEnvironment):
                 "aggregated": 0,
                 "sink_write": "failed",
                 "sink_error": part.sink_error,
-                **self._offsets(part),
+                **partition_offsets(part),
             }
-        now = iso(self.now())
-        dead_ids, deduped = [], []
-        for record in taken:
-            if record.verdict == "ok":
-                self._aggregate(part, record)
-            elif record.verdict == "duplicate":
-                key = _location(topic, partition, record.offset)
-                self.state.deduped[key] = Deduped(
-                    topic=topic,
-                    partition=partition,
-                    offset=record.offset,
-                    event_id=record.event_id,
-                    first_seen=record.detail,
-                    at=now,
-                )
-                deduped.append(record.offset)
-            elif record.verdict in DEAD_REASONS:
-                dead_ids.append(self._dead_letter(part, record, "auto: on_invalid=dead_letter"))
+        dead_ids, deduped = record_batch(self.state, self.data, part, taken, self.now())
         part.position = part.processed = end
         if fresh:
             self._write_sink(topic)
@@ -436,7 +324,7 @@ class EventStream(ClawEnvironment):
             "deduped": deduped,
             "skipped": sum(1 for r in taken if r.verdict == "already_processed"),
             "sink_write": "ok" if fresh else "nothing to write",
-            **self._offsets(part),
+            **partition_offsets(part),
         }
 
     @tool(
@@ -535,7 +423,7 @@ class EventStream(ClawEnvironment):
             part.committed = offset
         part.position = part.processed = offset
         part.sink_error = ""
-        return {"topic": topic, "partition": partition, "rewound": rewound, **self._offsets(part)}
+        return {"topic": topic, "partition": partition, "rewound": rewound, **partition_offsets(part)}
 
     @tool(
         goal="dead-letter[ {count}] faulty records[ from offset {offset}] of partition {partition} of "
@@ -584,7 +472,9 @@ class EventStream(ClawEnvironment):
                 partition=partition,
                 position=part.position,
             )
-        checked = self._classify_run(part, offset, offset + count, dedupe=True)
+        checked = classify_run(
+            self.state, self.data, part, self._lines(part), offset, offset + count, dedupe=True
+        )
         for record in checked:
             if record.verdict not in DEAD_REASONS:
                 self.fail(
@@ -595,12 +485,16 @@ class EventStream(ClawEnvironment):
                     verdict=record.verdict,
                 )
         created = [
-            {"dlq_id": self._dead_letter(part, r, note.strip()), "offset": r.offset, "reason": r.verdict}
+            {
+                "dlq_id": file_dead_letter(self.state, part, r, note.strip(), self.now()),
+                "offset": r.offset,
+                "reason": r.verdict,
+            }
             for r in checked
         ]
         part.position = part.processed = offset + count
         self._write_dlq(topic)
-        return {"topic": topic, "partition": partition, "dead_lettered": created, **self._offsets(part)}
+        return {"topic": topic, "partition": partition, "dead_lettered": created, **partition_offsets(part)}
 
     @tool(
         goal="replay {dlq_id} with the corrected record {corrected_record}",
@@ -621,9 +515,7 @@ class EventStream(ClawEnvironment):
         Returns:
             dlq_id, status replayed, the event id and the hourly window it was aggregated into.
         """
-        entry = self.state.dead_letters.get(dlq_id)
-        if entry is None:
-            self.fail("not_found", f"no dead-letter entry '{dlq_id}'", dlq_id=dlq_id)
+        entry = self.lookup(self.state.dead_letters, dlq_id, "dead-letter entry", dlq_id=dlq_id)
         part = self._partition(entry.topic, entry.partition)
         if entry.status != "dead":
             self.fail(
@@ -640,7 +532,7 @@ class EventStream(ClawEnvironment):
                 dlq_id=dlq_id,
                 reason=entry.reason,
             )
-        record = self._check_one(part, entry.offset, corrected_record)
+        record = check_one(self.state, self.data, part, entry.offset, corrected_record)
         if record.verdict not in ("ok", "duplicate"):
             self.fail(
                 "invalid_argument",
@@ -662,7 +554,7 @@ class EventStream(ClawEnvironment):
                 dlq_id=dlq_id,
                 event_id=record.event_id,
             )
-        aggregated = self._aggregate(part, record)
+        aggregated = aggregate(self.state, self.data, part, record)
         entry.status, entry.replayed_at = "replayed", iso(self.now())
         self._write_sink(entry.topic)
         self._write_dlq(entry.topic)
@@ -671,7 +563,7 @@ class EventStream(ClawEnvironment):
             "status": entry.status,
             "event_id": aggregated.event_id,
             "window": aggregated.window,
-            "sink_file": self._sink_path(entry.topic),
+            "sink_file": sink_path(self.data, entry.topic),
         }
 
     @tool(
@@ -797,140 +689,16 @@ class EventStream(ClawEnvironment):
             )
         return lines
 
-    # -- classification ------------------------------------------------------------------
-    def _ledger(self, topic: str, partition: int) -> list[Aggregated]:
-        return [a for a in self.state.aggregated.values() if (a.topic, a.partition) == (topic, partition)]
-
-    def _classify_run(self, part: PartitionState, start: int, end: int, dedupe: bool) -> list[Classified]:
-        """Verdicts for offsets [start, end) as processing would give them, one after the other."""
-        lines = self._lines(part)
-        policy = self.data.json("pipeline_policy.json")
-        schema = self.data.json("schemas.json")[part.topic]
-        lateness = timedelta(minutes=policy["allowed_lateness_minutes"])
-        seen = {
-            a.event_id: f"{a.topic}/p{a.partition}@{a.offset}"
-            for a in self.state.aggregated.values()
-            if a.topic == part.topic
-        }
-        marks = [(a.offset, parse_time(a.ts)) for a in self._ledger(part.topic, part.partition)]
-        accounted = self._accounted(part)
-        out = []
-        for offset in range(start, end):
-            if offset in accounted:
-                out.append(Classified(offset, lines[offset], "already_processed", accounted[offset], None))
-                continue
-            earlier = [ts for o, ts in marks if o < offset]
-            watermark = max(earlier) if earlier else None
-            verdict, detail, event = _classify(lines[offset], schema, watermark, lateness, seen)
-            record = Classified(offset, lines[offset], verdict, detail, event)
-            if verdict == "ok":
-                seen[record.event_id] = _location(part.topic, part.partition, offset)
-                marks.append((offset, parse_time(str(event["ts"]))))  # type: ignore[index]
-            out.append(record)
-            if verdict == "duplicate" and not dedupe:
-                break
-        return out
-
-    def _check_one(self, part: PartitionState, offset: int, raw: str) -> Classified:
-        """Classify a hand-corrected record as if it sat at ``offset``."""
-        policy = self.data.json("pipeline_policy.json")
-        schema = self.data.json("schemas.json")[part.topic]
-        seen = {
-            a.event_id: f"{a.topic}/p{a.partition}@{a.offset}"
-            for a in self.state.aggregated.values()
-            if a.topic == part.topic
-        }
-        earlier = [parse_time(a.ts) for a in self._ledger(part.topic, part.partition) if a.offset < offset]
-        lateness = timedelta(minutes=policy["allowed_lateness_minutes"])
-        verdict, detail, event = _classify(
-            raw.strip(), schema, max(earlier) if earlier else None, lateness, seen
-        )
-        return Classified(offset, raw.strip(), verdict, detail, event)
-
-    def _accounted(self, part: PartitionState) -> dict[int, str]:
-        key = (part.topic, part.partition)
-        found = {
-            a.offset: f"aggregated as {a.event_id}"
-            for a in self.state.aggregated.values()
-            if (a.topic, a.partition) == key
-        }
-        for entry in self.state.dead_letters.values():
-            if (entry.topic, entry.partition) == key:
-                found[entry.offset] = f"dead-lettered as {entry.dlq_id} ({entry.status})"
-        for dup in self.state.deduped.values():
-            if (dup.topic, dup.partition) == key:
-                found[dup.offset] = f"deduped (duplicate of {dup.first_seen})"
-        return found
-
-    # -- effects ---------------------------------------------------------------------------
-    def _aggregate(self, part: PartitionState, record: Classified) -> Aggregated:
-        event = record.event or {}
-        moment = parse_time(str(event["ts"]))
-        start = _window(moment, self.data.json("pipeline_policy.json")["window_minutes"])
-        row = Aggregated(
-            event_id=record.event_id,
-            topic=part.topic,
-            partition=part.partition,
-            offset=record.offset,
-            ts=iso(moment),
-            window=iso(start),
-            merchant_id=str(event["merchant_id"]),
-            currency=str(event["currency"]),
-            amount_cents=int(event["amount_cents"]),
-        )
-        self.state.aggregated[row.event_id] = row
-        return row
-
-    def _dead_letter(self, part: PartitionState, record: Classified, note: str) -> str:
-        dlq_id = f"DLQ-{self.state.next_dlq_number:04d}"
-        self.state.next_dlq_number += 1
-        self.state.dead_letters[dlq_id] = DeadLetter(
-            dlq_id=dlq_id,
-            topic=part.topic,
-            partition=part.partition,
-            offset=record.offset,
-            reason=record.verdict,
-            detail=record.detail,
-            raw=record.raw,
-            event_id=record.event_id,
-            at=iso(self.now()),
-            note=note,
-        )
-        return dlq_id
-
-    def _sink_path(self, topic: str) -> str:
-        return str(self.data.json("pipeline_policy.json")["sinks"][topic])
-
-    def _render_sink(self, topic: str) -> str:
-        return _render_sink(
-            self.data.json("pipeline_policy.json")["sink_columns"], self.state.aggregated.values(), topic
-        )
-
+    # -- the files processing writes ---------------------------------------------------------
     def _write_sink(self, topic: str) -> None:
-        self.workspace.write_text(self._sink_path(topic), self._render_sink(topic))
+        self.workspace.write_text(sink_path(self.data, topic), sink_text(self.state, self.data, topic))
 
     def _write_dlq(self, topic: str) -> None:
-        entries = sorted(
-            (e for e in self.state.dead_letters.values() if e.topic == topic), key=lambda e: e.dlq_id
-        )
-        text = "".join(json.dumps(e.model_dump(), sort_keys=True) + "\n" for e in entries)
-        self.workspace.write_text(f"dlq/{topic}.jsonl", text)
-
-    def _offsets(self, part: PartitionState) -> dict[str, int]:
-        return {
-            "position": part.position,
-            "processed": part.processed,
-            "committed": part.committed,
-            "log_end": part.log_end,
-        }
+        self.workspace.write_text(f"dlq/{topic}.jsonl", render_dlq(self.state, topic))
 
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
         """A night of payments: ``2 + size`` payment partitions, refunds, an unreadable audit topic."""
-        from .generate import _Generator
-
-        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
-        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
-        generator = _Generator(random.Random(seed), max(1, size), repo, base)
+        generator = Generator(random.Random(seed), max(1, size), cls.repository(data), cls.base_time())
         state = generator.build()
         return Initial(state=state, files=generator.files)

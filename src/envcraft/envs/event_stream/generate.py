@@ -1,8 +1,8 @@
 """The seeded S0 generator behind :meth:`~.env.EventStream.generate`.
 
 Event stream consumer (partitioned log, hourly sink, dead-letter queue, offsets). Runs once per
-initial state (seed, size), never during a tool call; it builds the State models of ``env.py``
-with the rules of ``rules.py``.
+initial state (seed, size), never during a tool call; it builds the State models of ``state.py``
+with the rules of ``rules.py`` (hourly windows, the sink file).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso, parse_time
+from envcraft import Repository, iso, parse_time
 
-from .env import Aggregated, CommitRecord, PartitionState, SinkFault, StreamState
-from .rules import _render_sink, _window
+from .rules import render_sink, window_start
+from .state import Aggregated, CommitRecord, PartitionState, SinkFault, StreamState
 
 
 def _plain(item: Any) -> bool:
@@ -25,7 +24,7 @@ def _plain(item: Any) -> bool:
     return isinstance(item, dict)
 
 
-class _Generator:
+class Generator:
     """Writes the segments, the sink and the handover note for one seeded night."""
 
     def __init__(self, rng: random.Random, size: int, data: Repository, base: datetime) -> None:
@@ -66,9 +65,7 @@ class _Generator:
         )
         self.state.sink_fault = SinkFault(topic="payments", partition=failing, offset=offset)
         for topic, path in self.policy["sinks"].items():
-            self.files[path] = _render_sink(
-                self.policy["sink_columns"], self.state.aggregated.values(), topic
-            )
+            self.files[path] = render_sink(self.policy["sink_columns"], self.state.aggregated.values(), topic)
             self.files[f"dlq/{topic}.jsonl"] = ""
         self.files["ops/handover.md"] = self._handover()
         return self.state
@@ -203,7 +200,7 @@ class _Generator:
                 partition=partition,
                 offset=offset,
                 ts=iso(moment),
-                window=iso(_window(moment, self.policy["window_minutes"])),
+                window=iso(window_start(moment, self.policy["window_minutes"])),
                 merchant_id=event["merchant_id"],
                 currency=event["currency"],
                 amount_cents=event["amount_cents"],

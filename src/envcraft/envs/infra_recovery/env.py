@@ -6,140 +6,40 @@ exist, each behind guards (change control, replica safety, timers, faults fixed)
 not flags: they are derived from the state and the workspace (disk usage, the configuration a
 host runs), so a host recovers only when its cause is really gone. Logs, runbooks, service
 configurations and incident records are files in the workspace the agent reads and edits.
+The State lives in ``state.py``; faults, lifecycle moves and the file formats in ``rules.py``.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from datetime import datetime
+from typing import Any
 
-from pydantic import AfterValidator, Field, ValidationInfo, model_validator
+from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, parse_time, tool
 
-from envcraft.core import Entity, Initial, Repository, StateModel, misfiled, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
-from envcraft.sandbox import ClawEnvironment
-
+from .generate import Generator
 from .rules import (
     DRAINABLE,
     SERVING,
-    UNFILLED,
-    _record,
-    _sections,
+    advance_clock,
+    check_config,
     config_digest,
     config_path,
-    parse_config,
+    disk_pct,
+    fault_log,
+    last_check,
+    memory_mb,
+    move,
+    new_record,
+    next_step,
+    open_incident_for,
     record_path,
-    validate_config,
+    service_info,
+    unfilled_sections,
+    with_timeline_line,
 )
-
-HostState = Literal["healthy", "degraded", "down", "draining", "maintenance", "recovering"]
-Severity = Literal["sev1", "sev2", "sev3"]
-RootCause = Literal["disk_full", "oom", "bad_config", "other"]
-Scalar = str | int | float | bool
-
-
-CATALOG = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
-
-
-# -- state ----------------------------------------------------------------------------------------
-def _in_catalog(key: str, name: str) -> Any:
-    """A validator: the value must name an entry of ``services.json[key]`` (drain and warm-up
-    periods, peak memory and host memory live there, and every tool needs them)."""
-
-    entries = CATALOG.json("services.json")[key]  # read once: reference data never changes
-    known = [e["service_id"] for e in entries] if key == "services" else list(entries)
-
-    def check(value: str) -> str:
-        if value not in known:
-            raise ValueError(f"unknown {name} {value!r}; data/services.json has {', '.join(known)}")
-        return value
-
-    return AfterValidator(check)
-
-
-ServiceId = Annotated[str, _in_catalog("services", "service")]
-HostType = Annotated[str, _in_catalog("host_types", "host type")]
-
-
-class Host(StateModel):
-    host_id: str
-    service_id: ServiceId
-    zone: str
-    host_type: HostType
-    state: HostState
-    state_since: IsoTime
-    disk_total_gb: int = Field(gt=0)
-    disk_used_gb: dict[str, int]  # by directory
-    running_config: dict[str, Scalar]  # loaded at the host's last restart
-    restarted_at: IsoTime
-    restarts: int = 0
-
-
-class Service(StateModel):
-    service_id: ServiceId
-    replicas: list[str]
-    applied_config: dict[str, Scalar]  # what the next restart loads
-    applied_at: IsoTime
-    changed_at: IsoTime  # last change of the service or one of its hosts
-
-
-class Incident(StateModel):
-    incident_id: str
-    service_id: str
-    severity: Severity
-    title: str
-    status: Literal["open", "mitigating", "closed"]
-    opened_at: IsoTime
-    closed_at: IsoTime | None = None
-    root_cause: RootCause | None = None
-    health_check_id: str | None = None
-
-
-class HealthCheck(StateModel):
-    check_id: str
-    service_id: str
-    at: IsoTime
-    passed: bool
-    failures: list[str]
-
-
-class InfraState(StateModel):
-    hosts: dict[str, Host] = {}
-    services: dict[str, Service] = {}
-    incidents: dict[str, Incident] = {}
-    health_checks: dict[str, HealthCheck] = {}
-    next_incident: int = 2041
-    next_check: int = 1
-
-    @model_validator(mode="after")
-    def _links_resolve(self, info: ValidationInfo) -> InfraState:
-        """Tools follow these links without looking: a dangling one would crash every call."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        wrongly_filed = [
-            *misfiled(self.hosts, "host_id"),
-            *misfiled(self.services, "service_id"),
-            *misfiled(self.incidents, "incident_id"),
-            *misfiled(self.health_checks, "check_id"),
-        ]
-        if wrongly_filed:
-            raise ValueError("; ".join(wrongly_filed[:5]))
-        for host in self.hosts.values():
-            if host.service_id not in self.services:
-                raise ValueError(f"host {host.host_id} belongs to {host.service_id}, which is not a service")
-        for service in self.services.values():
-            unknown = [h for h in service.replicas if h not in self.hosts]
-            if unknown:
-                raise ValueError(f"{service.service_id} lists unknown replicas {', '.join(unknown)}")
-        for service_id in [i.service_id for i in self.incidents.values()] + [
-            c.service_id for c in self.health_checks.values()
-        ]:
-            if service_id not in self.services:
-                raise ValueError(f"a record refers to {service_id}, which is not a service")
-        return self
+from .state import HealthCheck, HostState, Incident, InfraState, RootCause, Scalar, Severity
 
 
 class InfraRecovery(ClawEnvironment):
@@ -163,27 +63,6 @@ class InfraRecovery(ClawEnvironment):
         Entity("health_checks", "health check", ("the health check of {service_id} at {at:when}",), log=True),
     )
 
-    # -- time-driven transitions: called first by every domain tool ----------------------------------
-    def _advance_clock(self) -> None:
-        """Finish drains and warm-ups whose time has come (a host that still has a fault crashes)."""
-        now = self.now()
-        for host in sorted(self.state.hosts.values(), key=lambda h: h.host_id):
-            info = self._service_info(host.service_id)
-            since = parse_time(host.state_since)
-            if host.state == "draining" and now >= since + timedelta(seconds=info["drain_seconds"]):
-                self._move(host, "maintenance", since + timedelta(seconds=info["drain_seconds"]))
-            elif host.state == "recovering" and self._faults(host):
-                crash = since + timedelta(seconds=info["warmup_seconds"])
-                if now >= crash:
-                    self._move(host, "down", crash)
-                    self._log_fault(host, crash)
-                    self._log(
-                        host.host_id, "app.log", crash, "FATAL service exited during warm-up; giving up"
-                    )
-                    incident = self._open_incident(host.service_id)
-                    if incident is not None:
-                        self._timeline(incident, f"{host.host_id} crashed during warm-up (down)", crash)
-
     # -- reads ----------------------------------------------------------------------------------------
     @tool(read_only=True, produces=["service_id", "incident_id"])
     def list_services(self) -> dict[str, Any]:
@@ -196,9 +75,9 @@ class InfraRecovery(ClawEnvironment):
         self._advance_clock()
         services = []
         for service in sorted(self.state.services.values(), key=lambda s: s.service_id):
-            info = self._service_info(service.service_id)
-            incident = self._open_incident(service.service_id)
-            last = self._last_check(service.service_id)
+            info = service_info(self.data, service.service_id)
+            incident = open_incident_for(self.state, service.service_id)
+            last = last_check(self.state, service.service_id)
             services.append(
                 {
                     "service_id": service.service_id,
@@ -228,7 +107,7 @@ class InfraRecovery(ClawEnvironment):
         """
         self._advance_clock()
         if service_id:
-            self._service(service_id)
+            self.lookup(self.state.services, service_id, "service", service_id=service_id)
         hosts = [
             {
                 "host_id": h.host_id,
@@ -236,7 +115,7 @@ class InfraRecovery(ClawEnvironment):
                 "zone": h.zone,
                 "state": h.state,
                 "state_since": h.state_since,
-                "disk_used_pct": self._disk_pct(h),
+                "disk_used_pct": disk_pct(h),
             }
             for h in sorted(self.state.hosts.values(), key=lambda h: h.host_id)
             if (not service_id or h.service_id == service_id) and (state is None or h.state == state)
@@ -256,7 +135,7 @@ class InfraRecovery(ClawEnvironment):
             applied) and restart count.
         """
         self._advance_clock()
-        host = self._host(host_id)
+        host = self.lookup(self.state.hosts, host_id, "host", host_id=host_id)
         service = self.state.services[host.service_id]
         return {
             "host_id": host.host_id,
@@ -265,10 +144,10 @@ class InfraRecovery(ClawEnvironment):
             "host_type": host.host_type,
             "state": host.state,
             "state_since": host.state_since,
-            "next_step_at": self._next_step(host),
+            "next_step_at": next_step(self.data, host),
             "serving": host.state in SERVING,
-            "disk_used_pct": self._disk_pct(host),
-            "memory_mb": self._memory_mb(host),
+            "disk_used_pct": disk_pct(host),
+            "memory_mb": memory_mb(self.data, host),
             "memory_limit_mb": host.running_config.get("memory_limit_mb"),
             "running_config": config_digest(host.running_config),
             "applied_config": config_digest(service.applied_config),
@@ -292,7 +171,7 @@ class InfraRecovery(ClawEnvironment):
             and whether the host runs the applied configuration.
         """
         self._advance_clock()
-        host = self._host(host_id)
+        host = self.lookup(self.state.hosts, host_id, "host", host_id=host_id)
         ops = self.data.json("operations.json")
         findings = []
         folder = f"logs/{host_id}"
@@ -318,11 +197,11 @@ class InfraRecovery(ClawEnvironment):
             if "rss_kb" in regex.groupindex:
                 finding["peak_rss_mb"] = max(int(m.group("rss_kb")) for m in hits) // 1024
             findings.append(finding)
-        if self._disk_pct(host) >= ops["disk_full_pct"]:
+        if disk_pct(host) >= ops["disk_full_pct"]:
             findings.append(
                 {
                     "code": "disk_usage_high",
-                    "summary": f"disk {self._disk_pct(host)}% used (threshold {ops['disk_full_pct']}%)",
+                    "summary": f"disk {disk_pct(host)}% used (threshold {ops['disk_full_pct']}%)",
                     "runbook": "runbooks/disk-full.md",
                 }
             )
@@ -334,7 +213,7 @@ class InfraRecovery(ClawEnvironment):
             "findings": findings,
             "disk": {
                 "total_gb": host.disk_total_gb,
-                "used_pct": self._disk_pct(host),
+                "used_pct": disk_pct(host),
                 "by_path_gb": dict(by_path),
             },
             "config_drift": host.running_config != service.applied_config,
@@ -360,10 +239,10 @@ class InfraRecovery(ClawEnvironment):
             The incident id and the path of its ops record.
         """
         self._advance_clock()
-        self._service(service_id)
+        self.lookup(self.state.services, service_id, "service", service_id=service_id)
         if not title.strip():
             self.fail("invalid_argument", "title must not be empty", field="title")
-        existing = self._open_incident(service_id)
+        existing = open_incident_for(self.state, service_id)
         if existing is not None:
             self.fail(
                 "conflict",
@@ -383,7 +262,7 @@ class InfraRecovery(ClawEnvironment):
         )
         self.state.incidents[incident_id] = incident
         self.workspace.write_text(
-            record_path(incident_id), _record(incident, f"{now} opened: {title.strip()}")
+            record_path(incident_id), new_record(incident, f"{now} opened: {title.strip()}")
         )
         return {"incident_id": incident_id, "status": "open", "record": record_path(incident_id)}
 
@@ -399,7 +278,7 @@ class InfraRecovery(ClawEnvironment):
             The incident id, the record path and the line written.
         """
         self._advance_clock()
-        incident = self._incident(incident_id)
+        incident = self.lookup(self.state.incidents, incident_id, "incident", incident_id=incident_id)
         if incident.status == "closed":
             self.fail(
                 "invalid_transition",
@@ -429,7 +308,7 @@ class InfraRecovery(ClawEnvironment):
             The closed incident with the health check that justified closing it.
         """
         self._advance_clock()
-        incident = self._incident(incident_id)
+        incident = self.lookup(self.state.incidents, incident_id, "incident", incident_id=incident_id)
         if incident.status == "closed":
             self.fail(
                 "invalid_transition",
@@ -438,7 +317,7 @@ class InfraRecovery(ClawEnvironment):
                 status=incident.status,
             )
         service = self.state.services[incident.service_id]
-        check = self._last_check(service.service_id)
+        check = last_check(self.state, service.service_id)
         if check is None or check.at < service.changed_at:
             self.fail(
                 "conflict",
@@ -485,7 +364,7 @@ class InfraRecovery(ClawEnvironment):
             The host's new state (draining) and when it will be in maintenance.
         """
         self._advance_clock()
-        host = self._host(host_id)
+        host = self.lookup(self.state.hosts, host_id, "host", host_id=host_id)
         if host.state not in DRAINABLE:
             self.fail(
                 "invalid_transition",
@@ -508,9 +387,11 @@ class InfraRecovery(ClawEnvironment):
                 "take the service down",
                 host_id=host_id,
             )
-        self._move(host, "draining", self.now())
-        self._change(incident, host.service_id, f"drain {host_id} (maintenance at {self._next_step(host)})")
-        return {"host_id": host_id, "state": host.state, "maintenance_at": self._next_step(host)}
+        move(self.state, host, "draining", self.now())
+        self._change(
+            incident, host.service_id, f"drain {host_id} (maintenance at {next_step(self.data, host)})"
+        )
+        return {"host_id": host_id, "state": host.state, "maintenance_at": next_step(self.data, host)}
 
     @tool(goal="purge {path} on {host_id}", consumes=["host_id"])
     def purge_disk(self, host_id: str, path: str) -> dict[str, Any]:
@@ -524,7 +405,7 @@ class InfraRecovery(ClawEnvironment):
             The space freed and the host's new disk usage.
         """
         self._advance_clock()
-        host = self._host(host_id)
+        host = self.lookup(self.state.hosts, host_id, "host", host_id=host_id)
         ops = self.data.json("operations.json")
         clean = path.rstrip("/") or "/"
         if clean in ops["protected_paths"]:
@@ -555,7 +436,7 @@ class InfraRecovery(ClawEnvironment):
         host.disk_used_gb[clean] = 0
         self._log(host_id, "syslog.log", self.now(), f"ops: purged {clean} (freed {freed}G)")
         self._change(incident, host.service_id, f"purge {clean} on {host_id} (freed {freed} GB)")
-        return {"host_id": host_id, "path": clean, "freed_gb": freed, "disk_used_pct": self._disk_pct(host)}
+        return {"host_id": host_id, "path": clean, "freed_gb": freed, "disk_used_pct": disk_pct(host)}
 
     @tool(goal="apply the configuration file of {service_id}", consumes=["service_id"])
     def apply_config(self, service_id: str) -> dict[str, Any]:
@@ -568,11 +449,11 @@ class InfraRecovery(ClawEnvironment):
             The applied configuration, its digest, and the replicas that still run an older one.
         """
         self._advance_clock()
-        service = self._service(service_id)
+        service = self.lookup(self.state.services, service_id, "service", service_id=service_id)
         incident = self._authorized(service_id)
         values = self._read_config(service_id)
         schema = self.data.json("config_schema.json")
-        info = self._service_info(service_id)
+        info = service_info(self.data, service_id)
         limit = int(values["memory_limit_mb"])
         needed = -(-info["peak_memory_mb"] * (100 + schema["memory_headroom_pct"]) // 100)
         if limit < needed:
@@ -583,7 +464,7 @@ class InfraRecovery(ClawEnvironment):
                 field="memory_limit_mb",
                 minimum=needed,
             )
-        ceiling = min(self._memory_mb(self.state.hosts[h]) for h in service.replicas)
+        ceiling = min(memory_mb(self.data, self.state.hosts[h]) for h in service.replicas)
         ceiling = ceiling * schema["max_memory_share_pct"] // 100
         if limit > ceiling:
             self.fail(
@@ -617,10 +498,10 @@ class InfraRecovery(ClawEnvironment):
             The host's new state (recovering) and when its warm-up ends.
         """
         self._advance_clock()
-        host = self._host(host_id)
+        host = self.lookup(self.state.hosts, host_id, "host", host_id=host_id)
         if host.state != "maintenance":
             hint = (
-                f"wait until {self._next_step(host)}"
+                f"wait until {next_step(self.data, host)}"
                 if host.state == "draining"
                 else "drain it into maintenance first"
                 if host.state in DRAINABLE
@@ -636,15 +517,17 @@ class InfraRecovery(ClawEnvironment):
         host.running_config = dict(self.state.services[host.service_id].applied_config)
         host.restarted_at = iso(self.now())
         host.restarts += 1
-        self._move(host, "recovering", self.now())
+        move(self.state, host, "recovering", self.now())
         self._log(
             host_id,
             "app.log",
             self.now(),
             f"INFO starting with configuration {config_digest(host.running_config)}",
         )
-        self._change(incident, host.service_id, f"restart {host_id} (warm until {self._next_step(host)})")
-        return {"host_id": host_id, "state": host.state, "warm_at": self._next_step(host)}
+        self._change(
+            incident, host.service_id, f"restart {host_id} (warm until {next_step(self.data, host)})"
+        )
+        return {"host_id": host_id, "state": host.state, "warm_at": next_step(self.data, host)}
 
     @tool(goal="put {host_id} back in rotation", consumes=["host_id"])
     def undrain_host(self, host_id: str) -> dict[str, Any]:
@@ -657,7 +540,7 @@ class InfraRecovery(ClawEnvironment):
             The host's new state (healthy).
         """
         self._advance_clock()
-        host = self._host(host_id)
+        host = self.lookup(self.state.hosts, host_id, "host", host_id=host_id)
         if host.state != "recovering":
             self.fail(
                 "invalid_transition",
@@ -665,7 +548,7 @@ class InfraRecovery(ClawEnvironment):
                 host_id=host_id,
                 state=host.state,
             )
-        warm_at = self._next_step(host)
+        warm_at = next_step(self.data, host)
         if warm_at is not None and self.now() < parse_time(warm_at):
             self.fail(
                 "invalid_transition",
@@ -675,7 +558,7 @@ class InfraRecovery(ClawEnvironment):
                 ready_at=warm_at,
             )
         incident = self._authorized(host.service_id)
-        self._move(host, "healthy", self.now())
+        move(self.state, host, "healthy", self.now())
         self._change(incident, host.service_id, f"undrain {host_id} (healthy)")
         return {"host_id": host_id, "state": host.state}
 
@@ -690,7 +573,7 @@ class InfraRecovery(ClawEnvironment):
             The recorded check: id, time, passed, and the list of failures.
         """
         self._advance_clock()
-        service = self._service(service_id)
+        service = self.lookup(self.state.services, service_id, "service", service_id=service_id)
         failures: list[str] = []
         path = config_path(service_id)
         values, errors = self._config_file(service_id)
@@ -713,30 +596,27 @@ class InfraRecovery(ClawEnvironment):
             failures=failures,
         )
         self.state.health_checks[check_id] = check
-        incident = self._open_incident(service_id)
+        incident = open_incident_for(self.state, service_id)
         if incident is not None:
             verdict = "passed" if check.passed else f"failed ({len(failures)} failure(s))"
             self._timeline(incident, f"health check {check_id} {verdict}")
         return check.model_dump()
 
-    # -- rules ----------------------------------------------------------------------------------------
-    def _faults(self, host: Host) -> list[str]:
-        """What keeps a host from running well, derived from its disk and running configuration."""
-        faults = []
-        if self._disk_pct(host) >= self.data.json("operations.json")["disk_full_pct"]:
-            faults.append("disk_full")
-        schema = self.data.json("config_schema.json")
-        if validate_config(host.running_config, schema, host.service_id):
-            faults.append("bad_config")
-        elif (
-            int(host.running_config["memory_limit_mb"])
-            < self._service_info(host.service_id)["peak_memory_mb"]
-        ):
-            faults.append("oom")
-        return faults
+    # -- the clock, change control and the workspace files -------------------------------------------
+    def _advance_clock(self) -> None:
+        """Finish drains and warm-ups whose time has come; a crashed host leaves its fault's
+        signature in the logs and a line in its service's open incident. Called first by every
+        domain tool."""
+        for host, crash in advance_clock(self.state, self.data, self.now()):
+            for name, message in fault_log(self.data, host):
+                self._log(host.host_id, name, crash, message)
+            self._log(host.host_id, "app.log", crash, "FATAL service exited during warm-up; giving up")
+            incident = open_incident_for(self.state, host.service_id)
+            if incident is not None:
+                self._timeline(incident, f"{host.host_id} crashed during warm-up (down)", crash)
 
     def _authorized(self, service_id: str) -> Incident:
-        incident = self._open_incident(service_id)
+        incident = open_incident_for(self.state, service_id)
         if incident is None:
             self.fail(
                 "permission_denied",
@@ -752,27 +632,11 @@ class InfraRecovery(ClawEnvironment):
             incident.status = "mitigating"
         self._timeline(incident, what)
 
-    def _move(self, host: Host, state: HostState, at: datetime) -> None:
-        host.state = state
-        host.state_since = iso(at)
-        self.state.services[host.service_id].changed_at = max(
-            self.state.services[host.service_id].changed_at, iso(at)
-        )
-
-    def _next_step(self, host: Host) -> str | None:
-        info = self._service_info(host.service_id)
-        period = {"draining": info["drain_seconds"], "recovering": info["warmup_seconds"]}.get(host.state)
-        return iso(parse_time(host.state_since) + timedelta(seconds=period)) if period else None
-
     def _config_file(self, service_id: str) -> tuple[dict[str, Scalar] | None, list[str]]:
         """The service's configuration file parsed and validated: (values or None, errors)."""
         path = config_path(service_id)
-        if not self.workspace.exists(path):
-            return None, ["file is missing"]
-        values, errors = parse_config(self.workspace.read_text(path))
-        if not errors:
-            errors = validate_config(values, self.data.json("config_schema.json"), service_id)
-        return (None, errors) if errors else (values, [])
+        text = self.workspace.read_text(path) if self.workspace.exists(path) else None
+        return check_config(self.data, service_id, text)
 
     def _read_config(self, service_id: str) -> dict[str, Scalar]:
         path = config_path(service_id)
@@ -784,97 +648,20 @@ class InfraRecovery(ClawEnvironment):
 
     def _unfilled_sections(self, incident: Incident) -> list[str]:
         path = record_path(incident.incident_id)
-        sections = _sections(self.workspace.read_text(path)) if self.workspace.exists(path) else {}
-        return [
-            f"## {name}"
-            for name in ("Root cause", "Resolution")
-            if sections.get(name.lower(), "").strip().lower().strip(".") in UNFILLED
-        ]
+        return unfilled_sections(self.workspace.read_text(path) if self.workspace.exists(path) else "")
 
     def _timeline(self, incident: Incident, what: str, at: datetime | None = None) -> str:
         """Append a line to the record's Timeline section (recreating a lost record or section)."""
         path = record_path(incident.incident_id)
         line = f"- {iso(at or self.now())} {what}"
-        text = self.workspace.read_text(path) if self.workspace.exists(path) else _record(incident, None)
-        lines = text.rstrip("\n").splitlines()
-        if "## Timeline" not in lines:
-            lines += ["", "## Timeline"]
-        end = lines.index("## Timeline") + 1
-        while end < len(lines) and not lines[end].startswith("## "):
-            end += 1
-        while end > 0 and not lines[end - 1].strip():
-            end -= 1
-        lines.insert(end, line)
-        self.workspace.write_text(path, "\n".join(lines) + "\n")
+        text = self.workspace.read_text(path) if self.workspace.exists(path) else new_record(incident, None)
+        self.workspace.write_text(path, with_timeline_line(text, line))
         return line
-
-    def _log_fault(self, host: Host, at: datetime) -> None:
-        """The signature a still-present fault leaves in the logs when the service crashes."""
-        faults = self._faults(host)
-        if "disk_full" in faults:
-            self._log(
-                host.host_id,
-                "app.log",
-                at,
-                "ERROR failed to write /var/log/app/current.log: No space left on device",
-            )
-        if "bad_config" in faults:
-            schema = self.data.json("config_schema.json")
-            for error in validate_config(host.running_config, schema, host.service_id):
-                self._log(host.host_id, "app.log", at, f"ERROR config: {error}")
-        if "oom" in faults:
-            peak = self._service_info(host.service_id)["peak_memory_mb"]
-            self._log(
-                host.host_id,
-                "syslog.log",
-                at,
-                f"kernel: Memory cgroup out of memory: Killed process 1 ({host.service_id}) "
-                f"total-vm:{peak * 1700}kB, anon-rss:{peak * 1024}kB, file-rss:0kB",
-            )
 
     def _log(self, host_id: str, name: str, at: datetime, message: str) -> None:
         path = f"logs/{host_id}/{name}"
         old = self.workspace.read_text(path) if self.workspace.exists(path) else ""
         self.workspace.write_text(path, f"{old}{iso(at)} {host_id} {message}\n")
-
-    # -- lookups --------------------------------------------------------------------------------------
-    def _host(self, host_id: str) -> Host:
-        host = self.state.hosts.get(host_id)
-        if host is None:
-            self.fail("not_found", f"no host '{host_id}'", host_id=host_id)
-        return host
-
-    def _service(self, service_id: str) -> Service:
-        service = self.state.services.get(service_id)
-        if service is None:
-            self.fail("not_found", f"no service '{service_id}'", service_id=service_id)
-        return service
-
-    def _incident(self, incident_id: str) -> Incident:
-        incident = self.state.incidents.get(incident_id)
-        if incident is None:
-            self.fail("not_found", f"no incident '{incident_id}'", incident_id=incident_id)
-        return incident
-
-    def _open_incident(self, service_id: str) -> Incident | None:
-        return next(
-            (i for i in self.state.incidents.values() if i.service_id == service_id and i.status != "closed"),
-            None,
-        )
-
-    def _last_check(self, service_id: str) -> HealthCheck | None:
-        checks = [c for c in self.state.health_checks.values() if c.service_id == service_id]
-        return max(checks, key=lambda c: c.check_id) if checks else None
-
-    def _service_info(self, service_id: str) -> Any:
-        # ServiceId fields are checked against this catalog when the state loads: always found.
-        return next(s for s in self.data.json("services.json")["services"] if s["service_id"] == service_id)
-
-    def _memory_mb(self, host: Host) -> int:
-        return int(self.data.json("services.json")["host_types"][host.host_type]["memory_mb"])
-
-    def _disk_pct(self, host: Host) -> int:
-        return sum(host.disk_used_gb.values()) * 100 // host.disk_total_gb
 
     # -- initial states -------------------------------------------------------------------------------
     @classmethod
@@ -882,10 +669,6 @@ class InfraRecovery(ClawEnvironment):
         """``3 + size`` services with 2–3 replicas each (more with ``size``); one service loses a host
         to a full disk, one OOMs, one runs a broken configuration (an incident is already open
         for it), the rest are healthy distractors; logs, configs and a past incident record."""
-        from .generate import _Generator
-
-        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
-        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
-        generator = _Generator(random.Random(seed), repo, base)
+        generator = Generator(random.Random(seed), cls.repository(data), cls.base_time())
         state = generator.build(max(1, size))
         return Initial(state=state, files=generator.files)

@@ -1,8 +1,8 @@
 """The seeded S0 generator behind :meth:`~.env.InfraRecovery.generate`.
 
 Infrastructure recovery (on-call operations workspace). Runs once per initial state (seed,
-size), never during a tool call; it builds the State models of ``env.py`` with the rules of
-``rules.py``.
+size), never during a tool call; it builds the State models of ``state.py`` with the rules of
+``rules.py`` (the configuration and ops record formats).
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso
+from envcraft import Repository, iso
 
-from .env import Host, HostState, Incident, InfraState, Scalar, Service
-from .rules import _record, config_path, record_path, render_config
+from .rules import config_path, new_record, record_path, render_config
+from .state import Host, HostState, Incident, InfraState, Scalar, Service
 
 # -- the generator ------------------------------------------------------------------------------------
 BAD_CONFIGS: tuple[tuple[str, Scalar, str], ...] = (
@@ -35,7 +34,7 @@ NOISE = (
 )
 
 
-class _Generator:
+class Generator:
     """Builds a consistent S0: host states match the faults derived from disks and configs."""
 
     def __init__(self, rng: random.Random, data: Repository, base: datetime) -> None:
@@ -200,7 +199,7 @@ class _Generator:
             opened_at=opened,
         )
         self.state.incidents[incident_id] = incident
-        self.files[record_path(incident_id)] = _record(
+        self.files[record_path(incident_id)] = new_record(
             incident, f"{opened} opened by on-call: error rate alert"
         )
 
@@ -220,7 +219,7 @@ class _Generator:
         )
         self.state.incidents["INC-2031"] = incident
         host_id = self.state.services[service_id].replicas[0]
-        text = _record(incident, f"{iso(opened)} opened: disk alert on {host_id}")
+        text = new_record(incident, f"{iso(opened)} opened: disk alert on {host_id}")
         text = text.replace(
             "## Root cause\nTBD", f"## Root cause\nRotated logs filled /var/log/app/archive on {host_id}."
         )

@@ -1,8 +1,10 @@
 """Domain rules of :class:`~.env.InfraRecovery`: what its tools check, compute and render.
 
-Infrastructure recovery (on-call operations workspace). The tool surface and the State live in
-``env.py``; this module holds the logic tool bodies call (the S0 generator shares it, so S0 is
-built by the same rules the tools enforce).
+Infrastructure recovery (on-call operations workspace). Functions over the State of
+``state.py``, the reference data and the workspace files: the configuration format, the ops
+record and log formats, the faults a host has, its lifecycle moves and what the clock finishes
+(drains, warm-ups). The tools in ``env.py`` call them; the S0 generator shares them, so S0 is
+built by the same rules the tools enforce.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
+from typing import Any
 
-if TYPE_CHECKING:
-    from .env import Incident, Scalar
+from envcraft import Repository, iso, parse_time
 
+from .state import HealthCheck, Host, HostState, Incident, InfraState, Scalar
 
 SERVING: frozenset[str] = frozenset({"healthy", "degraded"})
 DRAINABLE: frozenset[str] = frozenset({"healthy", "degraded", "down"})
@@ -105,7 +108,7 @@ def record_path(incident_id: str) -> str:
     return f"ops/incident-{incident_id}.md"
 
 
-def _sections(markdown: str) -> dict[str, str]:
+def markdown_sections(markdown: str) -> dict[str, str]:
     """``## Heading`` → body text of a Markdown file."""
     found: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -117,7 +120,7 @@ def _sections(markdown: str) -> dict[str, str]:
     return {name: "\n".join(body).strip() for name, body in found.items()}
 
 
-def _record(incident: Incident, first_line: str | None) -> str:
+def new_record(incident: Incident, first_line: str | None) -> str:
     """A fresh ops record in the house format."""
     timeline = f"- {first_line}\n" if first_line else ""
     return (
@@ -131,3 +134,137 @@ def _record(incident: Incident, first_line: str | None) -> str:
         "## Root cause\nTBD\n\n"
         "## Resolution\nTBD\n"
     )
+
+
+# -- the reference data about a host ------------------------------------------------------------------
+def service_info(data: Repository, service_id: str) -> Any:
+    # ServiceId fields are checked against this catalog when the state loads: always found.
+    return next(s for s in data.json("services.json")["services"] if s["service_id"] == service_id)
+
+
+def memory_mb(data: Repository, host: Host) -> int:
+    return int(data.json("services.json")["host_types"][host.host_type]["memory_mb"])
+
+
+def disk_pct(host: Host) -> int:
+    return sum(host.disk_used_gb.values()) * 100 // host.disk_total_gb
+
+
+def faults(data: Repository, host: Host) -> list[str]:
+    """What keeps a host from running well, derived from its disk and running configuration."""
+    found = []
+    if disk_pct(host) >= data.json("operations.json")["disk_full_pct"]:
+        found.append("disk_full")
+    schema = data.json("config_schema.json")
+    if validate_config(host.running_config, schema, host.service_id):
+        found.append("bad_config")
+    elif int(host.running_config["memory_limit_mb"]) < service_info(data, host.service_id)["peak_memory_mb"]:
+        found.append("oom")
+    return found
+
+
+def next_step(data: Repository, host: Host) -> str | None:
+    """When a draining or recovering host's timer ends (None in the other states)."""
+    info = service_info(data, host.service_id)
+    period = {"draining": info["drain_seconds"], "recovering": info["warmup_seconds"]}.get(host.state)
+    return iso(parse_time(host.state_since) + timedelta(seconds=period)) if period else None
+
+
+# -- records of the State -------------------------------------------------------------------------------
+def open_incident_for(state: InfraState, service_id: str) -> Incident | None:
+    """The service's incident that is not closed yet (change control needs one)."""
+    return next(
+        (i for i in state.incidents.values() if i.service_id == service_id and i.status != "closed"),
+        None,
+    )
+
+
+def last_check(state: InfraState, service_id: str) -> HealthCheck | None:
+    checks = [c for c in state.health_checks.values() if c.service_id == service_id]
+    return max(checks, key=lambda c: c.check_id) if checks else None
+
+
+def move(state: InfraState, host: Host, to: HostState, at: datetime) -> None:
+    """One transition of the host lifecycle (the caller checked its guards)."""
+    host.state = to
+    host.state_since = iso(at)
+    state.services[host.service_id].changed_at = max(state.services[host.service_id].changed_at, iso(at))
+
+
+def advance_clock(state: InfraState, data: Repository, now: datetime) -> list[tuple[Host, datetime]]:
+    """Finish drains and warm-ups whose time has come: a drained host goes to maintenance, a
+    warming host that still has a fault crashes (down). Returns the crashed hosts with the
+    moment each crashed, for the logs and the ops records."""
+    crashed: list[tuple[Host, datetime]] = []
+    for host in sorted(state.hosts.values(), key=lambda h: h.host_id):
+        info = service_info(data, host.service_id)
+        since = parse_time(host.state_since)
+        if host.state == "draining" and now >= since + timedelta(seconds=info["drain_seconds"]):
+            move(state, host, "maintenance", since + timedelta(seconds=info["drain_seconds"]))
+        elif host.state == "recovering" and faults(data, host):
+            crash = since + timedelta(seconds=info["warmup_seconds"])
+            if now >= crash:
+                move(state, host, "down", crash)
+                crashed.append((host, crash))
+    return crashed
+
+
+# -- the workspace files: configurations, ops records, logs ---------------------------------------------
+def check_config(
+    data: Repository, service_id: str, text: str | None
+) -> tuple[dict[str, Scalar] | None, list[str]]:
+    """A service's configuration file (``None``: it is missing) parsed and validated: (values or
+    None, errors)."""
+    if text is None:
+        return None, ["file is missing"]
+    values, errors = parse_config(text)
+    if not errors:
+        errors = validate_config(values, data.json("config_schema.json"), service_id)
+    return (None, errors) if errors else (values, [])
+
+
+def unfilled_sections(record: str) -> list[str]:
+    """The sections of an ops record still left to fill in (closing needs them)."""
+    sections = markdown_sections(record)
+    return [
+        f"## {name}"
+        for name in ("Root cause", "Resolution")
+        if sections.get(name.lower(), "").strip().lower().strip(".") in UNFILLED
+    ]
+
+
+def with_timeline_line(record: str, line: str) -> str:
+    """The ops record with ``line`` appended to its Timeline section (added when lost)."""
+    lines = record.rstrip("\n").splitlines()
+    if "## Timeline" not in lines:
+        lines += ["", "## Timeline"]
+    end = lines.index("## Timeline") + 1
+    while end < len(lines) and not lines[end].startswith("## "):
+        end += 1
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    lines.insert(end, line)
+    return "\n".join(lines) + "\n"
+
+
+def fault_log(data: Repository, host: Host) -> list[tuple[str, str]]:
+    """The signature a still-present fault leaves in the logs when the service crashes, as
+    (log file, message) lines."""
+    found = faults(data, host)
+    lines = []
+    if "disk_full" in found:
+        lines.append(("app.log", "ERROR failed to write /var/log/app/current.log: No space left on device"))
+    if "bad_config" in found:
+        schema = data.json("config_schema.json")
+        for error in validate_config(host.running_config, schema, host.service_id):
+            lines.append(("app.log", f"ERROR config: {error}"))
+    if "oom" in found:
+        peak = service_info(data, host.service_id)["peak_memory_mb"]
+        lines.append(
+            (
+                "syslog.log",
+                f"kernel: Memory cgroup out of memory: Killed process 1 ({host.service_id}) "
+                f"total-vm:{peak * 1700}kB, anon-rss:{peak * 1024}kB, file-rss:0kB",
+            )
+        )
+    return lines

@@ -1,204 +1,39 @@
-"""Rideshare dispatch: match rider requests to drivers, then run each trip to its fare and ratings."""
+"""Rideshare dispatch: match rider requests to drivers, then run each trip to its fare and ratings.
+
+The tool surface: the State lives in ``state.py``, matching, pricing and the clock's effects in
+``rules.py``, the S0 generator in ``generate.py``.
+"""
 
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
-from functools import cache
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from datetime import timedelta
+from typing import Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, model_validator
+from envcraft import Entity, Environment, Initial, Repository, iso, parse_time, tool
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
-
-from .rules import CLASS_ORDER, Assessment, Check, _average, _clamp, _minutes, _round, _routes
-
-VehicleClass = Literal["economy", "comfort", "premium"]
-Feature = Literal["wheelchair_ramp", "child_seat", "pet_friendly"]
-DriverStatus = Literal["available", "held", "en_route", "on_trip", "offline"]
-RequestStatus = Literal["open", "proposed", "matched", "in_progress", "completed", "cancelled", "expired"]
-TripStatus = Literal[
-    "proposed",
-    "driver_declined",
-    "rider_declined",
-    "lapsed",
-    "dispatched",
-    "in_progress",
-    "completed",
-    "cancelled",
-]
-Party = Literal["rider", "driver", "dispatcher"]
-
-
-MaybeTime = IsoTime | Literal[""]  # "" until it happens
-REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
-
-
-@cache
-def _zone_ids() -> tuple[str, ...]:
-    return tuple(z["id"] for z in REFERENCE.json("zones.json")["zones"])
-
-
-def _known_zone(zone_id: str) -> str:
-    """Routes, surge and airport surcharges are looked up by zone: it must be in data/zones.json."""
-    if zone_id not in _zone_ids():
-        raise ValueError(f"unknown zone {zone_id!r}; zones: {', '.join(_zone_ids())}")
-    return zone_id
-
-
-ZoneId = Annotated[str, AfterValidator(_known_zone)]
-
-
-class Vehicle(StateModel):
-    plate: str
-    model: str
-    vehicle_class: VehicleClass
-    capacity: int = Field(gt=0)
-    features: list[Feature] = []
-
-
-class DriverPrefs(StateModel):
-    """What a driver accepts; proposals outside these are declined (deterministically)."""
-
-    max_pickup_minutes: int
-    min_fare_cents: int = 0
-    avoid_dropoff_zones: list[str] = []
-    min_rider_rating: float = 0.0
-
-
-class Driver(StateModel):
-    driver_id: str
-    name: str
-    zone: ZoneId
-    vehicle: Vehicle
-    rating: float
-    rating_count: int = Field(ge=0)  # ratings are averaged in: rating * count / (count + 1)
-    shift_end: IsoTime
-    permits: list[str] = []
-    prefs: DriverPrefs
-    status: DriverStatus = "available"
-    active_trip_id: str = ""
-    idle_since: IsoTime
-    trips_completed: int = 0
-    earnings_cents: int = 0
-    cancellations: int = 0
-
-
-class Rider(StateModel):
-    rider_id: str
-    name: str
-    phone: str
-    rating: float
-    rating_count: int = Field(ge=0)
-    min_driver_rating: float = 0.0
-    blocked_drivers: list[str] = []
-
-
-class Request(StateModel):
-    request_id: str
-    rider_id: str
-    pickup_zone: ZoneId
-    dropoff_zone: ZoneId
-    party_size: int
-    needs: list[Feature] = []
-    vehicle_class: VehicleClass
-    max_wait_minutes: int = Field(gt=0)  # the pickup score divides by it
-    max_fare_cents: int = 0  # 0: no cap
-    requested_at: IsoTime
-    status: RequestStatus = "open"
-    trip_id: str = ""  # the trip currently serving the request
-    declined_by: list[str] = []  # drivers excluded from this request (declined, cancelled, refused)
-
-
-class Fare(StateModel):
-    vehicle_class: VehicleClass
-    distance_km: float
-    duration_minutes: int
-    base_cents: int
-    distance_cents: int
-    time_cents: int
-    subtotal_cents: int
-    surge_multiplier: float
-    surge_cents: int
-    booking_fee_cents: int
-    airport_surcharge_cents: int
-    waiting_cents: int = 0
-    tolls_cents: int = 0
-    total_cents: int
-    driver_payout_cents: int
-
-
-class Trip(StateModel):
-    trip_id: str
-    request_id: str
-    driver_id: str
-    status: TripStatus
-    proposed_at: IsoTime
-    hold_until: MaybeTime = ""
-    pickup_eta_at: MaybeTime = ""
-    est_dropoff_at: MaybeTime = ""
-    score: float = 0.0
-    quoted_fare_cents: int = 0
-    decline_reason: str = ""
-    confirmed_at: MaybeTime = ""
-    started_at: MaybeTime = ""
-    completed_at: MaybeTime = ""
-    fare: Fare | None = None
-    cancelled_by: str = ""
-    cancel_reason: str = ""
-    cancellation_fee_cents: int = 0
-    driver_stars: int = 0  # given by the rider to the driver
-    rider_stars: int = 0  # given by the driver to the rider
-    rider_comment: str = ""
-    driver_comment: str = ""
-
-
-class DispatchState(StateModel):
-    riders: dict[str, Rider] = {}
-    drivers: dict[str, Driver] = {}
-    requests: dict[str, Request] = {}
-    trips: dict[str, Trip] = {}
-    next_trip_number: int = 1
-
-    @model_validator(mode="after")
-    def _links_resolve(self, info: ValidationInfo) -> DispatchState:
-        """Requests name their rider, trips their request and driver, a driver or request in a
-        trip's hands names that trip and a live trip is the one its request and driver name (a
-        proposal also needs its hold time): the clock sweep and every view follow these links."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        problems = [
-            *misfiled(self.riders, "rider_id"),
-            *misfiled(self.drivers, "driver_id"),
-            *misfiled(self.requests, "request_id"),
-            *misfiled(self.trips, "trip_id"),
-        ]
-        for req in self.requests.values():
-            problems += dangling(req.request_id, "rider", [req.rider_id], self.riders)
-            busy = req.status in ("proposed", "matched", "in_progress")
-            problems += dangling(
-                req.request_id, "trip", [req.trip_id] if busy or req.trip_id else [], self.trips
-            )
-        for driver in self.drivers.values():
-            busy = driver.status in ("held", "en_route", "on_trip")
-            trips = [driver.active_trip_id] if busy or driver.active_trip_id else []
-            problems += dangling(driver.driver_id, "trip", trips, self.trips)
-        for trip in self.trips.values():
-            problems += dangling(trip.trip_id, "request", [trip.request_id], self.requests)
-            problems += dangling(trip.trip_id, "driver", [trip.driver_id], self.drivers)
-            if trip.status == "proposed" and not trip.hold_until:
-                problems.append(f"{trip.trip_id} is proposed with no hold time")
-            holders = {  # what the trip's request and driver say their trip is (checked above when absent)
-                getattr(self.requests.get(trip.request_id), "trip_id", trip.trip_id),
-                getattr(self.drivers.get(trip.driver_id), "active_trip_id", trip.trip_id),
-            }
-            if trip.status in ("proposed", "dispatched", "in_progress") and holders != {trip.trip_id}:
-                problems.append(f"{trip.trip_id} is {trip.status} but not its request's and driver's trip")
-        if problems:
-            raise ValueError("; ".join(problems[:5]))
-        return self
+from .generate import Generator
+from .rules import (
+    active_trip_id,
+    assess,
+    average_rating,
+    compute_fare,
+    driver_status,
+    find_zone,
+    is_open,
+    minutes_between,
+    next_trip_id,
+    release,
+    request_status,
+    request_summary,
+    rider_reasons,
+    round_cents,
+    route,
+    sweep,
+    trip_status,
+    zone_ids,
+)
+from .state import DispatchState, Party, Trip, TripStatus, VehicleClass
 
 
 class RideshareDispatch(Environment):
@@ -253,11 +88,11 @@ class RideshareDispatch(Environment):
         rows = []
         for req in self.state.requests.values():
             rider = self.state.riders[req.rider_id]
-            if not self._is_open(req, now) or (zone and req.pickup_zone != zone):
+            if not is_open(self.state, req, now) or (zone and req.pickup_zone != zone):
                 continue
             if wanted and wanted not in rider.name.lower():
                 continue
-            rows.append({**self._request_summary(req), "rider_name": rider.name})
+            rows.append({**request_summary(self.state, req, self.now()), "rider_name": rider.name})
         rows.sort(key=lambda r: (r["latest_pickup_at"], r["request_id"]))
         return {"requests": rows, "count": len(rows), "now": iso(now)}
 
@@ -272,15 +107,15 @@ class RideshareDispatch(Environment):
             The request (status as of now), the rider (rating, minimum driver rating, blocked
             drivers), the drivers excluded from it and its trips with their statuses.
         """
-        req = self._request(request_id)
+        req = self.lookup(self.state.requests, request_id, "request", request_id=request_id)
         rider = self.state.riders[req.rider_id]
         trips = [
-            {"trip_id": t.trip_id, "driver_id": t.driver_id, "status": self._trip_status(t, self.now())}
+            {"trip_id": t.trip_id, "driver_id": t.driver_id, "status": trip_status(t, self.now())}
             for t in self.state.trips.values()
             if t.request_id == request_id
         ]
         return {
-            **self._request_summary(req),
+            **request_summary(self.state, req, self.now()),
             "rider": rider.model_dump(),
             "max_fare_cents": req.max_fare_cents,
             "declined_by": list(req.declined_by),
@@ -304,18 +139,22 @@ class RideshareDispatch(Environment):
         if zone:
             self._zone(zone)
         now = self.now()
-        req = self._request(request_id) if request_id else None
-        if req is not None and not self._is_open(req, now):
+        req = (
+            self.lookup(self.state.requests, request_id, "request", request_id=request_id)
+            if request_id
+            else None
+        )
+        if req is not None and not is_open(self.state, req, now):
             self.fail(
                 "invalid_transition",
-                f"request {request_id} is {self._request_status(req, now)}, not open; "
+                f"request {request_id} is {request_status(self.state, req, now)}, not open; "
                 "only open requests can be matched",
                 request_id=request_id,
-                status=self._request_status(req, now),
+                status=request_status(self.state, req, now),
             )
         rows = []
         for driver in self.state.drivers.values():
-            if self._driver_status(driver, now) != "available" or (zone and driver.zone != zone):
+            if driver_status(self.state, driver, now) != "available" or (zone and driver.zone != zone):
                 continue
             row: dict[str, Any] = {
                 "driver_id": driver.driver_id,
@@ -328,7 +167,7 @@ class RideshareDispatch(Environment):
                 "shift_end": driver.shift_end,
             }
             if req is not None:
-                found = self._assess(req, driver)
+                found = assess(self.state, self.data, req, driver, self.now())
                 row["eta_minutes"] = found.eta_minutes
                 row["eligible"] = found.eligible
             rows.append(row)
@@ -349,14 +188,14 @@ class RideshareDispatch(Environment):
             The driver with their status as of now, active trip id (if any), minutes left in the
             shift and idle minutes since their last trip.
         """
-        driver = self._driver(driver_id)
+        driver = self.lookup(self.state.drivers, driver_id, "driver", driver_id=driver_id)
         now = self.now()
         return {
             **driver.model_dump(),
-            "status": self._driver_status(driver, now),
-            "active_trip_id": self._active_trip_id(driver, now),
-            "shift_minutes_left": max(0, _minutes(now, parse_time(driver.shift_end))),
-            "idle_minutes": max(0, _minutes(parse_time(driver.idle_since), now)),
+            "status": driver_status(self.state, driver, now),
+            "active_trip_id": active_trip_id(self.state, driver, now),
+            "shift_minutes_left": max(0, minutes_between(now, parse_time(driver.shift_end))),
+            "idle_minutes": max(0, minutes_between(parse_time(driver.idle_since), now)),
         }
 
     @tool(read_only=True, produces=["trip_id"], consumes=["driver_id", "request_id"])
@@ -374,14 +213,14 @@ class RideshareDispatch(Environment):
             Trip summaries: trip id, request id, driver, rider, status, fare total and ratings.
         """
         if driver_id:
-            self._driver(driver_id)
+            self.lookup(self.state.drivers, driver_id, "driver", driver_id=driver_id)
         now = self.now()
         wanted = rider_name.strip().lower()
         rows = []
         for trip in self.state.trips.values():
             req = self.state.requests[trip.request_id]
             rider = self.state.riders[req.rider_id]
-            current = self._trip_status(trip, now)
+            current = trip_status(trip, now)
             if (status and current != status) or (driver_id and trip.driver_id != driver_id):
                 continue
             if wanted and wanted not in rider.name.lower():
@@ -414,8 +253,8 @@ class RideshareDispatch(Environment):
             The full trip record; status is derived with the clock (an unconfirmed proposal past
             hold_until shows as lapsed).
         """
-        trip = self._trip(trip_id)
-        return {**trip.model_dump(), "status": self._trip_status(trip, self.now())}
+        trip = self.lookup(self.state.trips, trip_id, "trip", trip_id=trip_id)
+        return {**trip.model_dump(), "status": trip_status(trip, self.now())}
 
     @tool(read_only=True)
     def quote_fare(self, pickup_zone: str, dropoff_zone: str, vehicle_class: VehicleClass) -> dict[str, Any]:
@@ -431,8 +270,8 @@ class RideshareDispatch(Environment):
         """
         self._zone(pickup_zone)
         self._zone(dropoff_zone)
-        minutes, km = self._route(pickup_zone, dropoff_zone)
-        fare = self._fare(pickup_zone, dropoff_zone, vehicle_class, minutes, km)
+        minutes, km = route(self.data, pickup_zone, dropoff_zone)
+        fare = compute_fare(self.data, pickup_zone, dropoff_zone, vehicle_class, minutes, km)
         return {"route_minutes": minutes, "route_km": km, "fare": fare.model_dump()}
 
     @tool(read_only=True, consumes=["request_id", "driver_id"])
@@ -448,9 +287,9 @@ class RideshareDispatch(Environment):
             criteria and total score (0-100), pickup ETA, estimated drop-off, quoted fare, and
             whether the driver would accept and the rider would confirm (with reasons).
         """
-        req = self._request(request_id)
-        driver = self._driver(driver_id)
-        found = self._assess(req, driver)
+        req = self.lookup(self.state.requests, request_id, "request", request_id=request_id)
+        driver = self.lookup(self.state.drivers, driver_id, "driver", driver_id=driver_id)
+        found = assess(self.state, self.data, req, driver, self.now())
         return {
             "request_id": request_id,
             "driver_id": driver_id,
@@ -486,10 +325,10 @@ class RideshareDispatch(Environment):
             trip_id, status ("proposed" or "driver_declined"), the driver's reasons when declined,
             hold_until, pickup ETA, estimated drop-off and the quoted fare.
         """
-        self._sweep()
-        req = self._request(request_id)
-        driver = self._driver(driver_id)
-        found = self._assess(req, driver)
+        sweep(self.state, self.now())
+        req = self.lookup(self.state.requests, request_id, "request", request_id=request_id)
+        driver = self.lookup(self.state.drivers, driver_id, "driver", driver_id=driver_id)
+        found = assess(self.state, self.data, req, driver, self.now())
         for check in found.checks:
             if not check.ok:
                 self.fail(
@@ -501,7 +340,7 @@ class RideshareDispatch(Environment):
                 )
         now = self.now()
         trip = Trip(
-            trip_id=self._next_trip_id(),
+            trip_id=next_trip_id(self.state),
             request_id=request_id,
             driver_id=driver_id,
             status="proposed",
@@ -548,8 +387,8 @@ class RideshareDispatch(Environment):
             trip_id, status ("dispatched" or "rider_declined"), the rider's reasons when declined,
             pickup ETA and request status.
         """
-        self._sweep()
-        trip = self._trip(trip_id)
+        sweep(self.state, self.now())
+        trip = self.lookup(self.state.trips, trip_id, "trip", trip_id=trip_id)
         if trip.status != "proposed":
             why = (
                 f"the proposal lapsed at {trip.hold_until} without confirmation; propose again"
@@ -564,12 +403,12 @@ class RideshareDispatch(Environment):
             )
         req = self.state.requests[trip.request_id]
         driver = self.state.drivers[trip.driver_id]
-        reasons = self._rider_reasons(req, driver, trip.quoted_fare_cents)
+        reasons = rider_reasons(self.state, req, driver, trip.quoted_fare_cents)
         now = self.now()
         if reasons:
             trip.status = "rider_declined"
             trip.decline_reason = "; ".join(reasons)
-            self._release(driver)
+            release(driver)
             req.status, req.trip_id = "open", ""
             req.declined_by.append(driver.driver_id)
         else:
@@ -595,8 +434,8 @@ class RideshareDispatch(Environment):
         Returns:
             trip_id, status in_progress, started_at and the estimated drop-off.
         """
-        self._sweep()
-        trip = self._trip(trip_id)
+        sweep(self.state, self.now())
+        trip = self.lookup(self.state.trips, trip_id, "trip", trip_id=trip_id)
         self._require(trip, "dispatched", "only a dispatched trip (driver en route) can start")
         now = self.now()
         trip.status = "in_progress"
@@ -627,8 +466,8 @@ class RideshareDispatch(Environment):
             trip_id, status completed, the fare breakdown (total_cents, driver_payout_cents) and
             the driver's new zone.
         """
-        self._sweep()
-        trip = self._trip(trip_id)
+        sweep(self.state, self.now())
+        trip = self.lookup(self.state.trips, trip_id, "trip", trip_id=trip_id)
         rates = self.data.json("rate_table.json")
         if not 0 <= waiting_minutes <= rates["waiting"]["max_minutes"]:
             self.fail(
@@ -645,16 +484,23 @@ class RideshareDispatch(Environment):
         self._require(trip, "in_progress", "only a trip in progress (rider on board) can be completed")
         req = self.state.requests[trip.request_id]
         driver = self.state.drivers[trip.driver_id]
-        minutes, km = self._route(req.pickup_zone, req.dropoff_zone)
-        fare = self._fare(
-            req.pickup_zone, req.dropoff_zone, req.vehicle_class, minutes, km, waiting_minutes, tolls_cents
+        minutes, km = route(self.data, req.pickup_zone, req.dropoff_zone)
+        fare = compute_fare(
+            self.data,
+            req.pickup_zone,
+            req.dropoff_zone,
+            req.vehicle_class,
+            minutes,
+            km,
+            waiting_minutes,
+            tolls_cents,
         )
         now = self.now()
         trip.status = "completed"
         trip.completed_at = iso(now)
         trip.fare = fare
         req.status = "completed"
-        self._release(driver)
+        release(driver)
         driver.zone = req.dropoff_zone
         driver.idle_since = iso(now)
         driver.trips_completed += 1
@@ -687,8 +533,8 @@ class RideshareDispatch(Environment):
         Returns:
             trip_id, status cancelled, the cancellation fee in cents and the request's new status.
         """
-        self._sweep()
-        trip = self._trip(trip_id)
+        sweep(self.state, self.now())
+        trip = self.lookup(self.state.trips, trip_id, "trip", trip_id=trip_id)
         if not reason.strip():
             self.fail("invalid_argument", "reason must not be empty", field="reason")
         if trip.status not in ("proposed", "dispatched"):
@@ -715,7 +561,7 @@ class RideshareDispatch(Environment):
             fee = rule["fee_cents"] if late else 0
             req.status = "cancelled"
             commission = self.data.json("rate_table.json")["driver_commission"]
-            driver.earnings_cents += _round(fee * (1 - commission))
+            driver.earnings_cents += round_cents(fee * (1 - commission))
         else:
             req.status = "open"
             req.declined_by.append(driver.driver_id)
@@ -726,8 +572,8 @@ class RideshareDispatch(Environment):
         trip.cancelled_by = cancelled_by
         trip.cancel_reason = reason.strip()
         trip.cancellation_fee_cents = fee
-        self._release(driver)
-        self._sweep()
+        release(driver)
+        sweep(self.state, self.now())
         return {
             "trip_id": trip_id,
             "status": trip.status,
@@ -756,7 +602,7 @@ class RideshareDispatch(Environment):
         Returns:
             trip_id, the stars recorded and the rated person's new average rating.
         """
-        trip = self._trip(trip_id)
+        trip = self.lookup(self.state.trips, trip_id, "trip", trip_id=trip_id)
         if not 1 <= stars <= 5:
             self.fail("invalid_argument", f"stars must be between 1 and 5, got {stars}", field="stars")
         if stars <= 2 and not comment.strip():
@@ -774,13 +620,13 @@ class RideshareDispatch(Environment):
         if rated_by == "rider":
             driver = self.state.drivers[trip.driver_id]
             trip.driver_stars, trip.rider_comment = stars, comment.strip()
-            driver.rating = _average(driver.rating, driver.rating_count, stars)
+            driver.rating = average_rating(driver.rating, driver.rating_count, stars)
             driver.rating_count += 1
             rated, new_rating = driver.driver_id, driver.rating
         else:
             rider = self.state.riders[req.rider_id]
             trip.rider_stars, trip.driver_comment = stars, comment.strip()
-            rider.rating = _average(rider.rating, rider.rating_count, stars)
+            rider.rating = average_rating(rider.rating, rider.rating_count, stars)
             rider.rating_count += 1
             rated, new_rating = rider.rider_id, rider.rating
         return {
@@ -791,31 +637,14 @@ class RideshareDispatch(Environment):
             "new_rating": new_rating,
         }
 
-    # -- lookups -------------------------------------------------------------------------
-    def _request(self, request_id: str) -> Request:
-        req = self.state.requests.get(request_id)
-        if req is None:
-            self.fail("not_found", f"no request '{request_id}'", request_id=request_id)
-        return req
-
-    def _driver(self, driver_id: str) -> Driver:
-        driver = self.state.drivers.get(driver_id)
-        if driver is None:
-            self.fail("not_found", f"no driver '{driver_id}'", driver_id=driver_id)
-        return driver
-
-    def _trip(self, trip_id: str) -> Trip:
-        trip = self.state.trips.get(trip_id)
-        if trip is None:
-            self.fail("not_found", f"no trip '{trip_id}'", trip_id=trip_id)
-        return trip
-
+    # -- failures the tools share -------------------------------------------------------
     def _zone(self, zone_id: str) -> dict[str, Any]:
-        for zone in self.data.json("zones.json")["zones"]:
-            if zone["id"] == zone_id:
-                return dict(zone)
-        known = [z["id"] for z in self.data.json("zones.json")["zones"]]
-        self.fail("not_found", f"no zone '{zone_id}'; zones: {', '.join(known)}", zone=zone_id)
+        zone = find_zone(self.data, zone_id)
+        if zone is None:
+            self.fail(
+                "not_found", f"no zone '{zone_id}'; zones: {', '.join(zone_ids(self.data))}", zone=zone_id
+            )
+        return zone
 
     def _require(self, trip: Trip, status: str, why: str) -> None:
         if trip.status != status:
@@ -826,318 +655,9 @@ class RideshareDispatch(Environment):
                 status=trip.status,
             )
 
-    # -- derived status (the clock moves; reads never write) ----------------------------
-    def _deadline(self, req: Request) -> datetime:
-        return parse_time(req.requested_at) + timedelta(minutes=req.max_wait_minutes)
-
-    def _is_open(self, req: Request, now: datetime) -> bool:
-        return self._request_status(req, now) == "open"
-
-    def _request_status(self, req: Request, now: datetime) -> str:
-        if req.status == "open" and now > self._deadline(req):
-            return "expired"
-        if req.status == "proposed" and self._lapsed(self.state.trips[req.trip_id], now):
-            return "open" if now <= self._deadline(req) else "expired"
-        return req.status
-
-    def _lapsed(self, trip: Trip, now: datetime) -> bool:
-        return trip.status == "proposed" and now > parse_time(trip.hold_until)
-
-    def _trip_status(self, trip: Trip, now: datetime) -> str:
-        return "lapsed" if self._lapsed(trip, now) else trip.status
-
-    def _driver_status(self, driver: Driver, now: datetime) -> str:
-        status = driver.status
-        if status == "held" and self._lapsed(self.state.trips[driver.active_trip_id], now):
-            status = "available"
-        if status == "available" and now >= parse_time(driver.shift_end):
-            return "offline"
-        return status
-
-    def _active_trip_id(self, driver: Driver, now: datetime) -> str:
-        return (
-            driver.active_trip_id
-            if self._driver_status(driver, now) in ("held", "en_route", "on_trip")
-            else ""
-        )
-
-    def _sweep(self) -> None:
-        """Materialize what the clock decided: lapsed proposals, expired requests, ended shifts."""
-        now = self.now()
-        for trip in self.state.trips.values():
-            if self._lapsed(trip, now):
-                trip.status = "lapsed"
-                self._release(self.state.drivers[trip.driver_id])
-                req = self.state.requests[trip.request_id]
-                if req.trip_id == trip.trip_id:
-                    req.status, req.trip_id = "open", ""
-        for req in self.state.requests.values():
-            if req.status == "open" and now > self._deadline(req):
-                req.status = "expired"
-        for driver in self.state.drivers.values():
-            if driver.status == "available" and now >= parse_time(driver.shift_end):
-                driver.status = "offline"
-
-    def _release(self, driver: Driver) -> None:
-        driver.status = "available"
-        driver.active_trip_id = ""
-
-    def _request_summary(self, req: Request) -> dict[str, Any]:
-        now = self.now()
-        deadline = self._deadline(req)
-        return {
-            "request_id": req.request_id,
-            "rider_id": req.rider_id,
-            "status": self._request_status(req, now),
-            "pickup_zone": req.pickup_zone,
-            "dropoff_zone": req.dropoff_zone,
-            "party_size": req.party_size,
-            "needs": list(req.needs),
-            "vehicle_class": req.vehicle_class,
-            "max_wait_minutes": req.max_wait_minutes,
-            "requested_at": req.requested_at,
-            "latest_pickup_at": iso(deadline),
-            "minutes_left": max(0, _minutes(now, deadline)),
-        }
-
-    def _next_trip_id(self) -> str:
-        trip_id = f"TRP-{self.state.next_trip_number}"
-        self.state.next_trip_number += 1
-        return trip_id
-
-    # -- matching rules ------------------------------------------------------------------
-    def _route(self, origin: str, destination: str) -> tuple[int, float]:
-        return _routes(self.data.json("zones.json"))[(origin, destination)]
-
-    def _fare(
-        self,
-        pickup: str,
-        dropoff: str,
-        vehicle_class: str,
-        minutes: int,
-        km: float,
-        waiting_minutes: int = 0,
-        tolls_cents: int = 0,
-    ) -> Fare:
-        return _fare(
-            self.data.json("rate_table.json"),
-            self.data.json("zones.json"),
-            pickup,
-            dropoff,
-            vehicle_class,
-            minutes,
-            km,
-            waiting_minutes,
-            tolls_cents,
-        )
-
-    def _assess(self, req: Request, driver: Driver) -> Assessment:
-        """Hard constraints, weighted score and both sides' decisions for one pair, as of now."""
-        now = self.now()
-        policy = self.data.json("scoring_policy.json")
-        eta, _ = self._route(driver.zone, req.pickup_zone)
-        minutes, km = self._route(req.pickup_zone, req.dropoff_zone)
-        pickup_at = now + timedelta(minutes=eta)
-        dropoff_at = pickup_at + timedelta(minutes=minutes)
-        quote = self._fare(req.pickup_zone, req.dropoff_zone, req.vehicle_class, minutes, km)
-        found = Assessment(
-            checks=self._checks(req, driver, now, pickup_at, dropoff_at),
-            eta_minutes=eta,
-            route_minutes=minutes,
-            route_km=km,
-            quote=quote,
-            pickup_eta_at=pickup_at,
-            est_dropoff_at=dropoff_at,
-        )
-        weights = policy["weights"]
-        steps = max(0, CLASS_ORDER.index(driver.vehicle.vehicle_class) - CLASS_ORDER.index(req.vehicle_class))
-        fits = policy["class_fit_by_upgrade_steps"]
-        floor = policy["rating_floor"]
-        idle = max(0, _minutes(parse_time(driver.idle_since), now))
-        raw = {
-            "pickup_eta": (
-                _clamp(1 - eta / req.max_wait_minutes),
-                f"{eta} min to pickup, rider waits up to {req.max_wait_minutes} min",
-            ),
-            "driver_rating": (_clamp((driver.rating - floor) / (5 - floor)), f"rating {driver.rating}"),
-            "class_fit": (
-                fits[min(steps, len(fits) - 1)],
-                f"{driver.vehicle.vehicle_class} for a {req.vehicle_class} request ({steps} upgrade steps)",
-            ),
-            "seat_fit": (
-                _clamp(req.party_size / driver.vehicle.capacity),
-                f"{req.party_size} riders in {driver.vehicle.capacity} seats",
-            ),
-            "idle_fairness": (
-                _clamp(min(idle, policy["idle_cap_minutes"]) / policy["idle_cap_minutes"]),
-                f"idle {idle} min",
-            ),
-        }
-        total = 0.0
-        for name, (value, why) in raw.items():
-            contribution = weights[name] * value
-            total += contribution
-            found.criteria.append(
-                {
-                    "criterion": name,
-                    "value": round(value, 3),
-                    "weight": weights[name],
-                    "contribution": round(100 * contribution, 1),
-                    "why": why,
-                }
-            )
-        found.score = round(100 * total, 1)
-        found.driver_reasons = self._driver_reasons(req, driver, eta, quote.total_cents)
-        found.rider_reasons = self._rider_reasons(req, driver, quote.total_cents)
-        return found
-
-    def _checks(
-        self, req: Request, driver: Driver, now: datetime, pickup_at: datetime, dropoff_at: datetime
-    ) -> list[Check]:
-        rider = self.state.riders[req.rider_id]
-        req_status = self._request_status(req, now)
-        drv_status = self._driver_status(driver, now)
-        zone = self._zone(req.pickup_zone)
-        missing = sorted(set(req.needs) - set(driver.vehicle.features))
-        vehicle_rank = CLASS_ORDER.index(driver.vehicle.vehicle_class)
-        airport = zone["kind"] == "airport"
-        busy = drv_status in ("held", "en_route", "on_trip")
-        return [
-            Check(
-                "request_open",
-                req_status == "open",
-                f"request {req.request_id} is {req_status}",
-                "invalid_transition",
-            ),
-            Check(
-                "driver_available",
-                drv_status == "available",
-                f"driver {driver.driver_id} is {drv_status}"
-                + (f" with active trip {driver.active_trip_id}" if busy else "")
-                + (f" (shift ended {driver.shift_end})" if drv_status == "offline" else ""),
-                "conflict" if busy else "invalid_transition",
-            ),
-            Check(
-                "capacity",
-                driver.vehicle.capacity >= req.party_size,
-                f"party of {req.party_size}, vehicle seats {driver.vehicle.capacity}",
-            ),
-            Check(
-                "accessibility",
-                not missing,
-                f"vehicle lacks {', '.join(missing)}" if missing else "vehicle has every needed feature",
-            ),
-            Check(
-                "vehicle_class",
-                vehicle_rank >= CLASS_ORDER.index(req.vehicle_class),
-                f"{driver.vehicle.vehicle_class} vehicle for a {req.vehicle_class} request",
-            ),
-            Check(
-                "airport_permit",
-                not airport or "airport" in driver.permits,
-                f"driver {driver.driver_id} lacks the 'airport' permit required for pickups at {zone['name']}"
-                if airport and "airport" not in driver.permits
-                else "no permit needed"
-                if not airport
-                else "driver holds the airport permit",
-                "permission_denied",
-            ),
-            Check(
-                "wait_window",
-                pickup_at <= self._deadline(req),
-                f"pickup ETA {iso(pickup_at)}, rider's latest acceptable pickup {iso(self._deadline(req))}",
-            ),
-            Check(
-                "shift_end",
-                dropoff_at <= parse_time(driver.shift_end),
-                f"estimated drop-off {iso(dropoff_at)}, driver's shift ends {driver.shift_end}",
-            ),
-            Check(
-                "not_excluded",
-                driver.driver_id not in req.declined_by and driver.driver_id not in rider.blocked_drivers,
-                f"driver {driver.driver_id} already declined or cancelled this request"
-                if driver.driver_id in req.declined_by
-                else f"rider {rider.rider_id} blocked driver {driver.driver_id}"
-                if driver.driver_id in rider.blocked_drivers
-                else "driver not excluded",
-            ),
-        ]
-
-    def _driver_reasons(self, req: Request, driver: Driver, eta: int, quote_cents: int) -> list[str]:
-        prefs = driver.prefs
-        rider = self.state.riders[req.rider_id]
-        reasons = []
-        if eta > prefs.max_pickup_minutes:
-            reasons.append(f"pickup is {eta} min away; driver accepts at most {prefs.max_pickup_minutes} min")
-        if req.dropoff_zone in prefs.avoid_dropoff_zones:
-            reasons.append(f"driver does not take drop-offs in {req.dropoff_zone}")
-        if quote_cents < prefs.min_fare_cents:
-            reasons.append(f"fare {quote_cents} cents is below the driver's minimum {prefs.min_fare_cents}")
-        if rider.rating < prefs.min_rider_rating:
-            reasons.append(
-                f"rider rating {rider.rating} is below the driver's minimum {prefs.min_rider_rating}"
-            )
-        return reasons
-
-    def _rider_reasons(self, req: Request, driver: Driver, quote_cents: int) -> list[str]:
-        rider = self.state.riders[req.rider_id]
-        reasons = []
-        if driver.rating < rider.min_driver_rating:
-            reasons.append(
-                f"driver rating {driver.rating} is below the rider's minimum {rider.min_driver_rating}"
-            )
-        if req.max_fare_cents and quote_cents > req.max_fare_cents:
-            reasons.append(f"quoted fare {quote_cents} cents exceeds the rider's cap {req.max_fare_cents}")
-        return reasons
-
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
         """A city at the evening peak: ``12 * size`` drivers, ``12 * size`` riders, trips in every status."""
-        from .generate import _Generator
-
-        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
-        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
-        return Initial(state=_Generator(random.Random(seed), max(1, size), repo, base).build())
-
-
-def _fare(
-    rates: Any,
-    zones: Any,
-    pickup: str,
-    dropoff: str,
-    vehicle_class: str,
-    minutes: int,
-    km: float,
-    waiting_minutes: int = 0,
-    tolls_cents: int = 0,
-) -> Fare:
-    """The fare of a trip from the rate table: class tariff, minimum, surge, fees, waiting, tolls."""
-    tariff = rates["classes"][vehicle_class]
-    distance = _round(tariff["per_km_cents"] * km)
-    time = tariff["per_minute_cents"] * minutes
-    subtotal = max(tariff["minimum_cents"], tariff["base_cents"] + distance + time)
-    multiplier = float(rates["surge_by_pickup_zone"].get(pickup, 1.0))
-    surge = _round(subtotal * (multiplier - 1))
-    kinds = {z["id"]: z["kind"] for z in zones["zones"]}
-    airport = rates["airport_surcharge_cents"] if "airport" in (kinds[pickup], kinds[dropoff]) else 0
-    billable_wait = max(0, waiting_minutes - rates["waiting"]["free_minutes"])
-    waiting = billable_wait * rates["waiting"]["per_minute_cents"]
-    total = subtotal + surge + rates["booking_fee_cents"] + airport + waiting + tolls_cents
-    payout = _round((subtotal + surge + waiting) * (1 - rates["driver_commission"])) + tolls_cents
-    return Fare(
-        vehicle_class=vehicle_class,
-        distance_km=km,
-        duration_minutes=minutes,
-        base_cents=tariff["base_cents"],
-        distance_cents=distance,
-        time_cents=time,
-        subtotal_cents=subtotal,
-        surge_multiplier=multiplier,
-        surge_cents=surge,
-        booking_fee_cents=rates["booking_fee_cents"],
-        airport_surcharge_cents=airport,
-        waiting_cents=waiting,
-        tolls_cents=tolls_cents,
-        total_cents=total,
-        driver_payout_cents=payout,
-    )
+        return Initial(
+            state=Generator(random.Random(seed), max(1, size), cls.repository(data), cls.base_time()).build()
+        )

@@ -1,8 +1,8 @@
 """The seeded S0 generator behind :meth:`~.env.RideshareDispatch.generate`.
 
 Rideshare dispatch (rider requests, driver matching, trips and fares). Runs once per initial
-state (seed, size), never during a tool call; it builds the State models of ``env.py`` with the
-rules of ``rules.py``.
+state (seed, size), never during a tool call; it builds the State models of ``state.py`` with the
+rules of ``rules.py`` (routes and fares), so S0 is priced as the tools price.
 """
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso, parse_time
+from envcraft import Repository, iso, parse_time
 
-from .env import DispatchState, Driver, DriverPrefs, Request, Rider, Trip, TripStatus, Vehicle, _fare
-from .rules import _routes
+from .rules import compute_fare, routes
+from .state import DispatchState, Driver, DriverPrefs, Request, Rider, Trip, TripStatus, Vehicle
 
 
-class _Generator:
+class Generator:
     """Builds a consistent evening-peak city; every random choice comes from one seeded rng."""
 
     def __init__(self, rng: random.Random, size: int, data: Repository, base: datetime) -> None:
@@ -26,7 +25,7 @@ class _Generator:
         self.data = data
         self.base = base
         self.zones = [z["id"] for z in data.json("zones.json")["zones"]]
-        self.routes = _routes(data.json("zones.json"))
+        self.routes = routes(data.json("zones.json"))
         self.names = data.json("names.json")
         self.state = DispatchState(next_trip_number=40100 + rng.randrange(0, 800))
         self.used: set[str] = set()
@@ -144,15 +143,7 @@ class _Generator:
             needs.append("pet_friendly")
         vehicle_class = rng.choice(("economy",) * 5 + ("comfort", "comfort", "premium"))
         minutes, km = self.routes[(pickup, dropoff)]
-        quote = _fare(
-            self.data.json("rate_table.json"),
-            self.data.json("zones.json"),
-            pickup,
-            dropoff,
-            vehicle_class,
-            minutes,
-            km,
-        )
+        quote = compute_fare(self.data, pickup, dropoff, vehicle_class, minutes, km)
         cap = quote.total_cents + rng.choice((-300, 200, 600)) if rng.random() < 0.2 else 0
         return Request(
             request_id=self._id("REQ", 2000, 10000),
@@ -196,7 +187,6 @@ class _Generator:
         dropoff = pickup + timedelta(minutes=minutes)
         proposed = confirmed - timedelta(minutes=1)
         req.requested_at = iso(proposed - timedelta(minutes=1))
-        rates, zones = self.data.json("rate_table.json"), self.data.json("zones.json")
         trip = Trip(
             trip_id=f"TRP-{self.state.next_trip_number}",
             request_id=req.request_id,
@@ -207,8 +197,8 @@ class _Generator:
             confirmed_at=iso(confirmed),
             pickup_eta_at=iso(pickup),
             est_dropoff_at=iso(dropoff),
-            quoted_fare_cents=_fare(
-                rates, zones, req.pickup_zone, req.dropoff_zone, "economy", minutes, km
+            quoted_fare_cents=compute_fare(
+                self.data, req.pickup_zone, req.dropoff_zone, "economy", minutes, km
             ).total_cents,
         )
         self.state.next_trip_number += 1
@@ -222,8 +212,8 @@ class _Generator:
                 driver.shift_end = iso(dropoff + timedelta(minutes=30))
         else:
             trip.started_at, trip.completed_at = iso(pickup), iso(dropoff)
-            trip.fare = _fare(
-                rates, zones, req.pickup_zone, req.dropoff_zone, "economy", minutes, km, rng.choice((0, 0, 5))
+            trip.fare = compute_fare(
+                self.data, req.pickup_zone, req.dropoff_zone, "economy", minutes, km, rng.choice((0, 0, 5))
             )
             trip.driver_stars = rng.choice((0, 4, 5, 5))
             req.status = "completed"
