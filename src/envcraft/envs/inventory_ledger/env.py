@@ -21,14 +21,19 @@ from .rules import (
     available,
     drafts_in,
     frozen_pairs,
+    matching_skus,
     open_counts_in,
     open_journal,
-    pending_in_drafts,
+    order_rows,
+    period_rows,
     post_journal,
     posting_violations,
+    purchase_order_rows,
     staged_receipts,
+    stock_rows,
     stock_violations,
     value_at_period_end,
+    warehouse_rows,
 )
 from .state import (
     Balance,
@@ -100,19 +105,7 @@ class InventoryLedger(Environment):
             Warehouses with id, name, city, can_post, the number of SKUs stocked and units on hand
             and reserved; plus your operator profile (approval limit, period-close right).
         """
-        rows = []
-        for wh in sorted(self.state.warehouses.values(), key=lambda w: w.warehouse_id):
-            rows.append(
-                {
-                    "warehouse_id": wh.warehouse_id,
-                    "name": wh.name,
-                    "city": wh.city,
-                    "can_post": wh.warehouse_id in self.state.operator.warehouses,
-                    "skus_stocked": sum(1 for b in wh.stock.values() if b.on_hand > 0),
-                    "units_on_hand": sum(b.on_hand for b in wh.stock.values()),
-                    "units_reserved": sum(b.reserved for b in wh.stock.values()),
-                }
-            )
+        rows = warehouse_rows(self.state)
         return {"warehouses": rows, "operator": self.state.operator.model_dump()}
 
     @tool(read_only=True, produces=["sku_id"])
@@ -126,19 +119,7 @@ class InventoryLedger(Environment):
         Returns:
             Matching SKUs with id, name, category, unit of measure, standard unit cost and total on hand.
         """
-        words = query.lower().split()
-        found = []
-        for sku in sorted(self.state.skus.values(), key=lambda s: s.sku_id):
-            text = f"{sku.sku_id} {sku.name}".lower()
-            if category and sku.category != category.strip().lower():
-                continue
-            if all(word in text for word in words):
-                total = sum(
-                    wh.stock[sku.sku_id].on_hand
-                    for wh in self.state.warehouses.values()
-                    if sku.sku_id in wh.stock
-                )
-                found.append({**sku.model_dump(), "total_on_hand": total})
+        found = matching_skus(self.state, query.lower().split(), category)
         return {"skus": found, "count": len(found)}
 
     @tool(read_only=True, consumes=["sku_id", "warehouse_id"], produces=["warehouse_id"])
@@ -163,23 +144,7 @@ class InventoryLedger(Environment):
                 warehouse_id=warehouse_id,
                 warehouses=sorted(self.state.warehouses),
             )
-        frozen = frozen_pairs(self.state)
-        pending = pending_in_drafts(self.state)
-        rows = []
-        for wh in sorted(self.state.warehouses.values(), key=lambda w: w.warehouse_id):
-            if warehouse_id and wh.warehouse_id != warehouse_id:
-                continue
-            balance = wh.stock.get(sku_id, Balance())
-            rows.append(
-                {
-                    "warehouse_id": wh.warehouse_id,
-                    "on_hand": balance.on_hand,
-                    "reserved": balance.reserved,
-                    "available": balance.on_hand - balance.reserved,
-                    "pending_in_drafts": pending.get((wh.warehouse_id, sku_id), 0),
-                    "frozen_by": frozen.get((wh.warehouse_id, sku_id)),
-                }
-            )
+        rows = stock_rows(self.state, sku_id, warehouse_id)
         return {"sku_id": sku_id, "name": sku.name, "uom": sku.uom, "stock": rows}
 
     @tool(read_only=True, consumes=["warehouse_id"], produces=["po_id", "sku_id"])
@@ -197,27 +162,7 @@ class InventoryLedger(Environment):
             Purchase orders with supplier, receiving warehouse, status, expected date and lines
             (ordered, received, remaining, pending_in_drafts).
         """
-        staged = staged_receipts(self.state)
-        words = supplier.lower().split()
-        rows = []
-        for po in sorted(self.state.purchase_orders.values(), key=lambda p: p.po_id):
-            if status and po.status != status:
-                continue
-            if warehouse_id and po.warehouse_id != warehouse_id:
-                continue
-            if not all(w in po.supplier.lower() for w in words):
-                continue
-            lines = [
-                {
-                    "sku_id": sku_id,
-                    "ordered": line.ordered,
-                    "received": line.received,
-                    "remaining": line.ordered - line.received,
-                    "pending_in_drafts": staged.get((po.po_id, sku_id), 0),
-                }
-                for sku_id, line in sorted(po.lines.items())
-            ]
-            rows.append({**po.model_dump(exclude={"lines"}), "lines": lines})
+        rows = purchase_order_rows(self.state, status, warehouse_id, supplier.lower().split())
         return {"purchase_orders": rows, "count": len(rows)}
 
     @tool(read_only=True, consumes=["warehouse_id"], produces=["order_id", "sku_id"])
@@ -235,25 +180,7 @@ class InventoryLedger(Environment):
             Orders with customer, warehouse, status, ship-by date and lines (quantity and the
             available quantity at that warehouse).
         """
-        words = customer.lower().split()
-        rows = []
-        for order in sorted(self.state.orders.values(), key=lambda o: o.order_id):
-            if status and order.status != status:
-                continue
-            if warehouse_id and order.warehouse_id != warehouse_id:
-                continue
-            if not all(w in order.customer.lower() for w in words):
-                continue
-            stock = self.state.warehouses[order.warehouse_id].stock
-            lines = [
-                {
-                    "sku_id": sku_id,
-                    "quantity": qty,
-                    "available_at_warehouse": available(stock.get(sku_id, Balance())),
-                }
-                for sku_id, qty in sorted(order.lines.items())
-            ]
-            rows.append({**order.model_dump(exclude={"lines"}), "lines": lines})
+        rows = order_rows(self.state, status, warehouse_id, customer.lower().split())
         return {"orders": rows, "count": len(rows)}
 
     @tool(read_only=True, consumes=["journal_id"])
@@ -318,17 +245,7 @@ class InventoryLedger(Environment):
             ones: draft_journals and open_counts that block closing, and whether an older period
             is still open.
         """
-        rows = []
-        older_open = False
-        for period in sorted(self.state.periods.values(), key=lambda p: p.period):
-            row: dict[str, Any] = period.model_dump()
-            if period.status == "open":
-                row["draft_journals"] = drafts_in(self.state, period.period)
-                row["open_counts"] = open_counts_in(self.state, period.period)
-                row["older_period_open"] = older_open
-                row["closable"] = not (row["draft_journals"] or row["open_counts"] or older_open)
-                older_open = True
-            rows.append(row)
+        rows = period_rows(self.state)
         return {"periods": rows, "current_period": self._current_period()}
 
     # -- journals ------------------------------------------------------------------------------

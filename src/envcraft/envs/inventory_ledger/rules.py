@@ -19,6 +19,7 @@ from .state import (
     LedgerState,
     Movement,
     MovementKind,
+    OrderStatus,
     PoStatus,
     PurchaseOrder,
 )
@@ -182,6 +183,130 @@ def stock_violations(state: LedgerState) -> list[str]:
                     f"{warehouse.warehouse_id} {sku_id}: reserved does not match the reserved orders"
                 )
     return problems
+
+
+# -- what the read tools show ------------------------------------------------------------------
+def warehouse_rows(state: LedgerState) -> list[dict[str, Any]]:
+    """Each warehouse with whether the operator may post there and its stock totals."""
+    rows = []
+    for wh in sorted(state.warehouses.values(), key=lambda w: w.warehouse_id):
+        rows.append(
+            {
+                "warehouse_id": wh.warehouse_id,
+                "name": wh.name,
+                "city": wh.city,
+                "can_post": wh.warehouse_id in state.operator.warehouses,
+                "skus_stocked": sum(1 for b in wh.stock.values() if b.on_hand > 0),
+                "units_on_hand": sum(b.on_hand for b in wh.stock.values()),
+                "units_reserved": sum(b.reserved for b in wh.stock.values()),
+            }
+        )
+    return rows
+
+
+def matching_skus(state: LedgerState, words: list[str], category: str) -> list[dict[str, Any]]:
+    """The SKUs whose id or name holds every word (of ``category`` if given), with stock on hand."""
+    found = []
+    for sku in sorted(state.skus.values(), key=lambda s: s.sku_id):
+        text = f"{sku.sku_id} {sku.name}".lower()
+        if category and sku.category != category.strip().lower():
+            continue
+        if all(word in text for word in words):
+            total = sum(
+                wh.stock[sku.sku_id].on_hand for wh in state.warehouses.values() if sku.sku_id in wh.stock
+            )
+            found.append({**sku.model_dump(), "total_on_hand": total})
+    return found
+
+
+def stock_rows(state: LedgerState, sku_id: str, warehouse_id: str) -> list[dict[str, Any]]:
+    """A SKU's balance per warehouse (only ``warehouse_id`` if given), drafts and freezes."""
+    frozen = frozen_pairs(state)
+    pending = pending_in_drafts(state)
+    rows = []
+    for wh in sorted(state.warehouses.values(), key=lambda w: w.warehouse_id):
+        if warehouse_id and wh.warehouse_id != warehouse_id:
+            continue
+        balance = wh.stock.get(sku_id, Balance())
+        rows.append(
+            {
+                "warehouse_id": wh.warehouse_id,
+                "on_hand": balance.on_hand,
+                "reserved": balance.reserved,
+                "available": balance.on_hand - balance.reserved,
+                "pending_in_drafts": pending.get((wh.warehouse_id, sku_id), 0),
+                "frozen_by": frozen.get((wh.warehouse_id, sku_id)),
+            }
+        )
+    return rows
+
+
+def purchase_order_rows(
+    state: LedgerState, status: PoStatus | None, warehouse_id: str, words: list[str]
+) -> list[dict[str, Any]]:
+    """The matching purchase orders with what remains to receive on each line."""
+    staged = staged_receipts(state)
+    rows = []
+    for po in sorted(state.purchase_orders.values(), key=lambda p: p.po_id):
+        if status and po.status != status:
+            continue
+        if warehouse_id and po.warehouse_id != warehouse_id:
+            continue
+        if not all(w in po.supplier.lower() for w in words):
+            continue
+        lines = [
+            {
+                "sku_id": sku_id,
+                "ordered": line.ordered,
+                "received": line.received,
+                "remaining": line.ordered - line.received,
+                "pending_in_drafts": staged.get((po.po_id, sku_id), 0),
+            }
+            for sku_id, line in sorted(po.lines.items())
+        ]
+        rows.append({**po.model_dump(exclude={"lines"}), "lines": lines})
+    return rows
+
+
+def order_rows(
+    state: LedgerState, status: OrderStatus | None, warehouse_id: str, words: list[str]
+) -> list[dict[str, Any]]:
+    """The matching customer orders with the stock available for each line."""
+    rows = []
+    for order in sorted(state.orders.values(), key=lambda o: o.order_id):
+        if status and order.status != status:
+            continue
+        if warehouse_id and order.warehouse_id != warehouse_id:
+            continue
+        if not all(w in order.customer.lower() for w in words):
+            continue
+        stock = state.warehouses[order.warehouse_id].stock
+        lines = [
+            {
+                "sku_id": sku_id,
+                "quantity": qty,
+                "available_at_warehouse": available(stock.get(sku_id, Balance())),
+            }
+            for sku_id, qty in sorted(order.lines.items())
+        ]
+        rows.append({**order.model_dump(exclude={"lines"}), "lines": lines})
+    return rows
+
+
+def period_rows(state: LedgerState) -> list[dict[str, Any]]:
+    """The periods oldest first; an open one with what blocks closing it."""
+    rows = []
+    older_open = False
+    for period in sorted(state.periods.values(), key=lambda p: p.period):
+        row: dict[str, Any] = period.model_dump()
+        if period.status == "open":
+            row["draft_journals"] = drafts_in(state, period.period)
+            row["open_counts"] = open_counts_in(state, period.period)
+            row["older_period_open"] = older_open
+            row["closable"] = not (row["draft_journals"] or row["open_counts"] or older_open)
+            older_open = True
+        rows.append(row)
+    return rows
 
 
 # -- journals and postings ---------------------------------------------------------------------
