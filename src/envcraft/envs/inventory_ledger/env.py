@@ -10,206 +10,43 @@ over-received, closed periods untouchable, and counted stock frozen until reconc
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationInfo, model_validator
+from envcraft import Entity, Environment, Initial, Repository, iso, tool
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, dangling, misfiled, tool
-from envcraft.core.clock import iso
-
+from .generate import generate_state
 from .rules import (
-    _available,
-    _drafts_in,
-    _frozen_pairs,
-    _open_counts_in,
-    _pending_in_drafts,
-    _po_status,
-    _staged_receipts,
-    _value_at_period_end,
+    add_line,
+    available,
+    drafts_in,
+    frozen_pairs,
+    matching_skus,
+    open_counts_in,
+    open_journal,
+    order_rows,
+    period_rows,
+    post_journal,
+    posting_violations,
+    purchase_order_rows,
+    staged_receipts,
+    stock_rows,
+    stock_violations,
+    value_at_period_end,
+    warehouse_rows,
 )
-
-JournalStatus = Literal["draft", "posted", "rolled_back"]
-JournalSource = Literal["manual", "shipment", "cycle_count"]
-MovementKind = Literal["receipt", "transfer_out", "transfer_in", "adjustment", "shipment", "count_variance"]
-PoStatus = Literal["open", "partially_received", "received", "cancelled"]
-OrderStatus = Literal["open", "reserved", "shipped", "cancelled"]
-
-
-# -- state ----------------------------------------------------------------------------------------
-class Operator(StateModel):
-    """The person the agent acts for: where they may change stock and how much they may adjust."""
-
-    name: str = "operator"
-    warehouses: list[str] = Field(default_factory=list)
-    approval_limit: float = 0.0
-    can_close_periods: bool = False
-
-
-class Balance(StateModel):
-    opening: int = 0  # on-hand when the ledger started; on_hand == opening + posted movements
-    on_hand: int = 0
-    reserved: int = 0
-
-
-class Warehouse(StateModel):
-    warehouse_id: str
-    name: str
-    city: str
-    stock: dict[str, Balance] = Field(default_factory=dict)
-
-
-class Sku(StateModel):
-    sku_id: str
-    name: str
-    category: str
-    uom: str
-    unit_cost: float
-
-
-class PoLine(StateModel):
-    ordered: int
-    received: int = 0
-
-
-class PurchaseOrder(StateModel):
-    po_id: str
-    supplier: str
-    warehouse_id: str
-    status: PoStatus
-    expected_date: str
-    lines: dict[str, PoLine]
-
-
-class SalesOrder(StateModel):
-    order_id: str
-    customer: str
-    warehouse_id: str
-    status: OrderStatus
-    ship_by: str
-    lines: dict[str, Annotated[int, Field(gt=0)]]  # SKU -> units ordered
-
-
-class JournalLine(StateModel):
-    line_no: int
-    kind: MovementKind
-    warehouse_id: str
-    sku_id: str
-    quantity: int  # signed change of on-hand
-    reason_code: str = ""
-    reference: str = ""  # PO id, transfer id, order id or count id
-    note: str = ""
-
-
-class Journal(StateModel):
-    journal_id: str
-    memo: str
-    period: str
-    source: JournalSource
-    status: JournalStatus
-    created_at: str
-    posted_at: str = ""
-    lines: list[JournalLine] = Field(default_factory=list)
-    next_line_no: int = 1
-
-
-class Movement(StateModel):
-    movement_id: str
-    seq: int
-    journal_id: str
-    period: str
-    kind: MovementKind
-    warehouse_id: str
-    sku_id: str
-    quantity: int
-    reason_code: str = ""
-    reference: str = ""
-    posted_at: str
-
-
-class CountLine(StateModel):
-    system_quantity: int
-    counted: int | None = None
-
-
-class CycleCount(StateModel):
-    count_id: str
-    warehouse_id: str
-    period: str
-    status: Literal["open", "reconciled"]
-    started_at: str
-    reconciled_at: str = ""
-    lines: dict[str, CountLine]
-
-
-class Period(StateModel):
-    period: str
-    status: Literal["open", "closed"]
-    closed_at: str = ""
-    closed_after_seq: int = 0  # the last movement seq at closing time
-    closing_value: float = 0.0
-
-
-class LedgerState(StateModel):
-    operator: Operator = Field(default_factory=Operator)
-    warehouses: dict[str, Warehouse] = Field(default_factory=dict)
-    skus: dict[str, Sku] = Field(default_factory=dict)
-    purchase_orders: dict[str, PurchaseOrder] = Field(default_factory=dict)
-    orders: dict[str, SalesOrder] = Field(default_factory=dict)
-    journals: dict[str, Journal] = Field(default_factory=dict)
-    movements: dict[str, Movement] = Field(default_factory=dict)
-    cycle_counts: dict[str, CycleCount] = Field(default_factory=dict)
-    periods: dict[str, Period] = Field(default_factory=dict)
-    next_journal: int = 1
-    next_movement: int = 1
-    next_transfer: int = 1
-    next_count: int = 1
-
-    @model_validator(mode="after")
-    def _links_resolve(self, info: ValidationInfo) -> LedgerState:
-        """Every warehouse and SKU a record names exists, and a staged receipt names a purchase
-        order line: balances, valuations and postings follow these links without looking."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        problems = [
-            *misfiled(self.warehouses, "warehouse_id"),
-            *misfiled(self.skus, "sku_id"),
-            *misfiled(self.purchase_orders, "po_id"),
-            *misfiled(self.orders, "order_id"),
-            *misfiled(self.journals, "journal_id"),
-            *misfiled(self.movements, "movement_id"),
-            *misfiled(self.cycle_counts, "count_id"),
-            *misfiled(self.periods, "period"),
-        ]
-        holders: list[tuple[str, str, list[str]]] = [
-            (w.warehouse_id, w.warehouse_id, list(w.stock)) for w in self.warehouses.values()
-        ]
-        holders += [(p.po_id, p.warehouse_id, list(p.lines)) for p in self.purchase_orders.values()]
-        holders += [(o.order_id, o.warehouse_id, list(o.lines)) for o in self.orders.values()]
-        holders += [(c.count_id, c.warehouse_id, list(c.lines)) for c in self.cycle_counts.values()]
-        holders += [(m.movement_id, m.warehouse_id, [m.sku_id]) for m in self.movements.values()]
-        for journal in self.journals.values():
-            holders += [(journal.journal_id, ln.warehouse_id, [ln.sku_id]) for ln in journal.lines]
-            for line in journal.lines:
-                po = self.purchase_orders.get(line.reference)
-                if line.kind == "receipt" and (po is None or line.sku_id not in po.lines):
-                    problems.append(
-                        f"{journal.journal_id} receives {line.sku_id} on no line of {line.reference!r}"
-                    )
-        for order in self.orders.values():
-            held = self.warehouses.get(order.warehouse_id)
-            if order.status == "reserved" and held is not None and not set(order.lines) <= set(held.stock):
-                problems.append(
-                    f"{order.order_id} is reserved on SKUs {order.warehouse_id} holds no stock of"
-                )
-        for owner, warehouse_id, sku_ids in holders:
-            problems += dangling(owner, "warehouse", [warehouse_id], self.warehouses)
-            problems += dangling(owner, "SKU", sku_ids, self.skus)
-        if problems:
-            raise ValueError("; ".join(problems[:5]))
-        return self
+from .state import (
+    Balance,
+    CountLine,
+    CycleCount,
+    Journal,
+    LedgerState,
+    OrderStatus,
+    Period,
+    PoStatus,
+    Sku,
+    Warehouse,
+)
 
 
 # -- the environment ----------------------------------------------------------------------------
@@ -257,28 +94,7 @@ class InventoryLedger(Environment):
         """Stock adds up: on hand is the opening balance plus the posted movements, reserved is what
         the reserved orders hold, and neither goes negative or reserves more than is on hand."""
         del files
-        problems = []
-        posted: dict[tuple[str, str], int] = {}
-        for movement in state.movements.values():
-            key = (movement.warehouse_id, movement.sku_id)
-            posted[key] = posted.get(key, 0) + movement.quantity
-        held: dict[tuple[str, str], int] = {}
-        for order in state.orders.values():
-            if order.status == "reserved":
-                for sku_id, units in order.lines.items():
-                    held[(order.warehouse_id, sku_id)] = held.get((order.warehouse_id, sku_id), 0) + units
-        for warehouse in state.warehouses.values():
-            for sku_id, balance in warehouse.stock.items():
-                key = (warehouse.warehouse_id, sku_id)
-                if balance.on_hand != balance.opening + posted.get(key, 0):
-                    problems.append(f"{warehouse.warehouse_id} {sku_id}: on hand is not opening + movements")
-                if balance.reserved != held.get(key, 0) or not 0 <= balance.reserved <= max(
-                    balance.on_hand, 0
-                ):
-                    problems.append(
-                        f"{warehouse.warehouse_id} {sku_id}: reserved does not match the reserved orders"
-                    )
-        return problems
+        return stock_violations(state)
 
     # -- reads -------------------------------------------------------------------------------
     @tool(read_only=True, produces=["warehouse_id"])
@@ -289,19 +105,7 @@ class InventoryLedger(Environment):
             Warehouses with id, name, city, can_post, the number of SKUs stocked and units on hand
             and reserved; plus your operator profile (approval limit, period-close right).
         """
-        rows = []
-        for wh in sorted(self.state.warehouses.values(), key=lambda w: w.warehouse_id):
-            rows.append(
-                {
-                    "warehouse_id": wh.warehouse_id,
-                    "name": wh.name,
-                    "city": wh.city,
-                    "can_post": wh.warehouse_id in self.state.operator.warehouses,
-                    "skus_stocked": sum(1 for b in wh.stock.values() if b.on_hand > 0),
-                    "units_on_hand": sum(b.on_hand for b in wh.stock.values()),
-                    "units_reserved": sum(b.reserved for b in wh.stock.values()),
-                }
-            )
+        rows = warehouse_rows(self.state)
         return {"warehouses": rows, "operator": self.state.operator.model_dump()}
 
     @tool(read_only=True, produces=["sku_id"])
@@ -315,19 +119,7 @@ class InventoryLedger(Environment):
         Returns:
             Matching SKUs with id, name, category, unit of measure, standard unit cost and total on hand.
         """
-        words = query.lower().split()
-        found = []
-        for sku in sorted(self.state.skus.values(), key=lambda s: s.sku_id):
-            text = f"{sku.sku_id} {sku.name}".lower()
-            if category and sku.category != category.strip().lower():
-                continue
-            if all(word in text for word in words):
-                total = sum(
-                    wh.stock[sku.sku_id].on_hand
-                    for wh in self.state.warehouses.values()
-                    if sku.sku_id in wh.stock
-                )
-                found.append({**sku.model_dump(), "total_on_hand": total})
+        found = matching_skus(self.state, query.lower().split(), category)
         return {"skus": found, "count": len(found)}
 
     @tool(read_only=True, consumes=["sku_id", "warehouse_id"], produces=["warehouse_id"])
@@ -345,24 +137,14 @@ class InventoryLedger(Environment):
         """
         sku = self._sku(sku_id)
         if warehouse_id:
-            self._warehouse(warehouse_id)
-        frozen = _frozen_pairs(self.state)
-        pending = _pending_in_drafts(self.state)
-        rows = []
-        for wh in sorted(self.state.warehouses.values(), key=lambda w: w.warehouse_id):
-            if warehouse_id and wh.warehouse_id != warehouse_id:
-                continue
-            balance = wh.stock.get(sku_id, Balance())
-            rows.append(
-                {
-                    "warehouse_id": wh.warehouse_id,
-                    "on_hand": balance.on_hand,
-                    "reserved": balance.reserved,
-                    "available": balance.on_hand - balance.reserved,
-                    "pending_in_drafts": pending.get((wh.warehouse_id, sku_id), 0),
-                    "frozen_by": frozen.get((wh.warehouse_id, sku_id)),
-                }
+            self.lookup(
+                self.state.warehouses,
+                warehouse_id,
+                "warehouse",
+                warehouse_id=warehouse_id,
+                warehouses=sorted(self.state.warehouses),
             )
+        rows = stock_rows(self.state, sku_id, warehouse_id)
         return {"sku_id": sku_id, "name": sku.name, "uom": sku.uom, "stock": rows}
 
     @tool(read_only=True, consumes=["warehouse_id"], produces=["po_id", "sku_id"])
@@ -380,27 +162,7 @@ class InventoryLedger(Environment):
             Purchase orders with supplier, receiving warehouse, status, expected date and lines
             (ordered, received, remaining, pending_in_drafts).
         """
-        staged = _staged_receipts(self.state)
-        words = supplier.lower().split()
-        rows = []
-        for po in sorted(self.state.purchase_orders.values(), key=lambda p: p.po_id):
-            if status and po.status != status:
-                continue
-            if warehouse_id and po.warehouse_id != warehouse_id:
-                continue
-            if not all(w in po.supplier.lower() for w in words):
-                continue
-            lines = [
-                {
-                    "sku_id": sku_id,
-                    "ordered": line.ordered,
-                    "received": line.received,
-                    "remaining": line.ordered - line.received,
-                    "pending_in_drafts": staged.get((po.po_id, sku_id), 0),
-                }
-                for sku_id, line in sorted(po.lines.items())
-            ]
-            rows.append({**po.model_dump(exclude={"lines"}), "lines": lines})
+        rows = purchase_order_rows(self.state, status, warehouse_id, supplier.lower().split())
         return {"purchase_orders": rows, "count": len(rows)}
 
     @tool(read_only=True, consumes=["warehouse_id"], produces=["order_id", "sku_id"])
@@ -418,25 +180,7 @@ class InventoryLedger(Environment):
             Orders with customer, warehouse, status, ship-by date and lines (quantity and the
             available quantity at that warehouse).
         """
-        words = customer.lower().split()
-        rows = []
-        for order in sorted(self.state.orders.values(), key=lambda o: o.order_id):
-            if status and order.status != status:
-                continue
-            if warehouse_id and order.warehouse_id != warehouse_id:
-                continue
-            if not all(w in order.customer.lower() for w in words):
-                continue
-            stock = self.state.warehouses[order.warehouse_id].stock
-            lines = [
-                {
-                    "sku_id": sku_id,
-                    "quantity": qty,
-                    "available_at_warehouse": _available(stock.get(sku_id, Balance())),
-                }
-                for sku_id, qty in sorted(order.lines.items())
-            ]
-            rows.append({**order.model_dump(exclude={"lines"}), "lines": lines})
+        rows = order_rows(self.state, status, warehouse_id, customer.lower().split())
         return {"orders": rows, "count": len(rows)}
 
     @tool(read_only=True, consumes=["journal_id"])
@@ -450,10 +194,10 @@ class InventoryLedger(Environment):
             The journal (memo, period, status, lines) and for drafts: would_commit (true when
             commit_transaction would succeed now) and violations (what would block it).
         """
-        journal = self._journal(journal_id)
+        journal = self.lookup(self.state.journals, journal_id, "journal", journal_id=journal_id)
         result: dict[str, Any] = journal.model_dump()
         if journal.status == "draft":
-            violations = _posting_violations(self.state, journal)
+            violations = posting_violations(self.state, journal)
             result["would_commit"] = not violations and bool(journal.lines)
             result["violations"] = violations
         return result
@@ -501,17 +245,7 @@ class InventoryLedger(Environment):
             ones: draft_journals and open_counts that block closing, and whether an older period
             is still open.
         """
-        rows = []
-        older_open = False
-        for period in sorted(self.state.periods.values(), key=lambda p: p.period):
-            row: dict[str, Any] = period.model_dump()
-            if period.status == "open":
-                row["draft_journals"] = _drafts_in(self.state, period.period)
-                row["open_counts"] = _open_counts_in(self.state, period.period)
-                row["older_period_open"] = older_open
-                row["closable"] = not (row["draft_journals"] or row["open_counts"] or older_open)
-                older_open = True
-            rows.append(row)
+        rows = period_rows(self.state)
         return {"periods": rows, "current_period": self._current_period()}
 
     # -- journals ------------------------------------------------------------------------------
@@ -533,17 +267,8 @@ class InventoryLedger(Environment):
         if not memo.strip():
             self.fail("invalid_argument", "memo must not be empty", field="memo")
         target = self._open_period(period or self._current_period())
-        journal_id = f"JNL-{self.state.next_journal:05d}"
-        self.state.next_journal += 1
-        self.state.journals[journal_id] = Journal(
-            journal_id=journal_id,
-            memo=memo.strip(),
-            period=target.period,
-            source="manual",
-            status="draft",
-            created_at=iso(self.now()),
-        )
-        return {"journal_id": journal_id, "period": target.period, "status": "draft"}
+        journal = open_journal(self.state, memo.strip(), target.period, "manual", iso(self.now()))
+        return {"journal_id": journal.journal_id, "period": target.period, "status": "draft"}
 
     @tool(
         goal="stage the receipt of {quantity} unit(s) of {sku_id} against {po_id} in {journal_id}",
@@ -562,9 +287,7 @@ class InventoryLedger(Environment):
             The staged line and what remains to receive on the PO line after this journal.
         """
         journal = self._draft(journal_id)
-        po = self.state.purchase_orders.get(po_id)
-        if po is None:
-            self.fail("not_found", f"no purchase order '{po_id}'", po_id=po_id)
+        po = self.lookup(self.state.purchase_orders, po_id, "purchase order", po_id=po_id)
         if po.status in ("received", "cancelled"):
             self.fail(
                 "invalid_transition",
@@ -583,7 +306,7 @@ class InventoryLedger(Environment):
             )
         self._positive(quantity)
         self._require_scope(po.warehouse_id)
-        staged = _staged_receipts(self.state).get((po_id, sku_id), 0)
+        staged = staged_receipts(self.state).get((po_id, sku_id), 0)
         remaining = line.ordered - line.received - staged
         if quantity > remaining:
             self.fail(
@@ -597,7 +320,7 @@ class InventoryLedger(Environment):
                 staged_in_drafts=staged,
                 remaining=max(remaining, 0),
             )
-        added = self._add_line(journal, "receipt", po.warehouse_id, sku_id, quantity, reference=po_id)
+        added = add_line(journal, "receipt", po.warehouse_id, sku_id, quantity, reference=po_id)
         return {"journal_id": journal_id, "line": added.model_dump(), "remaining_after": remaining - quantity}
 
     @tool(
@@ -623,8 +346,20 @@ class InventoryLedger(Environment):
         """
         journal = self._draft(journal_id)
         self._sku(sku_id)
-        source = self._warehouse(from_warehouse_id)
-        self._warehouse(to_warehouse_id)
+        source = self.lookup(
+            self.state.warehouses,
+            from_warehouse_id,
+            "warehouse",
+            warehouse_id=from_warehouse_id,
+            warehouses=sorted(self.state.warehouses),
+        )
+        self.lookup(
+            self.state.warehouses,
+            to_warehouse_id,
+            "warehouse",
+            warehouse_id=to_warehouse_id,
+            warehouses=sorted(self.state.warehouses),
+        )
         if from_warehouse_id == to_warehouse_id:
             self.fail(
                 "invalid_argument",
@@ -637,12 +372,10 @@ class InventoryLedger(Environment):
         self._require_available(journal, source, sku_id, quantity)
         transfer_id = f"TRF-{self.state.next_transfer:04d}"
         self.state.next_transfer += 1
-        out_leg = self._add_line(
+        out_leg = add_line(
             journal, "transfer_out", from_warehouse_id, sku_id, -quantity, reference=transfer_id
         )
-        in_leg = self._add_line(
-            journal, "transfer_in", to_warehouse_id, sku_id, quantity, reference=transfer_id
-        )
+        in_leg = add_line(journal, "transfer_in", to_warehouse_id, sku_id, quantity, reference=transfer_id)
         return {
             "journal_id": journal_id,
             "transfer_id": transfer_id,
@@ -676,7 +409,13 @@ class InventoryLedger(Environment):
             The staged line and its value.
         """
         journal = self._draft(journal_id)
-        warehouse = self._warehouse(warehouse_id)
+        warehouse = self.lookup(
+            self.state.warehouses,
+            warehouse_id,
+            "warehouse",
+            warehouse_id=warehouse_id,
+            warehouses=sorted(self.state.warehouses),
+        )
         sku = self._sku(sku_id)
         codes = self.data.json("reason_codes.json")
         code = codes.get(reason_code.strip().upper())
@@ -715,9 +454,7 @@ class InventoryLedger(Environment):
             )
         if quantity < 0:
             self._require_available(journal, warehouse, sku_id, -quantity)
-        added = self._add_line(
-            journal, "adjustment", warehouse_id, sku_id, quantity, reason, "", note.strip()
-        )
+        added = add_line(journal, "adjustment", warehouse_id, sku_id, quantity, reason, "", note.strip())
         return {"journal_id": journal_id, "line": added.model_dump(), "value": value}
 
     @tool(
@@ -806,7 +543,7 @@ class InventoryLedger(Environment):
         Returns:
             The order id, its status ("reserved") and the reserved quantities.
         """
-        order = self._order(order_id)
+        order = self.lookup(self.state.orders, order_id, "customer order", order_id=order_id)
         if order.status != "open":
             self.fail(
                 "invalid_transition",
@@ -817,9 +554,9 @@ class InventoryLedger(Environment):
         self._require_scope(order.warehouse_id)
         stock = self.state.warehouses[order.warehouse_id].stock
         shortages = [
-            {"sku_id": sku_id, "needed": qty, "available": _available(stock.get(sku_id, Balance()))}
+            {"sku_id": sku_id, "needed": qty, "available": available(stock.get(sku_id, Balance()))}
             for sku_id, qty in sorted(order.lines.items())
-            if qty > _available(stock.get(sku_id, Balance()))
+            if qty > available(stock.get(sku_id, Balance()))
         ]
         if shortages:
             self.fail(
@@ -844,7 +581,7 @@ class InventoryLedger(Environment):
         Returns:
             The order id, its status ("open") and the quantities released.
         """
-        order = self._order(order_id)
+        order = self.lookup(self.state.orders, order_id, "customer order", order_id=order_id)
         if order.status != "reserved":
             self.fail(
                 "invalid_transition",
@@ -874,7 +611,7 @@ class InventoryLedger(Environment):
         Returns:
             The order id, its status ("shipped"), the shipment journal id and movement ids.
         """
-        order = self._order(order_id)
+        order = self.lookup(self.state.orders, order_id, "customer order", order_id=order_id)
         if order.status != "reserved":
             hint = " Reserve it first." if order.status == "open" else ""
             self.fail(
@@ -885,11 +622,15 @@ class InventoryLedger(Environment):
             )
         self._require_scope(order.warehouse_id)
         target = self._open_period(period or self._current_period())
-        journal = self._system_journal(
-            f"Shipment of {order_id} to {order.customer}", target.period, "shipment"
+        journal = open_journal(
+            self.state,
+            f"Shipment of {order_id} to {order.customer}",
+            target.period,
+            "shipment",
+            iso(self.now()),
         )
         for sku_id, qty in sorted(order.lines.items()):
-            self._add_line(journal, "shipment", order.warehouse_id, sku_id, -qty, reference=order_id)
+            add_line(journal, "shipment", order.warehouse_id, sku_id, -qty, reference=order_id)
         movement_ids = self._post(journal)
         order.status = "shipped"
         return {
@@ -918,7 +659,13 @@ class InventoryLedger(Environment):
         Returns:
             The count id and the frozen SKUs with their system quantities.
         """
-        warehouse = self._warehouse(warehouse_id)
+        warehouse = self.lookup(
+            self.state.warehouses,
+            warehouse_id,
+            "warehouse",
+            warehouse_id=warehouse_id,
+            warehouses=sorted(self.state.warehouses),
+        )
         if not sku_ids:
             self.fail("invalid_argument", "sku_ids must name at least one SKU", field="sku_ids")
         if len(set(sku_ids)) != len(sku_ids):
@@ -927,7 +674,7 @@ class InventoryLedger(Environment):
             self._sku(sku_id)
         self._require_scope(warehouse_id)
         target = self._open_period(period or self._current_period())
-        frozen = _frozen_pairs(self.state)
+        frozen = frozen_pairs(self.state)
         clashes = {s: frozen[(warehouse_id, s)] for s in sku_ids if (warehouse_id, s) in frozen}
         if clashes:
             self.fail(
@@ -1044,10 +791,12 @@ class InventoryLedger(Environment):
         count.reconciled_at = iso(self.now())
         journal_id = None
         if variances:
-            journal = self._system_journal(f"Cycle count {count_id} variances", target.period, "cycle_count")
+            journal = open_journal(
+                self.state, f"Cycle count {count_id} variances", target.period, "cycle_count", iso(self.now())
+            )
             reason = self.data.json("policy.json")["count_variance_reason"]
             for sku_id, delta in variances.items():
-                self._add_line(
+                add_line(
                     journal, "count_variance", count.warehouse_id, sku_id, delta, reason, reference=count_id
                 )
             self._post(journal)
@@ -1074,9 +823,9 @@ class InventoryLedger(Environment):
         Returns:
             The period, its status ("closed"), closing time and inventory value at period end.
         """
-        target = self.state.periods.get(period)
-        if target is None:
-            self.fail("not_found", f"no period '{period}'", period=period, periods=sorted(self.state.periods))
+        target = self.lookup(
+            self.state.periods, period, "period", period=period, periods=sorted(self.state.periods)
+        )
         if target.status == "closed":
             self.fail(
                 "invalid_transition",
@@ -1102,8 +851,8 @@ class InventoryLedger(Environment):
                 period=period,
                 missing_permission="close_period",
             )
-        drafts = _drafts_in(self.state, period)
-        counts = _open_counts_in(self.state, period)
+        drafts = drafts_in(self.state, period)
+        counts = open_counts_in(self.state, period)
         if drafts or counts:
             self.fail(
                 "conflict",
@@ -1116,23 +865,12 @@ class InventoryLedger(Environment):
         target.status = "closed"
         target.closed_at = iso(self.now())
         target.closed_after_seq = self.state.next_movement - 1
-        target.closing_value = _value_at_period_end(self.state, period)
+        target.closing_value = value_at_period_end(self.state, period)
         return target.model_dump()
 
     # -- helpers -------------------------------------------------------------------------------
     def _current_period(self) -> str:
         return self.now().strftime("%Y-%m")
-
-    def _warehouse(self, warehouse_id: str) -> Warehouse:
-        warehouse = self.state.warehouses.get(warehouse_id)
-        if warehouse is None:
-            self.fail(
-                "not_found",
-                f"no warehouse '{warehouse_id}'",
-                warehouse_id=warehouse_id,
-                warehouses=sorted(self.state.warehouses),
-            )
-        return warehouse
 
     def _sku(self, sku_id: str) -> Sku:
         sku = self.state.skus.get(sku_id)
@@ -1140,20 +878,8 @@ class InventoryLedger(Environment):
             self.fail("not_found", f"no SKU '{sku_id}'; search_skus finds SKU ids", sku_id=sku_id)
         return sku
 
-    def _order(self, order_id: str) -> SalesOrder:
-        order = self.state.orders.get(order_id)
-        if order is None:
-            self.fail("not_found", f"no customer order '{order_id}'", order_id=order_id)
-        return order
-
-    def _journal(self, journal_id: str) -> Journal:
-        journal = self.state.journals.get(journal_id)
-        if journal is None:
-            self.fail("not_found", f"no journal '{journal_id}'", journal_id=journal_id)
-        return journal
-
     def _draft(self, journal_id: str) -> Journal:
-        journal = self._journal(journal_id)
+        journal = self.lookup(self.state.journals, journal_id, "journal", journal_id=journal_id)
         if journal.status != "draft":
             self.fail(
                 "invalid_transition",
@@ -1164,9 +890,7 @@ class InventoryLedger(Environment):
         return journal
 
     def _open_count(self, count_id: str) -> CycleCount:
-        count = self.state.cycle_counts.get(count_id)
-        if count is None:
-            self.fail("not_found", f"no cycle count '{count_id}'", count_id=count_id)
+        count = self.lookup(self.state.cycle_counts, count_id, "cycle count", count_id=count_id)
         if count.status != "open":
             self.fail(
                 "invalid_transition",
@@ -1177,9 +901,9 @@ class InventoryLedger(Environment):
         return count
 
     def _open_period(self, period: str) -> Period:
-        target = self.state.periods.get(period)
-        if target is None:
-            self.fail("not_found", f"no period '{period}'", period=period, periods=sorted(self.state.periods))
+        target = self.lookup(
+            self.state.periods, period, "period", period=period, periods=sorted(self.state.periods)
+        )
         if target.status != "open":
             self.fail(
                 "invalid_transition",
@@ -1209,61 +933,22 @@ class InventoryLedger(Environment):
             for ln in journal.lines
             if ln.warehouse_id == warehouse.warehouse_id and ln.sku_id == sku_id
         )
-        available = _available(balance) + staged
-        if quantity > available:
+        free = available(balance) + staged
+        if quantity > free:
             self.fail(
                 "conflict",
-                f"only {max(available, 0)} of {sku_id} available at {warehouse.warehouse_id} "
+                f"only {max(free, 0)} of {sku_id} available at {warehouse.warehouse_id} "
                 f"(on hand {balance.on_hand}, reserved {balance.reserved}, staged in this journal {staged})",
                 warehouse_id=warehouse.warehouse_id,
                 sku_id=sku_id,
                 requested=quantity,
-                available=max(available, 0),
+                available=max(free, 0),
             )
-
-    def _add_line(
-        self,
-        journal: Journal,
-        kind: MovementKind,
-        warehouse_id: str,
-        sku_id: str,
-        quantity: int,
-        reason_code: str = "",
-        reference: str = "",
-        note: str = "",
-    ) -> JournalLine:
-        line = JournalLine(
-            line_no=journal.next_line_no,
-            kind=kind,
-            warehouse_id=warehouse_id,
-            sku_id=sku_id,
-            quantity=quantity,
-            reason_code=reason_code,
-            reference=reference,
-            note=note,
-        )
-        journal.next_line_no += 1
-        journal.lines.append(line)
-        return line
-
-    def _system_journal(self, memo: str, period: str, source: JournalSource) -> Journal:
-        journal_id = f"JNL-{self.state.next_journal:05d}"
-        self.state.next_journal += 1
-        journal = Journal(
-            journal_id=journal_id,
-            memo=memo,
-            period=period,
-            source=source,
-            status="draft",
-            created_at=iso(self.now()),
-        )
-        self.state.journals[journal_id] = journal
-        return journal
 
     def _post(self, journal: Journal) -> list[str]:
         """Post every line of a draft journal, or fail with all violations and post nothing."""
         self._open_period(journal.period)
-        violations = _posting_violations(self.state, journal)
+        violations = posting_violations(self.state, journal)
         if violations:
             self.fail(
                 "conflict",
@@ -1271,37 +956,7 @@ class InventoryLedger(Environment):
                 journal_id=journal.journal_id,
                 violations=violations,
             )
-        stamp = iso(self.now())
-        movement_ids = []
-        for line in journal.lines:
-            balance = self.state.warehouses[line.warehouse_id].stock.setdefault(line.sku_id, Balance())
-            balance.on_hand += line.quantity
-            if line.kind == "shipment":
-                balance.reserved += line.quantity
-            if line.kind == "receipt":
-                po = self.state.purchase_orders[line.reference]
-                po.lines[line.sku_id].received += line.quantity
-                po.status = _po_status(po)
-            seq = self.state.next_movement
-            self.state.next_movement += 1
-            movement_id = f"MOV-{seq:06d}"
-            self.state.movements[movement_id] = Movement(
-                movement_id=movement_id,
-                seq=seq,
-                journal_id=journal.journal_id,
-                period=journal.period,
-                kind=line.kind,
-                warehouse_id=line.warehouse_id,
-                sku_id=line.sku_id,
-                quantity=line.quantity,
-                reason_code=line.reason_code,
-                reference=line.reference,
-                posted_at=stamp,
-            )
-            movement_ids.append(movement_id)
-        journal.status = "posted"
-        journal.posted_at = stamp
-        return movement_ids
+        return post_journal(self.state, journal, iso(self.now()))
 
     # -- initial states ----------------------------------------------------------------------------
     @classmethod
@@ -1309,76 +964,6 @@ class InventoryLedger(Environment):
         """A distribution network of ``3 + size`` warehouses plus a partner 3PL outside your scope,
         near-duplicate SKUs, purchase orders in every status, orders that fit, orders that need a
         transfer first, an open cycle count blocking the December close."""
-        from .generate import BASE_TIME, _generate
-
-        repo = data if data is not None else Repository(Path(__file__).resolve().parent / "data")
-        base = cls.package.clock.base_time if cls.package else BASE_TIME
-        return Initial(state=_generate(random.Random(seed), max(1, size), repo, base))
-
-
-def _posting_violations(state: LedgerState, journal: Journal) -> list[dict[str, Any]]:
-    """Everything that would stop ``journal`` from posting now, judged on its net effect."""
-    violations: list[dict[str, Any]] = []
-    period = state.periods.get(journal.period)
-    if period is None or period.status != "open":
-        violations.append({"rule": "closed_period", "period": journal.period})
-    frozen = _frozen_pairs(state)
-    net: dict[tuple[str, str], int] = defaultdict(int)
-    issued: dict[tuple[str, str], int] = defaultdict(int)
-    received: dict[tuple[str, str], int] = defaultdict(int)
-    for line in journal.lines:
-        pair = (line.warehouse_id, line.sku_id)
-        net[pair] += line.quantity
-        if line.kind == "shipment":
-            issued[pair] -= line.quantity
-        if line.kind == "receipt":
-            received[(line.reference, line.sku_id)] += line.quantity
-        if pair in frozen:
-            violations.append(
-                {
-                    "rule": "frozen_by_count",
-                    "line_no": line.line_no,
-                    "count_id": frozen[pair],
-                    "sku_id": line.sku_id,
-                }
-            )
-    for (po_id, sku_id), qty in sorted(received.items()):
-        po = state.purchase_orders[po_id]
-        line_state = po.lines[sku_id]
-        if po.status in ("received", "cancelled"):
-            violations.append({"rule": "po_not_receivable", "po_id": po_id, "status": po.status})
-        elif line_state.received + qty > line_state.ordered:
-            violations.append(
-                {
-                    "rule": "over_receipt",
-                    "po_id": po_id,
-                    "sku_id": sku_id,
-                    "ordered": line_state.ordered,
-                    "received": line_state.received,
-                    "receiving": qty,
-                }
-            )
-    for (wh_id, sku_id), delta in sorted(net.items()):
-        balance = state.warehouses[wh_id].stock.get(sku_id, Balance())
-        on_hand = balance.on_hand + delta
-        reserved = balance.reserved - issued.get((wh_id, sku_id), 0)
-        if on_hand < 0:
-            violations.append(
-                {
-                    "rule": "negative_on_hand",
-                    "warehouse_id": wh_id,
-                    "sku_id": sku_id,
-                    "on_hand_after": on_hand,
-                }
-            )
-        elif reserved > on_hand:
-            violations.append(
-                {
-                    "rule": "reserved_above_on_hand",
-                    "warehouse_id": wh_id,
-                    "sku_id": sku_id,
-                    "on_hand_after": on_hand,
-                    "reserved": reserved,
-                }
-            )
-    return violations
+        return Initial(
+            state=generate_state(random.Random(seed), max(1, size), cls.repository(data), cls.base_time())
+        )

@@ -1,7 +1,7 @@
 """The seeded S0 generator behind :meth:`~.env.InventoryLedger.generate`.
 
 Inventory ledger (multi-warehouse stock movements as transactions). Runs once per initial state
-(seed, size), never during a tool call; it builds the State models of ``env.py`` with the rules
+(seed, size), never during a tool call; it builds the State models of ``state.py`` with the rules
 of ``rules.py``.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso
+from envcraft import Repository, iso
 
-from .env import (
+from .rules import available
+from .state import (
     Balance,
     CountLine,
     CycleCount,
@@ -28,13 +28,10 @@ from .env import (
     Sku,
     Warehouse,
 )
-from .rules import _available
-
-BASE_TIME = datetime.fromisoformat("2026-01-02T08:00:00+00:00")
 
 
 # -- generator ------------------------------------------------------------------------------------
-def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> LedgerState:
+def generate_state(rng: random.Random, size: int, data: Repository, base: datetime) -> LedgerState:
     state = LedgerState()
     parties = data.json("parties.json")
     sites = list(data.json("sites.json"))[: 3 + size]
@@ -131,18 +128,16 @@ def _add_orders(
     for i, number in enumerate(numbers):
         warehouse_id = rng.choice(scope)
         stock = state.warehouses[warehouse_id].stock
-        stocked = sorted(s for s, b in stock.items() if _available(b) > 0)
+        stocked = sorted(s for s, b in stock.items() if available(b) > 0)
         if not stocked:
             continue
         lines = {}
         for sku_id in rng.sample(stocked, min(len(stocked), rng.randint(1, 3))):
-            available = _available(stock[sku_id])
+            units = available(stock[sku_id])
             # Every third order asks for more than the warehouse has: it needs a transfer first.
-            lines[sku_id] = (
-                available + rng.randint(5, 30) if i % 3 == 2 else rng.randint(1, max(1, available // 3))
-            )
+            lines[sku_id] = units + rng.randint(5, 30) if i % 3 == 2 else rng.randint(1, max(1, units // 3))
         status: OrderStatus = "open"
-        if i % 3 == 0 and all(qty <= _available(stock[s]) for s, qty in lines.items()):
+        if i % 3 == 0 and all(qty <= available(stock[s]) for s, qty in lines.items()):
             for sku_id, qty in lines.items():
                 stock[sku_id].reserved += qty
             status = "reserved"

@@ -1,7 +1,7 @@
 """The seeded S0 generator behind :meth:`~.env.ItineraryRebooking.generate`.
 
 Itinerary rebooking (travel disruption desk). Runs once per initial state (seed, size), never
-during a tool call; it builds the State models of ``env.py`` with the rules of ``rules.py``.
+during a tool call; it builds the State models of ``state.py`` with the rules of ``rules.py``.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Literal
 
-from envcraft.core import Repository
-from envcraft.core.clock import iso
+from envcraft import Repository, iso
 
-from .env import (
+from .rules import HORIZON_DAYS, airport_info, flight_times, night_dates, whole_minutes
+from .state import (
     Event,
     EventKind,
     FareClass,
@@ -27,10 +27,9 @@ from .env import (
     Stay,
     Transfer,
     Traveler,
-    _hotel_catalog,
-    _timetable,
+    hotel_catalog,
+    timetable_rows,
 )
-from .rules import HORIZON_DAYS, _airports, _minutes, _nights, _times
 
 # -- the generator ------------------------------------------------------------------------------------
 FIRST_NAMES = (
@@ -48,13 +47,13 @@ FARE_CLASSES: tuple[FareClass, ...] = ("flex", "standard", "saver", "saver")
 RATES: tuple[Literal["flexible", "non_refundable"], ...] = ("flexible", "non_refundable")
 
 
-class _Generator:
+class Generator:
     """Builds a consistent S0: every trip connects, every stay and transfer fits its flights."""
 
     def __init__(self, rng: random.Random, data: Repository, base: datetime) -> None:
         self.rng, self.data, self.base = rng, data, base
-        self.tt = _timetable(data)
-        self.airports = _airports(data)
+        self.tt = timetable_rows(data)
+        self.airports = airport_info(data)
         self.days = [base.date() + timedelta(days=i) for i in range(HORIZON_DAYS)]
         self.state = ItineraryState()
 
@@ -82,7 +81,7 @@ class _Generator:
                 )
 
     def _hotels(self) -> None:
-        for hotel_id in sorted(_hotel_catalog(self.data)):
+        for hotel_id in sorted(hotel_catalog(self.data)):
             rooms = {day.isoformat(): self.rng.randint(0, 4) for day in self.days}
             self.state.hotels[hotel_id] = HotelInventory(hotel_id=hotel_id, rooms_left=rooms)
 
@@ -194,9 +193,9 @@ class _Generator:
             leg_ids=leg_ids,
         )
         arrival_leg = leg_ids[len(outbound) - 1]
-        arrival = _times(self.tt, self.state.flights[outbound[-1]])
+        arrival = flight_times(self.tt, self.state.flights[outbound[-1]])
         city = arrival.destination
-        hotels = [h for h, info in sorted(_hotel_catalog(self.data).items()) if info["city"] == city]
+        hotels = [h for h, info in sorted(hotel_catalog(self.data).items()) if info["city"] == city]
         stay_id = f"STY-{len(self.state.stays) + 1:04d}"
         self.state.stays[stay_id] = Stay(
             stay_id=stay_id,
@@ -223,7 +222,7 @@ class _Generator:
     def _spare_rooms(self) -> None:
         """Keep every disruption fixable: a stay's hotel has a room on each night it could move to,
         and an overbooked stay has another hotel in its city with rooms for all its nights."""
-        catalog = _hotel_catalog(self.data)
+        catalog = hotel_catalog(self.data)
         for stay in sorted(self.state.stays.values(), key=lambda s: s.stay_id):
             rooms = self.state.hotels[stay.hotel_id].rooms_left
             for night in rooms:
@@ -237,7 +236,7 @@ class _Generator:
                 sorted(h for h, i in catalog.items() if i["city"] == city and h != stay.hotel_id)
             )
             rooms = self.state.hotels[other].rooms_left
-            for night in _nights(stay.check_in, stay.nights):
+            for night in night_dates(stay.check_in, stay.nights):
                 rooms[night] = max(1, rooms[night])
 
     def _disruptions(self, size: int) -> None:
@@ -281,10 +280,10 @@ class _Generator:
         connects = today[0] is legs[0] and len(today) >= 2 and today[1] is legs[1]
         if kind == "misconnect" and connects:
             first, second = legs[0], legs[1]
-            a = _times(self.tt, self.state.flights[first.flight_id])
-            b = _times(self.tt, self.state.flights[second.flight_id])
+            a = flight_times(self.tt, self.state.flights[first.flight_id])
+            b = flight_times(self.tt, self.state.flights[second.flight_id])
             mct = self.airports[b.origin]["min_connection_minutes"]
-            slack = _minutes(b.departure - a.arrival) - mct
+            slack = whole_minutes(b.departure - a.arrival) - mct
             delay = slack + self.rng.randint(10, 50)
             self._event("delay", first.flight_id, delay=delay, reason=self.rng.choice(DELAY_REASONS))
         elif kind == "cancellation":
@@ -314,7 +313,7 @@ class _Generator:
     ) -> None:
         fire = self.base + timedelta(minutes=self.rng.choice((-20, 0, 10, 25, 40, 60, 85, 110, 140)))
         if flight_id is not None:
-            departure = _times(self.tt, self.state.flights[flight_id]).scheduled_departure
+            departure = flight_times(self.tt, self.state.flights[flight_id]).scheduled_departure
             fire = min(fire, departure - timedelta(minutes=75))
         event_id = f"EVT-{len(self.state.events) + 1:03d}"
         self.state.events[event_id] = Event(

@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import random
-from datetime import date, datetime, timedelta
+from datetime import date
 from typing import Any, Literal
 
-from envcraft.core import Entity, Initial, Repository, StateModel, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, iso
-from envcraft.core.repository import thaw
-from envcraft.sandbox import ClawEnvironment
+from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
 
-ItemStatus = Literal["open", "done"]
-CSV_FIELDS = ("item_id", "title", "owner", "due", "status", "meeting")
-
-
-class ActionItem(StateModel):
-    item_id: str
-    title: str
-    owner: str  # a member handle
-    due: str  # YYYY-MM-DD
-    status: ItemStatus
-    meeting: str = ""  # the workspace path of the note it came from
-    created_at: str
-    closed_at: str | None = None
-    note: str = ""
-
-
-class NotesDeskState(StateModel):
-    members: dict[str, str] = {}  # handle -> full name
-    items: dict[str, ActionItem] = {}
-    next_item_number: int = 1
+from .generate import generate_initial
+from .rules import render_csv
+from .state import ActionItem, NotesDeskState
 
 
 class NotesDesk(ClawEnvironment):
@@ -136,7 +114,7 @@ class NotesDesk(ClawEnvironment):
         Returns:
             The item, now done, with the time it was closed.
         """
-        item = self._item(item_id)
+        item = self.lookup(self.state.items, item_id, "action item", item_id=item_id)
         if item.status != "open":
             self.fail("invalid_transition", f"{item_id} is already {item.status}", status=item.status)
         item.status = "done"
@@ -155,7 +133,7 @@ class NotesDesk(ClawEnvironment):
         Returns:
             The item with its new owner and the previous one.
         """
-        item = self._item(item_id)
+        item = self.lookup(self.state.items, item_id, "action item", item_id=item_id)
         self._member(owner)
         if item.status != "open":
             self.fail(
@@ -191,12 +169,6 @@ class NotesDesk(ClawEnvironment):
                 field="owner",
             )
 
-    def _item(self, item_id: str) -> ActionItem:
-        item = self.state.items.get(item_id)
-        if item is None:
-            self.fail("not_found", f"no action item '{item_id}'", item_id=item_id)
-        return item
-
     def _date(self, value: str, field: str) -> date:
         try:
             return date.fromisoformat(value)
@@ -208,64 +180,4 @@ class NotesDesk(ClawEnvironment):
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
         """``size + 2`` weekly meetings; items of all but the latest are already tracked."""
-        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
-        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
-        return _generate(random.Random(seed), max(1, size) + 2, repo, base)
-
-
-# -- pure helpers shared by the tools and the generator ---------------------------------------
-def render_csv(items: list[ActionItem]) -> str:
-    """The export format: one row per item, the columns of :data:`CSV_FIELDS`."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for item in items:
-        writer.writerow({field: getattr(item, field) for field in CSV_FIELDS})
-    return buffer.getvalue()
-
-
-def _generate(rng: random.Random, meetings: int, data: Repository, base: datetime) -> Initial:
-    team = thaw(data.json("team.json"))
-    topics = thaw(data.json("topics.json"))
-    members = {person["handle"]: person["name"] for person in team}
-    state = NotesDeskState(members=members)
-    files: dict[str, str] = {}
-    today = base.date()
-    order = rng.sample(range(len(topics)), len(topics))
-    for number in range(meetings):
-        held = today - timedelta(days=7 * (meetings - number) - rng.randint(0, 2))
-        topic = topics[order[number % len(order)]]
-        attendees = sorted(rng.sample(sorted(members), rng.randint(3, 4)))
-        latest = number == meetings - 1
-        lines = [
-            f"# {topic['title']} — {held.isoformat()}",
-            "",
-            "Attendees: " + ", ".join(f"@{h}" for h in attendees),
-        ]
-        lines += ["", "## Notes", *(f"- {note}" for note in rng.sample(topic["notes"], 2))]
-        lines += ["", "## Action items"]
-        path = f"notes/{held.isoformat()}-{topic['slug']}.md"
-        open_titles = {item.title for item in state.items.values() if item.status == "open"}
-        fresh = [title for title in topic["actions"] if title not in open_titles]
-        for title in rng.sample(fresh, min(len(fresh), rng.randint(2, 3))):
-            owner = rng.choice(attendees)
-            due = held + timedelta(days=rng.randint(7, 21))
-            done = not latest and due < today and rng.random() < 0.7
-            lines.append(f"- [{'x' if done else ' '}] @{owner}: {title} (due {due.isoformat()})")
-            if latest:
-                continue  # the newest meeting's items are not tracked yet
-            item_id = f"AI-{state.next_item_number:03d}"
-            state.next_item_number += 1
-            state.items[item_id] = ActionItem(
-                item_id=item_id,
-                title=title,
-                owner=owner,
-                due=due.isoformat(),
-                status="done" if done else "open",
-                meeting=path,
-                created_at=iso(datetime.combine(held, base.timetz()).replace(hour=17)),
-                closed_at=iso(datetime.combine(due, base.timetz())) if done else None,
-            )
-        files[path] = "\n".join(lines) + "\n"
-    files["action_items.csv"] = render_csv(sorted(state.items.values(), key=lambda i: i.item_id))
-    return Initial(state=state, files=files)
+        return generate_initial(random.Random(seed), max(1, size) + 2, cls.repository(data), cls.base_time())
