@@ -26,6 +26,10 @@ MAX_LINES = 600
 LONG_ENV_MODULES: dict[str, str] = {
     "inventory_ledger/env.py": "23 tools over journals, orders, counts and periods (~970 lines)",
     "itinerary_rebooking/env.py": "12 tools with long fare/connection docstrings (~660 lines)",
+    "class_booking/env.py": "13 documented tools; the booking rules live in rules.Rules (~610 lines)",
+    "event_stream/env.py": "14 tools; workspace reads and writes must stay in env.py (~700 lines)",
+    "infra_recovery/env.py": "12 tools; the workspace I/O of logs and timelines stays in env.py (~670 lines)",
+    "rideshare_dispatch/env.py": "13 documented tools with their checks that call self.fail (~660 lines)",
 }
 
 
