@@ -316,3 +316,51 @@ def test_effects_follow_functions_imported_from_sibling_modules(tmp_path: Path) 
     graph = build_tool_graph(load_package(package))
     assert "state" in _sources(graph, "deposit", "balance")
     assert "state" in _sources(graph, "audit", "deposit")  # both touch the journal; deposit reads it
+
+
+LOOKUP_ENV = '''
+from typing import Any
+
+from envcraft import Environment, StateModel, tool
+
+
+class Account(StateModel):
+    balance: int = 0
+
+
+class LookupState(StateModel):
+    accounts: dict[str, Account] = {}
+    log: list[str] = []
+
+
+class Bank(Environment):
+    """Accounts found with the base class's lookup."""
+
+    State = LookupState
+    state: LookupState
+
+    @tool
+    def deposit(self, account_id: str, amount: int) -> dict[str, Any]:
+        """Add money to an account."""
+        account = self.lookup(self.state.accounts, account_id, "account", account_id=account_id)
+        account.balance += amount
+        return {"balance": account.balance}
+
+    @tool(read_only=True)
+    def balance(self, account_id: str) -> dict[str, Any]:
+        """An account's balance."""
+        return {"balance": self.lookup(self.state.accounts, account_id, "account").balance}
+'''
+
+
+def test_effects_see_writes_to_a_record_found_with_lookup(tmp_path: Path) -> None:
+    """``self.lookup(self.state.accounts, ...)`` returns a record of ``accounts``: writing to it
+    writes ``accounts`` (the base class's method is not in the package, so it is not followed)."""
+    package = tmp_path / "bank"
+    package.mkdir()
+    (package / "envcraft.toml").write_text('id = "bank"\ntitle = "Bank"\nkind = "tool"\n')
+    (package / "README.md").write_text("# Bank\n")
+    (package / "env.py").write_text(LOOKUP_ENV)
+    effects = tool_effects(load_package(package).env_class)
+    assert effects["deposit"].writes == {"accounts"}
+    assert effects["balance"].reads == {"accounts"} and not effects["balance"].writes

@@ -50,6 +50,9 @@ MUTATORS = frozenset(
 )
 # Methods whose result still aliases (part of) the receiver.
 ALIASING = frozenset({"get", "values", "items", "pop", "setdefault", "popitem", "__getitem__"})
+# Environment methods whose result is a record of their first argument (``self.lookup(
+# self.state.orders, oid, "order")`` returns an order, so writing to it writes ``orders``).
+RECORD_OF_FIRST_ARGUMENT = frozenset({"lookup"})
 # Builtins whose result holds elements of their arguments.
 PASS_THROUGH = frozenset(
     {"sorted", "list", "reversed", "next", "iter", "max", "min", "filter", "tuple", "set"}
@@ -357,6 +360,8 @@ class _Body:
             result: set[str] = set()
             if SELF in receiver and func.attr in self.analyzer.methods:
                 result |= self.invoke(self.analyzer.methods[func.attr], [frozenset({SELF}), *args], kwargs)
+            elif SELF in receiver and func.attr in RECORD_OF_FIRST_ARGUMENT and args:
+                result |= {t for t in args[0] if t.startswith("F:")}
             if WORKSPACE in receiver:
                 pattern = _path_pattern(node.args[0], self.frame.paths) if node.args else "*"
                 if func.attr in WS_READS:
