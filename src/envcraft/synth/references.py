@@ -2,7 +2,8 @@
 
 A reference is one of the nine archetype packages. What a model must imitate is shown in
 full: ``ARCHETYPE.md`` (the design contract), ``envcraft.toml``, ``README.md``, the State
-(every pydantic model and type alias, with the helpers their validators call), the tool
+(every pydantic model and type alias, with the helpers their validators call: ``state.py`` in
+the four-module layout, else what ``env.py`` holds before its class), the tool
 surface (the Environment class with each ``@tool``'s decorator, signature and docstring,
 bodies elided) and one skill. The implementation follows only as far as ``budget`` tokens
 allow, in the order a model learns most from: the Environment class's tool bodies and
@@ -78,7 +79,12 @@ def render_reference(root: Path, archetype: str, budget: int = DEFAULT_BUDGET) -
         if text:
             ref.sections.append(Section(name, text, language))
     env = _Module(root / "env.py")
-    ref.sections.append(Section("env.py: imports and State", env.state_source(), "python"))
+    state = _Module(root / "state.py")
+    if state.source:  # state <- rules <- generate <- env: env.py's imports show how they connect
+        ref.sections.append(Section("state.py: the State", state.state_source(), "python"))
+        ref.sections.append(Section("env.py: imports", env.state_source(), "python"))
+    else:
+        ref.sections.append(Section("env.py: imports and State", env.state_source(), "python"))
     ref.sections.append(Section("env.py: tool surface (bodies elided)", env.surface_source(), "python"))
     skills = sorted((root / "skills").glob("*/SKILL.md"))
     if skills:
@@ -134,6 +140,10 @@ class _Module:
 
     def state_source(self) -> str:
         """Imports, type aliases, small constants, the models and the helpers they validate with."""
+        return "\n\n".join(self.segment(node) for node in self.state_nodes())
+
+    def state_nodes(self) -> list[ast.stmt]:
+        """The top-level statements :meth:`state_source` shows, in source order."""
         keep: list[ast.stmt] = []
         before_env = [n for n in self.tree.body if self.env_class is None or n.lineno < self.env_class.lineno]
         for node in before_env:
@@ -144,7 +154,7 @@ class _Module:
             if isinstance(node, ast.FunctionDef) and node.name in used:
                 keep.append(node)
         keep.sort(key=lambda n: n.lineno)
-        return "\n\n".join(self.segment(node) for node in keep)
+        return keep
 
     def _state_part(self, node: ast.stmt) -> bool:
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -192,6 +202,9 @@ class _Module:
         after = [n for n in self.tree.body if cls is not None and n.lineno > cls.end_lineno]  # type: ignore[operator]
         units += _units(rules, rules.tree.body, "rules.py")
         units += _units(self, [n for n in before if not self._shown_with_state(n)], "env.py: domain logic")
+        state = _Module(root / "state.py")
+        shown = {id(node) for node in state.state_nodes()}
+        units += _units(state, [n for n in state.tree.body if id(n) not in shown], "state.py: helpers")
         generate = _Module(root / "generate.py")
         if generate.source:  # split package: what follows the class in env.py is domain logic too
             units += _units(self, after, "env.py: domain logic")
