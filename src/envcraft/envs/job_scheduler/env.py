@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from envcraft import Entity, Environment, Initial, Repository, iso, parse_time, tool
+from envcraft import Entity, Environment, Initial, Repository, iso, tool
 
 from .generate import Generator
 from .rules import (
@@ -16,16 +16,19 @@ from .rules import (
     cancel_job_run,
     descendants,
     effective_params,
-    execute,
     input_status,
     is_open,
     job_status,
-    last_seen,
     max_attempts,
-    running_jobs,
+    pools_view,
+    run_status,
+    run_wave,
+    runs_view,
     settle,
     sweep,
     topo_order,
+    violations,
+    workflows_view,
 )
 from .state import JobDef, JobRun, Run, RunStatus, SchedulerState, Workflow, param_problem
 
@@ -63,33 +66,7 @@ class JobScheduler(Environment):
         """A finished run has no unfinished job, a running job belongs to a running run, no workflow
         has more running runs than it allows and no pool more running jobs than slots."""
         del files
-        problems = []
-        unfinished = {"pending", "ready", "running", "retry_wait"}
-        running: dict[str, int] = {}
-        for run in state.runs.values():
-            workflow = state.workflows[run.workflow_id]
-            for job in run.jobs.values():
-                if run.status != "running" and job.status in unfinished:
-                    problems.append(f"{run.run_id} is {run.status} but job {job.job} is {job.status}")
-                if job.status == "running":
-                    pool_id = workflow.jobs[job.job].pool
-                    running[pool_id] = running.get(pool_id, 0) + 1
-            if run.status == "succeeded" and any(
-                j.status not in ("succeeded", "skipped") for j in run.jobs.values()
-            ):
-                problems.append(f"{run.run_id} succeeded with jobs that did not")
-        active: dict[str, int] = {}
-        for run in state.runs.values():
-            if run.status == "running":
-                active[run.workflow_id] = active.get(run.workflow_id, 0) + 1
-        for workflow_id, count in active.items():
-            if count > state.workflows[workflow_id].max_active_runs:
-                problems.append(f"{workflow_id} has {count} running runs, more than it allows")
-        for pool_id, count in running.items():
-            held = state.pools.get(pool_id)
-            if held is not None and count > held.slots:
-                problems.append(f"pool {pool_id} runs {count} jobs on {held.slots} slots")
-        return problems
+        return violations(state)
 
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["workflow_id"])
@@ -100,21 +77,7 @@ class JobScheduler(Environment):
             Workflows: id, name, team, paused reason, job count, required parameters and the ids
             of runs still running.
         """
-        rows = []
-        for wf in sorted(self.state.workflows.values(), key=lambda w: w.workflow_id):
-            rows.append(
-                {
-                    "workflow_id": wf.workflow_id,
-                    "name": wf.name,
-                    "team": wf.team,
-                    "paused": bool(wf.paused_reason),
-                    "paused_reason": wf.paused_reason,
-                    "jobs": len(wf.jobs),
-                    "required_params": sorted(p for p, spec in wf.params.items() if spec.required),
-                    "active_runs": active_runs(self.state, wf.workflow_id),
-                }
-            )
-        return {"workflows": rows, "count": len(rows)}
+        return workflows_view(self.state)
 
     @tool(read_only=True, consumes=["workflow_id"])
     def get_workflow(self, workflow_id: str) -> dict[str, Any]:
@@ -150,29 +113,7 @@ class JobScheduler(Environment):
         """
         if workflow_id:
             self.lookup(self.state.workflows, workflow_id, "workflow", workflow_id=workflow_id)
-        rows = []
-        for run in self.state.runs.values():
-            if (workflow_id and run.workflow_id != workflow_id) or (status and run.status != status):
-                continue
-            counts: dict[str, int] = {}
-            for jr in run.jobs.values():
-                shown = job_status(self.state, self.now(), jr)
-                counts[shown] = counts.get(shown, 0) + 1
-            rows.append(
-                {
-                    "run_id": run.run_id,
-                    "workflow_id": run.workflow_id,
-                    "status": run.status,
-                    "params": dict(run.params),
-                    "submitted_by": run.submitted_by,
-                    "submitted_at": run.submitted_at,
-                    "finished_at": run.finished_at,
-                    "protected": run.protected,
-                    "jobs_by_status": counts,
-                }
-            )
-        rows.sort(key=lambda r: (r["submitted_at"], r["run_id"]), reverse=True)
-        return {"runs": rows, "count": len(rows)}
+        return runs_view(self.state, self.now(), workflow_id, status)
 
     @tool(read_only=True, consumes=["run_id"], produces=["job"])
     def get_run_status(self, run_id: str) -> dict[str, Any]:
@@ -187,43 +128,7 @@ class JobScheduler(Environment):
             ready to start now, waiting for a retry, or failed and waiting for the operator.
         """
         run = self.lookup(self.state.runs, run_id, "run", run_id=run_id)
-        wf = self.state.workflows[run.workflow_id]
-        now = self.now()
-        jobs: list[dict[str, Any]] = []
-        for name in topo_order(wf):
-            jr, jd = run.jobs[name], wf.jobs[name]
-            last = jr.attempts[-1] if jr.attempts else None
-            jobs.append(
-                {
-                    "job": name,
-                    "status": job_status(self.state, self.now(), jr),
-                    "attempts": len(jr.attempts),
-                    "max_attempts": max_attempts(self.data, jd),
-                    "last_error_code": last.error_code if last else "",
-                    "next_retry_at": jr.next_retry_at,
-                    "deps": list(jd.deps),
-                    "optional": jd.optional,
-                    "pool": jd.pool,
-                }
-            )
-        due = [
-            j["job"] for j in jobs if j["status"] == "retry_wait" and parse_time(j["next_retry_at"]) <= now
-        ]
-        return {
-            "run_id": run.run_id,
-            "workflow_id": run.workflow_id,
-            "status": run.status,
-            "params": effective_params(self.state, run),
-            "protected": run.protected,
-            "submitted_at": run.submitted_at,
-            "finished_at": run.finished_at,
-            "jobs": jobs,
-            "ready": [j["job"] for j in jobs if j["status"] == "ready"] + due,
-            "waiting_retry": [j["job"] for j in jobs if j["status"] == "retry_wait" and j["job"] not in due],
-            "needs_operator": [
-                j["job"] for j in jobs if j["status"] == "failed" and j["attempts"] < j["max_attempts"]
-            ],
-        }
+        return run_status(self.state, self.data, self.now(), run)
 
     @tool(read_only=True, consumes=["run_id", "job"])
     def get_job(self, run_id: str, job: str) -> dict[str, Any]:
@@ -307,44 +212,7 @@ class JobScheduler(Environment):
             running jobs (run, job, worker, started, expected finish, minutes since the worker's
             last heartbeat and whether the job is stalled).
         """
-        now = self.now()
-        timeout = self.data.json("scheduler_policy.json")["heartbeat_timeout_minutes"]
-        rows = []
-        for pool in sorted(self.state.pools.values(), key=lambda p: p.pool_id):
-            running = []
-            for run, jr in running_jobs(self.state, self.now(), pool.pool_id):
-                attempt = jr.attempts[-1]
-                seen = last_seen(self.now(), self.state.workers[attempt.worker])
-                silent = int((now - seen).total_seconds() // 60)
-                running.append(
-                    {
-                        "run_id": run.run_id,
-                        "job": jr.job,
-                        "worker": attempt.worker,
-                        "started_at": attempt.started_at,
-                        "expected_finish_at": attempt.expected_finish_at,
-                        "minutes_since_heartbeat": silent,
-                        "stalled": silent > timeout,
-                        "protected": run.protected,
-                    }
-                )
-            workers = [
-                {
-                    **self.state.workers[w].model_dump(),
-                    "last_seen_at": iso(last_seen(self.now(), self.state.workers[w])),
-                }
-                for w in pool.workers
-            ]
-            rows.append(
-                {
-                    "pool_id": pool.pool_id,
-                    "slots": pool.slots,
-                    "free_slots": pool.slots - len(running),
-                    "workers": workers,
-                    "running": running,
-                }
-            )
-        return {"pools": rows, "heartbeat_timeout_minutes": timeout, "now": iso(now)}
+        return pools_view(self.state, self.data, self.now())
 
     # -- writes --------------------------------------------------------------------------
     @tool(
@@ -439,49 +307,7 @@ class JobScheduler(Environment):
         sweep(self.state, self.data, self.now())
         run = self.lookup(self.state.runs, run_id, "run", run_id=run_id)
         self._require_open(run)
-        wf = self.state.workflows[run.workflow_id]
-        now = self.now()
-        free = {
-            pid: pool.slots - len(running_jobs(self.state, self.now(), pid))
-            for pid, pool in self.state.pools.items()
-        }
-        self.state.waves += 1
-        wave = self.state.waves
-        started, no_slot, backoff = [], [], []
-        for name in topo_order(wf):
-            jr, jd = run.jobs[name], wf.jobs[name]
-            if jr.status == "retry_wait" and parse_time(jr.next_retry_at) > now:
-                backoff.append({"job": name, "next_retry_at": jr.next_retry_at})
-                continue
-            if jr.status not in ("ready", "retry_wait"):
-                continue
-            if free[jd.pool] <= 0:
-                holders = [f"{r.run_id}/{j.job}" for r, j in running_jobs(self.state, self.now(), jd.pool)]
-                no_slot.append({"job": name, "pool": jd.pool, "held_by": holders})
-                continue
-            free[jd.pool] -= 1
-            attempt = execute(self.state, self.data, self.now(), run, jd, jr, wave)
-            started.append(
-                {
-                    "job": name,
-                    "attempt": attempt.number,
-                    "worker": attempt.worker,
-                    "outcome": attempt.outcome,
-                    "error_code": attempt.error_code,
-                    "status": jr.status,
-                    "next_retry_at": jr.next_retry_at,
-                }
-            )
-        settle(self.state, self.data, self.now(), run)
-        return {
-            "run_id": run_id,
-            "wave": wave,
-            "started": started,
-            "waiting_for_slot": no_slot,
-            "waiting_for_backoff": backoff,
-            "run_status": run.status,
-            "ready_next": [n for n in topo_order(wf) if run.jobs[n].status == "ready"],
-        }
+        return run_wave(self.state, self.data, self.now(), run)
 
     @tool(goal="queue job {job} of {run_id} for another attempt", consumes=["run_id", "job"])
     def retry_job(self, run_id: str, job: str) -> dict[str, Any]:

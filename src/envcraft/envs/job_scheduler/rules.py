@@ -291,3 +291,203 @@ def attempt_log(
                     f"({limit - attempt.number} attempts left)"
                 )
     return lines
+
+
+# -- what the read tools show and a scheduling wave ------------------------------------------------
+def violations(state: SchedulerState) -> list[str]:
+    """What :meth:`~.env.JobScheduler.rule_violations` reports (see there)."""
+    problems = []
+    unfinished = {"pending", "ready", "running", "retry_wait"}
+    running: dict[str, int] = {}
+    for run in state.runs.values():
+        workflow = state.workflows[run.workflow_id]
+        for job in run.jobs.values():
+            if run.status != "running" and job.status in unfinished:
+                problems.append(f"{run.run_id} is {run.status} but job {job.job} is {job.status}")
+            if job.status == "running":
+                pool_id = workflow.jobs[job.job].pool
+                running[pool_id] = running.get(pool_id, 0) + 1
+        if run.status == "succeeded" and any(
+            j.status not in ("succeeded", "skipped") for j in run.jobs.values()
+        ):
+            problems.append(f"{run.run_id} succeeded with jobs that did not")
+    active: dict[str, int] = {}
+    for run in state.runs.values():
+        if run.status == "running":
+            active[run.workflow_id] = active.get(run.workflow_id, 0) + 1
+    for workflow_id, count in active.items():
+        if count > state.workflows[workflow_id].max_active_runs:
+            problems.append(f"{workflow_id} has {count} running runs, more than it allows")
+    for pool_id, count in running.items():
+        held = state.pools.get(pool_id)
+        if held is not None and count > held.slots:
+            problems.append(f"pool {pool_id} runs {count} jobs on {held.slots} slots")
+    return problems
+
+
+def workflows_view(state: SchedulerState) -> dict[str, Any]:
+    """list_workflows: each workflow with its owner, pause, jobs, required parameters and active runs."""
+    rows = []
+    for wf in sorted(state.workflows.values(), key=lambda w: w.workflow_id):
+        rows.append(
+            {
+                "workflow_id": wf.workflow_id,
+                "name": wf.name,
+                "team": wf.team,
+                "paused": bool(wf.paused_reason),
+                "paused_reason": wf.paused_reason,
+                "jobs": len(wf.jobs),
+                "required_params": sorted(p for p, spec in wf.params.items() if spec.required),
+                "active_runs": active_runs(state, wf.workflow_id),
+            }
+        )
+    return {"workflows": rows, "count": len(rows)}
+
+
+def runs_view(state: SchedulerState, now: datetime, workflow_id: str, status: str | None) -> dict[str, Any]:
+    """list_runs: run summaries (job counts by visible status), newest first."""
+    rows = []
+    for run in state.runs.values():
+        if (workflow_id and run.workflow_id != workflow_id) or (status and run.status != status):
+            continue
+        counts: dict[str, int] = {}
+        for jr in run.jobs.values():
+            shown = job_status(state, now, jr)
+            counts[shown] = counts.get(shown, 0) + 1
+        rows.append(
+            {
+                "run_id": run.run_id,
+                "workflow_id": run.workflow_id,
+                "status": run.status,
+                "params": dict(run.params),
+                "submitted_by": run.submitted_by,
+                "submitted_at": run.submitted_at,
+                "finished_at": run.finished_at,
+                "protected": run.protected,
+                "jobs_by_status": counts,
+            }
+        )
+    rows.sort(key=lambda r: (r["submitted_at"], r["run_id"]), reverse=True)
+    return {"runs": rows, "count": len(rows)}
+
+
+def run_status(state: SchedulerState, data: Repository, now: datetime, run: Run) -> dict[str, Any]:
+    """get_run_status: the run and its jobs in dependency order, and which are ready, waiting or stuck."""
+    wf = state.workflows[run.workflow_id]
+    jobs: list[dict[str, Any]] = []
+    for name in topo_order(wf):
+        jr, jd = run.jobs[name], wf.jobs[name]
+        last = jr.attempts[-1] if jr.attempts else None
+        jobs.append(
+            {
+                "job": name,
+                "status": job_status(state, now, jr),
+                "attempts": len(jr.attempts),
+                "max_attempts": max_attempts(data, jd),
+                "last_error_code": last.error_code if last else "",
+                "next_retry_at": jr.next_retry_at,
+                "deps": list(jd.deps),
+                "optional": jd.optional,
+                "pool": jd.pool,
+            }
+        )
+    due = [j["job"] for j in jobs if j["status"] == "retry_wait" and parse_time(j["next_retry_at"]) <= now]
+    return {
+        "run_id": run.run_id,
+        "workflow_id": run.workflow_id,
+        "status": run.status,
+        "params": effective_params(state, run),
+        "protected": run.protected,
+        "submitted_at": run.submitted_at,
+        "finished_at": run.finished_at,
+        "jobs": jobs,
+        "ready": [j["job"] for j in jobs if j["status"] == "ready"] + due,
+        "waiting_retry": [j["job"] for j in jobs if j["status"] == "retry_wait" and j["job"] not in due],
+        "needs_operator": [
+            j["job"] for j in jobs if j["status"] == "failed" and j["attempts"] < j["max_attempts"]
+        ],
+    }
+
+
+def pools_view(state: SchedulerState, data: Repository, now: datetime) -> dict[str, Any]:
+    """list_pools: slots, workers and the jobs holding slots now, with heartbeat ages."""
+    timeout = data.json("scheduler_policy.json")["heartbeat_timeout_minutes"]
+    rows = []
+    for pool in sorted(state.pools.values(), key=lambda p: p.pool_id):
+        running = []
+        for run, jr in running_jobs(state, now, pool.pool_id):
+            attempt = jr.attempts[-1]
+            seen = last_seen(now, state.workers[attempt.worker])
+            silent = int((now - seen).total_seconds() // 60)
+            running.append(
+                {
+                    "run_id": run.run_id,
+                    "job": jr.job,
+                    "worker": attempt.worker,
+                    "started_at": attempt.started_at,
+                    "expected_finish_at": attempt.expected_finish_at,
+                    "minutes_since_heartbeat": silent,
+                    "stalled": silent > timeout,
+                    "protected": run.protected,
+                }
+            )
+        workers = [
+            {
+                **state.workers[w].model_dump(),
+                "last_seen_at": iso(last_seen(now, state.workers[w])),
+            }
+            for w in pool.workers
+        ]
+        rows.append(
+            {
+                "pool_id": pool.pool_id,
+                "slots": pool.slots,
+                "free_slots": pool.slots - len(running),
+                "workers": workers,
+                "running": running,
+            }
+        )
+    return {"pools": rows, "heartbeat_timeout_minutes": timeout, "now": iso(now)}
+
+
+def run_wave(state: SchedulerState, data: Repository, now: datetime, run: Run) -> dict[str, Any]:
+    """One scheduling wave of ``run``: start every ready job that has a free slot in its pool."""
+    wf = state.workflows[run.workflow_id]
+    free = {pid: pool.slots - len(running_jobs(state, now, pid)) for pid, pool in state.pools.items()}
+    state.waves += 1
+    wave = state.waves
+    started, no_slot, backoff = [], [], []
+    for name in topo_order(wf):
+        jr, jd = run.jobs[name], wf.jobs[name]
+        if jr.status == "retry_wait" and parse_time(jr.next_retry_at) > now:
+            backoff.append({"job": name, "next_retry_at": jr.next_retry_at})
+            continue
+        if jr.status not in ("ready", "retry_wait"):
+            continue
+        if free[jd.pool] <= 0:
+            holders = [f"{r.run_id}/{j.job}" for r, j in running_jobs(state, now, jd.pool)]
+            no_slot.append({"job": name, "pool": jd.pool, "held_by": holders})
+            continue
+        free[jd.pool] -= 1
+        attempt = execute(state, data, now, run, jd, jr, wave)
+        started.append(
+            {
+                "job": name,
+                "attempt": attempt.number,
+                "worker": attempt.worker,
+                "outcome": attempt.outcome,
+                "error_code": attempt.error_code,
+                "status": jr.status,
+                "next_retry_at": jr.next_retry_at,
+            }
+        )
+    settle(state, data, now, run)
+    return {
+        "run_id": run.run_id,
+        "wave": wave,
+        "started": started,
+        "waiting_for_slot": no_slot,
+        "waiting_for_backoff": backoff,
+        "run_status": run.status,
+        "ready_next": [n for n in topo_order(wf) if run.jobs[n].status == "ready"],
+    }
