@@ -25,9 +25,12 @@ from .rules import (
     SUMMARY_FIELDS,
     TODO_FILE,
     bare_email,
+    deliver,
+    forward_of,
     is_date,
     mail_date,
     mail_path,
+    message_view,
     new_thread,
     next_message_id,
     open_todos,
@@ -35,6 +38,7 @@ from .rules import (
     react,
     render_message,
     render_todos,
+    reply_to,
 )
 from .state import MailState, Message, PendingReply, Thread, Todo
 
@@ -342,18 +346,7 @@ class MailTriage(ClawEnvironment):
                 message_id=message_id,
                 status=original.status,
             )
-        me = self.state.owner.email
-        if original.status == "received":
-            to = [original.sender]
-            others = [a for a in [*original.to, *original.cc] if bare_email(a) != me] if reply_all else []
-        else:
-            to = list(original.to)
-            others = list(original.cc) if reply_all else []
-        subject = (
-            original.subject if original.subject.lower().startswith("re:") else f"Re: {original.subject}"
-        )
-        quoted = "\n".join(f"> {line}" for line in original.body.splitlines())
-        text = f"{body.rstrip()}\n\nOn {original.date}, {original.sender} wrote:\n{quoted}\n"
+        to, others, subject, text = reply_to(self.state.owner, original, body, reply_all)
         thread = self.state.threads[original.thread_id]
         return self._new_draft(thread, to, others, subject, text, in_reply_to=message_id)
 
@@ -384,12 +377,7 @@ class MailTriage(ClawEnvironment):
                 status=original.status,
             )
         recipients = self._addresses(to, "to", required=True)
-        subject = f"Fwd: {original.subject}"
-        block = (
-            f"---------- Forwarded message ----------\nFrom: {original.sender}\nDate: {original.date}\n"
-            f"Subject: {original.subject}\nTo: {', '.join(original.to)}\n\n{original.body}"
-        )
-        text = f"{body.rstrip()}\n\n{block}\n" if body.strip() else f"{block}\n"
+        subject, text = forward_of(original, body)
         thread = new_thread(self.state, subject)
         return self._new_draft(thread, recipients, [], subject, text, forward_of=message_id)
 
@@ -600,29 +588,10 @@ class MailTriage(ClawEnvironment):
     # -- helpers -------------------------------------------------------------------------------
     def _deliver(self, reply: PendingReply) -> Message:
         """A reply whose time has come, as a received message in the inbox (and its case's effect)."""
-        contact = self.state.contacts[reply.contact_id]
-        owner = self.state.owner
-        message = Message(
-            message_id=next_message_id(self.state),
-            thread_id=reply.thread_id,
-            status="received",
-            sender=formataddr((contact.name, contact.email)),
-            to=[formataddr((owner.name, owner.email))],
-            cc=reply.cc,
-            subject=reply.subject,
-            date=mail_date(self.now()),
-            in_reply_to=reply.in_reply_to,
-            body=reply.body,
-        )
-        self.state.messages[message.message_id] = message
-        self.state.threads[reply.thread_id].message_ids.append(message.message_id)
+        message = deliver(self.state, reply, self.now())
         self.workspace.write_text(
             mail_path("inbox", message.message_id), render_message(message, message.body)
         )
-        del self.state.pending[reply.reply_id]
-        if reply.effect:
-            action, case_id = reply.effect.split(":", 1)
-            self.state.cases[case_id].status = "resolved" if action == "resolve" else "escalated"
         return message
 
     def _index(self) -> dict[str, list[str]]:
@@ -659,35 +628,12 @@ class MailTriage(ClawEnvironment):
 
     def _view(self, message: Message, folder: str) -> dict[str, Any]:
         """Headers and body as the agent sees them (drafts read from their file)."""
-        if message.status == "draft":
-            draft = parse_message(self.workspace.read_text(mail_path(folder, message.message_id)))
-            sender = formataddr((self.state.owner.name, self.state.owner.email))
-            to, cc, subject, body = draft["to"], draft["cc"], draft["subject"], draft["body"]
-        else:
-            sender, to, cc, subject, body = (
-                message.sender,
-                message.to,
-                message.cc,
-                message.subject,
-                message.body,
-            )
-        return {
-            "message_id": message.message_id,
-            "folder": folder,
-            "status": message.status,
-            "from": sender,
-            "to": to,
-            "cc": cc,
-            "subject": subject,
-            "date": message.date,
-            "thread_id": message.thread_id,
-            "in_reply_to": message.in_reply_to,
-            "forward_of": message.forward_of,
-            "classification": message.classification,
-            "flags": message.flags,
-            "labels": message.labels,
-            "body": body,
-        }
+        draft = (
+            self.workspace.read_text(mail_path(folder, message.message_id))
+            if message.status == "draft"
+            else ""
+        )
+        return message_view(self.state, message, folder, draft)
 
     def _summary(self, message: Message, folder: str) -> dict[str, Any]:
         view = self._view(message, folder)

@@ -17,7 +17,7 @@ from typing import Any
 
 from envcraft import Repository, iso, parse_time
 
-from .state import Contact, MailState, Message, PendingReply, Thread
+from .state import Contact, MailState, Message, Owner, PendingReply, Thread
 
 MAIL_ROOT = "mail"
 TODO_FILE = "todo.md"
@@ -242,3 +242,90 @@ def _schedule(
         body=body,
         effect=effect,
     )
+
+
+# -- what the agent sees and writes ---------------------------------------------------------------
+def message_view(state: MailState, message: Message, folder: str, draft: str) -> dict[str, Any]:
+    """Headers and body as the agent sees them; a draft's come from its file's text ``draft``."""
+    if message.status == "draft":
+        parsed = parse_message(draft)
+        sender = formataddr((state.owner.name, state.owner.email))
+        to, cc, subject, body = parsed["to"], parsed["cc"], parsed["subject"], parsed["body"]
+    else:
+        sender, to, cc, subject, body = (
+            message.sender,
+            message.to,
+            message.cc,
+            message.subject,
+            message.body,
+        )
+    return {
+        "message_id": message.message_id,
+        "folder": folder,
+        "status": message.status,
+        "from": sender,
+        "to": to,
+        "cc": cc,
+        "subject": subject,
+        "date": message.date,
+        "thread_id": message.thread_id,
+        "in_reply_to": message.in_reply_to,
+        "forward_of": message.forward_of,
+        "classification": message.classification,
+        "flags": message.flags,
+        "labels": message.labels,
+        "body": body,
+    }
+
+
+def reply_to(
+    owner: Owner, original: Message, body: str, reply_all: bool
+) -> tuple[list[str], list[str], str, str]:
+    """Recipients, copies, subject and text of a reply to ``original`` that quotes it."""
+    if original.status == "received":
+        to = [original.sender]
+        others = (
+            [a for a in [*original.to, *original.cc] if bare_email(a) != owner.email] if reply_all else []
+        )
+    else:
+        to = list(original.to)
+        others = list(original.cc) if reply_all else []
+    subject = original.subject if original.subject.lower().startswith("re:") else f"Re: {original.subject}"
+    quoted = "\n".join(f"> {line}" for line in original.body.splitlines())
+    text = f"{body.rstrip()}\n\nOn {original.date}, {original.sender} wrote:\n{quoted}\n"
+    return to, others, subject, text
+
+
+def forward_of(original: Message, body: str) -> tuple[str, str]:
+    """Subject and text of a forward of ``original`` below the note ``body``."""
+    block = (
+        f"---------- Forwarded message ----------\nFrom: {original.sender}\nDate: {original.date}\n"
+        f"Subject: {original.subject}\nTo: {', '.join(original.to)}\n\n{original.body}"
+    )
+    return f"Fwd: {original.subject}", (f"{body.rstrip()}\n\n{block}\n" if body.strip() else f"{block}\n")
+
+
+def deliver(state: MailState, reply: PendingReply, now: datetime) -> Message:
+    """A reply whose time has come becomes a received message of its thread; its effect on a case
+    (resolve or escalate) happens now. The caller writes the message's file to the inbox."""
+    contact = state.contacts[reply.contact_id]
+    owner = state.owner
+    message = Message(
+        message_id=next_message_id(state),
+        thread_id=reply.thread_id,
+        status="received",
+        sender=formataddr((contact.name, contact.email)),
+        to=[formataddr((owner.name, owner.email))],
+        cc=reply.cc,
+        subject=reply.subject,
+        date=mail_date(now),
+        in_reply_to=reply.in_reply_to,
+        body=reply.body,
+    )
+    state.messages[message.message_id] = message
+    state.threads[reply.thread_id].message_ids.append(message.message_id)
+    del state.pending[reply.reply_id]
+    if reply.effect:
+        action, case_id = reply.effect.split(":", 1)
+        state.cases[case_id].status = "resolved" if action == "resolve" else "escalated"
+    return message
