@@ -4,12 +4,14 @@ under random call sequences, and determinism of the generator and of replays."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from envcraft import Session
 from envcraft.core import load_package
@@ -497,3 +499,41 @@ def test_random_call_sequences_keep_the_invariants(seed: int, data: st.DataObjec
         elif PACKAGE.env_class.tools[tool].annotations.read_only:
             assert s.state_hash() == before
         check_invariants(s.state())
+
+
+# -- link invariants ------------------------------------------------------------------------------
+def _break_worker_pool(state: dict[str, Any]) -> None:
+    next(iter(state["workers"].values()))["pool"] = "nowhere"
+
+
+def _break_job_dependency(state: dict[str, Any]) -> None:
+    workflow = next(iter(state["workflows"].values()))
+    next(iter(workflow["jobs"].values()))["deps"].append("no_such_job")
+
+
+def _misfile_a_run(state: dict[str, Any]) -> None:
+    run_id, run = next(iter(state["runs"].items()))
+    state["runs"]["RUN-1"] = run
+    del state["runs"][run_id]
+
+
+def _break_run_parameter(state: dict[str, Any]) -> None:
+    next(iter(state["runs"].values()))["params"]["no_such_param"] = "x"
+
+
+@pytest.mark.parametrize(
+    ("breakage", "message"),
+    [
+        (_break_worker_pool, "refers to unknown pool 'nowhere'"),
+        (_break_job_dependency, "refers to unknown job 'no_such_job'"),
+        (_misfile_a_run, "RUN-1 holds 'RUN-"),
+        (_break_run_parameter, "sets no_such_param, not a parameter of"),
+    ],
+)
+def test_a_state_with_a_broken_link_is_refused_when_it_loads(breakage: Any, message: str) -> None:
+    """The link checks (per-record @invariant methods of SchedulerState) refuse a hand-made S0
+    whose workflows, runs, pools and workers do not agree, naming the broken link."""
+    state = Session.memory(ENV, seed=5).state()
+    breakage(state)
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        PACKAGE.env_class.State.model_validate(state)

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from envcraft import Session
-from envcraft.core import is_error
+from envcraft.core import is_error, load_package
 
 ENV = "mail_triage"
 MESSAGE_FILE = re.compile(r"^mail/([^/]+)/(MSG-\d{4})\.eml$")
@@ -634,3 +635,41 @@ def test_random_walks_succeed_often_and_reach_people() -> None:
             )
     assert succeeded / total > 0.5, (succeeded, total)
     assert delivered > 0
+
+
+# -- link invariants ------------------------------------------------------------------------------
+def _break_message_thread(state: dict[str, Any]) -> None:
+    next(iter(state["messages"].values()))["thread_id"] = "THR-999"
+
+
+def _break_thread_listing(state: dict[str, Any]) -> None:
+    next(iter(state["threads"].values()))["message_ids"].append("MSG-9999")
+
+
+def _break_case_contact(state: dict[str, Any]) -> None:
+    next(iter(state["cases"].values()))["contact_id"] = "CT-99"
+
+
+def _misfile_a_contact(state: dict[str, Any]) -> None:
+    contact_id, contact = next(iter(state["contacts"].items()))
+    state["contacts"]["CT-77"] = {**contact}
+    del state["contacts"][contact_id]
+
+
+@pytest.mark.parametrize(
+    ("breakage", "message"),
+    [
+        (_break_message_thread, "is not listed by its thread 'THR-999'"),
+        (_break_thread_listing, "lists MSG-9999, which is not one of its messages"),
+        (_break_case_contact, "refers to unknown contact 'CT-99'"),
+        (_misfile_a_contact, "CT-77 holds 'CT-"),
+    ],
+)
+def test_a_state_with_a_broken_link_is_refused_when_it_loads(breakage: Any, message: str) -> None:
+    """The link checks (per-record @invariant methods of MailState) refuse a hand-made S0 whose
+    messages, threads, cases or contacts do not point at each other, naming the broken link."""
+    with Session.memory(ENV, seed=0) as session:
+        state = session.state()
+    breakage(state)
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        load_package(ENV).env_class.State.model_validate(state)

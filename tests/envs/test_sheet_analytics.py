@@ -7,15 +7,17 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from envcraft import Session
-from envcraft.core import is_error
+from envcraft.core import is_error, load_package
 
 ENV = "sheet_analytics"
 HEADER = "order_id,order_date,region,rep,product_code,channel,units,unit_price,discount\n"
@@ -1235,3 +1237,37 @@ def test_random_walks_succeed_often_and_go_deep() -> None:
             kinds |= {d["kind"] for d in session.state()["datasets"].values()}
     assert succeeded / total > 0.35, (succeeded, total)
     assert {"clean", "stats"} <= kinds, kinds
+
+
+# -- state invariants -----------------------------------------------------------------------------
+def _unknown_stage(state: dict[str, Any]) -> None:
+    next(iter(state["datasets"].values()))["stage"] = "bogus"
+
+
+def _stage_without_its_parameters(state: dict[str, Any]) -> None:
+    cleaned = next(d for d in state["datasets"].values() if d["stage"] == "clean")
+    cleaned["params"] = {}
+
+
+def _misfiled_recipe(state: dict[str, Any]) -> None:
+    recipe_id, recipe = next(iter(state["recipes"].items()))
+    state["recipes"]["RCP-99"] = recipe
+    del state["recipes"][recipe_id]
+
+
+@pytest.mark.parametrize(
+    ("breakage", "message"),
+    [
+        (_unknown_stage, "has unknown stage 'bogus'"),
+        (_stage_without_its_parameters, "stage clean makes a clean artifact with parameters ['recipe_id']"),
+        (_misfiled_recipe, "RCP-99 holds 'RCP-"),
+    ],
+)
+def test_a_state_rerun_stage_could_not_replay_is_refused_when_it_loads(breakage: Any, message: str) -> None:
+    """The per-record @invariant checks of SheetState refuse a hand-made S0 with an artifact whose
+    recorded stage rerun_stage could not replay, or a record filed under another id."""
+    with Session.memory(ENV, seed=0) as session:
+        state = session.state()
+    breakage(state)
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        load_package(ENV).env_class.State.model_validate(state)

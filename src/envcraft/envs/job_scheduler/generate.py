@@ -1,8 +1,8 @@
 """The seeded S0 generator behind :meth:`~.env.JobScheduler.generate`.
 
 Job scheduler (workflow DAGs, worker pools, retries with backoff). Runs once per initial state
-(seed, size), never during a tool call; it builds the State models of ``env.py`` with the rules
-of ``rules.py``.
+(seed, size), never during a tool call; it builds the State models of ``state.py`` by calling
+the environment's own tools (the class is passed in, so this module never imports ``env.py``).
 """
 
 from __future__ import annotations
@@ -11,30 +11,17 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from envcraft.core import Clock, Repository, is_error
-from envcraft.core.clock import iso, parse_time
-from envcraft.core.repository import thaw
+from envcraft import Clock, Environment, Repository, is_error, iso, parse_time, thaw
 
-from .env import (
-    Attempt,
-    Dataset,
-    JobDef,
-    JobScheduler,
-    ParamSpec,
-    Pool,
-    Run,
-    SchedulerState,
-    Worker,
-    Workflow,
-)
-from .rules import _stable
+from .rules import stable_hash
+from .state import Attempt, Dataset, JobDef, ParamSpec, Pool, Run, SchedulerState, Worker, Workflow
 
 
-class _Generator:
+class Generator:
     """Builds S0 by driving the real transition function through a simulated past."""
 
     def __init__(
-        self, env_class: type[JobScheduler], rng: random.Random, size: int, data: Repository, base: datetime
+        self, env_class: type[Environment], rng: random.Random, size: int, data: Repository, base: datetime
     ) -> None:
         self.rng = rng
         self.size = size
@@ -137,7 +124,7 @@ class _Generator:
         run.submitted_by, run.protected = submitted_by, protected
         if chaos:  # pick the seeded fault plan so that this job flakes on its first attempt
             job, pct = chaos
-            while _stable(run.chaos_seed, job) % 100 >= pct:
+            while stable_hash(run.chaos_seed, job) % 100 >= pct:
                 run.chaos_seed += 1
         return run
 

@@ -13,182 +13,36 @@ from __future__ import annotations
 import random
 import re
 from email.utils import formataddr
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationInfo, model_validator
+from envcraft import ClawEnvironment, Entity, Initial, Repository, ToolFailure, iso, tool
 
-from envcraft.core import Entity, Initial, Repository, StateModel, ToolFailure, dangling, misfiled, tool
-from envcraft.core.clock import IsoTime, iso
-from envcraft.sandbox import ClawEnvironment
-
+from .generate import generate_mailbox
 from .rules import (
     ADDRESS,
     MAIL_ROOT,
     MESSAGE_FILE,
     SUMMARY_FIELDS,
     TODO_FILE,
-    _email,
-    _is_date,
-    _mail_date,
-    _open_todos,
-    _parse,
-    _path,
-    _render,
-    _render_todos,
+    bare_email,
+    deliver,
+    forward_of,
+    is_date,
+    mail_date,
+    mail_path,
+    message_view,
+    new_thread,
+    next_message_id,
+    open_todos,
+    parse_message,
+    react,
+    render_message,
+    render_todos,
+    reply_to,
 )
-
-MessageStatus = Literal["received", "draft", "sent"]
-ContactKind = Literal["colleague", "customer", "vendor", "external"]
+from .state import MailState, Message, PendingReply, Thread, Todo
 
 
-# -- state ----------------------------------------------------------------------------------------
-class Fact(StateModel):
-    """Something a colleague knows and tells whoever asks with one of the keywords."""
-
-    topic: str
-    keywords: list[str]
-    answer: str
-
-
-class Requirement(StateModel):
-    """A piece of information a customer waits for; any accepted spelling counts."""
-
-    label: str
-    accepted: list[str]
-
-
-class Contact(StateModel):
-    contact_id: str
-    name: str
-    email: str
-    org: str
-    role: str
-    kind: ContactKind
-    reply_delay: int = 3  # actions between a message reaching them and their reply arriving
-    out_of_office_until: str = ""  # ISO date; empty when in the office
-    delegate_id: str = ""
-    facts: list[Fact] = Field(default_factory=list)
-
-
-class Case(StateModel):
-    case_id: str
-    contact_id: str
-    subject: str
-    requirements: list[Requirement]
-    status: Literal["open", "resolved", "escalated"] = "open"
-    unhelpful_replies: int = 0
-
-
-class Message(StateModel):
-    """Server-side record. For drafts only the metadata: the draft file holds the content."""
-
-    message_id: str
-    thread_id: str
-    status: MessageStatus
-    sender: str = ""
-    to: list[str] = Field(default_factory=list)
-    cc: list[str] = Field(default_factory=list)
-    subject: str = ""
-    date: IsoTime
-    in_reply_to: str = ""
-    forward_of: str = ""
-    classification: str = ""
-    body: str = ""
-    flags: list[str] = Field(default_factory=list)  # seen, flagged
-    labels: list[str] = Field(default_factory=list)
-
-
-class Thread(StateModel):
-    thread_id: str
-    subject: str
-    message_ids: list[str] = Field(default_factory=list)
-
-
-class PendingReply(StateModel):
-    """A reply decided when the agent's message was sent; it lands in the inbox at ``due_index``."""
-
-    reply_id: str
-    due_index: int
-    contact_id: str
-    thread_id: str
-    in_reply_to: str
-    subject: str
-    cc: list[str] = Field(default_factory=list)
-    body: str
-    effect: str = Field(default="", pattern=r"^((resolve|escalate):.+)?$")  # "resolve:CASE-1", on delivery
-
-
-class Todo(StateModel):
-    todo_id: str
-    text: str
-    source_message_id: str = ""
-    due_date: str = ""
-    done: bool = False
-    created_at: str
-
-
-class Owner(StateModel):
-    name: str = "Mailbox Owner"
-    email: str = "owner@northwind.example"
-    title: str = ""
-    manager_id: str = ""
-
-
-class MailState(StateModel):
-    owner: Owner = Field(default_factory=Owner)
-    folders: list[str] = Field(
-        default_factory=lambda: ["inbox", "drafts", "sent", "archive", "spam", "trash"]
-    )
-    contacts: dict[str, Contact] = Field(default_factory=dict)
-    cases: dict[str, Case] = Field(default_factory=dict)
-    messages: dict[str, Message] = Field(default_factory=dict)
-    threads: dict[str, Thread] = Field(default_factory=dict)
-    pending: dict[str, PendingReply] = Field(default_factory=dict)
-    todos: dict[str, Todo] = Field(default_factory=dict)
-    auto_replied: list[str] = Field(default_factory=list)  # "CT-03:THR-004": out-of-office notices sent
-    next_message: int = 1
-    next_thread: int = 1
-    next_reply: int = 1
-    next_todo: int = 1
-
-    @model_validator(mode="after")
-    def _links_resolve(self, info: ValidationInfo) -> MailState:
-        """A message is listed by its own thread and no other, and cases and pending replies name
-        their contact, thread and case: delivery, replies and discards follow these links."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        problems = [
-            *misfiled(self.contacts, "contact_id"),
-            *misfiled(self.cases, "case_id"),
-            *misfiled(self.messages, "message_id"),
-            *misfiled(self.threads, "thread_id"),
-            *misfiled(self.pending, "reply_id"),
-            *misfiled(self.todos, "todo_id"),
-        ]
-        for message in self.messages.values():
-            thread = self.threads.get(message.thread_id)
-            if thread is None or message.message_id not in thread.message_ids:
-                problems.append(f"{message.message_id} is not listed by its thread {message.thread_id!r}")
-        for thread in self.threads.values():
-            problems += [
-                f"{thread.thread_id} lists {m}, which is not one of its messages"
-                for m in thread.message_ids
-                if m not in self.messages or self.messages[m].thread_id != thread.thread_id
-            ]
-        for case in self.cases.values():
-            problems += dangling(case.case_id, "contact", [case.contact_id], self.contacts)
-        for reply in self.pending.values():
-            problems += dangling(reply.reply_id, "contact", [reply.contact_id], self.contacts)
-            problems += dangling(reply.reply_id, "thread", [reply.thread_id], self.threads)
-            if reply.effect:
-                problems += dangling(reply.reply_id, "case", [reply.effect.split(":", 1)[1]], self.cases)
-        if problems:
-            raise ValueError("; ".join(problems[:5]))
-        return self
-
-
-# -- the environment ------------------------------------------------------------------------------
 class MailTriage(ClawEnvironment):
     """Email client over the workspace folder mail/ (one .eml file per message, one folder each).
 
@@ -297,8 +151,8 @@ class MailTriage(ClawEnvironment):
         message, folder = self._located(message_id)
         restored = False
         if message.status != "draft":
-            path = _path(folder, message_id)
-            canonical = _render(message, message.body)
+            path = mail_path(folder, message_id)
+            canonical = render_message(message, message.body)
             if self.workspace.read_text(path) != canonical:
                 self.workspace.write_text(path, canonical)
                 restored = True
@@ -316,9 +170,7 @@ class MailTriage(ClawEnvironment):
         Returns:
             The thread subject and its messages, oldest first.
         """
-        thread = self.state.threads.get(thread_id)
-        if thread is None:
-            self.fail("not_found", f"no thread '{thread_id}'", thread_id=thread_id)
+        thread = self.lookup(self.state.threads, thread_id, "thread", thread_id=thread_id)
         index = self._index()
         messages = [self._view(self.state.messages[m], index[m][0]) for m in thread.message_ids if m in index]
         return {"thread_id": thread_id, "subject": thread.subject, "messages": messages}
@@ -374,8 +226,8 @@ class MailTriage(ClawEnvironment):
                 status=message.status,
             )
         if folder != current:
-            self.workspace.delete(_path(current, message_id))
-            self.workspace.write_text(_path(folder, message_id), _render(message, message.body))
+            self.workspace.delete(mail_path(current, message_id))
+            self.workspace.write_text(mail_path(folder, message_id), render_message(message, message.body))
         return {
             "message_id": message_id,
             "from_folder": current,
@@ -467,7 +319,7 @@ class MailTriage(ClawEnvironment):
         copies = self._addresses(cc or [], "cc")
         if not subject.strip():
             self.fail("invalid_argument", "subject must not be empty", field="subject")
-        thread = self._new_thread(subject.strip())
+        thread = new_thread(self.state, subject.strip())
         return self._new_draft(thread, recipients, copies, subject.strip(), body)
 
     @tool(
@@ -494,18 +346,7 @@ class MailTriage(ClawEnvironment):
                 message_id=message_id,
                 status=original.status,
             )
-        me = self.state.owner.email
-        if original.status == "received":
-            to = [original.sender]
-            others = [a for a in [*original.to, *original.cc] if _email(a) != me] if reply_all else []
-        else:
-            to = list(original.to)
-            others = list(original.cc) if reply_all else []
-        subject = (
-            original.subject if original.subject.lower().startswith("re:") else f"Re: {original.subject}"
-        )
-        quoted = "\n".join(f"> {line}" for line in original.body.splitlines())
-        text = f"{body.rstrip()}\n\nOn {original.date}, {original.sender} wrote:\n{quoted}\n"
+        to, others, subject, text = reply_to(self.state.owner, original, body, reply_all)
         thread = self.state.threads[original.thread_id]
         return self._new_draft(thread, to, others, subject, text, in_reply_to=message_id)
 
@@ -536,13 +377,8 @@ class MailTriage(ClawEnvironment):
                 status=original.status,
             )
         recipients = self._addresses(to, "to", required=True)
-        subject = f"Fwd: {original.subject}"
-        block = (
-            f"---------- Forwarded message ----------\nFrom: {original.sender}\nDate: {original.date}\n"
-            f"Subject: {original.subject}\nTo: {', '.join(original.to)}\n\n{original.body}"
-        )
-        text = f"{body.rstrip()}\n\n{block}\n" if body.strip() else f"{block}\n"
-        thread = self._new_thread(subject)
+        subject, text = forward_of(original, body)
+        thread = new_thread(self.state, subject)
         return self._new_draft(thread, recipients, [], subject, text, forward_of=message_id)
 
     @tool(
@@ -578,7 +414,7 @@ class MailTriage(ClawEnvironment):
                 message_id=draft_id,
                 status=message.status,
             )
-        draft = _parse(self.workspace.read_text(_path(folder, draft_id)))
+        draft = parse_message(self.workspace.read_text(mail_path(folder, draft_id)))
         if to is not None:
             draft["to"] = self._addresses(to, "to", required=True)
         if cc is not None:
@@ -592,7 +428,7 @@ class MailTriage(ClawEnvironment):
         headers = message.model_copy(
             update={"to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
         )
-        self.workspace.write_text(_path(folder, draft_id), _render(headers, draft["body"]))
+        self.workspace.write_text(mail_path(folder, draft_id), render_message(headers, draft["body"]))
         return {"draft_id": draft_id, "to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
 
     @tool(
@@ -617,7 +453,7 @@ class MailTriage(ClawEnvironment):
                 message_id=draft_id,
                 status=message.status,
             )
-        self.workspace.delete(_path(folder, draft_id))
+        self.workspace.delete(mail_path(folder, draft_id))
         thread = self.state.threads[message.thread_id]
         thread.message_ids.remove(draft_id)
         if not thread.message_ids:
@@ -646,7 +482,7 @@ class MailTriage(ClawEnvironment):
                 message_id=draft_id,
                 status=message.status,
             )
-        draft = _parse(self.workspace.read_text(_path(folder, draft_id)))
+        draft = parse_message(self.workspace.read_text(mail_path(folder, draft_id)))
         to = self._addresses(draft["to"], "to", required=True)
         cc = self._addresses(draft["cc"], "cc")
         if not draft["subject"]:
@@ -657,11 +493,11 @@ class MailTriage(ClawEnvironment):
         message.status = "sent"
         message.sender = formataddr((owner.name, owner.email))
         message.to, message.cc, message.subject, message.body = to, cc, draft["subject"], draft["body"]
-        message.date = _mail_date(self.now())
+        message.date = mail_date(self.now())
         message.flags = ["seen"]
-        self.workspace.delete(_path(folder, draft_id))
-        self.workspace.write_text(_path("sent", draft_id), _render(message, message.body))
-        self._react(message)
+        self.workspace.delete(mail_path(folder, draft_id))
+        self.workspace.write_text(mail_path("sent", draft_id), render_message(message, message.body))
+        react(self.state, self.data, message, self.now().date().isoformat(), self.action_index)
         return {
             "message_id": draft_id,
             "status": "sent",
@@ -711,7 +547,7 @@ class MailTriage(ClawEnvironment):
             self.fail("invalid_argument", "text must not be empty", field="text")
         if message_id and message_id not in self.state.messages:
             self.fail("not_found", f"no message '{message_id}'", message_id=message_id)
-        if due_date and not _is_date(due_date):
+        if due_date and not is_date(due_date):
             self.fail("invalid_argument", "due_date must be a date written YYYY-MM-DD", field="due_date")
         same = [
             t.todo_id
@@ -729,8 +565,8 @@ class MailTriage(ClawEnvironment):
             due_date=due_date,
             created_at=iso(self.now()),
         )
-        self.workspace.write_text(TODO_FILE, _render_todos(self.state))
-        return {"todo_id": todo_id, "open": _open_todos(self.state)}
+        self.workspace.write_text(TODO_FILE, render_todos(self.state))
+        return {"todo_id": todo_id, "open": open_todos(self.state)}
 
     @tool(goal="tick off {todo_id}", consumes=["todo_id"])
     def complete_todo(self, todo_id: str) -> dict[str, Any]:
@@ -742,139 +578,22 @@ class MailTriage(ClawEnvironment):
         Returns:
             The todo id and the items still open.
         """
-        todo = self.state.todos.get(todo_id)
-        if todo is None:
-            self.fail("not_found", f"no todo '{todo_id}'", todo_id=todo_id)
+        todo = self.lookup(self.state.todos, todo_id, "todo", todo_id=todo_id)
         if todo.done:
             self.fail("invalid_transition", f"{todo_id} is already done", todo_id=todo_id, status="done")
         todo.done = True
-        self.workspace.write_text(TODO_FILE, _render_todos(self.state))
-        return {"todo_id": todo_id, "done": True, "open": _open_todos(self.state)}
-
-    # -- counterparts --------------------------------------------------------------------------
-    def _react(self, sent: Message) -> None:
-        """Decide now, deterministically from the state, how each addressed person will answer."""
-        text = f"{sent.subject}\n{sent.body}".lower()
-        for address in sent.to:
-            contact = self._contact_by_email(_email(address))
-            if contact is None:
-                continue
-            if contact.out_of_office_until and self.now().date().isoformat() < contact.out_of_office_until:
-                self._out_of_office(contact, sent)
-            elif contact.kind == "colleague" and contact.facts:
-                self._colleague_reply(contact, sent, text)
-            elif contact.kind == "customer":
-                self._customer_reply(contact, sent, text)
-
-    def _out_of_office(self, contact: Contact, sent: Message) -> None:
-        key = f"{contact.contact_id}:{sent.thread_id}"
-        if key in self.state.auto_replied:
-            return
-        self.state.auto_replied.append(key)
-        delegate = self.state.contacts.get(contact.delegate_id)
-        body = self._template(
-            "out_of_office",
-            contact,
-            until=contact.out_of_office_until,
-            delegate_name=delegate.name if delegate else "the team",
-            delegate_email=delegate.email if delegate else self.state.owner.email,
-        )
-        self._schedule(contact, sent, body, delay=1, subject=f"Automatic reply: {sent.subject}")
-
-    def _colleague_reply(self, contact: Contact, sent: Message, text: str) -> None:
-        asked = [f for f in contact.facts if any(k.lower() in text for k in f.keywords)]
-        if asked:
-            body = self._template("colleague_answer", contact, answers="\n".join(f.answer for f in asked))
-        else:
-            topics = ", ".join(f.topic for f in contact.facts)
-            body = self._template("colleague_clarify", contact, topics=topics)
-        self._schedule(contact, sent, body, delay=contact.reply_delay)
-
-    def _customer_reply(self, contact: Contact, sent: Message, text: str) -> None:
-        open_cases = [
-            c for c in self.state.cases.values() if c.contact_id == contact.contact_id and c.status == "open"
-        ]
-        if not open_cases:
-            return
-        case = min(open_cases, key=lambda c: c.case_id)
-        flat = " ".join(text.split())
-        missing = [
-            r.label
-            for r in case.requirements
-            if not any(" ".join(a.lower().split()) in flat for a in r.accepted)
-        ]
-        if not missing:
-            body = self._template("customer_resolved", contact)
-            self._schedule(contact, sent, body, delay=contact.reply_delay, effect=f"resolve:{case.case_id}")
-            return
-        case.unhelpful_replies += 1
-        wanted = " and ".join(missing)
-        limit = self.data.json("policy.json")["escalate_after_unhelpful_replies"]
-        if case.unhelpful_replies >= limit:
-            manager = self.state.contacts.get(self.state.owner.manager_id)
-            cc = [formataddr((manager.name, manager.email))] if manager else []
-            body = self._template("customer_escalated", contact, missing=wanted)
-            self._schedule(contact, sent, body, contact.reply_delay, cc=cc, effect=f"escalate:{case.case_id}")
-        else:
-            body = self._template("customer_missing", contact, missing=wanted)
-            self._schedule(contact, sent, body, delay=contact.reply_delay)
-
-    def _template(self, name: str, contact: Contact, **values: str) -> str:
-        owner_first = self.state.owner.name.split()[0]
-        return str(self.data.json("replies.json")[name]).format(
-            name=contact.name, owner_first=owner_first, **values
-        )
-
-    def _schedule(
-        self,
-        contact: Contact,
-        sent: Message,
-        body: str,
-        delay: int,
-        subject: str = "",
-        cc: list[str] | None = None,
-        effect: str = "",
-    ) -> None:
-        reply_id = f"PR-{self.state.next_reply:03d}"
-        self.state.next_reply += 1
-        base = sent.subject if sent.subject.lower().startswith("re:") else f"Re: {sent.subject}"
-        self.state.pending[reply_id] = PendingReply(
-            reply_id=reply_id,
-            due_index=self.action_index + max(1, delay),
-            contact_id=contact.contact_id,
-            thread_id=sent.thread_id,
-            in_reply_to=sent.message_id,
-            subject=subject or base,
-            cc=cc or [],
-            body=body,
-            effect=effect,
-        )
-
-    def _deliver(self, reply: PendingReply) -> Message:
-        contact = self.state.contacts[reply.contact_id]
-        owner = self.state.owner
-        message = Message(
-            message_id=self._next_message_id(),
-            thread_id=reply.thread_id,
-            status="received",
-            sender=formataddr((contact.name, contact.email)),
-            to=[formataddr((owner.name, owner.email))],
-            cc=reply.cc,
-            subject=reply.subject,
-            date=_mail_date(self.now()),
-            in_reply_to=reply.in_reply_to,
-            body=reply.body,
-        )
-        self.state.messages[message.message_id] = message
-        self.state.threads[reply.thread_id].message_ids.append(message.message_id)
-        self.workspace.write_text(_path("inbox", message.message_id), _render(message, message.body))
-        del self.state.pending[reply.reply_id]
-        if reply.effect:
-            action, case_id = reply.effect.split(":", 1)
-            self.state.cases[case_id].status = "resolved" if action == "resolve" else "escalated"
-        return message
+        self.workspace.write_text(TODO_FILE, render_todos(self.state))
+        return {"todo_id": todo_id, "done": True, "open": open_todos(self.state)}
 
     # -- helpers -------------------------------------------------------------------------------
+    def _deliver(self, reply: PendingReply) -> Message:
+        """A reply whose time has come, as a received message in the inbox (and its case's effect)."""
+        message = deliver(self.state, reply, self.now())
+        self.workspace.write_text(
+            mail_path("inbox", message.message_id), render_message(message, message.body)
+        )
+        return message
+
     def _index(self) -> dict[str, list[str]]:
         """message id -> the folders its file is in (the file's location is the truth)."""
         index: dict[str, list[str]] = {}
@@ -889,9 +608,7 @@ class MailTriage(ClawEnvironment):
         return {k: sorted(v) for k, v in sorted(index.items())}
 
     def _located(self, message_id: str) -> tuple[Message, str]:
-        message = self.state.messages.get(message_id)
-        if message is None:
-            self.fail("not_found", f"no message '{message_id}'", message_id=message_id)
+        message = self.lookup(self.state.messages, message_id, "message", message_id=message_id)
         folders = self._index().get(message_id, [])
         if not folders:
             self.fail(
@@ -911,35 +628,12 @@ class MailTriage(ClawEnvironment):
 
     def _view(self, message: Message, folder: str) -> dict[str, Any]:
         """Headers and body as the agent sees them (drafts read from their file)."""
-        if message.status == "draft":
-            draft = _parse(self.workspace.read_text(_path(folder, message.message_id)))
-            sender = formataddr((self.state.owner.name, self.state.owner.email))
-            to, cc, subject, body = draft["to"], draft["cc"], draft["subject"], draft["body"]
-        else:
-            sender, to, cc, subject, body = (
-                message.sender,
-                message.to,
-                message.cc,
-                message.subject,
-                message.body,
-            )
-        return {
-            "message_id": message.message_id,
-            "folder": folder,
-            "status": message.status,
-            "from": sender,
-            "to": to,
-            "cc": cc,
-            "subject": subject,
-            "date": message.date,
-            "thread_id": message.thread_id,
-            "in_reply_to": message.in_reply_to,
-            "forward_of": message.forward_of,
-            "classification": message.classification,
-            "flags": message.flags,
-            "labels": message.labels,
-            "body": body,
-        }
+        draft = (
+            self.workspace.read_text(mail_path(folder, message.message_id))
+            if message.status == "draft"
+            else ""
+        )
+        return message_view(self.state, message, folder, draft)
 
     def _summary(self, message: Message, folder: str) -> dict[str, Any]:
         view = self._view(message, folder)
@@ -949,7 +643,7 @@ class MailTriage(ClawEnvironment):
         cleaned = [v.strip() for v in values if v.strip()]
         if required and not cleaned:
             self.fail("invalid_argument", f"{field} needs at least one address", field=field)
-        bad = [v for v in cleaned if not ADDRESS.match(_email(v))]
+        bad = [v for v in cleaned if not ADDRESS.match(bare_email(v))]
         if bad:
             self.fail(
                 "invalid_argument", f"invalid email addresses in {field}: {bad}", field=field, invalid=bad
@@ -961,7 +655,7 @@ class MailTriage(ClawEnvironment):
         if original is None or original.classification != "confidential":
             return
         domain = self.data.json("policy.json")["internal_domain"]
-        outside = [r for r in recipients if not _email(r).endswith(f"@{domain}")]
+        outside = [r for r in recipients if not bare_email(r).endswith(f"@{domain}")]
         if outside:
             self.fail(
                 "permission_denied",
@@ -970,21 +664,6 @@ class MailTriage(ClawEnvironment):
                 recipients=outside,
                 missing_permission="share_confidential_externally",
             )
-
-    def _contact_by_email(self, email: str) -> Contact | None:
-        return next((c for c in self.state.contacts.values() if c.email.lower() == email), None)
-
-    def _new_thread(self, subject: str) -> Thread:
-        thread_id = f"THR-{self.state.next_thread:03d}"
-        self.state.next_thread += 1
-        thread = Thread(thread_id=thread_id, subject=subject)
-        self.state.threads[thread_id] = thread
-        return thread
-
-    def _next_message_id(self) -> str:
-        message_id = f"MSG-{self.state.next_message:04d}"
-        self.state.next_message += 1
-        return message_id
 
     def _new_draft(
         self,
@@ -997,10 +676,10 @@ class MailTriage(ClawEnvironment):
         forward_of: str = "",
     ) -> dict[str, Any]:
         message = Message(
-            message_id=self._next_message_id(),
+            message_id=next_message_id(self.state),
             thread_id=thread.thread_id,
             status="draft",
-            date=_mail_date(self.now()),
+            date=mail_date(self.now()),
             in_reply_to=in_reply_to,
             forward_of=forward_of,
             flags=["seen"],
@@ -1008,8 +687,8 @@ class MailTriage(ClawEnvironment):
         self.state.messages[message.message_id] = message
         thread.message_ids.append(message.message_id)
         headers = message.model_copy(update={"to": to, "cc": cc, "subject": subject})
-        path = _path("drafts", message.message_id)
-        self.workspace.write_text(path, _render(headers, body))
+        path = mail_path("drafts", message.message_id)
+        self.workspace.write_text(path, render_message(headers, body))
         return {
             "draft_id": message.message_id,
             "thread_id": thread.thread_id,
@@ -1025,8 +704,4 @@ class MailTriage(ClawEnvironment):
         chasing late orders that only Logistics can answer (the usual contact is out of office),
         a vendor invoice and its phishing lookalike, a confidential HR note, newsletters, and a
         namesake of a customer. ``size`` adds customers and noise."""
-        from .generate import BASE_TIME, _generate
-
-        repo = data if data is not None else Repository(Path(__file__).resolve().parent / "data")
-        base = cls.package.clock.base_time if cls.package else BASE_TIME
-        return _generate(random.Random(seed), max(1, size), repo, base)
+        return generate_mailbox(random.Random(seed), max(1, size), cls.repository(data), cls.base_time())

@@ -1,7 +1,7 @@
 """The seeded S0 generator behind :meth:`~.env.MailTriage.generate`.
 
 Mail triage (mailbox in the workspace with simulated colleagues and customers). Runs once per
-initial state (seed, size), never during a tool call; it builds the State models of ``env.py``
+initial state (seed, size), never during a tool call; it builds the State models of ``state.py``
 with the rules of ``rules.py``.
 """
 
@@ -11,16 +11,14 @@ import random
 from datetime import datetime, timedelta
 from email.utils import formataddr
 
-from envcraft.core import Initial, Repository
+from envcraft import Initial, Repository
 
-from .env import Case, Contact, ContactKind, Fact, MailState, Message, Owner, Requirement, Thread
-from .rules import TODO_FILE, _mail_date, _path, _render, _render_todos
-
-BASE_TIME = datetime.fromisoformat("2026-01-12T08:30:00+00:00")
+from .rules import TODO_FILE, mail_date, mail_path, new_thread, render_message, render_todos
+from .state import Case, Contact, ContactKind, Fact, MailState, Message, Owner, Requirement
 
 
 # -- generator ------------------------------------------------------------------------------------
-def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> Initial:
+def generate_mailbox(rng: random.Random, size: int, data: Repository, base: datetime) -> Initial:
     people = data.json("people.json")
     domain = data.json("policy.json")["internal_domain"]
     owner_info = people["owner"]
@@ -73,7 +71,7 @@ def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -
         name, email = (sender.name, sender.email) if isinstance(sender, Contact) else sender
         subject = texts[template]["subject"].format(name=name, **values)
         body = texts[template]["body"].format(owner_first=state.owner.name.split()[0], name=name, **values)
-        thread = _start_thread(state, subject)
+        thread = new_thread(state, subject)
         message = Message(
             message_id=f"MSG-{state.next_message:04d}",
             thread_id=thread.thread_id,
@@ -81,7 +79,7 @@ def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -
             sender=formataddr((name, email)),
             to=to or [formataddr((state.owner.name, state.owner.email))],
             subject=subject,
-            date=_mail_date(clock.tick(rng)),
+            date=mail_date(clock.tick(rng)),
             classification=classification,
             body=body,
             flags=["seen"] if seen else [],
@@ -89,7 +87,7 @@ def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -
         state.next_message += 1
         state.messages[message.message_id] = message
         thread.message_ids.append(message.message_id)
-        files[_path("inbox", message.message_id)] = _render(message, body)
+        files[mail_path("inbox", message.message_id)] = render_message(message, body)
         return message
 
     due = (base + timedelta(days=3)).date()
@@ -148,15 +146,8 @@ def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -
         receive((name, address), "newsletter", seen=True)
     receive(hr, "confidential", classification="confidential")
     receive(manager, "ops_sync", to=[formataddr(("Operations", f"ops@{domain}"))])
-    files[TODO_FILE] = _render_todos(state)
+    files[TODO_FILE] = render_todos(state)
     return Initial(state=state, files=files)
-
-
-def _start_thread(state: MailState, subject: str) -> Thread:
-    thread = Thread(thread_id=f"THR-{state.next_thread:03d}", subject=subject)
-    state.next_thread += 1
-    state.threads[thread.thread_id] = thread
-    return thread
 
 
 class _Clock:

@@ -4,127 +4,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from datetime import datetime, timedelta
-from functools import cache
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import AfterValidator
+from envcraft import Entity, Environment, Initial, Repository, iso, tool
 
-from envcraft.core import Entity, Environment, Initial, Repository, StateModel, invariant, tool
-from envcraft.core.clock import DEFAULT_BASE_TIME, IsoTime, iso, parse_time
-
-OrderStatus = Literal["placed", "shipped", "delivered", "cancelled"]
-ReturnReason = Literal["damaged", "wrong_item", "not_as_described", "no_longer_needed"]
-Condition = Literal["unopened", "opened", "damaged"]
-RefundMethod = Literal["original_payment", "store_credit"]
-
-# Reasons that are the seller's fault: no restocking fee, whatever the item's condition.
-SELLER_FAULT: frozenset[str] = frozenset({"damaged", "wrong_item"})
-REFERENCE = Repository(Path(__file__).resolve().parent / "data")  # the package's own reference data
-
-
-@cache
-def _catalog_skus() -> frozenset[str]:
-    return frozenset(_catalog(REFERENCE))
-
-
-def _catalog_sku(sku: str) -> str:
-    """Prices, categories and return windows of a line live in the catalog: it must be there."""
-    if sku not in _catalog_skus():
-        raise ValueError(f"{sku!r} is not a product of data/catalog.json")
-    return sku
-
-
-Sku = Annotated[str, AfterValidator(_catalog_sku)]
-
-
-class Customer(StateModel):
-    customer_id: str
-    name: str
-    email: str
-    tier: Literal["standard", "gold"]
-    store_credit_cents: int = 0
-
-
-class OrderLine(StateModel):
-    sku: Sku
-    quantity: int
-    unit_price_cents: int
-    returned_quantity: int = 0  # units covered by a return request, whatever its status
-
-
-class Order(StateModel):
-    order_id: str
-    customer_id: str
-    status: OrderStatus
-    placed_at: IsoTime
-    delivered_at: IsoTime | None = None
-    lines: list[OrderLine]
-    total_cents: int
-    refunded_cents: int = 0
-    cancel_reason: str | None = None
-
-
-class ReturnRequest(StateModel):
-    return_id: str
-    order_id: str
-    sku: Sku
-    quantity: int
-    reason: ReturnReason
-    status: Literal["open", "received", "refunded"]
-    opened_at: IsoTime
-    condition: Condition | None = None
-    refund_id: str | None = None
-
-
-class Refund(StateModel):
-    refund_id: str
-    order_id: str
-    return_id: str | None
-    amount_cents: int  # the value of the goods refunded; counts against the order total
-    bonus_cents: int = 0  # store-credit bonus paid on top
-    method: RefundMethod
-    issued_at: IsoTime
-
-
-class ReturnsDeskState(StateModel):
-    customers: dict[str, Customer] = {}
-    orders: dict[str, Order] = {}
-    returns: dict[str, ReturnRequest] = {}
-    refunds: dict[str, Refund] = {}
-    next_return_number: int = 1
-    next_refund_number: int = 1
-
-    # Each link is checked per record, so a call re-checks only the records it touched and
-    # those whose links it changed (envcraft.core.invariants): the tools follow these links
-    # without looking.
-    @invariant("customers")
-    def _customer_filed(self, key: str, customer: Customer) -> None:
-        if customer.customer_id != key:
-            raise ValueError(f"{key} holds {customer.customer_id!r}")
-
-    @invariant("orders")
-    def _order_has_its_customer(self, key: str, order: Order) -> None:
-        if order.order_id != key:
-            raise ValueError(f"{key} holds {order.order_id!r}")
-        if order.customer_id not in self.customers:
-            raise ValueError(f"{order.order_id} belongs to unknown customer {order.customer_id}")
-
-    @invariant("returns")
-    def _return_names_a_line_of_its_order(self, key: str, request: ReturnRequest) -> None:
-        if request.return_id != key:
-            raise ValueError(f"{key} holds {request.return_id!r}")
-        owner = self.orders.get(request.order_id)
-        if owner is None or all(line.sku != request.sku for line in owner.lines):
-            raise ValueError(f"{request.return_id} returns {request.sku}, not a line of {request.order_id}")
-
-    @invariant("refunds")
-    def _refund_has_its_order_and_return(self, key: str, refund: Refund) -> None:
-        if refund.refund_id != key:
-            raise ValueError(f"{key} holds {refund.refund_id!r}")
-        if refund.order_id not in self.orders or (refund.return_id and refund.return_id not in self.returns):
-            raise ValueError(f"{refund.refund_id} refers to an unknown order or return")
+from .generate import generate_state
+from .rules import catalog, make_refund, refund_amount, return_deadline
+from .state import (
+    Condition,
+    OrderStatus,
+    RefundMethod,
+    ReturnReason,
+    ReturnRequest,
+    ReturnsDeskState,
+)
 
 
 class ReturnsDesk(Environment):
@@ -240,11 +133,11 @@ class ReturnsDesk(Environment):
             The order, each line with product name, category, how many units can still be
             returned and the return deadline (delivered orders only), plus its returns and refunds.
         """
-        order = self._order(order_id)
+        order = self.lookup(self.state.orders, order_id, "order", order_id=order_id)
         lines = []
         for line in order.lines:
-            product = self._product(line.sku)
-            deadline = self._return_deadline(order, product["category"])
+            product = catalog(self.data)[line.sku]
+            deadline = return_deadline(self.data, order, product["category"])
             open_window = order.status == "delivered" and deadline is not None and self.now() <= deadline
             lines.append(
                 {
@@ -313,7 +206,7 @@ class ReturnsDesk(Environment):
         Returns:
             The cancelled order id and the refund issued to the original payment method.
         """
-        order = self._order(order_id)
+        order = self.lookup(self.state.orders, order_id, "order", order_id=order_id)
         if order.status != "placed":
             hint = " Open a return once it is delivered." if order.status in ("shipped", "delivered") else ""
             self.fail(
@@ -326,7 +219,15 @@ class ReturnsDesk(Environment):
             self.fail("invalid_argument", "reason must not be empty", field="reason")
         order.status = "cancelled"
         order.cancel_reason = reason.strip()
-        refund = self._refund(order, None, order.total_cents - order.refunded_cents, "original_payment")
+        refund = make_refund(
+            self.data,
+            self.state,
+            order,
+            None,
+            order.total_cents - order.refunded_cents,
+            "original_payment",
+            iso(self.now()),
+        )
         return {"order_id": order_id, "status": order.status, "refund": refund.model_dump()}
 
     @tool(
@@ -348,7 +249,7 @@ class ReturnsDesk(Environment):
         Returns:
             The new return id and its status ("open": waiting for the parcel).
         """
-        order = self._order(order_id)
+        order = self.lookup(self.state.orders, order_id, "order", order_id=order_id)
         if order.status != "delivered":
             self.fail(
                 "invalid_transition",
@@ -365,8 +266,8 @@ class ReturnsDesk(Environment):
                 sku=sku,
                 skus=[ln.sku for ln in order.lines],
             )
-        category = self._product(sku)["category"]
-        deadline = self._return_deadline(order, category)
+        category = catalog(self.data)[sku]["category"]
+        deadline = return_deadline(self.data, order, category)
         if deadline is None:
             self.fail(
                 "permission_denied",
@@ -424,7 +325,7 @@ class ReturnsDesk(Environment):
         Returns:
             The return id, its new status ("received") and the refund it qualifies for.
         """
-        request = self._return(return_id)
+        request = self.lookup(self.state.returns, return_id, "return", return_id=return_id)
         if request.status != "open":
             self.fail(
                 "invalid_transition",
@@ -438,7 +339,7 @@ class ReturnsDesk(Environment):
             "return_id": return_id,
             "status": "received",
             "condition": condition,
-            "refundable_cents": self._refund_amount(request),
+            "refundable_cents": refund_amount(self.data, self.state.orders[request.order_id], request),
         }
 
     @tool(
@@ -461,7 +362,7 @@ class ReturnsDesk(Environment):
             The refund (id, amount and store-credit bonus in cents, method) and the customer's
             store credit balance.
         """
-        request = self._return(return_id)
+        request = self.lookup(self.state.returns, return_id, "return", return_id=return_id)
         if request.status == "refunded":
             self.fail(
                 "conflict",
@@ -476,8 +377,8 @@ class ReturnsDesk(Environment):
                 return_id=return_id,
                 status=request.status,
             )
-        order = self._order(request.order_id)
-        amount = self._refund_amount(request)
+        order = self.lookup(self.state.orders, request.order_id, "order", order_id=request.order_id)
+        amount = refund_amount(self.data, order, request)
         if order.refunded_cents + amount > order.total_cents:
             self.fail(
                 "conflict",
@@ -485,240 +386,13 @@ class ReturnsDesk(Environment):
                 order_id=order.order_id,
                 refunded_cents=order.refunded_cents,
             )
-        refund = self._refund(order, request, amount, method)
+        refund = make_refund(self.data, self.state, order, request, amount, method, iso(self.now()))
         customer = self.state.customers[order.customer_id]
         return {**refund.model_dump(), "store_credit_cents": customer.store_credit_cents}
-
-    # -- helpers -------------------------------------------------------------------------
-    def _order(self, order_id: str) -> Order:
-        order = self.state.orders.get(order_id)
-        if order is None:
-            self.fail("not_found", f"no order '{order_id}'", order_id=order_id)
-        return order
-
-    def _return(self, return_id: str) -> ReturnRequest:
-        request = self.state.returns.get(return_id)
-        if request is None:
-            self.fail("not_found", f"no return '{return_id}'", return_id=return_id)
-        return request
-
-    def _product(self, sku: str) -> Any:
-        return _catalog(self.data)[sku]
-
-    def _return_deadline(self, order: Order, category: str) -> datetime | None:
-        return _deadline(self.data, order, category)
-
-    def _refund_amount(self, request: ReturnRequest) -> int:
-        order = self.state.orders[request.order_id]
-        return _refund_amount(self.data, order, request)
-
-    def _refund(
-        self, order: Order, request: ReturnRequest | None, amount: int, method: RefundMethod
-    ) -> Refund:
-        return _make_refund(self.data, self.state, order, request, amount, method, iso(self.now()))
 
     # -- initial states ------------------------------------------------------------------
     @classmethod
     def generate(cls, seed: int = 0, size: int = 1, data: Repository | None = None) -> Initial:
         """A shop with ``4 * size`` customers, their orders, and returns in every status."""
-        repo = data if data is not None else (cls.package.data if cls.package else Repository(None))
-        base = cls.package.clock.base_time if cls.package else DEFAULT_BASE_TIME
-        return Initial(state=_generate(random.Random(seed), max(1, size), repo, base))
-
-
-# -- pure rules shared by the tools and the generator ------------------------------------------
-def _catalog(data: Repository) -> dict[str, Any]:
-    return {p["sku"]: p for p in data.json("catalog.json")}
-
-
-def _deadline(data: Repository, order: Order, category: str) -> datetime | None:
-    policy = data.json("policies.json")["categories"][category]
-    if not policy["returnable"] or order.delivered_at is None:
-        return None
-    return parse_time(order.delivered_at) + timedelta(days=policy["window_days"])
-
-
-def _refund_amount(data: Repository, order: Order, request: ReturnRequest) -> int:
-    line = next(ln for ln in order.lines if ln.sku == request.sku)  # the State model ensures it is there
-    gross = line.unit_price_cents * request.quantity
-    if request.condition != "opened" or request.reason in SELLER_FAULT:
-        return gross
-    category = _catalog(data)[request.sku]["category"]
-    fee_pct = data.json("policies.json")["categories"][category]["opened_restocking_fee_pct"]
-    return gross - gross * fee_pct // 100
-
-
-def _make_refund(
-    data: Repository,
-    state: ReturnsDeskState,
-    order: Order,
-    request: ReturnRequest | None,
-    amount: int,
-    method: RefundMethod,
-    when: str,
-) -> Refund:
-    """Record a refund and keep the order, the return and the customer's credit consistent."""
-    refund_id = f"RF-{state.next_refund_number:05d}"
-    state.next_refund_number += 1
-    bonus = 0
-    if method == "store_credit":
-        bonus = amount * data.json("policies.json")["store_credit_bonus_pct"] // 100
-        state.customers[order.customer_id].store_credit_cents += amount + bonus
-    refund = Refund(
-        refund_id=refund_id,
-        order_id=order.order_id,
-        return_id=request.return_id if request else None,
-        amount_cents=amount,
-        bonus_cents=bonus,
-        method=method,
-        issued_at=when,
-    )
-    state.refunds[refund_id] = refund
-    order.refunded_cents += amount
-    if request is not None:
-        request.status = "refunded"
-        request.refund_id = refund_id
-    return refund
-
-
-FIRST_NAMES = (
-    "Amara",
-    "Bastian",
-    "Chloe",
-    "Dmitri",
-    "Elena",
-    "Farid",
-    "Grace",
-    "Hiroshi",
-    "Ines",
-    "Jamal",
-    "Keira",
-    "Lukas",
-    "Maya",
-    "Nikhil",
-    "Olivia",
-    "Pablo",
-    "Quinn",
-    "Rosa",
-    "Samuel",
-    "Tamsin",
-    "Umar",
-    "Valentina",
-    "Wei",
-    "Ximena",
-    "Yusuf",
-    "Zoe",
-)
-LAST_NAMES = (
-    "Okafor",
-    "Lindqvist",
-    "Moreau",
-    "Petrov",
-    "Garcia",
-    "Haddad",
-    "Nguyen",
-    "Tanaka",
-    "Silva",
-    "Brooks",
-    "Kowalski",
-    "Fischer",
-    "Patel",
-    "Reyes",
-    "O'Brien",
-    "Schmidt",
-    "Adeyemi",
-    "Rossi",
-    "Chen",
-    "Dubois",
-    "Novak",
-    "Larsen",
-)
-
-
-def _generate(rng: random.Random, size: int, data: Repository, base: datetime) -> ReturnsDeskState:
-    state = ReturnsDeskState()
-    catalog = list(data.json("catalog.json"))
-    emails: set[str] = set()
-    for i in range(4 * size):
-        first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
-        customer_id = f"CUS-{1001 + i}"
-        handle = f"{first}.{last}".lower().replace("'", "")
-        email = f"{handle}@example.com"
-        if email in emails:
-            email = f"{handle}{i}@example.com"
-        emails.add(email)
-        state.customers[customer_id] = Customer(
-            customer_id=customer_id,
-            name=f"{first} {last}",
-            email=email,
-            tier="gold" if rng.random() < 0.2 else "standard",
-        )
-        for _ in range(rng.randint(1, 4)):
-            _add_order(rng, state, customer_id, catalog, data, base)
-    return state
-
-
-def _add_order(
-    rng: random.Random,
-    state: ReturnsDeskState,
-    customer_id: str,
-    catalog: list[Any],
-    data: Repository,
-    base: datetime,
-) -> None:
-    order_id = f"ORD-{100001 + len(state.orders)}"
-    products = rng.sample(catalog, rng.randint(1, 3))
-    lines = [
-        OrderLine(sku=p["sku"], quantity=rng.choice((1, 1, 1, 2, 3)), unit_price_cents=p["price_cents"])
-        for p in products
-    ]
-    status: OrderStatus = rng.choices(("placed", "shipped", "delivered", "cancelled"), (2, 2, 8, 1))[0]
-    age_days = {"placed": rng.randint(0, 1), "shipped": rng.randint(2, 5)}.get(status, rng.randint(6, 80))
-    placed = base - timedelta(days=age_days, hours=rng.randint(1, 20))
-    delivered = placed + timedelta(days=rng.randint(2, 5)) if status == "delivered" else None
-    order = Order(
-        order_id=order_id,
-        customer_id=customer_id,
-        status=status,
-        placed_at=iso(placed),
-        delivered_at=iso(delivered) if delivered else None,
-        lines=lines,
-        total_cents=sum(ln.unit_price_cents * ln.quantity for ln in lines),
-    )
-    state.orders[order_id] = order
-    if status == "cancelled":
-        order.cancel_reason = rng.choice(("ordered by mistake", "found it cheaper", "delivery too slow"))
-        _make_refund(data, state, order, None, order.total_cents, "original_payment", iso(placed))
-    elif status == "delivered" and delivered is not None and rng.random() < 0.3:
-        _add_past_return(rng, state, order, data, delivered)
-
-
-def _add_past_return(
-    rng: random.Random, state: ReturnsDeskState, order: Order, data: Repository, delivered: datetime
-) -> None:
-    """A return already under way for a delivered order, in a random stage of its life."""
-    line = rng.choice(order.lines)
-    category = _catalog(data)[line.sku]["category"]
-    if _deadline(data, order, category) is None:
-        return
-    return_id = f"RMA-{state.next_return_number:05d}"
-    state.next_return_number += 1
-    line.returned_quantity = line.quantity
-    request = ReturnRequest(
-        return_id=return_id,
-        order_id=order.order_id,
-        sku=line.sku,
-        quantity=line.quantity,
-        reason=rng.choice(("damaged", "wrong_item", "not_as_described", "no_longer_needed")),
-        status="open",
-        opened_at=iso(delivered + timedelta(hours=12)),
-    )
-    state.returns[return_id] = request
-    stage = rng.choice(("open", "received", "refunded"))
-    if stage != "open":
-        request.condition = rng.choice(("unopened", "opened", "damaged"))
-        request.status = "received"
-    if stage == "refunded":
-        method: RefundMethod = rng.choice(("original_payment", "store_credit"))
-        amount = _refund_amount(data, order, request)
-        _make_refund(data, state, order, request, amount, method, iso(delivered + timedelta(hours=20)))
+        state = generate_state(random.Random(seed), max(1, size), cls.repository(data), cls.base_time())
+        return Initial(state=state)

@@ -11,169 +11,61 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, model_validator
+from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, load_package, tool
 
-from envcraft.core import Entity, Initial, Repository, StateModel, load_package, misfiled, tool
-from envcraft.core.clock import iso
-from envcraft.sandbox import ClawEnvironment
-
+from .generate import PRIOR_ANALYSIS_DAYS, generate_sheets, prior_analysis
 from .rules import (
-    _FIXES,
     DATE_PARTS,
+    FIXES,
     MANIFEST,
     REPORT_ROWS,
     REPORTABLE,
     TABULAR,
     Status,
     Table,
-    _ancestors,
-    _apply_rule,
-    _by_path,
-    _chart_spec,
-    _check_rule,
-    _column_profile,
-    _descendants,
-    _expression_names,
-    _manifest,
-    _parse_csv,
-    _pivot,
-    _render_report,
-    _sha,
-    _statistics,
-    _to_float,
-    _valid,
-    _write_csv,
+    ancestors_of,
+    apply_rule,
+    certified,
+    chart_spec,
+    check_rule,
+    column_profile,
+    column_spec,
+    dataset_at,
+    descendants_of,
+    expression_names,
+    join_tables,
+    key_columns,
+    next_dataset_id,
+    parse_csv,
+    pivot_table,
+    render_manifest,
+    render_report,
+    schema_of,
+    sha256_of,
+    statistics_table,
+    to_float,
+    validate_rows,
+    write_csv,
 )
-
-DatasetKind = Literal["raw", "clean", "merged", "joined", "stats", "pivot", "chart", "report"]
-SchemaName = Literal["sales", "products", "regions"]
-CleanOp = Literal[
-    "trim", "normalize_case", "map_values", "parse_date", "parse_number",
-    "fill_missing", "drop_invalid", "dedupe", "derive",
-]  # fmt: skip
-Aggregation = Literal["sum", "mean", "count", "min", "max"]
-ChartType = Literal["bar", "line", "point", "arc"]
-
-
-# stage -> (the kind of artifact it makes, the parameters rerun_stage replays, its fewest inputs)
-STAGES: MappingProxyType[str, tuple[str, frozenset[str], int]] = MappingProxyType(
-    {
-        "register": ("raw", frozenset(), 0),
-        "clean": ("clean", frozenset({"recipe_id"}), 1),
-        "merge": ("merged", frozenset(), 1),
-        "join": ("joined", frozenset({"key", "how"}), 2),
-        "stats": ("stats", frozenset({"column", "group_by"}), 1),
-        "pivot": ("pivot", frozenset({"index", "columns", "values", "aggregation"}), 1),
-        "chart": ("chart", frozenset({"chart_type", "x", "y", "title", "color"}), 1),
-        "report": ("report", frozenset({"title", "summary"}), 1),
-    }
+from .state import (
+    Aggregation,
+    ChartType,
+    CleanOp,
+    Dataset,
+    DatasetKind,
+    ExtraColumn,
+    Recipe,
+    Rule,
+    Run,
+    SchemaName,
+    SheetState,
 )
 
 
-# -- state ----------------------------------------------------------------------------------------
-class Issue(StateModel):
-    column: str
-    problem: str  # missing, invalid_<type>, unknown_category, duplicate_row, duplicate_key
-    rows: int
-    examples: list[str] = Field(default_factory=list)
-
-
-class ExtraColumn(StateModel):
-    type: str
-    required: bool
-    values: list[str] = Field(default_factory=list)  # allowed values of a category column
-
-
-class Dataset(StateModel):
-    dataset_id: str
-    path: str
-    kind: DatasetKind
-    schema_name: SchemaName | Literal[""] = ""  # validation schema; "" for summaries
-    extra_columns: dict[str, ExtraColumn] = Field(default_factory=dict)  # derived or joined columns
-    columns: list[str] = Field(default_factory=list)
-    rows: int = 0
-    sha256: str
-    version: int = 1
-    stage: str = "register"
-    params: dict[str, str] = Field(default_factory=dict)  # how to re-run the stage
-    inputs: dict[str, str] = Field(default_factory=dict)  # input dataset id -> its sha256 when used
-    recipe_version: int = 0
-    issues: list[Issue] = Field(default_factory=list)
-    validated: bool = False  # issues reflect the current content (profile or stage output)
-    profiled_sha: str = ""
-    created_at: str
-    updated_at: str
-
-    def stage_problem(self) -> str:
-        """Why rerun_stage could not replay this artifact's recorded stage ('' when it can)."""
-        if self.stage not in STAGES:
-            return f"{self.dataset_id} has unknown stage {self.stage!r}"
-        kind, params, inputs = STAGES[self.stage]
-        if self.kind != kind or not params <= set(self.params) or len(self.inputs) < inputs:
-            return (
-                f"stage {self.stage} makes a {kind} artifact with parameters {sorted(params)} from at "
-                f"least {inputs} input(s); {self.dataset_id} is {self.kind} with {sorted(self.params)} "
-                f"from {len(self.inputs)}"
-            )
-        return ""
-
-
-class Rule(StateModel):
-    rule_no: int
-    operation: CleanOp
-    column: str
-    option: str = ""
-
-
-class Recipe(StateModel):
-    recipe_id: str
-    name: str
-    version: int = 0
-    rules: list[Rule] = Field(default_factory=list)
-    created_at: str
-
-
-class Run(StateModel):
-    run_id: str
-    stage: str
-    output: str
-    inputs: list[str]
-    at: str
-    summary: dict[str, int] = Field(default_factory=dict)
-
-
-class SheetState(StateModel):
-    datasets: dict[str, Dataset] = Field(default_factory=dict)
-    recipes: dict[str, Recipe] = Field(default_factory=dict)
-    runs: dict[str, Run] = Field(default_factory=dict)
-    next_dataset: int = 1
-    next_recipe: int = 1
-    next_run: int = 1
-
-    @model_validator(mode="after")
-    def _stages_replay(self, info: ValidationInfo) -> SheetState:
-        """Checked on the whole state, not per dataset: a stage rewrites kind, stage and params of
-        an artifact one assignment at a time."""
-        if info.field_name is not None:  # one assignment inside a tool: checked when the state loads
-            return self
-        problems = [
-            *misfiled(self.datasets, "dataset_id"),
-            *misfiled(self.recipes, "recipe_id"),
-            *misfiled(self.runs, "run_id"),
-            *(p for ds in self.datasets.values() if (p := ds.stage_problem())),
-        ]
-        if problems:
-            raise ValueError("; ".join(problems[:3]))
-        return self
-
-
-# -- the environment ------------------------------------------------------------------------------
 class SheetAnalytics(ClawEnvironment):
     """Spreadsheet analytics workspace: CSV sheets under data/, outputs under reports/.
 
@@ -220,7 +112,7 @@ class SheetAnalytics(ClawEnvironment):
                     "rows": ds.rows,
                     "version": ds.version,
                     "status": self._status(ds),
-                    "certified": self._certified(ds),
+                    "certified": certified(ds),
                     "issues": len(ds.issues) if ds.validated else None,
                     "inputs": sorted(ds.inputs),
                     "columns": ds.columns,
@@ -246,7 +138,7 @@ class SheetAnalytics(ClawEnvironment):
         """
         ds = self._dataset(dataset_id)
         ancestors = []
-        for ancestor_id in _ancestors(self.state, dataset_id):
+        for ancestor_id in ancestors_of(self.state, dataset_id):
             node = self.state.datasets[ancestor_id]
             ancestors.append(
                 {
@@ -262,7 +154,7 @@ class SheetAnalytics(ClawEnvironment):
                 "path": self.state.datasets[d].path,
                 "status": self._status(self.state.datasets[d]),
             }
-            for d in _descendants(self.state, dataset_id)
+            for d in descendants_of(self.state, dataset_id)
         ]
         recipe = self.state.recipes.get(ds.params.get("recipe_id", ""))
         runs = [r.model_dump() for r in self.state.runs.values() if r.output == dataset_id]
@@ -285,7 +177,7 @@ class SheetAnalytics(ClawEnvironment):
             The recipe (name, version, rules) and the clean datasets made with it, each with the
             recipe version it used.
         """
-        recipe = self._recipe(recipe_id)
+        recipe = self.lookup(self.state.recipes, recipe_id, "recipe", recipe_id=recipe_id)
         used = [
             {"dataset_id": d.dataset_id, "recipe_version": d.recipe_version, "status": self._status(d)}
             for d in sorted(self.state.datasets.values(), key=lambda d: d.dataset_id)
@@ -311,8 +203,8 @@ class SheetAnalytics(ClawEnvironment):
         if not path.endswith(".csv"):
             self.fail("invalid_argument", f"'{path}' is not a .csv file", field="path")
         text = self.workspace.read_text(path)
-        columns, rows = _parse_csv(text)
-        expected = list(self._schema(schema_name)["columns"])
+        columns, rows = parse_csv(text)
+        expected = list(schema_of(self.data, schema_name)["columns"])
         missing = [c for c in expected if c not in columns]
         if missing:
             self.fail(
@@ -322,8 +214,8 @@ class SheetAnalytics(ClawEnvironment):
                 columns=columns,
                 missing=missing,
             )
-        existing = _by_path(self.state, path)
-        sha = _sha(text)
+        existing = dataset_at(self.state, path)
+        sha = sha256_of(text)
         now = iso(self.now())
         if existing is not None and existing.kind != "raw":
             self.fail(
@@ -350,7 +242,7 @@ class SheetAnalytics(ClawEnvironment):
                 "rows": len(rows),
             }
         ds = Dataset(
-            dataset_id=self._next_dataset_id(),
+            dataset_id=next_dataset_id(self.state),
             path=path,
             kind="raw",
             schema_name=schema_name,
@@ -392,16 +284,16 @@ class SheetAnalytics(ClawEnvironment):
             )
         self._require_current(ds)
         columns, rows = self._load(ds)
-        spec = self._spec(ds)
-        issues = _validate(columns, rows, spec, self._key(ds))
+        spec = column_spec(self.data, ds)
+        issues = validate_rows(columns, rows, spec, key_columns(self.data, ds))
         ds.issues, ds.validated, ds.profiled_sha = issues, True, ds.sha256
         ds.updated_at = iso(self.now())
         self._sync_manifest()
         return {
             "dataset_id": dataset_id,
             "rows": len(rows),
-            "columns": {c: _column_profile(c, rows, spec[c]) for c in columns},
-            "issues": [{**i.model_dump(), "fix": _FIXES.get(i.problem.split("_")[0], "")} for i in issues],
+            "columns": {c: column_profile(c, rows, spec[c]) for c in columns},
+            "issues": [{**i.model_dump(), "fix": FIXES.get(i.problem.split("_")[0], "")} for i in issues],
             "certified": not issues,
         }
 
@@ -450,11 +342,11 @@ class SheetAnalytics(ClawEnvironment):
         Returns:
             The recipe id, the new rule with its number, and the recipe's new version.
         """
-        recipe = self._recipe(recipe_id)
+        recipe = self.lookup(self.state.recipes, recipe_id, "recipe", recipe_id=recipe_id)
         column = column.strip()
         if not column:
             self.fail("invalid_argument", "column must not be empty", field="column")
-        problem = _check_rule(operation, column, option.strip())
+        problem = check_rule(operation, column, option.strip())
         if problem:
             self.fail("invalid_argument", problem, field="option", operation=operation)
         rule = Rule(rule_no=len(recipe.rules) + 1, operation=operation, column=column, option=option.strip())
@@ -474,7 +366,7 @@ class SheetAnalytics(ClawEnvironment):
         Returns:
             The recipe id, the removed rule and the recipe's new version.
         """
-        recipe = self._recipe(recipe_id)
+        recipe = self.lookup(self.state.recipes, recipe_id, "recipe", recipe_id=recipe_id)
         if not 1 <= rule_no <= len(recipe.rules):
             self.fail(
                 "not_found",
@@ -508,7 +400,7 @@ class SheetAnalytics(ClawEnvironment):
             remain (an empty list means the output is certified for analysis).
         """
         ds = self._dataset(dataset_id)
-        self._recipe(recipe_id)
+        self.lookup(self.state.recipes, recipe_id, "recipe", recipe_id=recipe_id)
         if not ds.schema_name:
             self.fail(
                 "invalid_argument", f"{dataset_id} has no schema and cannot be cleaned", field="dataset_id"
@@ -717,7 +609,7 @@ class SheetAnalytics(ClawEnvironment):
                     columns=ds.columns,
                 )
         _, rows = self._load(ds)
-        if any(r[y] and _to_float(r[y]) is None for r in rows):
+        if any(r[y] and to_float(r[y]) is None for r in rows):
             self.fail("invalid_argument", f"y column '{y}' is not numeric", field="y")
         params = {"chart_type": chart_type, "x": x, "y": y, "title": title.strip(), "color": color}
         return self._run_stage("chart", "chart", [dataset_id], params, output_path)
@@ -824,7 +716,7 @@ class SheetAnalytics(ClawEnvironment):
             self.fail(
                 "invalid_argument", "pipeline/ is reserved for the lineage manifest", field="output_path"
             )
-        target = _by_path(self.state, output_path)
+        target = dataset_at(self.state, output_path)
         if target is not None and target.kind != kind:
             self.fail(
                 "conflict",
@@ -832,7 +724,7 @@ class SheetAnalytics(ClawEnvironment):
                 dataset_id=target.dataset_id,
                 kind=target.kind,
             )
-        upstream = {a for i in input_ids for a in (i, *_ancestors(self.state, i))}
+        upstream = {a for i in input_ids for a in (i, *ancestors_of(self.state, i))}
         if target is not None and target.dataset_id in upstream:
             self.fail(
                 "conflict",
@@ -846,7 +738,7 @@ class SheetAnalytics(ClawEnvironment):
         self.workspace.write_text(output_path, text)
         now = iso(self.now())
         ds = target or Dataset(
-            dataset_id=self._next_dataset_id(),
+            dataset_id=next_dataset_id(self.state),
             path=output_path,
             kind=kind,
             sha256="",
@@ -854,7 +746,7 @@ class SheetAnalytics(ClawEnvironment):
             updated_at=now,
         )
         recipe = self.state.recipes.get(params.get("recipe_id", ""))
-        sha = _sha(text)
+        sha = sha256_of(text)
         if ds.sha256 != sha or ds.inputs != {i.dataset_id: i.sha256 for i in inputs} or ds.params != params:
             ds.version += 1 if target is not None else 0
         ds.kind, ds.stage, ds.params = kind, stage, params
@@ -902,26 +794,26 @@ class SheetAnalytics(ClawEnvironment):
                 inputs[0], columns, rows, dict(inputs[0].extra_columns), {"rows_in": len(rows)}
             )
         if stage == "join":
-            columns, rows, extra, unmatched = _join(
-                inputs[0], tables[0], inputs[1], tables[1], params, self._spec
+            columns, rows, extra, unmatched = join_tables(
+                inputs[0], tables[0], inputs[1], tables[1], params, column_spec(self.data, inputs[1])
             )
             summary = {"rows_in": len(tables[0][1]), "unmatched": unmatched}
             return self._tabular(inputs[0], columns, rows, extra, summary)
         if stage in ("stats", "pivot"):
-            spec = self._spec(inputs[0])
+            spec = column_spec(self.data, inputs[0])
             if stage == "stats":
-                columns, rows = _statistics(tables[0][1], params["column"], params["group_by"], spec)
+                columns, rows = statistics_table(tables[0][1], params["column"], params["group_by"], spec)
             else:
-                columns, rows = _pivot(tables[0][1], params, spec)
+                columns, rows = pivot_table(tables[0][1], params, spec)
             meta = {"columns": columns, "rows": len(rows), "extra_columns": {}, "issues": [], "summary": {}}
             meta["preview"] = {"table": rows[:REPORT_ROWS]}
-            return _write_csv(columns, rows), meta
+            return write_csv(columns, rows), meta
         if stage == "chart":
-            spec_doc = _chart_spec(inputs[0], tables[0][1], params)
+            spec_doc = chart_spec(inputs[0], tables[0][1], params)
             meta = {"columns": [], "rows": len(spec_doc["data"]["values"]), "extra_columns": {}, "issues": []}
             meta["preview"] = {"encoding": spec_doc["encoding"]}
             return json.dumps(spec_doc, indent=2) + "\n", meta
-        text = _render_report(self.state, inputs, tables, params, iso(self.now()))
+        text = render_report(self.state, inputs, tables, params, iso(self.now()))
         meta = {"columns": [], "rows": 0, "extra_columns": {}, "issues": []}
         meta["preview"] = {"sections": [ds.dataset_id for ds in inputs]}
         return text, meta
@@ -929,10 +821,10 @@ class SheetAnalytics(ClawEnvironment):
     def _compute_clean(
         self, source: Dataset, table: Table, params: dict[str, str]
     ) -> tuple[str, dict[str, Any]]:
-        recipe = self._recipe(params["recipe_id"])
+        recipe = self.lookup(self.state.recipes, params["recipe_id"], "recipe", recipe_id=params["recipe_id"])
         columns, rows = list(table[0]), [dict(r) for r in table[1]]
         extra = dict(source.extra_columns)
-        spec = self._spec(source)
+        spec = column_spec(self.data, source)
         changes: dict[str, int] = {}
         for rule in recipe.rules:
             targets = columns if rule.column == "*" else [c.strip() for c in rule.column.split(",")]
@@ -948,7 +840,7 @@ class SheetAnalytics(ClawEnvironment):
                         columns=columns,
                     )
             else:
-                missing = sorted(_expression_names(rule.option) - set(columns))
+                missing = sorted(expression_names(rule.option) - set(columns))
                 if missing:
                     self.fail(
                         "invalid_argument",
@@ -961,7 +853,7 @@ class SheetAnalytics(ClawEnvironment):
                     columns.append(rule.column)
                 extra[rule.column] = ExtraColumn(type="number", required=True)
                 spec[rule.column] = {"type": "number", "required": True}
-            rows, changed = _apply_rule(rule, targets, rows, spec)
+            rows, changed = apply_rule(rule, targets, rows, spec)
             changes[f"rule_{rule.rule_no}_{rule.operation}"] = changed
         summary = {"rows_in": len(table[1]), "rows_out": len(rows), **changes}
         return self._tabular(source, columns, rows, extra, summary)
@@ -976,7 +868,7 @@ class SheetAnalytics(ClawEnvironment):
     ) -> tuple[str, dict[str, Any]]:
         """Output of a tabular stage: the CSV and its validation against the source's schema."""
         probe = source.model_copy(update={"extra_columns": extra, "columns": columns})
-        issues = _validate(columns, rows, self._spec(probe), self._key(probe))
+        issues = validate_rows(columns, rows, column_spec(self.data, probe), key_columns(self.data, probe))
         meta = {
             "columns": columns,
             "rows": len(rows),
@@ -984,10 +876,11 @@ class SheetAnalytics(ClawEnvironment):
             "issues": issues,
             "summary": summary,
         }
-        return _write_csv(columns, rows), meta
+        return write_csv(columns, rows), meta
 
     # -- helpers -------------------------------------------------------------------------------
     def _dataset(self, dataset_id: str) -> Dataset:
+        """The dataset, or not_found with a hint to list_datasets (more than :meth:`lookup` says)."""
         ds = self.state.datasets.get(dataset_id)
         if ds is None:
             self.fail(
@@ -995,35 +888,9 @@ class SheetAnalytics(ClawEnvironment):
             )
         return ds
 
-    def _recipe(self, recipe_id: str) -> Recipe:
-        recipe = self.state.recipes.get(recipe_id)
-        if recipe is None:
-            self.fail("not_found", f"no recipe '{recipe_id}'", recipe_id=recipe_id)
-        return recipe
-
-    def _schema(self, name: str) -> Any:
-        return self.data.json("schemas.json")[name]
-
-    def _spec(self, ds: Dataset) -> dict[str, dict[str, Any]]:
-        """Column name -> {type, required, values} for every column of ``ds``."""
-        schema = self._schema(ds.schema_name)["columns"] if ds.schema_name else {}
-        spec: dict[str, dict[str, Any]] = {}
-        for column in ds.columns:
-            if column in ds.extra_columns:
-                extra = ds.extra_columns[column]
-                spec[column] = {"type": extra.type, "required": extra.required, "values": extra.values}
-            elif column in schema:
-                spec[column] = dict(schema[column])
-            else:
-                spec[column] = {"type": "text", "required": False}
-        return spec
-
-    def _key(self, ds: Dataset) -> list[str]:
-        return list(self._schema(ds.schema_name)["key"]) if ds.schema_name else []
-
     def _load(self, ds: Dataset) -> Table:
         """The dataset's rows; a sheet's header must be its recorded columns (their types come from them)."""
-        columns, rows = _parse_csv(self.workspace.read_text(ds.path))
+        columns, rows = parse_csv(self.workspace.read_text(ds.path))
         if (ds.kind == "raw" or ds.kind in TABULAR) and columns != ds.columns:
             self.fail(
                 "conflict",
@@ -1037,7 +904,7 @@ class SheetAnalytics(ClawEnvironment):
         """fresh, modified (file differs from the recorded version), missing, or stale (an input moved on)."""
         if not self.workspace.exists(ds.path):
             return "missing"
-        if _sha(self.workspace.read_text(ds.path)) != ds.sha256:
+        if sha256_of(self.workspace.read_text(ds.path)) != ds.sha256:
             return "modified"
         recipe = self.state.recipes.get(ds.params.get("recipe_id", ""))
         if recipe is not None and recipe.version != ds.recipe_version:
@@ -1049,12 +916,6 @@ class SheetAnalytics(ClawEnvironment):
             if self._status(source, seen | {ds.dataset_id}) != "fresh":
                 return "stale"
         return "fresh"
-
-    def _certified(self, ds: Dataset) -> bool:
-        """Validated at its current content with no issues: fit for analysis."""
-        if ds.kind == "raw":
-            return ds.validated and not ds.issues and ds.profiled_sha == ds.sha256
-        return ds.kind in TABULAR and ds.validated and not ds.issues
 
     def _require_current(self, ds: Dataset, for_dataset: str = "") -> None:
         status = self._status(ds)
@@ -1087,7 +948,7 @@ class SheetAnalytics(ClawEnvironment):
                 dataset_id=dataset_id,
                 status=ds.kind,
             )
-        if not self._certified(ds):
+        if not certified(ds):
             state = "not profiled" if not ds.validated else f"has {len(ds.issues)} open issues"
             self.fail(
                 "invalid_transition",
@@ -1099,7 +960,7 @@ class SheetAnalytics(ClawEnvironment):
         return ds
 
     def _require_numeric(self, ds: Dataset, column: str, field: str) -> None:
-        spec = self._spec(ds)
+        spec = column_spec(self.data, ds)
         if column not in spec:
             self.fail("invalid_argument", f"'{column}' is not a column of {ds.dataset_id}", field=field)
         if spec[column]["type"] not in ("number", "integer", "percent"):
@@ -1111,7 +972,7 @@ class SheetAnalytics(ClawEnvironment):
 
     def _require_grouping(self, ds: Dataset, column: str, field: str) -> None:
         base, _, part = column.partition(":")
-        spec = self._spec(ds)
+        spec = column_spec(self.data, ds)
         if base not in spec:
             self.fail("invalid_argument", f"'{base}' is not a column of {ds.dataset_id}", field=field)
         if part and (part not in DATE_PARTS or spec[base]["type"] != "date"):
@@ -1121,14 +982,9 @@ class SheetAnalytics(ClawEnvironment):
                 field=field,
             )
 
-    def _next_dataset_id(self) -> str:
-        dataset_id = f"DS-{self.state.next_dataset:03d}"
-        self.state.next_dataset += 1
-        return dataset_id
-
     def _sync_manifest(self) -> None:
         """Mirror the lineage into pipeline/lineage.json so it can be inspected from the shell."""
-        self.workspace.write_text(MANIFEST, _manifest(self.state))
+        self.workspace.write_text(MANIFEST, render_manifest(self.state))
 
     # -- initial states ------------------------------------------------------------------------
     @classmethod
@@ -1137,85 +993,8 @@ class SheetAnalytics(ClawEnvironment):
         percent strings, a cross-quarter duplicate), a products sheet with a duplicated code, a
         regions sheet and a data dictionary; last month's Q1-Q3 analysis built on them with the
         house recipe; and a corrected Q2 export dropped in since, which left part of it stale."""
-        from .generate import PRIOR_ANALYSIS_DAYS, _generate, _prior_analysis
-
         del data  # the package's own data/ is read through the session that replays the analysis
         package = cls.package or load_package(Path(__file__).resolve().parent)
         earlier = package.clock.base_time - timedelta(days=PRIOR_ANALYSIS_DAYS)
-        raw, corrected_q2 = _generate(random.Random(seed), max(1, size), iso(earlier))
-        return _prior_analysis(package, raw, earlier, corrected_q2)
-
-
-def _validate(
-    columns: list[str], rows: list[dict[str, str]], spec: dict[str, dict[str, Any]], key: list[str]
-) -> list[Issue]:
-    issues: list[Issue] = []
-    for column in columns:
-        rule = spec[column]
-        blanks = [i for i, r in enumerate(rows) if not r[column].strip()]
-        if rule["required"] and blanks:
-            issues.append(Issue(column=column, problem="missing", rows=len(blanks)))
-        bad = [r[column] for r in rows if r[column].strip() and not _valid(r[column], rule)]
-        if bad:
-            problem = "unknown_category" if rule["type"] == "category" else f"invalid_{rule['type']}"
-            examples = sorted(set(bad))[:5]
-            issues.append(Issue(column=column, problem=problem, rows=len(bad), examples=examples))
-    rows_seen: set[tuple[str, ...]] = set()
-    keys_seen: set[tuple[str, ...]] = set()
-    duplicate_rows, duplicate_keys = 0, []
-    for row in rows:
-        whole = tuple(row[c] for c in columns)
-        if whole in rows_seen:
-            duplicate_rows += 1
-            continue
-        rows_seen.add(whole)
-        if key and all(k in row for k in key):
-            ident = tuple(row[k] for k in key)
-            if ident in keys_seen:
-                duplicate_keys.append(",".join(ident))
-            keys_seen.add(ident)
-    if duplicate_rows:
-        issues.append(Issue(column="*", problem="duplicate_row", rows=duplicate_rows))
-    if duplicate_keys:
-        issues.append(
-            Issue(
-                column=",".join(key),
-                problem="duplicate_key",
-                rows=len(duplicate_keys),
-                examples=duplicate_keys[:5],
-            )
-        )
-    return issues
-
-
-# -- analysis stages ------------------------------------------------------------------------------
-def _join(
-    left: Dataset,
-    left_table: Table,
-    right: Dataset,
-    right_table: Table,
-    params: dict[str, str],
-    spec_of: Callable[[Dataset], dict[str, dict[str, Any]]],
-) -> tuple[list[str], list[dict[str, str]], dict[str, ExtraColumn], int]:
-    key, how = params["key"], params["how"]
-    left_columns, left_rows = left_table
-    right_columns, right_rows = right_table
-    right_spec = spec_of(right)
-    added = {c: (c if c not in left_columns else f"{c}_right") for c in right_columns if c != key}
-    extra = dict(left.extra_columns)
-    for source, name in added.items():
-        extra[name] = ExtraColumn(
-            type=right_spec[source]["type"],
-            required=how == "inner",
-            values=list(right_spec[source].get("values", ())),
-        )
-    lookup = {r[key]: r for r in right_rows}
-    rows, unmatched = [], 0
-    for row in left_rows:
-        match = lookup.get(row[key])
-        if match is None:
-            unmatched += 1
-            if how == "inner":
-                continue
-        rows.append({**row, **{name: (match[source] if match else "") for source, name in added.items()}})
-    return [*left_columns, *added.values()], rows, extra, unmatched
+        raw, corrected_q2 = generate_sheets(random.Random(seed), max(1, size), iso(earlier))
+        return prior_analysis(package, raw, earlier, corrected_q2)

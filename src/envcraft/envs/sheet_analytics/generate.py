@@ -1,8 +1,8 @@
 """The seeded S0 generator behind :meth:`~.env.SheetAnalytics.generate`.
 
 Sheet analytics (spreadsheet cleaning and statistics pipeline). Runs once per initial state
-(seed, size), never during a tool call; it builds the State models of ``env.py`` with the rules
-of ``rules.py``.
+(seed, size), never during a tool call; it builds the State models of ``state.py`` with the
+rules of ``rules.py``, and replays last month's analysis through a session of the package.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from datetime import date, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
-from envcraft.core import EnvPackage, Initial, Session, is_error
+from envcraft import EnvPackage, Initial, Session, is_error
 
-from .env import Dataset, SheetState
-from .rules import MANIFEST, MONTHS, _fmt, _manifest, _parse_csv, _sha, _to_float, _write_csv
+from .rules import MANIFEST, MONTHS, format_number, parse_csv, render_manifest, sha256_of, to_float, write_csv
+from .state import Dataset, SheetState
 
 PRIOR_ANALYSIS_DAYS = 20
 
@@ -86,7 +86,7 @@ Known quirks of the exports:
 """
 
 
-def _generate(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
+def generate_sheets(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
     """The raw workspace as it was last month, and the corrected Q2 export that arrived since."""
     state = SheetState()
     files: dict[str, str] = {"data/README.md": DATA_DICTIONARY}
@@ -102,12 +102,12 @@ def _generate(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
     quarters[1].append(list(boundary))
     for quarter, rows in enumerate(quarters):
         messy = _make_messy(rng, quarter, rows)
-        files[f"data/sales_2025Q{quarter + 1}.csv"] = _write_csv(
+        files[f"data/sales_2025Q{quarter + 1}.csv"] = write_csv(
             list(SHEET_COLUMNS), [dict(zip(SHEET_COLUMNS, r, strict=True)) for r in messy]
         )
-    products = [[code, name, category, _fmt(cost)] for code, name, category, cost in PRODUCTS]
+    products = [[code, name, category, format_number(cost)] for code, name, category, cost in PRODUCTS]
     products.insert(rng.randint(1, len(products)), list(products[rng.randrange(len(products))]))
-    files["data/products.csv"] = _write_csv(
+    files["data/products.csv"] = write_csv(
         ["product_code", "product_name", "category", "unit_cost"],
         [
             dict(zip(("product_code", "product_name", "category", "unit_cost"), p, strict=True))
@@ -115,7 +115,7 @@ def _generate(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
         ],
     )
     managers = rng.sample(MANAGERS, 4)
-    files["data/regions.csv"] = _write_csv(
+    files["data/regions.csv"] = write_csv(
         ["region", "manager", "quarterly_target"],
         [
             {"region": r, "manager": m, "quarterly_target": str(rng.randrange(40, 120) * 1000 * size)}
@@ -125,7 +125,7 @@ def _generate(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
     sheets = [(f"data/sales_2025Q{q}.csv", "sales") for q in range(1, 5)]
     sheets += [("data/products.csv", "products"), ("data/regions.csv", "regions")]
     for path, schema in sheets:
-        columns, table_rows = _parse_csv(files[path])
+        columns, table_rows = parse_csv(files[path])
         dataset_id = f"DS-{state.next_dataset:03d}"
         state.next_dataset += 1
         state.datasets[dataset_id] = Dataset(
@@ -135,23 +135,23 @@ def _generate(rng: random.Random, size: int, now: str) -> tuple[Initial, str]:
             schema_name=schema,
             columns=columns,
             rows=len(table_rows),
-            sha256=_sha(files[path]),
+            sha256=sha256_of(files[path]),
             created_at=now,
             updated_at=now,
         )
-    files[MANIFEST] = _manifest(state)
+    files[MANIFEST] = render_manifest(state)
     return Initial(state=state, files=files), _correct_export(rng, files["data/sales_2025Q2.csv"])
 
 
 def _correct_export(rng: random.Random, text: str) -> str:
     """A re-export of a sheet in which one order's unit count was corrected."""
-    columns, rows = _parse_csv(text)
+    columns, rows = parse_csv(text)
     target = rows[rng.randrange(len(rows) - 1)]
-    target["units"] = str(int(_to_float(target["units"].strip()) or 0) + rng.randint(1, 3))
-    return _write_csv(columns, rows)
+    target["units"] = str(int(to_float(target["units"].strip()) or 0) + rng.randint(1, 3))
+    return write_csv(columns, rows)
 
 
-def _prior_analysis(package: EnvPackage, raw: Initial, when: datetime, corrected_q2: str) -> Initial:
+def prior_analysis(package: EnvPackage, raw: Initial, when: datetime, corrected_q2: str) -> Initial:
     """Replay last month's Q1-Q3 analysis with this environment's own tools, then drop in the
     corrected Q2 export: the artifacts are real, and the ones downstream of Q2 are stale."""
     earlier = EnvPackage(
@@ -239,7 +239,7 @@ def _clean_row(rng: random.Random, quarter: int, order_id: str) -> list[str]:
         code,
         rng.choice(CHANNELS),
         str(units),
-        _fmt(PRICES[code]),
+        format_number(PRICES[code]),
         discount,
     ]
 

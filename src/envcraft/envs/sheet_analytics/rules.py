@@ -1,8 +1,8 @@
 """Domain rules of :class:`~.env.SheetAnalytics`: what its tools check, compute and render.
 
-Sheet analytics (spreadsheet cleaning and statistics pipeline). The tool surface and the State
-live in ``env.py``; this module holds the logic tool bodies call (the S0 generator shares it, so
-S0 is built by the same rules the tools enforce).
+Sheet analytics (spreadsheet cleaning and statistics pipeline). The State lives in ``state.py``
+and the tool surface in ``env.py``; this module holds the logic tool bodies call (the S0
+generator shares it, so S0 is built by the same rules the tools enforce).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import statistics
 from collections.abc import Callable
 from datetime import date
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from .env import Dataset, Rule, SheetState
+from envcraft import Repository
 
+from .state import Dataset, ExtraColumn, Issue, Rule, SheetState
 
 Status = Literal["fresh", "stale", "modified", "missing"]
 
@@ -37,11 +37,11 @@ Table = tuple[list[str], list[dict[str, str]]]
 
 
 # -- tables ---------------------------------------------------------------------------------------
-def _sha(text: str) -> str:
+def sha256_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _parse_csv(text: str) -> Table:
+def parse_csv(text: str) -> Table:
     reader = csv.reader(io.StringIO(text))
     lines = [row for row in reader if row]
     if not lines:
@@ -51,7 +51,7 @@ def _parse_csv(text: str) -> Table:
     return header, rows
 
 
-def _write_csv(columns: list[str], rows: list[dict[str, str]]) -> str:
+def write_csv(columns: list[str], rows: list[dict[str, str]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
@@ -60,11 +60,11 @@ def _write_csv(columns: list[str], rows: list[dict[str, str]]) -> str:
     return out.getvalue()
 
 
-def _by_path(state: SheetState, path: str) -> Dataset | None:
+def dataset_at(state: SheetState, path: str) -> Dataset | None:
     return next((d for d in state.datasets.values() if d.path == path), None)
 
 
-def _ancestors(state: SheetState, dataset_id: str) -> list[str]:
+def ancestors_of(state: SheetState, dataset_id: str) -> list[str]:
     found: list[str] = []
     frontier = list(state.datasets[dataset_id].inputs)
     while frontier:
@@ -76,7 +76,7 @@ def _ancestors(state: SheetState, dataset_id: str) -> list[str]:
     return found
 
 
-def _descendants(state: SheetState, dataset_id: str) -> list[str]:
+def descendants_of(state: SheetState, dataset_id: str) -> list[str]:
     """Everything downstream of ``dataset_id``, in an order that re-runs cleanly (inputs first)."""
     below: set[str] = set()
     frontier = [dataset_id]
@@ -97,7 +97,7 @@ def _descendants(state: SheetState, dataset_id: str) -> list[str]:
     return ordered
 
 
-def _manifest(state: SheetState) -> str:
+def render_manifest(state: SheetState) -> str:
     doc = {
         "datasets": {
             d.dataset_id: {
@@ -123,16 +123,16 @@ _INTEGER = re.compile(r"^-?\d+$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
-def _to_float(value: str) -> float | None:
+def to_float(value: str) -> float | None:
     return float(value) if _NUMBER.match(value) else None
 
 
-def _fmt(value: float) -> str:
+def format_number(value: float) -> str:
     text = f"{round(value, 4):.4f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
-def _valid(value: str, spec: dict[str, Any]) -> bool:
+def is_valid(value: str, spec: dict[str, Any]) -> bool:
     """Is a non-blank cell in the canonical form of its column type?"""
     kind = spec["type"]
     if value != value.strip():
@@ -144,7 +144,7 @@ def _valid(value: str, spec: dict[str, Any]) -> bool:
     if kind == "number":
         return bool(_NUMBER.match(value))
     if kind == "percent":
-        number = _to_float(value)
+        number = to_float(value)
         return number is not None and 0 <= number <= 1
     if kind == "category":
         return value in spec.get("values", ())
@@ -181,7 +181,7 @@ def _parse_number(value: str, kind: str) -> str | None:
         text = text.replace(token, "")
     percent = text.endswith("%")
     text = text.rstrip("%").replace(",", "")
-    number = _to_float(text)
+    number = to_float(text)
     if number is None:
         return None
     if percent:
@@ -190,7 +190,7 @@ def _parse_number(value: str, kind: str) -> str | None:
         return str(int(number)) if number == int(number) else None
     if kind == "percent" and not 0 <= number <= 1:
         return None
-    return _fmt(number)
+    return format_number(number)
 
 
 def _date_part(value: str, part: str) -> str:
@@ -204,7 +204,7 @@ def _date_part(value: str, part: str) -> str:
 
 
 # -- validation and profiles ---------------------------------------------------------------------
-_FIXES: MappingProxyType[str, str] = MappingProxyType(
+FIXES: MappingProxyType[str, str] = MappingProxyType(
     {
         "missing": "fill_missing (or drop_invalid)",
         "invalid": "parse_date / parse_number, then drop_invalid for what cannot be parsed",
@@ -214,10 +214,10 @@ _FIXES: MappingProxyType[str, str] = MappingProxyType(
 )
 
 
-def _column_profile(column: str, rows: list[dict[str, str]], rule: dict[str, Any]) -> dict[str, Any]:
+def column_profile(column: str, rows: list[dict[str, str]], rule: dict[str, Any]) -> dict[str, Any]:
     values = [r[column] for r in rows]
     filled = [v for v in values if v.strip()]
-    invalid = [v for v in filled if not _valid(v, rule)]
+    invalid = [v for v in filled if not is_valid(v, rule)]
     profile: dict[str, Any] = {
         "type": rule["type"],
         "required": rule["required"],
@@ -240,7 +240,7 @@ _FILL = ("zero", "mean", "median", "mode", "drop_row")
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
 
 
-def _check_rule(operation: str, column: str, option: str) -> str:
+def check_rule(operation: str, column: str, option: str) -> str:
     """Why a rule is malformed, or "" when it is fine (columns are checked when it runs)."""
     if operation == "normalize_case" and option not in ("title", "upper", "lower"):
         return "normalize_case takes option title, upper or lower"
@@ -274,7 +274,7 @@ def _parse_mapping(option: str) -> dict[str, str]:
     return mapping
 
 
-def _apply_rule(
+def apply_rule(
     rule: Rule, targets: list[str], rows: list[dict[str, str]], spec: dict[str, dict[str, Any]]
 ) -> tuple[list[dict[str, str]], int]:
     """Apply one rule; returns the new rows and how many cells or rows it changed."""
@@ -293,7 +293,7 @@ def _apply_rule(
         return kept, len(rows) - len(kept)
     if op == "drop_invalid":
         column = targets[0]
-        kept = [r for r in rows if (r[column].strip() and _valid(r[column], spec[column]))]
+        kept = [r for r in rows if (r[column].strip() and is_valid(r[column], spec[column]))]
         return kept, len(rows) - len(kept)
     if op == "fill_missing" and option == "drop_row":
         column = targets[0]
@@ -337,14 +337,14 @@ def _fill_value(option: str, column: str, rows: list[dict[str, str]], rule: dict
         return option[len("value=") :]
     if option == "zero":
         return "0"
-    filled = [r[column] for r in rows if r[column].strip() and _valid(r[column], rule)]
+    filled = [r[column] for r in rows if r[column].strip() and is_valid(r[column], rule)]
     if option == "mode":
         return statistics.mode(sorted(filled)) if filled else ""
-    numbers = [float(v) for v in filled if _to_float(v) is not None]
+    numbers = [float(v) for v in filled if to_float(v) is not None]
     if not numbers:
         return ""
     value = statistics.fmean(numbers) if option == "mean" else statistics.median(numbers)
-    return str(round(value)) if rule["type"] == "integer" else _fmt(value)
+    return str(round(value)) if rule["type"] == "integer" else format_number(value)
 
 
 class _Expression:
@@ -377,14 +377,14 @@ class _Expression:
 
     def evaluate(self, row: dict[str, str]) -> str:
         def lookup(name: str) -> float:
-            number = _to_float(row.get(name, ""))
+            number = to_float(row.get(name, ""))
             if number is None:
                 raise ArithmeticError(name)
             return number
 
         self.pos = 0
         try:
-            return _fmt(self._sum(lookup))
+            return format_number(self._sum(lookup))
         except (ArithmeticError, ZeroDivisionError):
             return ""
 
@@ -429,7 +429,7 @@ class _Expression:
         raise ValueError(f"unexpected '{text}'")
 
 
-def _expression_names(source: str) -> set[str]:
+def expression_names(source: str) -> set[str]:
     return {text for kind, text in _Expression(source).tokens if kind == "name"}
 
 
@@ -438,13 +438,13 @@ def _group_value(row: dict[str, str], column: str) -> str:
     return _date_part(row[base], part)
 
 
-def _statistics(
+def statistics_table(
     rows: list[dict[str, str]], column: str, group_by: str, spec: dict[str, dict[str, Any]]
 ) -> tuple[list[str], list[dict[str, str]]]:
     del spec
     groups: dict[str, list[float]] = {}
     for row in rows:
-        number = _to_float(row[column])
+        number = to_float(row[column])
         if number is None:
             continue
         groups.setdefault(_group_value(row, group_by) if group_by else "all", []).append(number)
@@ -456,25 +456,25 @@ def _statistics(
             {
                 label: group,
                 "count": str(len(numbers)),
-                "sum": _fmt(sum(numbers)),
-                "mean": _fmt(statistics.fmean(numbers)),
-                "median": _fmt(statistics.median(numbers)),
-                "min": _fmt(min(numbers)),
-                "max": _fmt(max(numbers)),
-                "stdev": _fmt(statistics.stdev(numbers)) if len(numbers) > 1 else "0",
+                "sum": format_number(sum(numbers)),
+                "mean": format_number(statistics.fmean(numbers)),
+                "median": format_number(statistics.median(numbers)),
+                "min": format_number(min(numbers)),
+                "max": format_number(max(numbers)),
+                "stdev": format_number(statistics.stdev(numbers)) if len(numbers) > 1 else "0",
             }
         )
     return columns, out
 
 
-def _pivot(
+def pivot_table(
     rows: list[dict[str, str]], params: dict[str, str], spec: dict[str, dict[str, Any]]
 ) -> tuple[list[str], list[dict[str, str]]]:
     del spec
     index, columns, values, how = params["index"], params["columns"], params["values"], params["aggregation"]
     cells: dict[tuple[str, str], list[float]] = {}
     for row in rows:
-        number = _to_float(row[values])
+        number = to_float(row[values])
         if number is None:
             continue
         column_value = _group_value(row, columns) if columns else values
@@ -498,18 +498,22 @@ def _pivot(
         record = {label: r}
         for c in column_keys:
             numbers = cells.get((r, c))
-            record[c] = _fmt(aggregate[how](numbers)) if numbers else ("0" if how in ("sum", "count") else "")
+            record[c] = (
+                format_number(aggregate[how](numbers))
+                if numbers
+                else ("0" if how in ("sum", "count") else "")
+            )
         if with_total:
-            record["total"] = _fmt(sum(float(record[c]) for c in column_keys))
+            record["total"] = format_number(sum(float(record[c]) for c in column_keys))
         out.append(record)
     return header, out
 
 
-def _chart_spec(source: Dataset, rows: list[dict[str, str]], params: dict[str, str]) -> dict[str, Any]:
+def chart_spec(source: Dataset, rows: list[dict[str, str]], params: dict[str, str]) -> dict[str, Any]:
     x, y, color, chart = params["x"], params["y"], params["color"], params["chart_type"]
     values = []
     for row in rows:
-        point: dict[str, Any] = {x: row[x], y: _to_float(row[y]) if row[y] else None}
+        point: dict[str, Any] = {x: row[x], y: to_float(row[y]) if row[y] else None}
         if color:
             point[color] = row[color]
         values.append(point)
@@ -544,7 +548,7 @@ def _markdown_table(columns: list[str], rows: list[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def _render_report(
+def render_report(
     state: SheetState, inputs: list[Dataset], tables: list[Table], params: dict[str, str], when: str
 ) -> str:
     parts = [f"# {params['title']}", ""]
@@ -560,7 +564,7 @@ def _render_report(
     parts += ["## Lineage", ""]
     cited: list[str] = []
     for ds in inputs:
-        for ancestor in [ds.dataset_id, *_ancestors(state, ds.dataset_id)]:
+        for ancestor in [ds.dataset_id, *ancestors_of(state, ds.dataset_id)]:
             if ancestor in cited:
                 continue
             cited.append(ancestor)
@@ -573,3 +577,114 @@ def _render_report(
         parts += ["", f'Cleaning recipe {recipe_id} "{recipe.name}" (version {recipe.version}):']
         parts += [f"{r.rule_no}. {r.operation} {r.column} {r.option}".rstrip() for r in recipe.rules]
     return "\n".join(parts) + "\n"
+
+
+# -- schemas and datasets -------------------------------------------------------------------------
+def schema_of(data: Repository, name: str) -> Any:
+    return data.json("schemas.json")[name]
+
+
+def column_spec(data: Repository, ds: Dataset) -> dict[str, dict[str, Any]]:
+    """Column name -> {type, required, values} for every column of ``ds``."""
+    schema = schema_of(data, ds.schema_name)["columns"] if ds.schema_name else {}
+    spec: dict[str, dict[str, Any]] = {}
+    for column in ds.columns:
+        if column in ds.extra_columns:
+            extra = ds.extra_columns[column]
+            spec[column] = {"type": extra.type, "required": extra.required, "values": extra.values}
+        elif column in schema:
+            spec[column] = dict(schema[column])
+        else:
+            spec[column] = {"type": "text", "required": False}
+    return spec
+
+
+def key_columns(data: Repository, ds: Dataset) -> list[str]:
+    return list(schema_of(data, ds.schema_name)["key"]) if ds.schema_name else []
+
+
+def certified(ds: Dataset) -> bool:
+    """Validated at its current content with no issues: fit for analysis."""
+    if ds.kind == "raw":
+        return ds.validated and not ds.issues and ds.profiled_sha == ds.sha256
+    return ds.kind in TABULAR and ds.validated and not ds.issues
+
+
+def next_dataset_id(state: SheetState) -> str:
+    dataset_id = f"DS-{state.next_dataset:03d}"
+    state.next_dataset += 1
+    return dataset_id
+
+
+def validate_rows(
+    columns: list[str], rows: list[dict[str, str]], spec: dict[str, dict[str, Any]], key: list[str]
+) -> list[Issue]:
+    issues: list[Issue] = []
+    for column in columns:
+        rule = spec[column]
+        blanks = [i for i, r in enumerate(rows) if not r[column].strip()]
+        if rule["required"] and blanks:
+            issues.append(Issue(column=column, problem="missing", rows=len(blanks)))
+        bad = [r[column] for r in rows if r[column].strip() and not is_valid(r[column], rule)]
+        if bad:
+            problem = "unknown_category" if rule["type"] == "category" else f"invalid_{rule['type']}"
+            examples = sorted(set(bad))[:5]
+            issues.append(Issue(column=column, problem=problem, rows=len(bad), examples=examples))
+    rows_seen: set[tuple[str, ...]] = set()
+    keys_seen: set[tuple[str, ...]] = set()
+    duplicate_rows, duplicate_keys = 0, []
+    for row in rows:
+        whole = tuple(row[c] for c in columns)
+        if whole in rows_seen:
+            duplicate_rows += 1
+            continue
+        rows_seen.add(whole)
+        if key and all(k in row for k in key):
+            ident = tuple(row[k] for k in key)
+            if ident in keys_seen:
+                duplicate_keys.append(",".join(ident))
+            keys_seen.add(ident)
+    if duplicate_rows:
+        issues.append(Issue(column="*", problem="duplicate_row", rows=duplicate_rows))
+    if duplicate_keys:
+        issues.append(
+            Issue(
+                column=",".join(key),
+                problem="duplicate_key",
+                rows=len(duplicate_keys),
+                examples=duplicate_keys[:5],
+            )
+        )
+    return issues
+
+
+# -- analysis stages ------------------------------------------------------------------------------
+def join_tables(
+    left: Dataset,
+    left_table: Table,
+    right: Dataset,
+    right_table: Table,
+    params: dict[str, str],
+    right_spec: dict[str, dict[str, Any]],
+) -> tuple[list[str], list[dict[str, str]], dict[str, ExtraColumn], int]:
+    key, how = params["key"], params["how"]
+    left_columns, left_rows = left_table
+    right_columns, right_rows = right_table
+    added = {c: (c if c not in left_columns else f"{c}_right") for c in right_columns if c != key}
+    extra = dict(left.extra_columns)
+    for source, name in added.items():
+        extra[name] = ExtraColumn(
+            type=right_spec[source]["type"],
+            required=how == "inner",
+            values=list(right_spec[source].get("values", ())),
+        )
+    lookup = {r[key]: r for r in right_rows}
+    rows, unmatched = [], 0
+    for row in left_rows:
+        match = lookup.get(row[key])
+        if match is None:
+            unmatched += 1
+            if how == "inner":
+                continue
+        rows.append({**row, **{name: (match[source] if match else "") for source, name in added.items()}})
+    return [*left_columns, *added.values()], rows, extra, unmatched
