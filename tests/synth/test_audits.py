@@ -69,14 +69,42 @@ def test_the_static_audit_enforces_the_import_policy(
     assert hits and message in hits[0].message and hits[0].file == "rules.py"
 
 
-def test_the_static_audit_passes_the_recorded_package_and_every_reference() -> None:
+def test_the_static_audit_passes_the_recorded_package_and_every_reference(
+    not_yet_split: frozenset[str],
+) -> None:
     """The policy is not stricter than the hand-written environments it is meant to admit."""
     from envcraft.core.package import BUILTIN_ROOT
 
     assert audit_static(package_dir := Path(__file__).parent / "recorded" / "library_loans").ok, package_dir
     for root in sorted(BUILTIN_ROOT.glob("*/envcraft.toml")):
         result = audit_static(root.parent)
-        assert result.ok, (root.parent.name, [f.message for f in result.errors])
+        # the references other branches are still splitting keep their import cycles until they merge
+        tolerated = "lint:module-cycle" if root.parent.name in not_yet_split else ""
+        errors = [f.message for f in result.errors if f.code != tolerated]
+        assert not errors, (root.parent.name, errors)
+
+
+CIRCLE = {
+    "envcraft.toml": 'id = "circle"\ntitle = "Circle"\nkind = "tool"\n',
+    "README.md": "# Circle\n\nTwo modules that import each other.\n",
+    "env.py": (
+        "from envcraft import Environment, StateModel, tool\n\nfrom .rules import double\n\n\n"
+        "class CircleState(StateModel):\n    n: int = 1\n\n\nclass Circle(Environment):\n"
+        '    """A number."""\n\n    State = CircleState\n'
+    ),
+    "rules.py": (
+        "def double(n: int) -> int:\n    from .env import Circle\n\n    return n * 2 if Circle else n\n"
+    ),
+}
+
+
+def test_the_static_audit_reports_modules_that_import_in_a_circle(tmp_path: Path) -> None:
+    """A synthesized package whose modules import each other fails the static stage, and the
+    finding names the cycle (a deferred import inside a function counts)."""
+    result = audit_static(package(tmp_path, CIRCLE, name="circle"))
+    assert not result.ok
+    (hit,) = [f for f in result.errors if f.code == "lint:module-cycle"]
+    assert (hit.file, hit.line, hit.message) == ("env.py", 3, "import cycle: env.py -> rules.py -> env.py")
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from envcraft.core.lint.code import SourceAnalysis
+from envcraft.core.lint.report import Finding, finding
 
 # file -> {imported sibling file: line of its first import there}
 ImportGraph = dict[str, dict[str, int]]
@@ -43,6 +44,19 @@ def import_cycles(graph: ImportGraph) -> list[tuple[list[str], list[str]]]:
         path = _shortest_cycle(graph, min(group), group)
         cycles.append((path, sorted(group - set(path))))
     return cycles
+
+
+def check_module_cycles(analyses: Mapping[str, SourceAnalysis]) -> list[Finding]:
+    """A ``module-cycle`` error for each group of modules that import each other, at the import
+    that opens the cycle it names."""
+    graph = sibling_graph(analyses)
+    findings = []
+    for path, others in import_cycles(graph):
+        message = f"import cycle: {' -> '.join(path)}"
+        if others:
+            message += f" (also entangled: {', '.join(others)})"
+        findings.append(finding("module-cycle", path[0], graph[path[0]][path[1]], message))
+    return findings
 
 
 def _entangled(graph: ImportGraph) -> list[set[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envcraft.core.lint.code import analyze_source
+from envcraft.core.lint.imports import check_module_cycles
 from envcraft.core.lint.report import Finding, LintReport
 from envcraft.core.lint.skills import check_skills
 from envcraft.core.lint.structure import (
@@ -50,7 +51,7 @@ def lint_package(ref: str | Path, *, load: bool = True) -> LintReport:
     }
     code = [f for analysis in analyses.values() for f in analysis.findings]
     env = analyses.get("env.py")
-    findings += code + check_env_class(env) + check_modules(analyses)
+    findings += code + check_env_class(env) + check_modules(analyses) + check_module_cycles(analyses)
     imported = manifest is not None and env is not None and all(a.parsed for a in analyses.values())
     imported = load and imported and not any(f.rule in UNSAFE_TO_IMPORT for f in code)
     if imported and manifest is not None and env is not None:

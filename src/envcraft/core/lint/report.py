@@ -51,6 +51,7 @@ _RULES = (
     Rule("env-import", "error", "env.py imports through the package loader"),
     Rule("env-class", "error", "env.py defines exactly one Environment subclass, and no other module does"),
     Rule("module-import", "error", "relative imports name modules at the package root"),
+    Rule("module-cycle", "error", "the package's modules import each other in one direction, no cycle"),
     Rule("no-tools", "warning", "the environment declares at least one tool of its own"),
     Rule("tool-docstring", "error", "each tool has a summary and documents every parameter under Args:"),
     Rule("tool-docstring-style", "warning", "tool docstrings have Returns: and document no unknown args"),
