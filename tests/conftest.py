@@ -35,20 +35,3 @@ def make_env(tmp_path: Path) -> Callable[..., Path]:
         return root
 
     return make
-
-
-# Built-in packages whose split into state.py / rules.py / generate.py / env.py (issue 19) is
-# being done on other branches: their import cycles, private cross-module names and long
-# modules are expected failures of tests/envs/test_layout.py, and their `module-cycle` lint
-# errors are tolerated by the tests that lint every reference. The lead empties this set as the
-# branches merge (test_layout fails on an entry whose package passes the checks).
-NOT_YET_SPLIT: frozenset[str] = frozenset(
-    {
-    }
-)
-
-
-@pytest.fixture
-def not_yet_split() -> frozenset[str]:
-    """The built-in packages not yet in the state/rules/generate/env layout (see NOT_YET_SPLIT)."""
-    return NOT_YET_SPLIT

@@ -597,10 +597,9 @@ def test_counter_fixture_has_no_errors() -> None:
 
 
 @pytest.mark.parametrize("root", builtin_package_dirs(), ids=lambda p: p.name)
-def test_builtin_environments_pass(root: Path, not_yet_split: frozenset[str]) -> None:
+def test_builtin_environments_pass(root: Path) -> None:
     report = lint_package(root)
-    # the packages other branches are still splitting keep their import cycles until they merge
-    errors = [e for e in report.errors if not (root.name in not_yet_split and e.rule == "module-cycle")]
+    errors = report.errors
     assert not errors, "\n".join(f"{f.location}: {f.rule} {f.message}" for f in errors)
 
 

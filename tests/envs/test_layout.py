@@ -3,8 +3,8 @@
 ``state.py`` <- ``rules.py`` <- ``generate.py`` <- ``env.py``: the root modules of a package
 import in one direction (no cycle, counting imports inside functions and under
 ``TYPE_CHECKING``), a name used across modules is public, and no module grows past
-``MAX_LINES``. Packages still being split elsewhere are listed in ``NOT_YET_SPLIT``
-(tests/conftest.py) and fail these checks as expected.
+``MAX_LINES`` (the few ``env.py`` files still over are named in ``LONG_ENV_MODULES`` with
+the reason).
 """
 
 from __future__ import annotations
@@ -92,37 +92,29 @@ def length_problems(package: Path) -> list[str]:
 CHECKS = {"cycles": cycle_problems, "private names": private_name_problems, "length": length_problems}
 
 
-def _judge(package: Path, check: str, not_yet_split: frozenset[str]) -> None:
+def _judge(package: Path, check: str) -> None:
     problems = CHECKS[check](package)
-    if problems and package.name in not_yet_split:
-        pytest.xfail(f"{package.name} is not split yet: " + "; ".join(problems))
     assert not problems, f"{package.name}: " + "; ".join(problems)
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_modules_import_in_one_direction(package: Path, not_yet_split: frozenset[str]) -> None:
-    _judge(package, "cycles", not_yet_split)
+def test_modules_import_in_one_direction(package: Path) -> None:
+    _judge(package, "cycles")
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_no_private_names_across_modules(package: Path, not_yet_split: frozenset[str]) -> None:
-    _judge(package, "private names", not_yet_split)
+def test_no_private_names_across_modules(package: Path) -> None:
+    _judge(package, "private names")
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_modules_stay_short(package: Path, not_yet_split: frozenset[str]) -> None:
-    _judge(package, "length", not_yet_split)
+def test_modules_stay_short(package: Path) -> None:
+    _judge(package, "length")
 
 
-def test_the_allow_lists_name_only_what_still_needs_them(not_yet_split: frozenset[str]) -> None:
-    """An entry outlives its reason the day a package is split or a module shrinks: remove it."""
-    names = {p.name for p in PACKAGES}
-    stale = [f"NOT_YET_SPLIT: {name} is no built-in package" for name in sorted(not_yet_split - names)]
-    stale += [
-        f"NOT_YET_SPLIT: {package.name} passes the layout checks now"
-        for package in PACKAGES
-        if package.name in not_yet_split and not any(check(package) for check in CHECKS.values())
-    ]
+def test_the_allow_list_names_only_what_still_needs_it() -> None:
+    """An entry outlives its reason the day a module shrinks: remove it."""
+    stale = []
     for entry in LONG_ENV_MODULES:
         path = BUILTIN_ROOT / entry
         if not path.is_file() or len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES:

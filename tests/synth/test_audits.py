@@ -69,18 +69,14 @@ def test_the_static_audit_enforces_the_import_policy(
     assert hits and message in hits[0].message and hits[0].file == "rules.py"
 
 
-def test_the_static_audit_passes_the_recorded_package_and_every_reference(
-    not_yet_split: frozenset[str],
-) -> None:
+def test_the_static_audit_passes_the_recorded_package_and_every_reference() -> None:
     """The policy is not stricter than the hand-written environments it is meant to admit."""
     from envcraft.core.package import BUILTIN_ROOT
 
     assert audit_static(package_dir := Path(__file__).parent / "recorded" / "library_loans").ok, package_dir
     for root in sorted(BUILTIN_ROOT.glob("*/envcraft.toml")):
         result = audit_static(root.parent)
-        # the references other branches are still splitting keep their import cycles until they merge
-        tolerated = "lint:module-cycle" if root.parent.name in not_yet_split else ""
-        errors = [f.message for f in result.errors if f.code != tolerated]
+        errors = [f.message for f in result.errors]
         assert not errors, (root.parent.name, errors)
 
 
