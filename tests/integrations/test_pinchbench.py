@@ -268,6 +268,12 @@ def test_eval_without_a_judge_skips_judge_only_and_scores_the_automated_part(
     assert poem["components"] == {"file": 1.0, "three_lines": 1.0, "mentions_light": 1.0, "said_so": 1.0}
     assert poem["score"] == 1.0
     assert rewards["task_b_reply"] == {"score": 1.0, "components": {"reply_written": 1.0}}
+    trajectories = tmp_path / "e" / "trajectories.jsonl"
+    proc = envcraft("tasks", "score", imported / "tasks", "--trajectories", trajectories, "--json")
+    assert proc.returncode == 0, proc.stderr
+    rescored = {row["task_id"]: row for row in map(json.loads, proc.stdout.splitlines())}
+    assert rescored["task_a_poem"]["components"] == poem["components"]  # the transcript came along
+    assert rescored["task_b_reply"]["score"] == 1.0
 
 
 def test_eval_with_a_judge_weighs_it_as_pinchbench_does(imported: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.cli.run import synth_command
+from envcraft.rollout.grading import grading_of
 from envcraft.tasks.io import TaskSetError, read_some, read_stats, read_tasks, read_trajectories, task_entries
 from envcraft.tasks.model import Task
 from envcraft.tasks.validate import replay_task, summarize, validate
@@ -191,7 +192,10 @@ def score(
         if entry.error is not None or task is None or entry.turns is None:
             row.update(score=None, components={}, error=entry.error)
         else:
-            row.update(score_trajectory(task, entry.turns).to_json())
+            grading = grading_of(task)
+            reads = grading is not None and bool(grading.get("reads_transcript"))
+            messages = entry.messages if reads else None
+            row.update(score_trajectory(task, entry.turns, messages=messages).to_json())
         lines.append(row)
         if json_out:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")

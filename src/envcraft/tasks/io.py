@@ -175,6 +175,7 @@ class TrajectoryLine:
     task_id: str | None = None
     turns: list[list[Any]] | None = None
     error: str | None = None
+    messages: list[Any] | None = None  # the conversation, when the line carries it (eval writes it)
 
 
 def read_trajectories(path: str | Path) -> Iterator[TrajectoryLine]:
@@ -198,4 +199,5 @@ def _trajectory(number: int, raw: bytes) -> TrajectoryLine:
     turns = value.get("turns")
     if not isinstance(turns, list) or not all(isinstance(t, list) for t in turns):
         return TrajectoryLine(number, task_id, error="turns must be a list of lists of calls")
-    return TrajectoryLine(number, task_id, turns)
+    messages = value.get("messages")
+    return TrajectoryLine(number, task_id, turns, messages=messages if isinstance(messages, list) else None)

@@ -171,17 +171,23 @@ def run_verifier(
     return score_contexts(task.verifier.source, [ctx], timeout)[0]
 
 
-def score_trajectory(task: Task, turns: Sequence[Sequence[Any]], timeout: float = DEFAULT_TIMEOUT) -> Score:
+def score_trajectory(
+    task: Task,
+    turns: Sequence[Sequence[Any]],
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    messages: Sequence[dict[str, Any]] | None = None,
+) -> Score:
     """Run an agent's calls (grouped by user turn) in fresh sessions from S0 and score the outcome.
 
     A call to an unknown tool or with bad arguments is a failed call inside the run, never
-    an error of the scoring itself.
+    an error of the scoring itself. ``messages``: as for :func:`run_verifier`.
     """
     try:
         outcome = execute(task, turns)
     except ExecutionError as exc:
         return Score(0.0, {}, str(exc))
-    return run_verifier(task, outcome, timeout)
+    return run_verifier(task, outcome, timeout, messages=messages)
 
 
 def score_contexts(
