@@ -161,3 +161,43 @@ def test_failures_are_reported(worker: IsolatedWorker) -> None:
 
 def test_run_isolated_uses_a_shared_worker() -> None:
     assert run_isolated("def f(x):\n    return x * 2\n", "f", 21, 5)["value"] == 42
+
+
+EXTRAS_JOB = """# envcraft-sandbox: {"libraries": ["pydantic", "yaml"], "workspace": true}
+import os
+import subprocess
+import sys
+
+
+def probe(_):
+    import pydantic
+
+    with open("/workspace/hello.py", "w") as handle:
+        handle.write("print(6 * 7)")
+    ran = subprocess.run(["python", "/workspace/hello.py"], capture_output=True, text=True).stdout
+    library = os.path.dirname(os.path.dirname(pydantic.__file__))
+    try:
+        open(os.path.join(library, "planted.py"), "w").close()
+        planted = True
+    except OSError:
+        planted = False
+    home, line = os.environ.get("HOME"), sys._getframe().f_lineno
+    return {"ran": ran.strip(), "planted": planted, "home": home, "line": line}
+"""
+
+
+def test_declared_libraries_are_importable_read_only_with_a_scratch_workspace() -> None:
+    from envcraft.sandbox.extras import declared_extras
+
+    extras = declared_extras(EXTRAS_JOB)
+    assert extras is not None and extras.libraries == ("pydantic", "yaml") and extras.workspace
+    with IsolatedWorker(extras=extras) as worker:
+        reply = worker.run(EXTRAS_JOB, "probe", {}, timeout=20)
+    assert reply["ok"], reply
+    # The library path goes on the marker's line: the job's line numbers are its own.
+    assert reply["value"] == {"ran": "42", "planted": False, "home": None, "line": 19}
+
+
+def test_a_plain_job_gets_no_libraries(worker: IsolatedWorker) -> None:
+    reply = worker.run("def probe(_):\n    import pydantic\n", "probe", {}, timeout=10)
+    assert not reply["ok"] and "pydantic" in reply["error"]

@@ -45,12 +45,15 @@ from envcraft.sandbox.bwrap import (
     select_mode,
     system_mount_args,
 )
+from envcraft.sandbox.extras import Extras
 from envcraft.sandbox.launch import DataFile, Sandbox, start
 from envcraft.sandbox.limits import Limits
 from envcraft.sandbox.process import kill_group
 
 WORKER_LIMITS = Limits(cpu_seconds=24 * 3600, processes=32)  # per-job CPU is set from the timeout
 WORKER_MOUNT = "/opt/envcraft/worker.py"
+LIBRARY_MOUNT = "/opt/lib"  # + "/N": the Nth directory of a job's declared libraries (read-only)
+WORKSPACE = "/workspace"
 _START_TIMEOUT = 15.0
 _GRACE = 2.0  # beyond a job's timeout, how long the worker may take to report it
 
@@ -58,12 +61,14 @@ _GRACE = 2.0  # beyond a job's timeout, how long the worker may take to report i
 class IsolatedWorker:
     """A warm sandboxed Python worker; :meth:`run` is thread-safe (jobs run one at a time)."""
 
-    def __init__(self, limits: Limits = WORKER_LIMITS) -> None:
+    def __init__(self, limits: Limits = WORKER_LIMITS, extras: Extras | None = None) -> None:
         self.limits = limits
+        self.extras = extras or Extras()
         self._lock = threading.Lock()
         self._sandbox: Sandbox | None = None
         self._stderr: IO[bytes] | None = None
         self._label = ""
+        self._confined = False
         self._buffer = bytearray()
         self._jobs = 0
 
@@ -71,15 +76,20 @@ class IsolatedWorker:
         """Call ``func(payload)`` from ``source`` in the sandbox; never raises."""
         with self._lock:
             self._jobs += 1
-            header = {"id": self._jobs, "source": source, "func": func, "timeout": timeout}
+            try:
+                sandbox = self._ensure_started()
+            except (SandboxUnavailable, ValueError) as exc:
+                return {"ok": False, "error": str(exc), "timed_out": False}
+            header = {
+                "id": self._jobs,
+                "source": self._path_prefix(source) + source,
+                "func": func,
+                "timeout": timeout,
+            }
             try:
                 line = json.dumps(header) + "\n" + json.dumps(payload)
             except (TypeError, ValueError) as exc:
                 return {"ok": False, "error": f"the payload is not JSON: {exc}", "timed_out": False}
-            try:
-                sandbox = self._ensure_started()
-            except SandboxUnavailable as exc:
-                return {"ok": False, "error": str(exc), "timed_out": False}
             reply = self._exchange(sandbox, line, timeout + _GRACE)
             label = self._label
             if reply is not None and reply.get("id") == header["id"]:
@@ -111,6 +121,7 @@ class IsolatedWorker:
         self._stop()
         mode = select_mode()
         self._label = mode.label
+        self._confined = mode.binary is not None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _stop)
         if mode.binary is not None:
             if not os.access(SYSTEM_PYTHON, os.X_OK):
@@ -119,9 +130,10 @@ class IsolatedWorker:
                 *namespace_args(),
                 *system_mount_args(),
                 *scratch_args(self.limits.tmp_bytes),
+                *self._extra_args(),
                 "--chdir", "/tmp",
                 *SEAL,
-                *environment_args({"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}),
+                *environment_args({"LANG": "C.UTF-8", "PATH": self._path()}),
                 "--", SYSTEM_PYTHON, "-I", "-S", WORKER_MOUNT,
             ]  # fmt: skip
             self._sandbox = start(
@@ -141,6 +153,30 @@ class IsolatedWorker:
             self._stop()
             raise SandboxUnavailable(f"the isolated worker did not start: {reason}")
         return self._sandbox
+
+    def _extra_args(self) -> list[str]:
+        """Read-only binds of the declared libraries; the scratch workspace and its ``python``."""
+        args: list[str] = []
+        for i, directory in enumerate(self.extras.library_dirs()):
+            args += ["--ro-bind", directory, f"{LIBRARY_MOUNT}/{i}"]
+        if self.extras.workspace:
+            args += ["--size", str(self.limits.tmp_bytes), "--tmpfs", WORKSPACE]
+            args += ["--symlink", SYSTEM_PYTHON, "/opt/bin/python"]
+        return args
+
+    def _path(self) -> str:
+        return "/opt/bin:/usr/bin:/bin" if self.extras.workspace else "/usr/bin:/bin"
+
+    def _path_prefix(self, source: str) -> str:
+        """Code put before the job's source for its libraries (on its first line when that is a
+        comment, such as the :mod:`~envcraft.sandbox.extras` marker, so line numbers stay)."""
+        if not self.extras.libraries:
+            return ""
+        dirs = self.extras.library_dirs()
+        if self._confined:
+            dirs = tuple(f"{LIBRARY_MOUNT}/{i}" for i in range(len(dirs)))
+        code = f"import sys as _envcraft_sys; _envcraft_sys.path[:0] = {list(dirs)!r}"
+        return code + ("  " if source.startswith("#") else "\n")
 
     def _spawn_unsafe(self) -> subprocess.Popen[bytes]:
         """No isolation: the worker applies its own limits (no process cap, no namespaces)."""
@@ -212,16 +248,18 @@ def _worker_source() -> bytes:
     return Path(isolated_worker.__file__).read_bytes()
 
 
-_default: IsolatedWorker | None = None
+_defaults: dict[Extras, IsolatedWorker] = {}
 _default_lock = threading.Lock()
 
 
-def run_isolated(source: str, func: str, payload: Any, timeout: float = 10.0) -> dict[str, Any]:
-    """:meth:`IsolatedWorker.run` on the process-wide default worker."""
-    global _default
+def run_isolated(
+    source: str, func: str, payload: Any, timeout: float = 10.0, extras: Extras | None = None
+) -> dict[str, Any]:
+    """:meth:`IsolatedWorker.run` on the process-wide default worker (one per :class:`Extras`)."""
+    key = extras or Extras()
     with _default_lock:
-        if _default is None:
-            _default = IsolatedWorker()
-            atexit.register(_default.close)
-        worker = _default
+        worker = _defaults.get(key)
+        if worker is None:
+            worker = _defaults[key] = IsolatedWorker(extras=key)
+            atexit.register(worker.close)
     return worker.run(source, func, payload, timeout)

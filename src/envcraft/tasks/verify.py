@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.sandbox import run_isolated
+from envcraft.sandbox.extras import declared_extras
 from envcraft.tasks import verifier_runtime
 from envcraft.tasks.execute import execute
 from envcraft.tasks.model import Task
@@ -200,7 +201,7 @@ def score_contexts(
     if checks is not None:
         return [_score_declared(checks, ctx) for ctx in contexts]
     limit = timeout if timeout is not None else DEFAULT_TIMEOUT + PER_RUN_TIMEOUT * len(contexts)
-    reply = run_isolated(source + _HARNESS, _BATCH_FUNC, pack(contexts), limit)
+    reply = run_isolated(source + _HARNESS, _BATCH_FUNC, pack(contexts), limit, declared_extras(source))
     if not reply.get("ok"):
         reason = f"verifier failed: {reply.get('error', 'no reply')}"[:_MAX_REASON]
         return [Score(0.0, {}, reason) for _ in contexts]
