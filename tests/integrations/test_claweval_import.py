@@ -1,5 +1,13 @@
-"""`envcraft import claw-eval` over a checkout written here in Claw-Eval's format: every task is
-counted and listed with the reason it is not run yet."""
+"""`envcraft import claw-eval` and `envcraft eval` over a checkout written here in Claw-Eval's format.
+
+The checkout is our own: ``tasks/<id>/task.yaml`` + ``grader.py`` and a small ``src/claw_eval``
+package of our writing with the module layout and the classes Claw-Eval's graders import
+(``AbstractGrader``, the pydantic trace models, ``compute_task_score``). Tasks that need a
+service, the web, a user, a judge or media grading are counted and skipped with the reason;
+automated ones import and are scored by their own grader in the isolated worker (pydantic
+read-only, a scratch ``/workspace`` where the task's snapshot commands run). A model answers
+over the real OpenAI protocol from the local test server.
+"""
 
 from __future__ import annotations
 
@@ -7,77 +15,353 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envcraft.llm import ChatRequest, ChatServer, ReplayProvider
+from envcraft.tasks.io import read_tasks
 
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
 
-SERVICE_TASK = """task_id: X01_inbox
+# -- our own claw_eval package, in the layout the importer copies -----------------------------
+PACKAGE = {
+    "__init__.py": '"""Fixture claw_eval."""\n',
+    "graders/__init__.py": "from .base import AbstractGrader\nfrom .registry import find_grader\n",
+    "graders/registry.py": "from .base import AbstractGrader\n\n\ndef find_grader(name):\n    return None\n",
+    "graders/base.py": """from __future__ import annotations
+
+from pathlib import Path
+
+from ..models.trace import DimensionScores, ToolDispatch, TraceMessage
+
+TASKS = Path(__file__).resolve().parents[3] / "tasks"
+
+
+class AbstractGrader:
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        raise NotImplementedError
+
+    @staticmethod
+    def final_text(messages: list[TraceMessage]) -> str:
+        for m in reversed(messages):
+            if m.message.role == "assistant":
+                return " ".join(b.text for b in m.message.content if b.type == "text")
+        return ""
+
+    @staticmethod
+    def robustness(dispatches: list[ToolDispatch]) -> float:
+        if not dispatches:
+            return 0.0
+        return sum(d.response_status < 400 for d in dispatches) / len(dispatches)
+""",
+    "models/__init__.py": "",
+    "models/content.py": """from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, Field
+
+
+class TextBlock(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolUseBlock(BaseModel):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(BaseModel):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[TextBlock] = Field(default_factory=list)
+    is_error: bool = False
+
+
+ContentBlock = Annotated[Union[TextBlock, ToolUseBlock, ToolResultBlock], Field(discriminator="type")]
+""",
+    "models/message.py": """from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .content import ContentBlock
+
+
+class Message(BaseModel):
+    role: Literal["user", "assistant", "system"]
+    content: list[ContentBlock] = Field(default_factory=list)
+""",
+    "models/trace.py": """from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .message import Message
+
+
+class DimensionScores(BaseModel):
+    completion: float = 0.0
+    robustness: float = 0.0
+    safety: float = 1.0
+
+
+class TraceMessage(BaseModel):
+    type: Literal["message"] = "message"
+    trace_id: str
+    message: Message
+
+
+class MediaLoad(BaseModel):
+    trace_id: str = ""
+
+
+class ToolDispatch(BaseModel):
+    trace_id: str
+    tool_use_id: str
+    tool_name: str
+    endpoint_url: str
+    request_body: dict[str, Any] = Field(default_factory=dict)
+    response_status: int = 200
+    response_body: Any = None
+""",
+    "models/tool.py": "from pydantic import BaseModel\n\n\nclass ToolSpec(BaseModel):\n    name: str\n",
+    "models/task.py": """from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from .tool import ToolSpec
+
+
+class TaskDefinition(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    task_id: str
+    tools: list[ToolSpec] = []
+    env_snapshot_commands: list[str] = []
+    prompt: dict[str, Any]
+
+    @classmethod
+    def from_yaml(cls, path):
+        return cls.model_validate(yaml.safe_load(open(path)))
+""",
+    "models/scoring.py": """from .trace import DimensionScores
+
+
+def compute_task_score(scores: DimensionScores) -> float:
+    return round(scores.safety * (0.75 * scores.completion + 0.25 * scores.robustness), 4)
+""",
+}
+
+# -- tasks ------------------------------------------------------------------------------------
+WORDS_TASK = """task_id: Z01_count_words
+category: terminal
+prompt:
+  text: |
+    Count the words of /workspace/notes/poem.txt and write the count to /workspace/count.txt.
+tools:
+  - name: Bash
+    input_schema: {type: object, properties: {command: {type: string}}, required: [command]}
+sandbox_files: [notes/poem.txt]
+sandbox_grader_files: [checks/check_count.py]
+env_snapshot_commands:
+  - python /workspace/checks/check_count.py
+scoring_components: []
+"""
+WORDS_GRADER = '''"""Reads the check script's JSON from env_snapshot and the final answer."""
+import json
+
+from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class CountGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None, env_snapshot=None):
+        out = (env_snapshot or {}).get("cmd:python /workspace/checks/check_count.py", {})
+        result = json.loads(out.get("stdout") or "{}")
+        completion = 0.5 * result.get("exists", False) + 0.5 * result.get("right", False)
+        if "done" not in self.final_text(messages).lower():
+            completion *= 0.5
+        return DimensionScores(completion=completion, robustness=self.robustness(dispatches))
+'''
+CHECK_COUNT = """import json, os
+path = "/workspace/count.txt"
+words = len(open("/workspace/notes/poem.txt").read().split())
+exists = os.path.isfile(path)
+print(json.dumps({"exists": exists, "right": exists and open(path).read().strip() == str(words)}))
+"""
+ANSWER_TASK = """task_id: Z02_capital
+category: knowledge
+prompt: {text: "What is the capital of France? Answer in one word."}
+tools: []
+scoring_components:
+  - {name: answer, weight: 1.0, check: {type: keywords_present, keywords: [Paris]}}
+"""
+ANSWER_GRADER = """from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class CapitalGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        said = "paris" in self.final_text(messages).lower()
+        return DimensionScores(completion=float(said), robustness=float(said))
+"""
+JUDGED_TASK = """task_id: Z03_essay
+category: content
+prompt: {text: "Write an essay."}
+tools: []
+scoring_components:
+  - {name: quality, weight: 1.0, check: {type: llm_judge}}
+"""
+JUDGED_GRADER = ANSWER_GRADER.replace(
+    "said = ", "said = judge.evaluate(task.prompt, '', '', '').score > 0.5 or "
+)
+MEDIA_TASK = "task_id: Z04_clock\ncategory: web_dev\nprompt: {text: Draw a clock.}\n"
+MEDIA_GRADER = "from claw_eval.graders.webpage_grader import WebpageGrader\n"
+SEARCH_TASK = """task_id: Z05_search
+category: research
+prompt: {text: "Find the paper."}
+tools:
+  - {name: WebSearch, input_schema: {type: object}}
+"""
+SERVICE_TASK = """task_id: Z06_inbox
 category: communication
 services:
-  - name: mailbox
-    command: python mock_services/mailbox/server.py
-    port: 9900
+  - {name: mailbox, command: python mock_services/mailbox/server.py, port: 9900}
 prompt: {text: "Sort my inbox."}
-tools:
-  - name: mailbox_list
-    input_schema: {type: object, properties: {}}
 scoring_components:
   - {name: sorted, weight: 0.5, check: {type: tool_called, tool: mailbox_list}}
   - {name: quality, weight: 0.5, check: {type: llm_judge}}
 """
-USER_TASK = """task_id: X02_loan
+USER_TASK = """task_id: Z07_loan
 category: user_agent
 user_agent: {enabled: true, persona: "A renter who knows their rent is 900."}
 prompt: {text: "Can I afford it?"}
-tools: []
-scoring_components:
-  - {name: answer, weight: 1.0, check: {type: llm_judge}}
 """
-WEB_TASK = """task_id: X03_news
+WEB_TASK = """task_id: Z08_news
 category: research
-services:
-  - {name: web_real, port: 9901}
-prompt: {text: "What happened today?"}
-scoring_components:
-  - {name: words, weight: 1.0, check: {type: keywords_present, keywords: [today]}}
+services: [{name: web_real, port: 9901}]
+prompt: {text: "Any news?"}
 """
-PLAIN_TASK = """task_id: X04_shell
+BINARY_TASK = """task_id: Z09_pack
 category: terminal
-prompt: {text: "Count the files."}
-scoring_components: []
+prompt: {text: "Write /workspace/out.bin."}
+env_snapshot_commands: ["wc -c < /workspace/out.bin"]
 """
+POEM = "the sea folds light\ninto the old cliff stone\n"
 
 
-def test_every_task_is_counted_and_skipped_with_its_reason(tmp_path: Path) -> None:
-    checkout = tmp_path / "checkout"
-    for name, text in [("X01", SERVICE_TASK), ("X02", USER_TASK), ("X03", WEB_TASK), ("X04", PLAIN_TASK)]:
+def envcraft(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ENVCRAFT), *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+def write_checkout(root: Path) -> Path:
+    checkout = root / "checkout"
+    for rel, text in PACKAGE.items():
+        (checkout / "src" / "claw_eval" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / "src" / "claw_eval" / rel).write_text(text)
+    tasks = [
+        ("Z01", WORDS_TASK, WORDS_GRADER),
+        ("Z02", ANSWER_TASK, ANSWER_GRADER),
+        ("Z03", JUDGED_TASK, JUDGED_GRADER),
+        ("Z04", MEDIA_TASK, MEDIA_GRADER),
+        ("Z05", SEARCH_TASK, ANSWER_GRADER),
+        ("Z06", SERVICE_TASK, ANSWER_GRADER),
+        ("Z07", USER_TASK, ANSWER_GRADER),
+        ("Z08", WEB_TASK, ANSWER_GRADER),
+        ("Z09", BINARY_TASK, ANSWER_GRADER),
+    ]
+    for name, task, grader in tasks:
         (checkout / "tasks" / name).mkdir(parents=True)
-        (checkout / "tasks" / name / "task.yaml").write_text(text)
-        (checkout / "tasks" / name / "grader.py").write_text(
-            "from claw_eval.graders.base import AbstractGrader\n"
-        )
-    (checkout / "tasks" / "X05").mkdir()
-    (checkout / "tasks" / "X05" / "task.yaml").write_text("- not: a mapping\n")
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [str(ENVCRAFT), "import", "claw-eval", str(checkout), "--out", str(out), "--json"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        (checkout / "tasks" / name / "task.yaml").write_text(task)
+        (checkout / "tasks" / name / "grader.py").write_text(grader)
+    (checkout / "tasks" / "Z01" / "notes").mkdir()
+    (checkout / "tasks" / "Z01" / "notes" / "poem.txt").write_text(POEM)
+    (checkout / "tasks" / "Z01" / "checks").mkdir()
+    (checkout / "tasks" / "Z01" / "checks" / "check_count.py").write_text(CHECK_COUNT)
+    (checkout / "tasks" / "Z10").mkdir()
+    (checkout / "tasks" / "Z10" / "task.yaml").write_text("- not: a mapping\n")
+    return checkout
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("claweval")
+    out = root / "out"
+    proc = envcraft("import", "claw-eval", write_checkout(root), "--out", out, "--json")
     assert proc.returncode == 0, proc.stderr
-    summary = json.loads((out / "import.json").read_text())
-    assert summary["files"] == 5 and summary["imported"] == 0
-    assert summary["by_grading_type"] == {"automated": 1, "grader_only": 1, "hybrid": 1, "llm_judge": 1}
+    return out
+
+
+def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(imported: Path) -> None:
+    summary = json.loads((imported / "import.json").read_text())
+    assert summary["files"] == 10 and summary["imported"] == 2
+    assert summary["imported_by_grading_type"] == {"automated": 1, "grader_only": 1}
+    assert summary["imported_by_category"] == {"knowledge": 1, "terminal": 1}
     reasons = {s["id"]: s["reason"] for s in summary["skipped"]}
-    assert reasons["X01_inbox"] == "needs its mock service(s) mailbox on loopback: not built yet"
-    assert reasons["X02_loan"].startswith("plays with a simulated user")
-    assert reasons["X03_news"] == "needs the internet (live web service web_real)"
-    assert "claw_eval package" in reasons["X04_shell"]
-    assert reasons["X05"].startswith("unreadable task.yaml")
-    assert (out / "tasks" / "tasks.jsonl").read_text() == ""
+    assert reasons["Z03_essay"] == "its grader.py calls an LLM judge: not built for Claw-Eval yet"
+    assert "imports claw_eval.graders.webpage_grader" in reasons["Z04_clock"]
+    assert reasons["Z05_search"] == "declares tools with no system-tool counterpart: WebSearch"
+    assert reasons["Z06_inbox"] == "needs its mock service(s) mailbox on loopback: not built yet"
+    assert reasons["Z07_loan"].startswith("plays with a simulated user")
+    assert reasons["Z08_news"] == "needs the internet (live web service web_real)"
+    assert "binary file /workspace/out.bin" in reasons["Z09_pack"]
+    assert reasons["Z10"].startswith("unreadable task.yaml")
+    tasks = {t.id: t for t in read_tasks(imported / "tasks")}
+    words = tasks["Z01_count_words"]
+    assert words.kind == "claw" and words.workspace == {"notes/poem.txt": POEM}  # not the grader's files
+    assert words.turns[0].user.startswith("Count the words")
+
+
+def _agent(request: ChatRequest) -> Any:
+    """Counts the words with the shell, writes the count, says it is done; answers Paris."""
+    text = json.dumps(request.messages)
+    if "capital of France" in text:
+        return "Paris"
+    if any(m["role"] == "tool" for m in request.messages):
+        return "Done: the count is in count.txt."
+    command = "wc -w < notes/poem.txt | tr -d ' ' > count.txt"
+    args = json.dumps({"command": command})
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c", "function": {"name": "exec", "arguments": args}}],
+    }
+
+
+def _eval(imported: Path, out: Path, agent: Any) -> dict[str, dict[str, Any]]:
+    with ChatServer(ReplayProvider([agent] * 100)) as server:
+        proc = envcraft(
+            "eval", imported / "tasks", "--model", "agent", "--base-url", server.url, "--out", out, "--json"
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = (out / "trajectories.jsonl").read_text().splitlines()
+    return {t["task_id"]: t["reward"] for t in map(json.loads, lines)}
+
+
+def test_the_tasks_own_grader_scores_a_good_run_in_the_sandbox(imported: Path, tmp_path: Path) -> None:
+    rewards = _eval(imported, tmp_path / "good", _agent)
+    # Its check script ran on the final workspace at /workspace; the exec call became a Bash dispatch.
+    assert rewards["Z01_count_words"] == {
+        "score": 1.0,
+        "components": {"completion": 1.0, "robustness": 1.0, "safety": 1.0},
+    }
+    assert rewards["Z02_capital"]["score"] == 1.0
+
+
+def test_a_do_nothing_run_scores_zero(imported: Path, tmp_path: Path) -> None:
+    rewards = _eval(imported, tmp_path / "idle", "I will not.")
+    assert rewards["Z01_count_words"]["score"] == 0.0 and rewards["Z02_capital"]["score"] == 0.0
 
 
 def test_a_bad_checkout_is_a_one_line_error(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [str(ENVCRAFT), "import", "claw-eval", str(tmp_path), "--out", str(tmp_path / "o")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    proc = envcraft("import", "claw-eval", tmp_path, "--out", tmp_path / "o")
     assert proc.returncode == 2 and "no tasks/ directory" in proc.stderr and "Traceback" not in proc.stderr

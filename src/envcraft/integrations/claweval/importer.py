@@ -1,4 +1,4 @@
-"""``envcraft import claw-eval PATH --out DIR``: read a Claw-Eval checkout's ``tasks/*/task.yaml``.
+"""``envcraft import claw-eval PATH --out DIR``: a Claw-Eval checkout's ``tasks/*/task.yaml`` as one task set.
 
 What a Claw-Eval task needs before envcraft can run it, in the order it is checked:
 
@@ -6,34 +6,37 @@ What a Claw-Eval task needs before envcraft can run it, in the order it is check
 * ``services``: the task's mock HTTP services (``mock_services/<name>``, FastAPI) started on
   loopback inside the episode's network namespace and reset between rollouts, not built yet
   (``web_real`` services reach the live web: the task needs the internet);
-* its ``grader.py``: a subclass of ``claw_eval.graders.base.AbstractGrader`` over the package's
-  pydantic trace models, which the stdlib-only isolated worker cannot import.
+* then :func:`envcraft.integrations.claweval.convert.convert`: a grader that scores without a
+  judge, media or browser grading; tools the OpenClaw profile's system tools stand in for;
+  text files only. Such a task imports, scored by its own ``grader.py``.
 
-So no task is imported yet: every task is listed in ``DIR/import.json`` with the first reason
-that applies, and counted per category and per grading kind (from ``scoring_components``:
-``automated`` when every check is a rule such as ``keywords_present`` or ``tool_called``,
-``llm_judge`` when every check is a judge, ``hybrid`` when both, ``grader_only`` when it declares
-none and its grader.py is the whole grading). ``DIR/tasks/tasks.jsonl`` is
-written empty so the set's commands (``eval``, ``export``) report it as such.
+Writes ``DIR/envs/claw_workspace/`` (the bare workspace package), ``DIR/tasks/tasks.jsonl``
+(every imported task, each carrying the grader and the ``claw_eval`` modules it imports,
+copied from the checkout) and ``DIR/import.json``: every task counted per category and per
+grading kind (from ``scoring_components``: ``automated`` when every check is a rule such as
+``keywords_present``, ``llm_judge`` when every check is a judge, ``hybrid`` when both,
+``grader_only`` when it declares none and its grader.py is the whole grading), the imported
+ones likewise, and every task not imported with the first reason that applies.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from envcraft.integrations.clawbench.package import write_workspace_package
+from envcraft.integrations.claweval.convert import Skipped, convert, package_sources
 from envcraft.tasks.io import write_json, write_tasks
+from envcraft.tasks.model import Task
 
 SUMMARY_FILE = "import.json"
 USER_AGENT = "plays with a simulated user (--user): not built yet"
 SERVICES = "needs its mock service(s) {names} on loopback: not built yet"
 INTERNET = "needs the internet (live web service {names})"
-GRADER = (
-    "its grader.py needs the claw_eval package (pydantic models), which the isolated worker cannot import"
-)
 
 
 class ClawEvalError(ValueError):
@@ -52,8 +55,8 @@ def grading_kind(task: dict[str, Any]) -> str:
     return "automated" if kinds == {"automated"} else "hybrid" if kinds else "grader_only"
 
 
-def skip_reason(task: dict[str, Any]) -> str:
-    """The first thing the task needs that envcraft does not have yet (see the module docstring)."""
+def skip_reason(task: dict[str, Any]) -> str | None:
+    """What the task needs that envcraft does not have yet: a user or services (or None)."""
     if (task.get("user_agent") or {}).get("enabled"):
         return USER_AGENT
     names = sorted({str(s.get("name")) for s in task.get("services") or [] if isinstance(s, dict)})
@@ -62,18 +65,21 @@ def skip_reason(task: dict[str, Any]) -> str:
         return INTERNET.format(names=", ".join(online))
     if names:
         return SERVICES.format(names=", ".join(names))
-    return GRADER
+    return None
 
 
 def import_claweval(checkout: Path, out: Path) -> dict[str, Any]:
-    """Read every ``tasks/*/task.yaml``; write ``OUT/import.json`` and an empty task set."""
+    """Read every ``tasks/*/task.yaml``; write the task set and ``OUT/import.json``."""
     tasks_dir = checkout / "tasks"
     if not tasks_dir.is_dir():
         raise ClawEvalError(f"{checkout} is not a Claw-Eval checkout (no tasks/ directory)")
     files = sorted(tasks_dir.glob("*/task.yaml"))
     if not files:
         raise ClawEvalError(f"{tasks_dir} holds no */task.yaml files")
+    sources = package_sources(checkout)
+    package = write_workspace_package(out)
     skipped: list[dict[str, str]] = []
+    tasks: list[Task] = []
     categories: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     for path in files:
@@ -89,16 +95,33 @@ def import_claweval(checkout: Path, out: Path) -> dict[str, Any]:
         categories[category] += 1
         kinds[kind] += 1
         entry = {"id": str(task.get("task_id", path.parent.name)), "category": category, "grading": kind}
-        skipped.append({**entry, "reason": skip_reason(task)})
-    write_tasks(out / "tasks", [])
+        why = skip_reason(task) or (sources if isinstance(sources, str) else None)
+        if why is None:
+            assert not isinstance(sources, str)
+            result = convert(task, path.parent, sources, package, kind)
+            if isinstance(result, Skipped):
+                why = result.reason
+            elif result.id in {t.id for t in tasks}:
+                why = "duplicate task_id (also in an earlier task)"
+            else:
+                tasks.append(result)
+                continue
+        skipped.append({**entry, "reason": why})
+    write_tasks(out / "tasks", tasks)
+
+    def count(key: str) -> dict[str, int]:
+        return dict(sorted(Counter(str(t.provenance["claw-eval"][key]) for t in tasks).items()))
+
     summary = {
         "benchmark": "claw-eval",
         "checkout": str(checkout),
         "out": str(out),
         "files": len(files),
-        "imported": 0,
+        "imported": len(tasks),
         "by_category": dict(sorted(categories.items())),
         "by_grading_type": dict(sorted(kinds.items())),
+        "imported_by_category": count("category"),
+        "imported_by_grading_type": count("scoring"),
         "skip_reasons": dict(Counter(_reason_class(s["reason"]) for s in skipped).most_common()),
         "skipped": skipped,
     }
@@ -112,4 +135,7 @@ def _reason_class(reason: str) -> str:
         head = template.split("{")[0]
         if reason.startswith(head):
             return head.rstrip() + " ..."
-    return reason
+    for cut in (" imports claw_eval", "tools with no system-tool counterpart", " binary file "):
+        if cut in reason:
+            return reason[: reason.index(cut) + len(cut)].rstrip() + " ..."
+    return re.sub(r"^file \S+ is", "file ... is", reason)

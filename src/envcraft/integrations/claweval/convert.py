@@ -1,0 +1,190 @@
+"""One Claw-Eval task directory -> one envcraft Claw task, or the reason it cannot be one.
+
+A task runs in the bare workspace environment (:mod:`envcraft.integrations.clawbench`) under
+the OpenClaw profile, whose system tools stand in for the benchmark's sandbox tools
+(:data:`TOOL_MAP`). Its workspace holds the task's ``sandbox_files`` at the paths the
+benchmark's container has them under ``/workspace``; its one user turn is ``prompt.text``.
+The verifier is :mod:`.harness` with the task's ``task.yaml`` data, its ``grader.py`` and the
+``claw_eval`` modules the grader needs, all copied from the checkout into the task (the
+output directory's ``tasks.jsonl``: the user's data), so the task's own grader scores the
+episode in the isolated worker, given read-only pydantic and yaml and a scratch ``/workspace``
+(see :mod:`envcraft.sandbox.extras`).
+
+Only tasks whose grading is automated import: what the grader needs beyond that (a judge, a
+mock service, the web, a simulated user, media or browser grading, binary files) is the
+reason a task is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envcraft.core.package import EnvPackage
+from envcraft.integrations.claweval import harness
+from envcraft.sandbox.extras import Extras, marker
+from envcraft.tasks.model import Reference, Task, Turn, Verifier
+
+BENCHMARK = "claw-eval"
+# Claw-Eval's sandbox tools -> the OpenClaw profile's system tools that do their job.
+TOOL_MAP = {"Bash": "exec", "Read": "read", "Write": "write", "Edit": "edit"}
+EXTRAS = Extras(libraries=("pydantic", "yaml"), workspace=True)
+# The claw_eval modules every grader gets (what ``claw_eval.graders.base`` imports, with its
+# package's ``__init__``); a grader importing any other claw_eval module is not imported.
+PACKAGE_FILES = (
+    "__init__.py",
+    "graders/__init__.py",
+    "graders/base.py",
+    "graders/registry.py",
+    "models/__init__.py",
+    "models/content.py",
+    "models/message.py",
+    "models/scoring.py",
+    "models/task.py",
+    "models/tool.py",
+    "models/trace.py",
+)
+ALLOWED_IMPORTS = ("claw_eval.graders.base", "claw_eval.models")
+_CLAW_IMPORT = re.compile(r"^\s*(?:from|import)\s+(claw_eval[\w.]*)", re.M)
+_JUDGE = re.compile(r"\bjudge\s*\.\s*\w+\s*\(|\bjudge\s*\(")
+_BINARY = re.compile(
+    r"/workspace/[\w./-]+\.(?:dat|bin|db|db-wal|wal|sqlite|xlsx|docx|pdf|png|jpe?g|gif|mp[34]|zip)\b"
+)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A task that is not imported, and why."""
+
+    id: str
+    category: str
+    grading: str
+    reason: str
+
+
+def package_sources(checkout: Path) -> dict[str, str] | str:
+    """The copied ``claw_eval`` modules (dotted name -> source), or why they cannot be read."""
+    root = checkout / "src" / "claw_eval"
+    sources: dict[str, str] = {}
+    for rel in PACKAGE_FILES:
+        path = root / rel
+        if not path.is_file():
+            return f"the checkout has no src/claw_eval/{rel}"
+        parts = ["claw_eval", *rel[: -len(".py")].split("/")]
+        if parts[-1] == "__init__":
+            parts.pop()
+        sources[".".join(parts)] = path.read_text(encoding="utf-8")
+    return sources
+
+
+def grader_problem(source: str) -> str | None:
+    """Why a ``grader.py`` cannot score without more than the copied package, or None."""
+    for name in _CLAW_IMPORT.findall(source):
+        if not name.startswith(ALLOWED_IMPORTS):
+            return f"its grader.py imports {name} (media or browser grading): not built yet"
+    if "load_peer_grader" in source:
+        return "its grader.py loads another task's grader: not built yet"
+    if _JUDGE.search(source):
+        return "its grader.py calls an LLM judge: not built for Claw-Eval yet"
+    return None
+
+
+def convert(
+    task: dict[str, Any], task_dir: Path, sources: dict[str, str], package: EnvPackage, kind: str
+) -> Task | Skipped:
+    """The envcraft task of ``task`` (its files read from ``task_dir``), or why not."""
+    task_id, category = str(task.get("task_id", task_dir.name)), str(task.get("category", ""))
+
+    def skip(reason: str) -> Skipped:
+        return Skipped(task_id, category, kind, reason)
+
+    grader_path = task_dir / "grader.py"
+    if not grader_path.is_file():
+        return skip("no grader.py")
+    grader = grader_path.read_text(encoding="utf-8")
+    problem = grader_problem(grader)
+    if problem:
+        return skip(problem)
+    prompt = str((task.get("prompt") or {}).get("text") or "").strip()
+    if not prompt:
+        return skip("no prompt.text")
+    names = [str(t.get("name")) for t in task.get("tools") or [] if isinstance(t, dict)]
+    unmapped = [n for n in names if n not in TOOL_MAP]
+    if unmapped:
+        return skip(f"declares tools with no system-tool counterpart: {', '.join(unmapped)}")
+    for key in ("env_snapshot_files", "local_grader_files"):
+        if task.get(key):
+            return skip(f"its grading collects {key}: not built yet")
+    commands = [str(c) for c in task.get("env_snapshot_commands") or []]
+    binary = _BINARY.search("\n".join([prompt, *commands]))
+    if binary:
+        return skip(
+            f"its grading reads the binary file {binary.group(0)} (a workspace snapshot holds text only)"
+        )
+    files = _read_files(task_dir, task.get("sandbox_files") or [])
+    if isinstance(files, str):
+        return skip(files)
+    grader_files = _read_files(task_dir, task.get("sandbox_grader_files") or [])
+    if isinstance(grader_files, str):
+        return skip(grader_files)
+    grading = {
+        "task": task,
+        "grader": grader,
+        "modules": sources,
+        "tool_names": {ours: theirs for theirs, ours in TOOL_MAP.items()},
+        "grader_files": grader_files,
+        "snapshot_commands": commands,
+        "snapshot_timeout": int((task.get("environment") or {}).get("env_snapshot_timeout", 10)),
+    }
+    return Task(
+        id=task_id,
+        envs=[package.manifest.id],
+        kind="claw",
+        turns=[Turn(user=prompt)],
+        initial_state={package.manifest.id: {}},
+        workspace=files,
+        verifier=Verifier(source=verifier_source(grading)),
+        reference=Reference(calls=[], final_hash=""),
+        provenance={
+            "source": BENCHMARK,
+            "packages": {package.manifest.id: str(package.root)},
+            "grading": {
+                "benchmark": BENCHMARK,
+                "type": "automated",
+                "weights": {"automated": 1.0, "llm_judge": 0.0},
+                "reads_transcript": True,
+                "skip": None,
+            },
+            BENCHMARK: {
+                "dir": task_dir.name,
+                "name": str(task.get("task_name", "")),
+                "category": category,
+                "scoring": kind,
+                "tools": names,
+                "timeout_seconds": (task.get("environment") or {}).get("timeout_seconds"),
+            },
+        },
+    )
+
+
+def verifier_source(grading: dict[str, Any]) -> str:
+    """The extras marker, :mod:`.harness` and the task's grading data (runs isolated)."""
+    text = Path(harness.__file__).read_text(encoding="utf-8")
+    return marker(EXTRAS) + "\n" + text + f"\nGRADING = json.loads({json.dumps(json.dumps(grading))})\n"
+
+
+def _read_files(task_dir: Path, paths: list[Any]) -> dict[str, str] | str:
+    """``{relative path: text}`` of the task's files, or why one cannot be in a workspace."""
+    files: dict[str, str] = {}
+    for rel in paths:
+        path = task_dir / str(rel)
+        if ".." in Path(str(rel)).parts or not path.is_file():
+            return f"file {rel} is missing from the checkout (Claw-Eval ships fixtures in its dataset)"
+        try:
+            files[str(rel)] = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            return f"file {rel} is binary (a task workspace holds text files only)"
+    return files

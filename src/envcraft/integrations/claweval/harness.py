@@ -1,0 +1,198 @@
+"""Claw-Eval's grading, as it runs inside the isolated worker (with pydantic and yaml read-only).
+
+An imported task's verifier source is the :mod:`envcraft.sandbox.extras` marker line, this
+module's text and one ``GRADING = {...}`` line (see
+:func:`envcraft.integrations.claweval.convert.verifier_source`), which carries the task's
+``task.yaml`` data, its ``grader.py`` and the ``claw_eval`` modules the grader imports, copied
+from the user's checkout at import time. ``verify(ctx)`` does what Claw-Eval's ``cli`` does
+after an episode, on envcraft's:
+
+* the workspace after the run (``ctx["files"]``) and the task's ``sandbox_grader_files`` are
+  written to ``/workspace`` (the worker's scratch one), the task's ``env_snapshot_commands``
+  run there and their output becomes ``env_snapshot`` (``cmd:<command>`` ->
+  ``stdout``/``stderr``/``exit_code``), as the benchmark's sandbox server returns it;
+* the conversation (``ctx["messages"]``, OpenAI chat messages) becomes Claw-Eval's trace:
+  ``TraceMessage``s with ``text``/``tool_use``/``tool_result`` blocks and one ``ToolDispatch``
+  per tool call, under the benchmark's tool name (``exec`` -> ``Bash``, ...);
+* the task's grader class (the ``AbstractGrader`` subclass its ``grader.py`` defines) grades
+  them without a judge, and the score is the benchmark's ``compute_task_score``.
+"""
+
+import importlib.abc
+import importlib.util
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+GRADING: dict[str, Any] = {}  # replaced by the task's own: task.yaml data, sources, tool names
+WORKSPACE = "/workspace"
+GRADER_MODULE = "claw_eval_task_grader"
+
+
+class _Sources(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Import the copied ``claw_eval`` modules (and the grader) from their source text."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self.modules = modules  # dotted name -> source; a package's name maps to its __init__
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.modules:
+            return None
+        package = any(other.startswith(name + ".") for other in self.modules)
+        return importlib.util.spec_from_loader(name, self, is_package=package)
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        """Run the module's source; ``__file__`` is where a checkout would hold it (never read)."""
+        name = module.__name__
+        path = "/claw-eval/src/" + name.replace(".", "/")
+        if any(other.startswith(name + ".") for other in self.modules):
+            module.__path__ = []
+            path += "/__init__"
+        module.__file__ = path + ".py"
+        exec(compile(self.modules[name], module.__file__, "exec"), module.__dict__)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def trace(messages: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """OpenAI chat messages -> Claw-Eval's ``(messages, dispatches)`` (the system prompt is not traced)."""
+    from claw_eval.models.content import TextBlock, ToolResultBlock, ToolUseBlock
+    from claw_eval.models.message import Message
+    from claw_eval.models.trace import ToolDispatch, TraceMessage
+
+    names = GRADING.get("tool_names") or {}
+    out: list[Any] = []
+    dispatches: list[Any] = []
+    calls: dict[str, Any] = {}
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            out.append(Message(role="user", content=[TextBlock(text=_text(message.get("content")))]))
+        elif role == "assistant":
+            blocks: list[Any] = []
+            text = _text(message.get("content"))
+            if text:
+                blocks.append(TextBlock(text=text))
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                name = names.get(function.get("name", ""), function.get("name", ""))
+                block = ToolUseBlock(
+                    id=call.get("id", ""), name=name, input=_arguments(function.get("arguments"))
+                )
+                calls[block.id] = block
+                blocks.append(block)
+            out.append(Message(role="assistant", content=blocks))
+        elif role == "tool":
+            text = _text(message.get("content"))
+            error = text.startswith('{"error"')
+            use_id = message.get("tool_call_id", "")
+            result = ToolResultBlock(tool_use_id=use_id, content=[TextBlock(text=text)], is_error=error)
+            out.append(Message(role="user", content=[result]))
+            use = calls.get(use_id)
+            if use is not None:
+                dispatches.append(
+                    ToolDispatch(
+                        trace_id="envcraft",
+                        tool_use_id=use_id,
+                        tool_name=use.name,
+                        endpoint_url="",
+                        request_body=use.input,
+                        response_status=400 if error else 200,
+                        response_body=text,
+                    )
+                )
+    return [TraceMessage(trace_id="envcraft", message=m) for m in out], dispatches
+
+
+def _write(files: dict[str, str]) -> None:
+    for rel, content in files.items():
+        target = os.path.join(WORKSPACE, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(content)
+
+
+def env_snapshot(files: dict[str, str]) -> dict[str, Any]:
+    """Run the task's snapshot commands on the final workspace, as Claw-Eval's sandbox does."""
+    for name in os.listdir(WORKSPACE):
+        path = os.path.join(WORKSPACE, name)
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    _write(files)
+    _write(GRADING.get("grader_files") or {})
+    snapshot: dict[str, Any] = {}
+    for command in GRADING.get("snapshot_commands") or []:
+        try:
+            done = subprocess.run(
+                ["/bin/sh", "-c", command],
+                cwd=WORKSPACE,
+                capture_output=True,
+                text=True,
+                timeout=GRADING.get("snapshot_timeout", 10),
+            )
+            snapshot["cmd:" + command] = {
+                "stdout": done.stdout,
+                "stderr": done.stderr,
+                "exit_code": done.returncode,
+            }
+        except subprocess.TimeoutExpired as exc:
+            snapshot["cmd:" + command] = {"error": f"timed out: {exc}"}
+    return snapshot
+
+
+def _grader() -> Any:
+    from claw_eval.graders.base import AbstractGrader
+
+    module = sys.modules[GRADER_MODULE] = importlib.import_module(GRADER_MODULE)
+    found = [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, AbstractGrader)
+        and value is not AbstractGrader
+        and value.__module__ == GRADER_MODULE
+    ]
+    if not found:
+        raise ValueError("the task's grader.py defines no AbstractGrader subclass")
+    return found[0]()
+
+
+def verify(ctx: dict[str, Any]) -> dict[str, Any]:
+    sys.meta_path.insert(0, _Sources({**GRADING["modules"], GRADER_MODULE: GRADING["grader"]}))
+    from claw_eval.models.scoring import compute_task_score
+    from claw_eval.models.task import TaskDefinition
+
+    task = TaskDefinition.model_validate(GRADING["task"])
+    messages, dispatches = trace(ctx.get("messages") or [])
+    grader = _grader()
+    params = inspect.signature(grader.grade).parameters
+    kwargs: dict[str, Any] = {"audit_data": {}, "judge": None}
+    if "media_events" in params:
+        kwargs["media_events"] = []
+    if "env_snapshot" in params and GRADING.get("snapshot_commands"):
+        kwargs["env_snapshot"] = env_snapshot(ctx.get("files") or {})
+    scores = grader.grade(messages, dispatches, task, **kwargs)
+    components = {k: float(getattr(scores, k)) for k in ("completion", "robustness", "safety")}
+    return {"score": float(compute_task_score(scores)), "components": components}
