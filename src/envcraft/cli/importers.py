@@ -137,8 +137,9 @@ def pinchbench(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -
 
 @app.command("claw-eval")
 def claw_eval(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -> None:
-    """Read a Claw-Eval checkout (github.com/claw-eval/claw-eval): every task is counted and,
-    for now, skipped with the reason it cannot run yet (mock services, simulated user, grader).
+    """Import a Claw-Eval checkout (github.com/claw-eval/claw-eval): tasks with automated graders
+    become Claw tasks scored by their own grader.py; every other task is counted and skipped with
+    the reason it cannot run yet (mock services, simulated user, judge, media grading).
     """
     if not checkout.is_dir():
         die(f"{checkout}: not a directory")
@@ -152,6 +153,8 @@ def claw_eval(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) ->
         print_json(summary)
         return
     _print_benchmark({**summary, "needs_internet": {}, "skipped": []}, False)
+    imported = ", ".join(f"{k} {v}" for k, v in summary["imported_by_grading_type"].items())
+    console.print(f"imported by grading kind: {imported or 'none'}", highlight=False)
     for reason, count in summary["skip_reasons"].items():
         console.print(f"  [red]{count}[/red] not imported: {reason}", highlight=False)
 
