@@ -137,6 +137,8 @@ def _write(files: dict[str, str]) -> None:
 
 def env_snapshot(files: dict[str, str]) -> dict[str, Any]:
     """Run the task's snapshot commands on the final workspace, as Claw-Eval's sandbox does."""
+    if not os.path.isdir(WORKSPACE):
+        raise RuntimeError("the task's snapshot commands need the bubblewrap sandbox's /workspace")
     for name in os.listdir(WORKSPACE):
         path = os.path.join(WORKSPACE, name)
         shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
