@@ -48,6 +48,7 @@ from envcraft.rollout.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
 from envcraft.sandbox.profiles import CANONICAL_PROFILE, DEFAULT_PROFILE, PROFILES, get_profile
 from envcraft.tasks.episode import SKILLS_DIR, exposed_tools, resolve_packages
+from envcraft.tasks.index import index_path
 from envcraft.tasks.io import TASKS_FILE, write_tasks
 from envcraft.tasks.model import Task
 
@@ -55,10 +56,11 @@ FORMATS = ("jsonl", "parquet", "verl")
 FILES = {"jsonl": "tasks.jsonl", "parquet": "tasks.parquet", "verl": "train.parquet"}
 VERL_VAL_FILE = "val.parquet"
 VERL_AGENT_LOOP_FILE = "agent_loop.yaml"
+TASKS_INDEX_FILE = index_path(Path(TASKS_FILE)).name  # written beside every tasks.jsonl
 OUTPUT_NAMES = {
-    "jsonl": (FILES["jsonl"],),
+    "jsonl": (FILES["jsonl"], TASKS_INDEX_FILE),
     "parquet": (FILES["parquet"],),
-    "verl": (FILES["verl"], VERL_VAL_FILE, TASKS_FILE, VERL_AGENT_LOOP_FILE),
+    "verl": (FILES["verl"], VERL_VAL_FILE, TASKS_FILE, TASKS_INDEX_FILE, VERL_AGENT_LOOP_FILE),
 }
 AGENT_NAME = "envcraft_agent"
 AGENT_NAMES = (AGENT_NAME,)
@@ -122,9 +124,13 @@ def export_files(
     with _staging(root) as stage:
         staged = _write(tasks, fmt, stage, agent_name=agent_name, val_fraction=val_fraction, profile=profile)
         root.mkdir(parents=True, exist_ok=True)
-        for made in sorted(stage.iterdir()):  # every file, also any a writer adds beside its own
-            os.replace(made, root / made.name)
-    return [Written(root / w.path.name, w.rows) for w in staged]
+        made = sorted(path.name for path in stage.iterdir())
+        for name in made:  # every file, also any a writer adds beside its own (a task set's index)
+            os.replace(stage / name, root / name)
+    listed = {w.path.name for w in staged}
+    return [Written(root / w.path.name, w.rows) for w in staged] + [
+        Written(root / name, None) for name in made if name not in listed
+    ]
 
 
 def _check_target(root: Path, names: Sequence[str]) -> None:
