@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("verl")
@@ -155,9 +156,16 @@ class ScriptedServer:
         self.policy: dict[str, int] = {}
         self.generated: dict[str, list[int]] = defaultdict(list)
         self.prompts: dict[str, list[list[int]]] = defaultdict(list)
+        self.priorities: dict[str, set[int]] = defaultdict(set)
 
     async def generate(
-        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
+        self,
+        request_id: str,
+        *,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        priority: int = 0,
+        **_: Any,
     ) -> TokenOutput:
         if request_id not in self.queues:
             text = self.tokenizer.decode(prompt_ids)
@@ -166,9 +174,11 @@ class ScriptedServer:
             self.queues[request_id] = list(self.scripts[key][self.policy[request_id]])
             self.started[key] += 1
         self.prompts[request_id].append(list(prompt_ids))
+        self.priorities[request_id].add(priority)
         ids = self.tokenizer.encode(self.queues[request_id].pop(0), add_special_tokens=False)
         self.generated[request_id] += ids
-        return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids))
+        # a busy server: every request was preempted once before it finished
+        return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids), num_preempted=1)
 
 
 def changes_the_outcome(task: Task, turns: list[list[dict[str, Any]]]) -> bool:
@@ -194,6 +204,8 @@ def rollout(
     worker = AgentLoopWorker(config, llm_client=server)
     batch = DataProto.from_single_dict(collate_fn([rows[i] for i in range(len(rows))]))
     batch = batch.repeat(repeat_times=len(policies), interleave=True)
+    # VERL's AgentLoopManager numbers the samples of a batch (their scheduling priority)
+    batch.non_tensor_batch["priority"] = np.arange(len(batch), dtype=np.int64)
     return asyncio.run(worker.generate_sequences(batch)), server
 
 
@@ -229,6 +241,11 @@ def test_agent_loop_plays_each_trajectory_in_its_own_sessions_to_the_verifier_re
     assert len(records) == len(setup.train_ids) * len(policies)
     assert len({r["request_id"] for r in records}) == len(records) == len(server.generated)
     assert open_plays() == 0
+    # VERL's contract: each sample's priority reaches every request of its trajectory, and the
+    # preemptions of those requests are summed into the sample's num_preempted metric
+    assert sorted(p for r in records for p in server.priorities[r["request_id"]]) == list(range(len(records)))
+    for record, metrics in zip(records, out.meta_info["metrics"], strict=True):
+        assert metrics["num_preempted"] == len(server.prompts[record["request_id"]])
     rm = out.batch["rm_scores"]
     mask = out.batch["response_mask"]
     responses = out.batch["responses"]
@@ -338,6 +355,39 @@ def test_the_loop_refuses_what_would_train_on_nothing(
     with pytest.raises(TaskLookupError, match="changed since the row was exported"):
         asyncio.run(make(policy_tokenizer).run({}, **stale))
     assert open_plays() == 0
+
+
+def test_through_the_plugin_entry_point_alone_the_tasks_come_from_envcraft_tasks(
+    setup: Setup, policy_tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = trainer_config(setup.model_dir, setup.export_dir)
+    config.actor_rollout_ref.rollout.agent.agent_loop_config_path = None  # no agent_loop.yaml
+    loop = EnvcraftAgentLoop(
+        trainer_config=DictConfigWrap(config),
+        server_manager=ScriptedServer(policy_tokenizer, {}),
+        tokenizer=policy_tokenizer,
+        processor=None,
+        dataset_cls=RLHFDataset,
+        data_config=DictConfigWrap(config.data),
+    )
+    monkeypatch.delenv("ENVCRAFT_TASKS", raising=False)
+    with pytest.raises(TaskLookupError, match=r"agent_loop_config_path.*ENVCRAFT_TASKS"):
+        loop.task_index()
+    monkeypatch.setenv("ENVCRAFT_TASKS", str(setup.export_dir))
+    assert len(loop.task_index()) == len(setup.tasks)
+
+
+def test_a_broken_agent_loop_import_is_reported_not_swallowed() -> None:
+    probe = (
+        "import sys\n"
+        "sys.modules['envcraft.integrations.verl.agent_loop'] = None  # its import now fails\n"
+        "import verl\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]  # VERL itself carries on
+    assert "envcraft's VERL agent loop (envcraft_agent) could not be imported" in done.stderr, done.stderr[
+        -2000:
+    ]
 
 
 def test_verl_finds_the_loop_through_its_plugin_entry_point() -> None:
