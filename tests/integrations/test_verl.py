@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("verl")
@@ -30,11 +31,13 @@ from omegaconf import DictConfig, OmegaConf
 from transformers import Qwen2Config
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, DictConfigWrap
 from verl.protocol import DataProto
+from verl.utils import hf_tokenizer
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
 from envcraft.integrations.taskset import TaskLookupError
 from envcraft.integrations.verl.agent_loop import EnvcraftAgentLoop, open_plays
+from envcraft.integrations.verl.dataset import EnvcraftRLHFDataset, prompt_length, row_tools
 from envcraft.integrations.verl.reward import compute_score
 from envcraft.rollout.loop import RolloutConfig
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
@@ -412,3 +415,29 @@ def test_rewards_are_torch_floats_the_trainer_can_use(setup: Setup, policy_token
         "envcraft_tool_errors",
         "envcraft_turns_completed",
     ]
+
+
+def test_the_length_filter_counts_the_tools_the_loop_renders(setup: Setup, policy_tokenizer: Any) -> None:
+    out, server = rollout(setup, policy_tokenizer, [golden])
+    policy_tokenizer = hf_tokenizer(str(setup.model_dir))  # what VERL's trainer and worker load
+    path = setup.export_dir / "train.parquet"
+    rows = {r["extra_info"]["task_id"]: r for r in pq.read_table(path).to_pylist()}
+    # what the filter counts is exactly the loop's first request: the chat and the task's tools
+    for record in out.non_tensor_batch["envcraft"]:
+        row = rows[record["task_id"]]
+        first = server.prompts[record["request_id"]][0]
+        assert prompt_length(policy_tokenizer, row["prompt"], row_tools(row["extra_info"])) == len(first)
+    bare = {i: prompt_length(policy_tokenizer, r["prompt"], None) for i, r in rows.items()}
+    full = {
+        i: prompt_length(policy_tokenizer, r["prompt"], row_tools(r["extra_info"])) for i, r in rows.items()
+    }
+    config = trainer_config(setup.model_dir, setup.export_dir)
+    config.data.max_prompt_length = limit = max(bare.values())
+    config.data.filter_overlong_prompts = True  # as examples/verl/envcraft_grpo.yaml sets it
+    assert any(full[i] > limit for i in rows)
+    # VERL's own filter never sees the tools: it keeps every row, also those the loop would cut
+    assert len(RLHFDataset([str(path)], policy_tokenizer, config.data)) == len(rows)
+    kept = EnvcraftRLHFDataset([str(path)], policy_tokenizer, config.data)
+    assert sorted(kept[i]["extra_info"]["task_id"] for i in range(len(kept))) == sorted(
+        i for i in rows if full[i] <= limit
+    )

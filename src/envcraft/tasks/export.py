@@ -10,7 +10,9 @@ it is:
   turn; the tools travel in the chat template, rendered by the agent loop from the task's own tool list
   (``extra_info.tool_selection``, the names VERL's per-sample tool selection also reads) under
   the export's tool profile (``extra_info.profile``, default ``openclaw`` as ``eval``'s; the
-  agent loop plays the row under it).
+  agent loop plays the row under it). ``extra_info.tools`` holds those tools' OpenAI schemas as
+  JSON text, so a length filter counts the prompt as the model sees it
+  (:mod:`envcraft.integrations.verl.dataset`).
   The later turns are revealed by the agent loop when the model answers without a tool call.
 * ``reward_model.ground_truth`` is compact: ``{"task_id", "sha256"}`` as JSON, the digest of
   the task (:func:`task_digest`), so a reward computed against a different version of the task
@@ -257,6 +259,7 @@ def verl_row(
     profile: str = DEFAULT_PROFILE,
 ) -> dict[str, Any]:
     """The VERL RL-dataset row of one task (see the module docstring)."""
+    tools = exposed_tools(packages, profile)
     return {
         "data_source": "envcraft/" + "+".join(task.envs),
         "prompt": [
@@ -272,8 +275,9 @@ def verl_row(
             "envs": list(task.envs),
             "kind": task.kind,
             "n_turns": len(task.turns),
-            "tool_selection": list(exposed_tools(packages, profile)),
+            "tool_selection": list(tools),
             "profile": profile,
+            "tools": json.dumps([t.openai_schema() for t in tools.values()], ensure_ascii=False),
         },
         "agent_name": agent_name,
     }
@@ -366,6 +370,7 @@ def _verl_schema() -> Any:
             ("n_turns", pa.int32()),
             ("tool_selection", pa.list_(pa.string())),
             ("profile", pa.string()),
+            ("tools", pa.string()),
         ]
     )
     return pa.schema(
