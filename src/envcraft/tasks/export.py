@@ -38,6 +38,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -320,11 +321,19 @@ def skills_listing(task: Task, packages: Iterable[EnvPackage], profile: str) -> 
             if name in seen or any(p == where or p.startswith(where + "/") for p in task.workspace):
                 continue  # as place_skills: the first package's skill, or the task's own file, wins
             seen.add(name)
-            try:
-                skills.append(read_skill(skill_md.parent, chosen.skill_location(f"{where}/SKILL.md")))
-            except Exception:  # a skill place_skills leaves out of the listing too
-                continue
+            skill = _read_skill(skill_md.parent, chosen.skill_location(f"{where}/SKILL.md"))
+            if skill is not None:
+                skills.append(skill)
     return skills_section(skills, chosen.read_tool)
+
+
+@lru_cache(maxsize=256)
+def _read_skill(folder: Path, location: str) -> Skill | None:
+    """A package's skill (read once per export of many tasks); None for one place_skills leaves out."""
+    try:
+        return read_skill(folder, location)
+    except Exception:  # skills_ref.SkillError and YAML errors: listed by envs check
+        return None
 
 
 def _packages(task: Task) -> dict[str, EnvPackage]:
