@@ -71,6 +71,12 @@ def test_the_example_composes_with_the_papers_optimizer_and_our_agent_loop() -> 
     rollout = config.actor_rollout_ref.rollout
     assert rollout.multi_turn.enable and rollout.multi_turn.format == "hermes" and rollout.n == 8
     assert rollout.agent.default_agent_loop == "envcraft_agent"
+    # VERL loads envcraft's dataset class, whose length filter counts each row's tools
+    from verl.utils.dataset.rl_dataset import get_dataset_class
+
+    from envcraft.integrations.verl.dataset import EnvcraftRLHFDataset
+
+    assert get_dataset_class(config.data) is EnvcraftRLHFDataset and config.data.filter_overlong_prompts
 
 
 def test_the_script_exports_and_calls_verls_trainer(tmp_path: Path, train_tasks: list[Task]) -> None:

@@ -169,3 +169,50 @@ def test_grpo_runs_on_a_cpu_with_envcraft_environments(
     for report in result.reports:
         per_task[report["task_id"]].append(report["score"])
     assert all(len(scores) % generations == 0 for scores in per_task.values())
+
+
+def as_get_json_schema_renders(function: dict[str, Any]) -> dict[str, Any]:
+    """A task's tool schema as transformers' ``get_json_schema`` can write it: no ``default``
+    (it has no such field), no empty ``required``, descriptions on one line, an undescribed
+    argument described by its name (it requires a description)."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k != "default"}
+        return [strip(v) for v in node] if isinstance(node, list) else node
+
+    want = strip(function)
+    want["description"] = want["description"].strip()
+    if want["parameters"].get("required") == []:
+        del want["parameters"]["required"]
+    for arg, spec in want["parameters"]["properties"].items():
+        spec["description"] = " ".join(spec.get("description", arg).split())
+    return want
+
+
+@pytest.mark.parametrize("profile", ["openclaw", "envcraft"])
+def test_trls_schema_of_each_method_is_the_tasks_own(train_tasks: list[Task], profile: str) -> None:
+    defaults = 0
+    for surface, cls in environments(train_tasks, profile=profile).items():
+        task = next(t for t in train_tasks if "+".join(sorted(t.envs)) == surface)
+        env = cls()
+        with Episode.open(task, profile=profile) as episode:
+            exposed = {t.name: t.openai_schema()["function"] for t in episode.tools()}
+        for name, function in exposed.items():
+            method = getattr(env, name)
+            rendered = get_json_schema(method)["function"]  # what TRL renders into the prompt
+            rendered.pop("return", None)
+            assert "nullable" not in json.dumps(rendered), (name, rendered)
+            # the defaults are kept where a Python method can keep them: its signature
+            signature = inspect.signature(method).parameters
+            for arg, spec in function["parameters"]["properties"].items():
+                if "default" in spec:
+                    assert signature[arg].default == spec["default"], (name, arg)
+                    defaults += 1
+            if (
+                name == "edit"
+            ):  # OpenClaw's nested edits[]: get_json_schema cannot describe an object's fields
+                assert rendered["parameters"]["properties"]["edits"]["items"] == {"type": "object"}
+                continue
+            assert rendered == as_get_json_schema_renders(function), name
+    assert defaults > 0

@@ -124,3 +124,20 @@ def test_the_claude_code_profile_is_rewarded_the_same(tasks: dict[str, Task], ta
     trace, trajectory = rollout(vtask, player_calls(task, "claude-code"))
     assert {"Bash", "Read", "Write", "Edit"} <= trajectory["tools"]
     assert trace.rewards["envcraft"].score == 1.0
+
+
+def test_vf_validate_checks_each_reference_solution(
+    tasks: dict[str, Task], task_dir: Path, tmp_path: Path
+) -> None:
+    # vf-validate's gold check is Task.validate: the reference, replayed from S0, must score 1.0
+    for task in load(task_dir).values():
+        assert asyncio.run(task.validate(None)) is True
+    hollow = {name: task.model_copy(deep=True) for name, task in tasks.items()}
+    for task in hollow.values():
+        task.reference.calls = []  # a reference that does nothing does not solve the task
+    for task in load(write_task_set(tmp_path / "hollow", hollow)).values():
+        assert asyncio.run(task.validate(None)) is False
+    # the task set must be where the task data says (it travels by path, not by value)
+    moved = next(iter(load(task_dir).values())).with_data(tasks=str(tmp_path / "elsewhere"))
+    with pytest.raises(vf.TaskError, match="not on this machine"):
+        asyncio.run(moved.validate(None))

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("verl")
@@ -29,11 +31,13 @@ from omegaconf import DictConfig, OmegaConf
 from transformers import Qwen2Config
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, DictConfigWrap
 from verl.protocol import DataProto
+from verl.utils import hf_tokenizer
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
 from envcraft.integrations.taskset import TaskLookupError
 from envcraft.integrations.verl.agent_loop import EnvcraftAgentLoop, open_plays
+from envcraft.integrations.verl.dataset import EnvcraftRLHFDataset, prompt_length, row_tools
 from envcraft.integrations.verl.reward import compute_score
 from envcraft.rollout.loop import RolloutConfig
 from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
@@ -155,9 +159,16 @@ class ScriptedServer:
         self.policy: dict[str, int] = {}
         self.generated: dict[str, list[int]] = defaultdict(list)
         self.prompts: dict[str, list[list[int]]] = defaultdict(list)
+        self.priorities: dict[str, set[int]] = defaultdict(set)
 
     async def generate(
-        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
+        self,
+        request_id: str,
+        *,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        priority: int = 0,
+        **_: Any,
     ) -> TokenOutput:
         if request_id not in self.queues:
             text = self.tokenizer.decode(prompt_ids)
@@ -166,9 +177,11 @@ class ScriptedServer:
             self.queues[request_id] = list(self.scripts[key][self.policy[request_id]])
             self.started[key] += 1
         self.prompts[request_id].append(list(prompt_ids))
+        self.priorities[request_id].add(priority)
         ids = self.tokenizer.encode(self.queues[request_id].pop(0), add_special_tokens=False)
         self.generated[request_id] += ids
-        return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids))
+        # a busy server: every request was preempted once before it finished
+        return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids), num_preempted=1)
 
 
 def changes_the_outcome(task: Task, turns: list[list[dict[str, Any]]]) -> bool:
@@ -194,6 +207,8 @@ def rollout(
     worker = AgentLoopWorker(config, llm_client=server)
     batch = DataProto.from_single_dict(collate_fn([rows[i] for i in range(len(rows))]))
     batch = batch.repeat(repeat_times=len(policies), interleave=True)
+    # VERL's AgentLoopManager numbers the samples of a batch (their scheduling priority)
+    batch.non_tensor_batch["priority"] = np.arange(len(batch), dtype=np.int64)
     return asyncio.run(worker.generate_sequences(batch)), server
 
 
@@ -229,6 +244,11 @@ def test_agent_loop_plays_each_trajectory_in_its_own_sessions_to_the_verifier_re
     assert len(records) == len(setup.train_ids) * len(policies)
     assert len({r["request_id"] for r in records}) == len(records) == len(server.generated)
     assert open_plays() == 0
+    # VERL's contract: each sample's priority reaches every request of its trajectory, and the
+    # preemptions of those requests are summed into the sample's num_preempted metric
+    assert sorted(p for r in records for p in server.priorities[r["request_id"]]) == list(range(len(records)))
+    for record, metrics in zip(records, out.meta_info["metrics"], strict=True):
+        assert metrics["num_preempted"] == len(server.prompts[record["request_id"]])
     rm = out.batch["rm_scores"]
     mask = out.batch["response_mask"]
     responses = out.batch["responses"]
@@ -340,6 +360,39 @@ def test_the_loop_refuses_what_would_train_on_nothing(
     assert open_plays() == 0
 
 
+def test_through_the_plugin_entry_point_alone_the_tasks_come_from_envcraft_tasks(
+    setup: Setup, policy_tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = trainer_config(setup.model_dir, setup.export_dir)
+    config.actor_rollout_ref.rollout.agent.agent_loop_config_path = None  # no agent_loop.yaml
+    loop = EnvcraftAgentLoop(
+        trainer_config=DictConfigWrap(config),
+        server_manager=ScriptedServer(policy_tokenizer, {}),
+        tokenizer=policy_tokenizer,
+        processor=None,
+        dataset_cls=RLHFDataset,
+        data_config=DictConfigWrap(config.data),
+    )
+    monkeypatch.delenv("ENVCRAFT_TASKS", raising=False)
+    with pytest.raises(TaskLookupError, match=r"agent_loop_config_path.*ENVCRAFT_TASKS"):
+        loop.task_index()
+    monkeypatch.setenv("ENVCRAFT_TASKS", str(setup.export_dir))
+    assert len(loop.task_index()) == len(setup.tasks)
+
+
+def test_a_broken_agent_loop_import_is_reported_not_swallowed() -> None:
+    probe = (
+        "import sys\n"
+        "sys.modules['envcraft.integrations.verl.agent_loop'] = None  # its import now fails\n"
+        "import verl\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]  # VERL itself carries on
+    assert "envcraft's VERL agent loop (envcraft_agent) could not be imported" in done.stderr, done.stderr[
+        -2000:
+    ]
+
+
 def test_verl_finds_the_loop_through_its_plugin_entry_point() -> None:
     probe = (
         "import verl\n"
@@ -362,3 +415,29 @@ def test_rewards_are_torch_floats_the_trainer_can_use(setup: Setup, policy_token
         "envcraft_tool_errors",
         "envcraft_turns_completed",
     ]
+
+
+def test_the_length_filter_counts_the_tools_the_loop_renders(setup: Setup, policy_tokenizer: Any) -> None:
+    out, server = rollout(setup, policy_tokenizer, [golden])
+    policy_tokenizer = hf_tokenizer(str(setup.model_dir))  # what VERL's trainer and worker load
+    path = setup.export_dir / "train.parquet"
+    rows = {r["extra_info"]["task_id"]: r for r in pq.read_table(path).to_pylist()}
+    # what the filter counts is exactly the loop's first request: the chat and the task's tools
+    for record in out.non_tensor_batch["envcraft"]:
+        row = rows[record["task_id"]]
+        first = server.prompts[record["request_id"]][0]
+        assert prompt_length(policy_tokenizer, row["prompt"], row_tools(row["extra_info"])) == len(first)
+    bare = {i: prompt_length(policy_tokenizer, r["prompt"], None) for i, r in rows.items()}
+    full = {
+        i: prompt_length(policy_tokenizer, r["prompt"], row_tools(r["extra_info"])) for i, r in rows.items()
+    }
+    config = trainer_config(setup.model_dir, setup.export_dir)
+    config.data.max_prompt_length = limit = max(bare.values())
+    config.data.filter_overlong_prompts = True  # as examples/verl/envcraft_grpo.yaml sets it
+    assert any(full[i] > limit for i in rows)
+    # VERL's own filter never sees the tools: it keeps every row, also those the loop would cut
+    assert len(RLHFDataset([str(path)], policy_tokenizer, config.data)) == len(rows)
+    kept = EnvcraftRLHFDataset([str(path)], policy_tokenizer, config.data)
+    assert sorted(kept[i]["extra_info"]["task_id"] for i in range(len(kept))) == sorted(
+        i for i in rows if full[i] <= limit
+    )

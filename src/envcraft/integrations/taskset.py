@@ -85,7 +85,12 @@ def load_index(path: str | os.PathLike[str] | None = None) -> TaskIndex:
     if path is None or str(path) == "":
         path = os.environ.get(TASKS_ENV)
         if not path:
-            raise TaskLookupError(f"no task set given: pass its path (tasks=...) or set {TASKS_ENV}")
+            raise TaskLookupError(
+                "no task set given: pass the export's agent_loop.yaml as "
+                "actor_rollout_ref.rollout.agent.agent_loop_config_path (its tasks: names the "
+                f"export's tasks.jsonl), or set {TASKS_ENV} to that tasks.jsonl (or its directory) "
+                "where the agent loop runs (for the verl.plugins entry point alone)"
+            )
     file = Path(path)
     if file.is_dir():
         file = file / TASKS_FILE

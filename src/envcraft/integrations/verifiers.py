@@ -17,6 +17,12 @@ verifiers 0.4 ships only its v1 API. What a run of it needs from us, and where i
   rollout's shared state (:class:`EnvcraftState`).
 * the reward, ``@vf.reward envcraft``: the task's verifier on that trajectory, replayed
   from S0 exactly as ``envcraft tasks score`` does; its components are a ``@vf.metric``.
+  ``Task.validate`` (``vf-validate``'s gold check) replays the task's reference the same way.
+* **Where the task lives.** The task data carries the task id and the task-set directory,
+  not the task (S0 and verifier can be large, and every trace records the task data): the
+  tool server and the reward read ``tasks.jsonl`` from that path, so they must run where it
+  exists, as in verifiers' subprocess runtime; a container runtime must mount the task set
+  at the same path (a missing path is a clear ``TaskError``).
 * :class:`EnvcraftEnv`: plays the user. It opens the interaction with the first turn,
   and each time the agent answers it bumps ``state.turn`` (the tool server ends the
   Episode's turn on its next call, so later calls land in the right turn) and sends the
@@ -38,6 +44,7 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.skills import read_skill, skills_section
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, get_profile, result_text
 from envcraft.tasks.episode import SKILLS_DIR, Episode, resolve_packages
+from envcraft.tasks.execute import reference_turns
 from envcraft.tasks.io import read_tasks
 from envcraft.tasks.model import Task
 from envcraft.tasks.verify import Score, score_trajectory
@@ -63,6 +70,13 @@ class EnvcraftState(vf.State):
 
 
 def load_task(data: EnvcraftTaskData) -> Task:
+    """The task, read from the task set at ``data.tasks`` on the machine this runs on."""
+    if not Path(data.tasks).exists():
+        raise vf.TaskError(
+            f"task set {data.tasks} is not on this machine: the tool server and the reward read the task "
+            "from the task-set path the taskset was loaded with, so run them where that path exists "
+            "(verifiers' subprocess runtime) or mount the task set at the same path in the runtime"
+        )
     for task in read_tasks(data.tasks):
         if task.id == data.task_id:
             return task
@@ -106,10 +120,13 @@ class EnvcraftToolset(Toolset[EnvcraftToolsetConfig, EnvcraftState]):
     def register(self, mcp: Any) -> None:
         """Advertise the Episode's tools with their own schemas.
 
-        verifiers builds the MCPServer and hands it here; its decorated-tool path derives
-        schemas from Python signatures, which cannot carry ours (nested OpenClaw arguments,
-        enums), so the server's two public tool hooks are answered by this toolset. Each
-        call goes through verifiers' own state sync (``_with_state``), as its tools do.
+        verifiers builds the MCPServer and hands it here (``register`` is the Toolset
+        contract's hook for what a server offers); its decorated-tool path (``add_tool``)
+        derives schemas from Python signatures, which cannot carry ours (nested OpenClaw
+        arguments, enums, defaults), so the server's two public tool methods, ``list_tools``
+        and ``call_tool`` (the ones MCPServer's own request handlers call), are answered by
+        this toolset. Each call goes through verifiers' own state sync (``_with_state``), as
+        its tools do.
         """
         mcp.list_tools = self._list_tools
         mcp.call_tool = self._with_state(self._call_tool)
@@ -162,6 +179,14 @@ class EnvcraftTask(vf.Task[EnvcraftTaskData, EnvcraftState]):
         turns = state.turns if isinstance(state, EnvcraftState) else []
         task = load_task(self.data)
         return await anyio.to_thread.run_sync(score_trajectory, task, turns)
+
+    async def validate(self, runtime: Any) -> bool | None:
+        """The ground truth holds (``vf-validate``'s gold check): the task's reference calls,
+        replayed in fresh sessions from S0, score 1.0 under its verifier."""
+        del runtime  # the replay runs in-process, as the reward does
+        task = load_task(self.data)
+        score = await anyio.to_thread.run_sync(score_trajectory, task, reference_turns(task))
+        return score.error is None and score.score >= 1.0
 
     @vf.reward
     async def envcraft(self, trace: vf.Trace) -> float:

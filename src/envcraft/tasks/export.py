@@ -10,7 +10,9 @@ it is:
   turn; the tools travel in the chat template, rendered by the agent loop from the task's own tool list
   (``extra_info.tool_selection``, the names VERL's per-sample tool selection also reads) under
   the export's tool profile (``extra_info.profile``, default ``openclaw`` as ``eval``'s; the
-  agent loop plays the row under it).
+  agent loop plays the row under it). ``extra_info.tools`` holds those tools' OpenAI schemas as
+  JSON text, so a length filter counts the prompt as the model sees it
+  (:mod:`envcraft.integrations.verl.dataset`).
   The later turns are revealed by the agent loop when the model answers without a tool call.
 * ``reward_model.ground_truth`` is compact: ``{"task_id", "sha256"}`` as JSON, the digest of
   the task (:func:`task_digest`), so a reward computed against a different version of the task
@@ -36,6 +38,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +266,7 @@ def verl_row(
     profile: str = DEFAULT_PROFILE,
 ) -> dict[str, Any]:
     """The VERL RL-dataset row of one task (see the module docstring)."""
+    tools = exposed_tools(packages, profile)
     return {
         "data_source": "envcraft/" + "+".join(task.envs),
         "prompt": [
@@ -278,8 +282,9 @@ def verl_row(
             "envs": list(task.envs),
             "kind": task.kind,
             "n_turns": len(task.turns),
-            "tool_selection": list(exposed_tools(packages, profile)),
+            "tool_selection": list(tools),
             "profile": profile,
+            "tools": json.dumps([t.openai_schema() for t in tools.values()], ensure_ascii=False),
         },
         "agent_name": agent_name,
     }
@@ -322,11 +327,19 @@ def skills_listing(task: Task, packages: Iterable[EnvPackage], profile: str) -> 
             if name in seen or any(p == where or p.startswith(where + "/") for p in task.workspace):
                 continue  # as place_skills: the first package's skill, or the task's own file, wins
             seen.add(name)
-            try:
-                skills.append(read_skill(skill_md.parent, chosen.skill_location(f"{where}/SKILL.md")))
-            except Exception:  # a skill place_skills leaves out of the listing too
-                continue
+            skill = _read_skill(skill_md.parent, chosen.skill_location(f"{where}/SKILL.md"))
+            if skill is not None:
+                skills.append(skill)
     return skills_section(skills, chosen.read_tool)
+
+
+@lru_cache(maxsize=256)
+def _read_skill(folder: Path, location: str) -> Skill | None:
+    """A package's skill (read once per export of many tasks); None for one place_skills leaves out."""
+    try:
+        return read_skill(folder, location)
+    except Exception:  # skills_ref.SkillError and YAML errors: listed by envs check
+        return None
 
 
 def _packages(task: Task) -> dict[str, EnvPackage]:
@@ -372,6 +385,7 @@ def _verl_schema() -> Any:
             ("n_turns", pa.int32()),
             ("tool_selection", pa.list_(pa.string())),
             ("profile", pa.string()),
+            ("tools", pa.string()),
         ]
     )
     return pa.schema(

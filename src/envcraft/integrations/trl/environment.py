@@ -196,9 +196,9 @@ def _method(tool: ExposedTool) -> Callable[..., str]:
         hint = _hint(spec)
         default: Any = inspect.Parameter.empty
         if arg not in required:
+            # the schema's default, or None for "omitted" (dropped before the call, so the tool's own
+            # default applies); the hint stays the schema's type: no added "nullable"
             default = spec.get("default")
-            if default is None:
-                hint = hint | None
         params.append(
             inspect.Parameter(arg, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint)
         )
@@ -224,6 +224,9 @@ def _hint(spec: Mapping[str, Any]) -> Any:
         return union
     if kind == "array":
         return list[_hint(spec.get("items", {"type": "string"}))]  # type: ignore[misc]
+    values = spec.get("additionalProperties")
+    if kind == "object" and isinstance(values, Mapping):
+        return dict[str, _hint(values)]  # type: ignore[misc]
     return _JSON_TYPES.get(kind, str)
 
 

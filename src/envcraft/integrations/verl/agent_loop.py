@@ -98,18 +98,28 @@ class EnvcraftAgentLoop(AgentLoopBase):
     def task_index(self) -> TaskIndex:
         return load_index(self.tasks_path)
 
-    async def run(self, sampling_params: dict[str, Any], **row: Any) -> AgentLoopOutput:
+    async def run(self, sampling_params: dict[str, Any], priority: int = 0, **row: Any) -> AgentLoopOutput:
+        """One trajectory of the row's task. ``priority`` is VERL's per-sample scheduling
+        priority (the agent loop manager numbers the batch); it goes with every generate
+        request, as VERL's own loops send it, and names the request under full determinism."""
         reward_model = row.get("reward_model") or {}
         task = self.task_index().for_row(reward_model.get("ground_truth"), row.get("extra_info"))
         loop = asyncio.get_running_loop()
-        request_id = uuid4().hex
+        priority = int(priority)  # np.int64 from the batch's non-tensor data
+        full_determinism = getattr(self.rollout_config, "full_determinism", False)
+        request_id = f"det-{priority}" if full_determinism else uuid4().hex
         profile = self.profile or (row.get("extra_info") or {}).get("profile") or DEFAULT_PROFILE
         play = await loop.run_in_executor(None, TaskPlay, task, profile)
         with _held(request_id, play):
-            return await self._play(play, request_id, list(row["raw_prompt"]), sampling_params)
+            return await self._play(play, request_id, list(row["raw_prompt"]), sampling_params, priority)
 
     async def _play(
-        self, play: TaskPlay, request_id: str, messages: list[dict[str, Any]], sampling_params: dict[str, Any]
+        self,
+        play: TaskPlay,
+        request_id: str,
+        messages: list[dict[str, Any]],
+        sampling_params: dict[str, Any],
+        priority: int = 0,
     ) -> AgentLoopOutput:
         loop = asyncio.get_running_loop()
         tools = play.openai_tools()
@@ -126,8 +136,13 @@ class EnvcraftAgentLoop(AgentLoopBase):
         while True:
             with simple_timer("generate_sequences", metrics):
                 out = await self.server_manager.generate(
-                    request_id=request_id, prompt_ids=ids, sampling_params=sampling_params
+                    request_id=request_id, prompt_ids=ids, sampling_params=sampling_params, priority=priority
                 )
+            # VERL's metric: preemptions over the trajectory's requests (-1: the server does not say)
+            if "num_preempted" not in metrics:
+                metrics["num_preempted"] = out.num_preempted if out.num_preempted is not None else -1
+            elif out.num_preempted is not None:
+                metrics["num_preempted"] += out.num_preempted
             assistant_turns += 1
             merged, mask, aligned = await self.ct_merge_assistant_token(
                 ids,
