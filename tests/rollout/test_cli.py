@@ -410,3 +410,15 @@ def test_llm_serve_answers_the_openai_protocol_until_stopped(task_dir: Path) -> 
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
     one_line_error(envcraft("llm", "serve", "gpt-9"), 2, "unknown model")
+
+
+def test_eval_table_has_one_pass_at_1_column_and_says_why_rows_overlap(
+    task_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 23 item 13): with k = 1 two columns were headed pass@1, and the env rows
+    counted a cross-environment task in each of its environments without saying so."""
+    shown = envcraft("eval", task_dir, "--model", "oracle", "--out", tmp_path / "o")
+    assert shown.returncode == 0, shown.stderr
+    header = next(line for line in shown.stdout.splitlines() if "pass@" in line)
+    assert header.count("pass@1") == 1
+    assert "a cross-environment task counts in each of its environments" in " ".join(shown.stdout.split())

@@ -36,6 +36,7 @@ from envcraft.rollout.evaluate import (
 )
 from envcraft.rollout.loop import Mode as RolloutMode
 from envcraft.rollout.loop import RolloutConfig, Trajectory
+from envcraft.rollout.metrics import ENV_OVERLAP, KIND_OVERLAP, overlap_note
 from envcraft.rollout.models import LOCAL_MODELS, hide_api_key_from_children, open_model
 from envcraft.rollout.play import (
     Play,
@@ -271,7 +272,8 @@ def _evaluate_sharded(
 
 def _print_summary(summary: dict[str, Any], root: Path) -> None:
     k = summary["k"]
-    table = Table("", "tasks", "rollouts", "pass@1", f"pass@{k}", "mean reward", "mean tokens", "errors")
+    passes = ["pass@1"] if k == 1 else ["pass@1", f"pass@{k}"]  # with k = 1 they are one column
+    table = Table("", "tasks", "rollouts", *passes, "mean reward", "mean tokens", "errors")
     rows = [("all", summary["overall"])]
     rows += [(f"env {e}", r) for e, r in summary["by_env"].items()]
     rows += [(f"kind {kd}", r) for kd, r in summary["by_kind"].items()]
@@ -280,13 +282,17 @@ def _print_summary(summary: dict[str, Any], root: Path) -> None:
             name,
             str(row["tasks"]),
             str(row["trajectories"]),
-            f"{row['pass@1']:.3f}",
-            f"{row['pass@k']:.3f}",
+            *[f"{row['pass@1']:.3f}", f"{row['pass@k']:.3f}"][: len(passes)],
             f"{row['mean_reward']:.3f}",
             f"{row['mean_tokens']:.0f}",
             str(row["errors"]),
         )
     console.print(table)
+    total = summary["overall"]["tasks"]
+    for rows_of, why in ((summary["by_env"], ENV_OVERLAP), (summary["by_kind"], KIND_OVERLAP)):
+        note = overlap_note(rows_of, total, why)
+        if note:
+            console.print(f"[dim]{note}[/dim]", highlight=False, soft_wrap=True)
     console.print(
         f"report: {root / REPORT_FILE}  summary: {root / SUMMARY_FILE}  "
         f"trajectories: {root / TRAJECTORIES_FILE}"
