@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import select
+import shlex
 import signal
 import sys
 import threading
@@ -19,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
-from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.core.package import builtin_ids
 from envcraft.executor import ExecutorError, open_executor
 from envcraft.llm.provider import Provider
@@ -489,7 +490,8 @@ def show(
         print_json(info)
         return
     console.print(
-        f"[bold]{task.id}[/bold] ({task.kind}; {len(task.turns)} user turns; persona: {task.persona})",
+        f"[bold]{task.id}[/bold] ({task.kind}; {count(len(task.turns), 'user turn')}; "
+        f"persona: {task.persona})",
         highlight=False,
         soft_wrap=True,
     )
@@ -631,7 +633,7 @@ def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
     packages = _packages(task)
     verb = "resumed" if resumed else "opened"
     console.print(
-        f"{verb} {task.id} in {state.directory} ({len(task.turns)} user turns)",
+        f"{verb} {task.id} in {state.directory} ({count(len(task.turns), 'user turn')})",
         highlight=False,
         soft_wrap=True,
     )
@@ -642,20 +644,23 @@ def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    console.print("  (envcraft tasks show shows the tools)", highlight=False, soft_wrap=True)
+    console.print(
+        f"  (the tools: envcraft tasks show {shlex.quote(state.tasks_path)} {shlex.quote(task.id)})",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _print_turn(state: Play, task: Task) -> None:
     if state.done:
         path = write_trajectory(state)
         score = _score(state, task)
+        done = "the turn is done" if len(task.turns) == 1 else f"all {len(task.turns)} turns done"
+        console.print(f"\n{done}; trajectory: {path}", highlight=False, soft_wrap=True)
+        trajectories = shlex.quote(str(Path(path).resolve()))
+        again = f"envcraft tasks score {shlex.quote(state.tasks_path)} --trajectories {trajectories}"
         console.print(
-            f"\nall {len(task.turns)} turns done; trajectory: {path}", highlight=False, soft_wrap=True
-        )
-        console.print(
-            f"score {score['score']:.3f}  (envcraft tasks score TASKS --trajectories {path})",
-            highlight=False,
-            soft_wrap=True,
+            f"score {score['score']:.3f}  (to score it again: {again})", highlight=False, soft_wrap=True
         )
         return
     console.print(

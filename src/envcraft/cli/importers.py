@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.integrations.bfcl import importer, source
 from envcraft.integrations.bfcl import parity as parity_check
 from envcraft.tasks.io import write_json
@@ -81,7 +81,10 @@ def _print(result: dict[str, Any]) -> None:
         cells = ("tasks", "turns", "judged_turns", "empty_ground_truth_turns", "reference_calls", "multi_env")
         table.add_row(name, *(str(row[c]) for c in cells))
     console.print(table)
-    console.print(f"{len(imported['envs'])} environments, {imported['tasks']} tasks in {imported['out']}")
+    console.print(
+        f"{count(len(imported['envs']), 'environment')}, {count(imported['tasks'], 'task')} "
+        f"in {imported['out']}"
+    )
     for failure in imported["failures"]:
         console.print(f"  [red]{failure['id']}[/red]: {failure['error']}", highlight=False)
     for warning in imported["warnings"]:
