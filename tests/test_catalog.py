@@ -210,3 +210,17 @@ def test_cli_lists_scenarios() -> None:
     table = envcraft("scenarios", "list", "--category", "general")
     assert table.returncode == 0 and "support-ticketing" in table.stdout and "41 scenarios" in table.stdout
     assert envcraft("scenarios", "list", "--category", "web").returncode == 2
+
+
+def test_the_docs_say_how_many_rows_are_the_papers_and_how_many_were_added() -> None:
+    """Regression (issue 23 item 15): the README called all 83 rows "the paper's 41 + 42"."""
+    rows = load_catalog()
+    paper = sum(s.source == "paper" for s in rows)
+    added = sum(s.source == "added" for s in rows)
+    root = Path(__file__).resolve().parents[1]
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    line = readme.split("**A scenario catalog**")[1].split("* **")[0]
+    assert f"{paper} rows are the paper's own" in line and f"{added} were written here" in line
+    assert "the paper's 41" not in readme
+    architecture = " ".join((root / "docs" / "architecture.md").read_text(encoding="utf-8").split())
+    assert f"{paper} rows from the paper's tables, {added} added" in architecture

@@ -229,3 +229,29 @@ def test_an_unknown_tool_is_a_structured_tool_error_as_the_readme_says() -> None
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     row = next(line for line in readme.splitlines() if line.startswith("| `envcraft call "))
     assert "an unknown tool" in row.split("; 2 ")[0]
+
+
+def test_envs_show_breaks_no_line_and_shows_every_field_of_the_example_state() -> None:
+    """Regression (issue 23 item 15): piped (80 columns), the README's tables and sentences were
+    wrapped mid-line, the tool table wrapped its descriptions, and the first 40 lines of the
+    example S0 showed part of one collection."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    text = subprocess.run(
+        [str(ENVCRAFT), "envs", "show", "event_stream"],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    ).stdout
+    lines = set(text.splitlines())
+    info = ok_json(run("envs", "show", "event_stream", "--json"))
+    long = [line for line in info["readme"].splitlines() if len(line) > 80]
+    assert long and all(line in lines for line in long)  # e.g. the workspace table's rows
+    for tool in info["tools"]:
+        summary = tool["function"]["description"].splitlines()[0]
+        assert any(
+            line.startswith(f"  {tool['function']['name']}(") and line.endswith(summary) for line in lines
+        )
+    for field in info["example_state"]:
+        assert f'  "{field}": ' in text, field
+    assert '"…": "' in text  # a collection cut to its first record says how many more

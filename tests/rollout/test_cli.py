@@ -410,3 +410,45 @@ def test_llm_serve_answers_the_openai_protocol_until_stopped(task_dir: Path) -> 
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
     one_line_error(envcraft("llm", "serve", "gpt-9"), 2, "unknown model")
+
+
+def test_eval_table_has_one_pass_at_1_column_and_says_why_rows_overlap(
+    task_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 23 item 13): with k = 1 two columns were headed pass@1, and the env rows
+    counted a cross-environment task in each of its environments without saying so."""
+    shown = envcraft("eval", task_dir, "--model", "oracle", "--out", tmp_path / "o")
+    assert shown.returncode == 0, shown.stderr
+    header = next(line for line in shown.stdout.splitlines() if "pass@" in line)
+    assert header.count("pass@1") == 1
+    assert "a cross-environment task counts in each of its environments" in " ".join(shown.stdout.split())
+
+
+def test_play_says_its_counts_in_words_and_ends_with_a_command_that_runs(
+    task_dir: Path, tasks: list[Task], tmp_path: Path
+) -> None:
+    """Regression (issue 23 item 15): "1 user turns", and the last line said `envcraft tasks score
+    TASKS --trajectories ...`, a placeholder instead of the task set."""
+    task = next(t for t in tasks if len(t.turns) == 1 and len(t.envs) == 1)
+    play_dir = tmp_path / "play"
+    opened = envcraft("tasks", "play", task_dir, task.id, "--dir", play_dir)
+    said = " ".join(opened.stdout.split())
+    assert "(1 user turn)" in said and "user turns" not in said
+    assert f"envcraft tasks show {(task_dir / 'tasks.jsonl').resolve()} {task.id}" in said
+    for call in task.reference.calls:
+        args = json.dumps(call.args)
+        done = envcraft(
+            "call", call.env, call.tool, "--args", args, "--session", play_dir / "sessions" / call.env
+        )
+        assert done.returncode == 0, done.stdout
+    ended = envcraft("tasks", "play", task_dir, task.id, "--dir", play_dir, "--next")
+    assert ended.returncode == 0, ended.stderr
+    said = " ".join(ended.stdout.split())
+    assert "the turn is done" in said and "TASKS" not in said
+    command = said.split("to score it again: ")[1].rstrip(")").split()
+    assert command[:3] == ["envcraft", "tasks", "score"]
+    scored = envcraft(*command[1:], "--json")
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["score"] == 1.0
+    shown = envcraft("tasks", "show", task_dir, task.id)
+    assert "1 user turn;" in " ".join(shown.stdout.split())

@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import select
+import shlex
 import signal
 import sys
 import threading
@@ -20,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
-from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.core.package import builtin_ids
 from envcraft.executor import ExecutorError, open_executor
 from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR, BatchPending, BatchProvider, answer_batch
@@ -39,6 +40,7 @@ from envcraft.rollout.evaluate import (
 from envcraft.rollout.grading import plan as grading_plan
 from envcraft.rollout.loop import Mode as RolloutMode
 from envcraft.rollout.loop import RolloutConfig, Trajectory
+from envcraft.rollout.metrics import ENV_OVERLAP, KIND_OVERLAP, overlap_note
 from envcraft.rollout.models import LOCAL_MODELS, hide_api_key_from_children, open_model
 from envcraft.rollout.play import (
     Play,
@@ -357,7 +359,8 @@ def _evaluate_sharded(
 
 def _print_summary(summary: dict[str, Any], root: Path) -> None:
     k = summary["k"]
-    table = Table("", "tasks", "rollouts", "pass@1", f"pass@{k}", "mean reward", "mean tokens", "errors")
+    passes = ["pass@1"] if k == 1 else ["pass@1", f"pass@{k}"]  # with k = 1 they are one column
+    table = Table("", "tasks", "rollouts", *passes, "mean reward", "mean tokens", "errors")
     rows = [("all", summary["overall"])]
     rows += [(f"env {e}", r) for e, r in summary["by_env"].items()]
     rows += [(f"kind {kd}", r) for kd, r in summary["by_kind"].items()]
@@ -366,8 +369,7 @@ def _print_summary(summary: dict[str, Any], root: Path) -> None:
             name,
             str(row["tasks"]),
             str(row["trajectories"]),
-            f"{row['pass@1']:.3f}",
-            f"{row['pass@k']:.3f}",
+            *[f"{row['pass@1']:.3f}", f"{row['pass@k']:.3f}"][: len(passes)],
             f"{row['mean_reward']:.3f}",
             f"{row['mean_tokens']:.0f}",
             str(row["errors"]),
@@ -378,8 +380,13 @@ def _print_summary(summary: dict[str, Any], root: Path) -> None:
         for reason, ids in imported["skipped"].items():
             console.print(f"skipped {len(ids)} task(s): {reason}", highlight=False)
         if imported["automated_part_only"]:
-            count = len(imported["automated_part_only"])
-            console.print(f"{count} hybrid task(s) scored on their automated part only (no --judge)")
+            hybrid = len(imported["automated_part_only"])
+            console.print(f"{hybrid} hybrid task(s) scored on their automated part only (no --judge)")
+    total = summary["overall"]["tasks"]
+    for rows_of, why in ((summary["by_env"], ENV_OVERLAP), (summary["by_kind"], KIND_OVERLAP)):
+        note = overlap_note(rows_of, total, why)
+        if note:
+            console.print(f"[dim]{note}[/dim]", highlight=False, soft_wrap=True)
     console.print(
         f"report: {root / REPORT_FILE}  summary: {root / SUMMARY_FILE}  "
         f"trajectories: {root / TRAJECTORIES_FILE}"
@@ -591,7 +598,8 @@ def show(
         print_json(info)
         return
     console.print(
-        f"[bold]{task.id}[/bold] ({task.kind}; {len(task.turns)} user turns; persona: {task.persona})",
+        f"[bold]{task.id}[/bold] ({task.kind}; {count(len(task.turns), 'user turn')}; "
+        f"persona: {task.persona})",
         highlight=False,
         soft_wrap=True,
     )
@@ -733,7 +741,7 @@ def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
     packages = _packages(task)
     verb = "resumed" if resumed else "opened"
     console.print(
-        f"{verb} {task.id} in {state.directory} ({len(task.turns)} user turns)",
+        f"{verb} {task.id} in {state.directory} ({count(len(task.turns), 'user turn')})",
         highlight=False,
         soft_wrap=True,
     )
@@ -744,20 +752,23 @@ def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    console.print("  (envcraft tasks show shows the tools)", highlight=False, soft_wrap=True)
+    console.print(
+        f"  (the tools: envcraft tasks show {shlex.quote(state.tasks_path)} {shlex.quote(task.id)})",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _print_turn(state: Play, task: Task) -> None:
     if state.done:
         path = write_trajectory(state)
         score = _score(state, task)
+        done = "the turn is done" if len(task.turns) == 1 else f"all {len(task.turns)} turns done"
+        console.print(f"\n{done}; trajectory: {path}", highlight=False, soft_wrap=True)
+        trajectories = shlex.quote(str(Path(path).resolve()))
+        again = f"envcraft tasks score {shlex.quote(state.tasks_path)} --trajectories {trajectories}"
         console.print(
-            f"\nall {len(task.turns)} turns done; trajectory: {path}", highlight=False, soft_wrap=True
-        )
-        console.print(
-            f"score {score['score']:.3f}  (envcraft tasks score TASKS --trajectories {path})",
-            highlight=False,
-            soft_wrap=True,
+            f"score {score['score']:.3f}  (to score it again: {again})", highlight=False, soft_wrap=True
         )
         return
     console.print(

@@ -76,16 +76,20 @@ def show(
     if json_out:
         print_json(info)
         return
-    console.print(f"[bold]{info['id']}[/bold] — {info['title']} ({info['kind']})")
-    console.print(info["readme"] or info["description"], markup=False)
-    table = Table("tool", "parameters", "description")
+    # soft_wrap: the README's own lines (markdown tables, sentences) are never broken by the
+    # console's width (80 columns when piped); the terminal wraps what is too long for it.
+    console.print(f"[bold]{info['id']}[/bold] — {info['title']} ({info['kind']})", soft_wrap=True)
+    console.print(info["readme"] or info["description"], markup=False, soft_wrap=True)
+    console.print("\n[bold]tools[/bold] (? = optional)", soft_wrap=True)
     for spec in env_class.tools.values():
         params = ", ".join(
             f"{name}{'' if name in spec.parameters['required'] else '?'}: {_kind(prop)}"
             for name, prop in spec.parameters["properties"].items()
         )
-        table.add_row(spec.name, params, spec.description.splitlines()[0] if spec.description else "")
-    console.print(table)
+        summary_line = spec.description.splitlines()[0] if spec.description else ""
+        console.print(
+            f"  {spec.name}({params}) — {summary_line}", markup=False, highlight=False, soft_wrap=True
+        )
     _print_example(info["example_state"])
 
 
@@ -110,19 +114,35 @@ def _example_state(package: EnvPackage) -> dict[str, Any] | None:
         return None
 
 
-EXAMPLE_LINES = 40
+KEEP_ITEMS = 1  # records shown of each collection: the example shows the shape, --json the data
 
 
 def _print_example(state: dict[str, Any] | None) -> None:
+    """Every field of S0 with the first record of each collection (the first lines of the whole
+    dump showed only part of one collection)."""
     if state is None:
         console.print("example S0: the generator failed (see `envcraft envs check`)", highlight=False)
         return
-    lines = json_text(state).splitlines()
     size = len(json_text(state, indent=None)) / 1024
-    console.print(f"example S0 (seed 0, {size:.1f} KiB):", highlight=False)
-    console.print("\n".join(lines[:EXAMPLE_LINES]), markup=False, highlight=False, soft_wrap=True)
-    if len(lines) > EXAMPLE_LINES:
-        console.print(f"… {len(lines) - EXAMPLE_LINES} more lines (--json shows it all)", highlight=False)
+    console.print(
+        f"\nexample S0 (seed 0, {size:.1f} KiB; each collection's first record, --json shows all):",
+        highlight=False,
+        soft_wrap=True,
+    )
+    shown = {key: _first(value) for key, value in state.items()}
+    console.print(json_text(shown), markup=False, highlight=False, soft_wrap=True)
+
+
+def _first(value: Any) -> Any:
+    """A collection (a list, or a dict of records) cut to its first record, with a ``"…"`` entry
+    saying how many more there are; a single record (a dict of plain values) is kept whole."""
+    records = isinstance(value, dict) and all(isinstance(v, dict | list) for v in value.values())
+    if records and len(value) > KEEP_ITEMS:
+        kept = dict(list(value.items())[:KEEP_ITEMS])
+        return {**kept, "…": f"{len(value) - KEEP_ITEMS} more"}
+    if isinstance(value, list) and len(value) > KEEP_ITEMS:
+        return [*value[:KEEP_ITEMS], f"… {len(value) - KEEP_ITEMS} more"]
+    return value
 
 
 @app.command("check")

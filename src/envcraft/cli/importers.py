@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.integrations.bfcl import importer, source
 from envcraft.integrations.bfcl import parity as parity_check
 from envcraft.integrations.claweval.importer import ClawEvalError, import_claweval
@@ -86,7 +86,10 @@ def _print(result: dict[str, Any]) -> None:
         cells = ("tasks", "turns", "judged_turns", "empty_ground_truth_turns", "reference_calls", "multi_env")
         table.add_row(name, *(str(row[c]) for c in cells))
     console.print(table)
-    console.print(f"{len(imported['envs'])} environments, {imported['tasks']} tasks in {imported['out']}")
+    console.print(
+        f"{count(len(imported['envs']), 'environment')}, {count(imported['tasks'], 'task')} "
+        f"in {imported['out']}"
+    )
     for failure in imported["failures"]:
         console.print(f"  [red]{failure['id']}[/red]: {failure['error']}", highlight=False)
     for warning in imported["warnings"]:
@@ -155,8 +158,8 @@ def claw_eval(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) ->
     _print_benchmark({**summary, "needs_internet": {}, "skipped": []}, False)
     imported = ", ".join(f"{k} {v}" for k, v in summary["imported_by_grading_type"].items())
     console.print(f"imported by grading kind: {imported or 'none'}", highlight=False)
-    for reason, count in summary["skip_reasons"].items():
-        console.print(f"  [red]{count}[/red] not imported: {reason}", highlight=False)
+    for reason, skipped in summary["skip_reasons"].items():
+        console.print(f"  [red]{skipped}[/red] not imported: {reason}", highlight=False)
 
 
 def _print_benchmark(result: dict[str, Any], json_out: bool) -> None:
@@ -164,8 +167,8 @@ def _print_benchmark(result: dict[str, Any], json_out: bool) -> None:
         print_json(result)
         return
     table = Table("grading type", "tasks")
-    for name, count in result["by_grading_type"].items():
-        table.add_row(name, str(count))
+    for name, tasks in result["by_grading_type"].items():
+        table.add_row(name, str(tasks))
     console.print(table)
     categories = ", ".join(f"{k} {v}" for k, v in result["by_category"].items())
     console.print(

@@ -6,13 +6,13 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
-from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.core.package import PackageError, builtin_ids
 from envcraft.executor import ExecutorError
 from envcraft.tasks.pipeline import DEFAULT_OUT, RunOptions, run
@@ -79,15 +79,40 @@ def run_command(
     if json_out:
         print_json(summary)
         return
+    for line in summary_lines(summary):
+        console.print(line, highlight=False, soft_wrap=True)
+    console.print(f"report: {Path(out) / 'report.html'}  summary: {Path(out) / 'summary.json'}")
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """What `envcraft run` says at the end: the corpus in one line, then the targets it missed
+    (the run still exits 0: a small or resumed run is not a failure, but it must say so)."""
     corpus, validation = summary["corpus"], summary["validation"]
-    console.print(
-        f"{corpus['tasks']} tasks ({corpus['cross_env_share']:.0%} cross-environment) from "
-        f"{len(summary['envs'])} environments; kill rate {validation['kill_rate']:.1%}, "
-        f"adversarial pass {corpus['adversarial']['pass_rate']:.1%}, "
+    adversarial = corpus["adversarial"]
+    line = (
+        f"{count(corpus['tasks'], 'task')} ({corpus['cross_env_share']:.0%} cross-environment) from "
+        f"{count(len(summary['envs']), 'environment')}; kill rate {validation['kill_rate']:.1%}; "
+        f"{adversarial['passed_every_policy']} of {adversarial['reached_validation']} validated "
+        f"candidates ({adversarial['pass_rate']:.1%}) pass every adversarial policy; "
         f"leaks {validation['leaks']}; shards {summary['shards']['total']} "
         f"({summary['shards']['resumed']} resumed)"
     )
-    console.print(f"report: {Path(out) / 'report.html'}  summary: {Path(out) / 'summary.json'}")
+    missed = unmet_targets(summary["targets"])
+    verdict = f"targets unmet: {'; '.join(missed)}" if missed else "every target met"
+    return [line, verdict]
+
+
+def unmet_targets(targets: dict[str, Any]) -> list[str]:
+    """The names of the targets a run missed; a per-environment target names its environments."""
+    missed = []
+    for name, met in targets.items():
+        if isinstance(met, dict):
+            failing = [key for key, ok in met.items() if not ok]
+            if failing:
+                missed.append(f"{name} ({', '.join(failing)})")
+        elif not met:
+            missed.append(name)
+    return missed
 
 
 def synth_command(
@@ -132,7 +157,7 @@ def synth_command(
         print_json({"out": str(out), **stats})
         return
     console.print(
-        f"{stats['tasks']} tasks written to {Path(out) / 'tasks.jsonl'} "
+        f"{count(stats['tasks'], 'task')} written to {Path(out) / 'tasks.jsonl'} "
         f"({stats['cross_env_share']:.0%} cross-environment, "
         f"{stats['duplicates_removed']} duplicates removed)"
     )
@@ -179,3 +204,6 @@ def _move(source: Path, target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in ("tasks.jsonl", "stats.json"):
         (source / name).replace(target / name)
+    index = source / "tasks.index.json"  # still current: a rename keeps the size and mtime
+    if index.is_file():
+        index.replace(target / index.name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from envcraft.rollout.loop import Trajectory
@@ -86,3 +86,13 @@ def _aggregate(
 def _mean(values: Iterable[float]) -> float:
     items = list(values)
     return sum(items) / len(items) if items else 0.0
+
+
+ENV_OVERLAP = "a cross-environment task counts in each of its environments"
+KIND_OVERLAP = "a cross-environment task counts under its kind and under cross-env"
+
+
+def overlap_note(rows: Mapping[str, Mapping[str, Any]], total: int, why: str) -> str:
+    """Why grouped rows' task counts sum to more than the ``total`` tasks (empty when they do not)."""
+    summed = sum(row["tasks"] for row in rows.values())
+    return f"these rows count {summed} tasks for {total}: {why}" if summed > total else ""

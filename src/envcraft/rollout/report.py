@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from envcraft.rollout.loop import Trajectory
+from envcraft.rollout.metrics import ENV_OVERLAP, KIND_OVERLAP, overlap_note
 
 _STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; max-width: 72em; }
@@ -27,19 +28,12 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
     meta = summary.get("meta", {})
     k = summary["k"]
     title = f"envcraft eval: {meta.get('model', '?')} on {meta.get('tasks_path', '?')}"
-    columns = [
-        "tasks",
-        "trajectories",
-        "pass@1",
-        f"pass@{k}",
-        "mean reward",
-        "mean tokens",
-        "mean turns",
-        "errors",
-    ]
-    overall = [_row("all", summary["overall"])]
-    by_env = [_row(env, row) for env, row in summary["by_env"].items()]
-    by_kind = [_row(kind, row) for kind, row in summary["by_kind"].items()]
+    pass_columns = ["pass@1"] if k == 1 else ["pass@1", f"pass@{k}"]  # with k = 1 they are one
+    columns = ["tasks", "trajectories", *pass_columns, "mean reward", "mean tokens", "mean turns", "errors"]
+    overall = [_row("all", summary["overall"], k)]
+    by_env = [_row(env, row, k) for env, row in summary["by_env"].items()]
+    by_kind = [_row(kind, row, k) for kind, row in summary["by_kind"].items()]
+    total = summary["overall"]["tasks"]
     rewards = {env: row["mean_reward"] for env, row in summary["by_env"].items()}
     stops = ", ".join(f"{name} {count}" for name, count in sorted(summary["stops"].items()))
     parts = [
@@ -51,8 +45,10 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
         _table(["", *columns], overall),
         "<h2>By environment</h2>",
         _table(["env", *columns], by_env),
+        _overlap_note(summary["by_env"], total, ENV_OVERLAP),
         "<h2>By kind</h2>",
         _table(["kind", *columns], by_kind),
+        _overlap_note(summary["by_kind"], total, KIND_OVERLAP),
         "<div class='plots'>",
         bar_svg("mean reward by environment", rewards, maximum=1.0),
         scatter_svg("tokens vs reward", [(t.usage.total_tokens, t.score) for t in trajectories]),
@@ -93,13 +89,18 @@ def _imported(plan: Any) -> list[str]:
     return [f"<p>{escape(line)}</p>" for line in lines]
 
 
-def _row(name: str, row: Mapping[str, Any]) -> list[Any]:
+def _overlap_note(rows: Mapping[str, Mapping[str, Any]], total: int, why: str) -> str:
+    note = overlap_note(rows, total, why)
+    return f"<p><small>{escape(note.capitalize())}.</small></p>" if note else ""
+
+
+def _row(name: str, row: Mapping[str, Any], k: int) -> list[Any]:
+    passes = [f"{row['pass@1']:.3f}"] if k == 1 else [f"{row['pass@1']:.3f}", f"{row['pass@k']:.3f}"]
     return [
         name,
         row["tasks"],
         row["trajectories"],
-        f"{row['pass@1']:.3f}",
-        f"{row['pass@k']:.3f}",
+        *passes,
         f"{row['mean_reward']:.3f}",
         f"{row['mean_tokens']:.0f}",
         f"{row['mean_turns']:.2f}",
@@ -128,10 +129,15 @@ def bar_svg(title: str, values: Mapping[str, float], maximum: float | None = Non
     height = 30 + bar * max(1, len(values)) + 10
     top = max(maximum or 0.0, *values.values(), 1e-9) if values else 1.0
     out = _frame(title, width, height)
+    if values and not any(values.values()):  # else a page of labels and no bars looks broken
+        out.append(f'<text x="{width - 6}" y="14" text-anchor="end" fill="#c0392b">all 0</text>')
     for i, (name, value) in enumerate(values.items()):
         y = 26 + i * bar
         length = (width - left - 50) * value / top
         out.append(f'<text x="{left - 4}" y="{y + 11}" text-anchor="end">{escape(name)}</text>')
+        out.append(  # the scale's full length, so a zero is an empty gauge, not a missing bar
+            f'<rect x="{left}" y="{y + 2}" width="{width - left - 50}" height="{bar - 4}" fill="#ecf0f1"/>'
+        )
         out.append(f'<rect x="{left}" y="{y + 2}" width="{length:.1f}" height="{bar - 4}" fill="#2980b9"/>')
         out.append(f'<text x="{left + length + 4:.1f}" y="{y + 11}">{value:.2f}</text>')
     out.append("</svg>")

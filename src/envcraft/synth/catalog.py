@@ -1,4 +1,5 @@
-"""The scenario catalog: the paper's 41 general tool-use + 42 Claw-specific scenarios.
+"""The scenario catalog: 41 general tool-use + 42 Claw-specific scenarios, the numbers the paper
+gives. 40 rows are the paper's own (its appendix tables); 43 were written here to complete the set.
 
 The data lives in ``scenarios.toml`` next to this module (shipped in the wheel); each row
 says whether it comes from the paper's appendix tables or was added to complete the set.

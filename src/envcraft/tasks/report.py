@@ -35,7 +35,7 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>envcraft run report</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>envcraft run report</h1>",
-        f"<p>{corpus['tasks']} validated tasks from {len(summary['envs'])} environments; "
+        f"<p>{_count(corpus['tasks'], 'validated task')} from {_count(len(summary['envs']), 'environment')}; "
         f"output in <code>{escape(summary['out'])}</code>.</p>",
         _targets(summary["targets"]),
         "<h2>Validation</h2>",
@@ -176,6 +176,10 @@ def _targets(targets: dict[str, Any]) -> str:
         mark = "<span class='ok'>met</span>" if met else "<span class='bad'>not met</span>"
         rows.append([name.replace("_", " "), mark, escape(detail)])
     return "<h2>Targets</h2>" + _table(["target", "status", "detail"], rows, raw=True)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _table(header: list[str], rows: list[list[Any]], raw: bool = False) -> str:

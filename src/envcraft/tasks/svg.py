@@ -156,21 +156,44 @@ def workflow_svg(workflow: WorkflowGraph, used: Mapping[tuple[str, str], int] | 
     return "\n".join(parts)
 
 
+CHAR_WIDTH = 6.2  # a generous average advance of an 11px sans-serif character
+LABEL_ANGLE = 40  # degrees: axis labels too wide for their bar are drawn slanted
+
+
 def bar_chart_svg(title: str, counts: Mapping[str, int], width: int = 320, height: int = 160) -> str:
-    """A small vertical bar chart (histograms in the report)."""
-    parts = _header(width, height, title)
+    """A small vertical bar chart (histograms in the report). Axis labels wider than their bar
+    (environment names) are slanted, and the chart grows downwards to hold them, so that they
+    never overlap."""
+    left = 10.0
+    slot = (width - 2 * left) / max(len(counts), 1)
+    longest = max((len(str(label)) for label in counts), default=0) * CHAR_WIDTH
+    slanted = longest > slot - 2
+    angle = math.radians(LABEL_ANGLE)
+    if slanted:  # the first label runs down-left from under its bar: room for it on the left
+        left = max(left, longest * math.cos(angle) - slot / 2 + 4)
+        slot = (width - left - 10) / len(counts)
+    below = longest * math.sin(angle) + 8 if slanted else 0.0
+    full = height + math.ceil(below)
+    parts = _header(width, full, title)
     parts.append(f'<text x="8" y="16" font-weight="bold">{escape(title)}</text>')
     if counts:
         top = max(counts.values()) or 1
-        slot = (width - 20) / len(counts)
         for i, (label, value) in enumerate(counts.items()):
             bar = (height - 60) * value / top
-            x = 10 + i * slot
+            x = left + i * slot
+            centre = x + slot / 2
+            if slanted:
+                axis = (
+                    f'<text x="{centre:.1f}" y="{height - 20}" text-anchor="end" '
+                    f'transform="rotate(-{LABEL_ANGLE} {centre:.1f} {height - 20})">{escape(label)}</text>'
+                )
+            else:
+                axis = f'<text x="{centre:.1f}" y="{height - 16}" text-anchor="middle">{escape(label)}</text>'
             parts.append(
                 f'<rect x="{x + 2:.1f}" y="{height - 30 - bar:.1f}" width="{max(slot - 4, 1):.1f}" '
                 f'height="{bar:.1f}" fill="#5d8aa8"><title>{escape(label)}: {value}</title></rect>'
-                f'<text x="{x + slot / 2:.1f}" y="{height - 16}" text-anchor="middle">{escape(label)}</text>'
-                f'<text x="{x + slot / 2:.1f}" y="{height - 34 - bar:.1f}" text-anchor="middle" '
+                + axis
+                + f'<text x="{centre:.1f}" y="{height - 34 - bar:.1f}" text-anchor="middle" '
                 f'font-size="9">{value}</text>'
             )
     parts.append("</svg>")
