@@ -26,8 +26,8 @@ from pathlib import Path
 
 from envcraft.core import Session, load_package
 from envcraft.integrations.bfcl import importer, source
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
 
 PREFIX = "bench_bfcl_"
 

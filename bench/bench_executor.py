@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from envcraft.executor import open_executor
-from envcraft.tasks.pipeline import RunOptions, run
-from envcraft.tasks.synth import SynthConfig
+from envcraft.tasks.corpus.compose import SynthConfig
+from envcraft.tasks.corpus.pipeline import RunOptions, run
 
 
 def one_run(envs: list[str], n: int, seed: int, executor: str, workers: int, root: Path) -> tuple[float, str]:

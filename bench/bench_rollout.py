@@ -32,8 +32,8 @@ from envcraft.llm.provider import Provider
 from envcraft.rollout.loop import Trajectory
 from envcraft.rollout.policies import OracleProvider, serve_policy
 from envcraft.rollout.runner import Job, run_rollouts
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
 
 ENVS = "returns_desk,notes_desk,mail_triage,event_stream,inventory_ledger"
 

@@ -126,7 +126,7 @@ def durable(quick: bool) -> None:
 # -- episode -----------------------------------------------------------------------------
 def episode_task() -> tuple[Any, list[dict[str, Any]]]:
     """A synthesized returns_desk task and 10 calls for it (its golden calls, then reads)."""
-    from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+    from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
 
     library = load_library([ENV])
     tasks = synthesize_shard(library, ENV, 0, 4, SynthConfig(seed=3, p_cross=0.0)).tasks
@@ -140,10 +140,10 @@ def episode_task() -> tuple[Any, list[dict[str, Any]]]:
 
 
 def episode(quick: bool) -> None:
-    import envcraft.tasks.episode as episode_module
-    from envcraft.tasks.episode import Episode
-    from envcraft.tasks.pool import SessionPool
-    from envcraft.tasks.verify import build_context, score_contexts
+    import envcraft.tasks.play.episode as episode_module
+    from envcraft.tasks.play.episode import Episode
+    from envcraft.tasks.play.pool import SessionPool
+    from envcraft.tasks.verifier.scoring import build_context, score_contexts
 
     task, calls = episode_task()
     print(f"episode: open + 10 calls + verify ({ENV}, {len(task.turns)} turns):", flush=True)
@@ -187,7 +187,7 @@ def bfcl(quick: bool) -> None:
     sys.path.insert(0, str(HERE))
     import bench_bfcl
     from envcraft.integrations.bfcl import importer, source
-    from envcraft.tasks.io import read_tasks
+    from envcraft.tasks.format.io import read_tasks
 
     limit = 25 if quick else None
     with tempfile.TemporaryDirectory(prefix="bench-bfcl-") as scratch:

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 import envcraft.sandbox.isolated as isolated
-import envcraft.tasks.synth as synth
+import envcraft.tasks.corpus.compose as synth
 from envcraft.core.package import builtin_ids
-from envcraft.tasks.pipeline import lint_stage
+from envcraft.tasks.corpus.pipeline import lint_stage
 
 
 def timed(totals: dict[str, float], name: str, function: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable
 
 from envcraft.core import builtin_ids
-from envcraft.tasks.execute import execute_reference, shifted_runs
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import ExecutionError, Outcome
-from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
-from envcraft.tasks.validate import validate
-from envcraft.tasks.verify import run_verifier
+from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import execute_reference, shifted_runs
+from envcraft.tasks.play.outcome import ExecutionError, Outcome
+from envcraft.tasks.validation.validate import validate
+from envcraft.tasks.verifier.scoring import run_verifier
 
 
 def synthesized(per_env: int) -> list[Task]:

@@ -21,10 +21,10 @@ import pytest
 from envcraft.core import Session, builtin_ids, load_package
 from envcraft.core.statetree import StateTree
 from envcraft.core.workspace import Workspace
-from envcraft.tasks import synth
-from envcraft.tasks.model import Task
-from envcraft.tasks.pool import SessionPool
-from envcraft.tasks.synth import SynthConfig, load_library
+from envcraft.tasks.corpus import compose as synth
+from envcraft.tasks.corpus.compose import SynthConfig, load_library
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.pool import SessionPool
 
 
 @cache

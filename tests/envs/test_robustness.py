@@ -25,9 +25,9 @@ from pydantic import ValidationError
 
 from envcraft.core import EnvPackage, Session, builtin_ids, is_error, load_package
 from envcraft.core.errors import ErrorCategory
-from envcraft.tasks.args import StateIndex, id_kind, user_values
-from envcraft.tasks.distractors import add_distractors
-from envcraft.tasks.effects import tool_effects
+from envcraft.tasks.graphs.effects import tool_effects
+from envcraft.tasks.values.args import StateIndex, id_kind, user_values
+from envcraft.tasks.world.distractors import add_distractors
 
 ENVS = builtin_ids()
 GENERATED_SEEDS = range(31)

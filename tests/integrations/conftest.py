@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
 
 TRAIN_ENVS = "notes_desk,returns_desk"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
-from envcraft.tasks.execute import reference_turns
-from envcraft.tasks.io import write_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.format.io import write_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import reference_turns
 
 ENVS = ["notes_desk", "mail_triage", "returns_desk", "inventory_ledger"]
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")

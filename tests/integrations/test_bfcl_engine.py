@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from envcraft.core import load_package
-from envcraft.tasks.graph import build_tool_graph
-from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.graphs.graph import build_tool_graph
 
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")

@@ -12,10 +12,10 @@ import pytest
 
 from envcraft.core.lint import lint_package
 from envcraft.core.session import Session
-from envcraft.tasks.execute import execute, reference_turns
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.validate import replay_task
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import execute, reference_turns
+from envcraft.tasks.validation.validate import replay_task
 
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")

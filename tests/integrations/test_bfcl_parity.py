@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from envcraft.tasks.execute import execute, reference_turns
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.play.execute import execute, reference_turns
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from envcraft.llm import ChatRequest, ChatServer, ReplayProvider
-from envcraft.tasks.io import read_tasks
+from envcraft.tasks.format.io import read_tasks
 
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
 

@@ -21,8 +21,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from verl.utils.config import omega_conf_to_dataclass
 
-from envcraft.tasks.io import write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import write_tasks
+from envcraft.tasks.format.model import Task
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CONFIG_DIR = EXAMPLES / "verl"

@@ -26,8 +26,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from envcraft.integrations.mcp import EpisodeTable, ModelServer, Source  # noqa: E402
-from envcraft.tasks.episode import Episode  # noqa: E402
-from envcraft.tasks.model import Task  # noqa: E402
+from envcraft.tasks.format.model import Task  # noqa: E402
+from envcraft.tasks.play.episode import Episode  # noqa: E402
 
 from .interop_support import ENVCRAFT, interop_tasks, player_calls, tasks_score, write_task_set  # noqa: E402
 

@@ -27,7 +27,7 @@ else:
 import httpx
 from openenv import GenericEnvClient
 
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 from .interop_support import interop_tasks, player_calls, tasks_score, write_task_set
 

@@ -17,7 +17,7 @@ import pytest
 
 from envcraft.integrations.play import TaskPlay
 from envcraft.llm import ChatRequest, ChatServer, ReplayProvider
-from envcraft.tasks.io import read_tasks
+from envcraft.tasks.format.io import read_tasks
 
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
 

@@ -17,10 +17,10 @@ from transformers.utils import get_json_schema
 from envcraft.integrations.trl import END_TURN, dataset_rows, environments
 from envcraft.integrations.trl.environment import ALL_DONE, EnvcraftEnvironment
 from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.execute import reference_turns
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.play.execute import reference_turns
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 
 def tools_of(env: EnvcraftEnvironment) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from verifiers.v1.mcp import serve
 from verifiers.v1.session import RolloutSession
 from verifiers.v1.state import state_cls
 
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 from .interop_support import interop_tasks, player_calls, tasks_score, write_task_set
 

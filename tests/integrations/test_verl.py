@@ -40,13 +40,13 @@ from envcraft.integrations.verl.agent_loop import EnvcraftAgentLoop, open_plays
 from envcraft.integrations.verl.dataset import EnvcraftRLHFDataset, prompt_length, row_tools
 from envcraft.integrations.verl.reward import compute_score
 from envcraft.rollout.loop import RolloutConfig
-from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
 from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.execute import execute, execute_reference
-from envcraft.tasks.export import export, system_prompt
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.corpus.export import export, system_prompt
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.play.execute import execute, execute_reference
+from envcraft.tasks.play.prompts import system_prompt as rollout_system_prompt
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 PROMPT_LENGTH = 8192
 PROFILE = "openclaw"  # the export's and the loop's default

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
 
 # class_booking gives multi-turn tool tasks; cross-environment tasks are rare since they must
 # carry a value across (seed 5 gives two); the `tasks` fixture checks every kind is there.

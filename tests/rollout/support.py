@@ -6,7 +6,7 @@ import asyncio
 
 from envcraft.llm.provider import Provider
 from envcraft.rollout.loop import RolloutConfig, Trajectory, rollout
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 
 def play(task: Task, provider: Provider, config: RolloutConfig | None = None, sample: int = 0) -> Trajectory:

@@ -20,8 +20,8 @@ from envcraft.cli.main import app
 from envcraft.llm import ChatRequest, ChatServer, OpenAIProvider, ProviderConfig, ReplayProvider, answer_batch
 from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR
 from envcraft.rollout.policies import OracleProvider
-from envcraft.tasks.io import read_tasks, write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import read_tasks, write_tasks
+from envcraft.tasks.format.model import Task
 
 from .test_cli import envcraft, one_line_error
 

@@ -16,8 +16,8 @@ from envcraft.llm import ChatRequest, ChatServer, OpenAIProvider, ProviderConfig
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatResponse
 from envcraft.rollout.policies import OracleProvider
-from envcraft.tasks.io import read_tasks, write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import read_tasks, write_tasks
+from envcraft.tasks.format.model import Task
 
 ENVCRAFT = Path(sys.executable).parent / "envcraft"
 KEY = "sk-cli-SECRET-51be07aa"

@@ -19,9 +19,9 @@ from envcraft.llm.types import ChatResponse, Usage
 from envcraft.rollout.loop import RolloutConfig, Trajectory
 from envcraft.rollout.policies import OracleProvider, RandomProvider, serve_policy
 from envcraft.rollout.runner import Job, run_rollouts
-from envcraft.tasks.episode import resolve_packages
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 from .support import play
 

@@ -14,7 +14,7 @@ from envcraft.llm import ChatRequest, ChatServer, OpenAIProvider, ProviderConfig
 from envcraft.rollout.loop import RolloutConfig, Trajectory
 from envcraft.rollout.policies import OracleProvider
 from envcraft.rollout.runner import Job, read_trajectories, run_rollouts
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 KEY = "sk-rollout-SECRET-9d2e71c0"
 PROBE = "env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' < $f; done; true"

@@ -8,8 +8,8 @@ import pytest
 
 from envcraft.rollout.loop import RolloutConfig, Trajectory, rollout
 from envcraft.rollout.models import open_model
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 pytestmark = pytest.mark.slow
 

@@ -14,9 +14,9 @@ import pytest
 
 from envcraft.core.skills import format_skills_for_prompt
 from envcraft.sandbox.profiles import SYSTEM_TOOLS, result_text
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import run_verifier
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.verifier.scoring import run_verifier
 from integrations.interop_support import interop_tasks, player_calls, tasks_score, write_task_set
 
 from .conftest import requires_bwrap
@@ -164,7 +164,7 @@ def test_calls_no_tool_maps_are_inert_on_replay_and_keep_the_clock(
         trajectory = episode.trajectory(task.id)
         outcome = episode.outcome()
     assert "planted.txt" not in outcome.files
-    from envcraft.tasks.execute import execute
+    from envcraft.tasks.play.execute import execute
 
     replayed = execute(task, trajectory["turns"])
     assert "planted.txt" not in replayed.files

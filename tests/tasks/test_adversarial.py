@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from envcraft.core.state import get_path
-from envcraft.tasks.adversarial import RIGHT, WRONG, Adversary, shell_write
-from envcraft.tasks.episode import resolve_packages
-from envcraft.tasks.execute import execute, execute_reference
-from envcraft.tasks.model import Task, Verifier
-from envcraft.tasks.outcome import outcome_hash
-from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
-from envcraft.tasks.validate import validate
-from envcraft.tasks.verifier_synth import render
-from envcraft.tasks.verify import build_context, score_contexts
+from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.format.model import Task, Verifier
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute, execute_reference
+from envcraft.tasks.play.outcome import outcome_hash
+from envcraft.tasks.validation.adversarial import RIGHT, WRONG, Adversary, shell_write
+from envcraft.tasks.validation.validate import validate
+from envcraft.tasks.verifier.scoring import build_context, score_contexts
+from envcraft.tasks.verifier.synthesis import render
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from envcraft.core import load_package
-from envcraft.tasks.coherence import tidy
-from envcraft.tasks.golden import GoldenRun, replay
-from envcraft.tasks.graph import build_tool_graph
-from envcraft.tasks.model import GoldenCall
+from envcraft.tasks.format.model import GoldenCall
+from envcraft.tasks.golden.coherence import tidy
+from envcraft.tasks.golden.run import GoldenRun, replay
+from envcraft.tasks.graphs.graph import build_tool_graph
 
 from .verify_support import COUNTER, write_package
 

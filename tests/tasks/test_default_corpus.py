@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from envcraft.core.package import load_package
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.measures import carries_across, workspace_use
-from envcraft.tasks.model import Task
+from envcraft.tasks.corpus.measures import carries_across, workspace_use
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
 
 ROOT = Path(__file__).resolve().parents[2]
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")

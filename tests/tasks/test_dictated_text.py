@@ -8,11 +8,11 @@ import logging
 from functools import cache
 from typing import Any
 
-from envcraft.tasks import synth
-from envcraft.tasks import verifier_runtime as vr
-from envcraft.tasks.execute import reference_turns
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.corpus import compose as synth
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import reference_turns
+from envcraft.tasks.verifier import runtime as vr
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 
 def test_says_finds_the_words_as_a_phrase() -> None:

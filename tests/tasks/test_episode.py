@@ -8,10 +8,10 @@ import pytest
 
 from envcraft.core.session import Session
 from envcraft.core.workspace import Workspace
-from envcraft.tasks.episode import Episode, populate
-from envcraft.tasks.execute import reference_turns
-from envcraft.tasks.outcome import ExecutionError
-from envcraft.tasks.verify import run_verifier, score_trajectory
+from envcraft.tasks.play.episode import Episode, populate
+from envcraft.tasks.play.execute import reference_turns
+from envcraft.tasks.play.outcome import ExecutionError
+from envcraft.tasks.verifier.scoring import run_verifier, score_trajectory
 
 from .verify_support import COUNTER, REPORTS_ENV, make_task, write_package
 

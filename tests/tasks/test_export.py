@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from envcraft.cli.main import app
 from envcraft.rollout.loop import RolloutConfig
-from envcraft.rollout.prompts import system_prompt as rollout_system_prompt
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.export import ExportError, export, split_tasks, task_digest
-from envcraft.tasks.io import read_tasks, write_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.verifier_synth import synthesize_verifier
+from envcraft.tasks.corpus.export import ExportError, export, split_tasks, task_digest
+from envcraft.tasks.format.io import read_tasks, write_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.play.prompts import system_prompt as rollout_system_prompt
+from envcraft.tasks.verifier.synthesis import synthesize_verifier
 
 from .verify_support import REPORTS_ENV, make_task, write_package
 
@@ -156,7 +156,7 @@ def test_a_moved_verl_export_still_finds_its_tasks(tasks: list[Task], tmp_path: 
 
 
 def test_the_run_summary_counts_each_verl_file_s_own_rows(tasks: list[Task], tmp_path: Path) -> None:
-    from envcraft.tasks.pipeline import export_stage
+    from envcraft.tasks.corpus.pipeline import export_stage
 
     verl = export_stage(tasks, tmp_path)["verl"]
     train, val = (

@@ -11,12 +11,12 @@ from pydantic import model_validator
 
 from envcraft.core import load_package
 from envcraft.core.state import diff
-from envcraft.tasks.args import flatten, read_path
-from envcraft.tasks.distractors import add_distractors, breaks_lookups
-from envcraft.tasks.execute import run_calls
-from envcraft.tasks.golden import RECOVERABLE, GoldenRun, replay, run_chain
-from envcraft.tasks.graph import ToolGraph, build_tool_graph
-from envcraft.tasks.walk import Step
+from envcraft.tasks.golden.run import RECOVERABLE, GoldenRun, replay, run_chain
+from envcraft.tasks.graphs.graph import ToolGraph, build_tool_graph
+from envcraft.tasks.graphs.walk import Step
+from envcraft.tasks.play.execute import run_calls
+from envcraft.tasks.values.args import flatten, read_path
+from envcraft.tasks.world.distractors import add_distractors, breaks_lookups
 
 COUNTER = Path(__file__).resolve().parents[1] / "fixtures" / "counter"
 _GRAPHS: dict[str, ToolGraph] = {}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from envcraft.core import load_package
-from envcraft.tasks.effects import tool_effects
-from envcraft.tasks.graph import build_tool_graph, build_workflow_graph
-from envcraft.tasks.svg import tool_graph_svg, workflow_svg
+from envcraft.tasks.corpus.svg import tool_graph_svg, workflow_svg
+from envcraft.tasks.graphs.effects import tool_effects
+from envcraft.tasks.graphs.graph import build_tool_graph, build_workflow_graph
 
 COUNTER = Path(__file__).resolve().parents[1] / "fixtures" / "counter"
 

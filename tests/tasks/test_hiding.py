@@ -1,4 +1,4 @@
-"""Claw tasks whose user points at a record through a workspace file (envcraft.tasks.hiding)."""
+"""Claw tasks whose user points at a record through a workspace file (envcraft.tasks.world.hiding)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import re
 import pytest
 
 from envcraft.core.package import load_package
-from envcraft.tasks.intents import missing_user_values
-from envcraft.tasks.measures import corpus_measures, reads_needed_value, workspace_use
-from envcraft.tasks.model import Source, Task, Verifier
-from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
-from envcraft.tasks.validate import validate
-from envcraft.tasks.verifier_synth import render
+from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.corpus.measures import corpus_measures, reads_needed_value, workspace_use
+from envcraft.tasks.format.model import Source, Task, Verifier
+from envcraft.tasks.phrasing.intents import missing_user_values
+from envcraft.tasks.validation.validate import validate
+from envcraft.tasks.verifier.synthesis import render
 
 CLAW = ("infra_recovery", "notes_desk", "mail_triage", "sheet_analytics")
 

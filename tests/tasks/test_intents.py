@@ -9,8 +9,9 @@ import pytest
 
 from envcraft.core.package import load_package
 from envcraft.core.phrasing import Template, TemplateError
-from envcraft.tasks.golden import replay
-from envcraft.tasks.intents import (
+from envcraft.tasks.format.model import GoldenCall, Reference, ReferenceCall, Task, Turn, Verifier
+from envcraft.tasks.golden.run import replay
+from envcraft.tasks.phrasing.intents import (
     MAX_TURNS,
     ChainView,
     Persona,
@@ -23,7 +24,6 @@ from envcraft.tasks.intents import (
     plan_intents,
     split_turns,
 )
-from envcraft.tasks.model import GoldenCall, Reference, ReferenceCall, Task, Turn, Verifier
 
 DESK = load_package("returns_desk")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from envcraft.tasks.pipeline import CHUNK, MIN_PER_ENV, TARGET_TASKS, plan
-from envcraft.tasks.synth import load_library
+from envcraft.tasks.corpus.compose import load_library
+from envcraft.tasks.corpus.pipeline import CHUNK, MIN_PER_ENV, TARGET_TASKS, plan
 
 COUNTER = str(Path(__file__).resolve().parents[1] / "fixtures" / "counter")
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
-from envcraft.tasks.io import TaskSetError, read_tasks, write_tasks
-from envcraft.tasks.validate import replay_task
+from envcraft.tasks.format.io import TaskSetError, read_tasks, write_tasks
+from envcraft.tasks.validation.validate import replay_task
 
 from .verify_support import make_task
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envcraft.tasks import verifier_runtime as vr
+from envcraft.tasks.verifier import runtime as vr
 
 KEYS = st.sampled_from(["a", "b", "id", "0", "1", "01", "x/y", "t~n", ""])
 LEAVES = st.one_of(

@@ -9,9 +9,9 @@ from typing import Any
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
-from envcraft.tasks.io import write_tasks
-from envcraft.tasks.verifier_synth import synthesize_verifier
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.io import write_tasks
+from envcraft.tasks.verifier.scoring import score_trajectory
+from envcraft.tasks.verifier.synthesis import synthesize_verifier
 
 from .verify_support import make_task
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from envcraft.core import builtin_ids
-from envcraft.tasks.execute import execute_reference, shifted_replay
-from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
-from envcraft.tasks.validate import replay_task, validate
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.play.execute import execute_reference, shifted_replay
+from envcraft.tasks.validation.validate import replay_task, validate
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 ENVS = [env for env in ("returns_desk", "notes_desk", "sheet_analytics") if env in builtin_ids()]
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from envcraft.core import builtin_ids
-from envcraft.tasks.svg import CHAR_WIDTH, bar_chart_svg
+from envcraft.tasks.corpus.svg import CHAR_WIDTH, bar_chart_svg
 
 FONT = 11  # the charts' font size
 

@@ -9,12 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from envcraft.tasks.execute import execute_reference
-from envcraft.tasks.intents import IntentPlan, Persona, find_leaks, missing_user_values
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.outcome import outcome_hash
-from envcraft.tasks.synth import ShardResult, SynthConfig, dedupe_key, load_library, merge, synthesize_shard
-from envcraft.tasks.validate import validate
+from envcraft.tasks.corpus.compose import (
+    ShardResult,
+    SynthConfig,
+    dedupe_key,
+    load_library,
+    merge,
+    synthesize_shard,
+)
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.phrasing.intents import IntentPlan, Persona, find_leaks, missing_user_values
+from envcraft.tasks.play.execute import execute_reference
+from envcraft.tasks.play.outcome import outcome_hash
+from envcraft.tasks.validation.validate import validate
 
 COUNTER = str(Path(__file__).resolve().parents[1] / "fixtures" / "counter")
 ROOT = Path(__file__).resolve().parents[2]

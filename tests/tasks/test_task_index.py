@@ -15,9 +15,16 @@ from typing import Any
 
 import pytest
 
-from envcraft.tasks.index import index_path
-from envcraft.tasks.io import TaskSetError, UnknownTaskError, read_some, read_task, read_tasks, write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.index import index_path
+from envcraft.tasks.format.io import (
+    TaskSetError,
+    UnknownTaskError,
+    read_some,
+    read_task,
+    read_tasks,
+    write_tasks,
+)
+from envcraft.tasks.format.model import Task
 
 from .verify_support import make_task
 

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from envcraft.cli.main import app
-from envcraft.tasks.io import write_json, write_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.validate import validate
-from envcraft.tasks.verifier_synth import synthesize_verifier
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.io import write_json, write_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.validation.validate import validate
+from envcraft.tasks.verifier.scoring import score_trajectory
+from envcraft.tasks.verifier.synthesis import synthesize_verifier
 
 from .verify_support import DESK_ENV, HOLDS_ENV, REPORTS_ENV, make_task, ticket, write_package
 

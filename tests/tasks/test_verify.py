@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envcraft.tasks.execute import execute
-from envcraft.tasks.verify import build_context, pack, run_verifier, score_contexts
+from envcraft.tasks.play.execute import execute
+from envcraft.tasks.verifier.scoring import build_context, pack, run_verifier, score_contexts
 
 from .verify_support import make_task
 
@@ -161,7 +161,7 @@ DECLARED_ENVS = ("returns_desk", "notes_desk", "event_stream", "itinerary_rebook
 
 @pytest.fixture(scope="module")
 def declared_tasks() -> list[Any]:
-    from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+    from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
 
     library = load_library(list(DECLARED_ENVS))
     tasks = []
@@ -172,7 +172,7 @@ def declared_tasks() -> list[Any]:
 
 
 def test_only_the_rendered_text_counts_as_declarative(declared_tasks: list[Any]) -> None:
-    from envcraft.tasks.verifier_source import declared_checks, render
+    from envcraft.tasks.verifier.source import declared_checks, render
 
     source = declared_tasks[0].verifier.source
     checks = declared_checks(source)
@@ -191,7 +191,7 @@ def test_only_the_rendered_text_counts_as_declarative(declared_tasks: list[Any])
 
 def test_an_edited_declarative_verifier_runs_confined(tmp_path: Path) -> None:
     """Code appended to a rendered verifier is untrusted: it runs isolated and sees no host file."""
-    from envcraft.tasks.verifier_source import render
+    from envcraft.tasks.verifier.source import render
 
     secret = tmp_path / "secret.txt"
     secret.write_text("s3cret", encoding="utf-8")
@@ -210,8 +210,8 @@ def test_declarative_scores_equal_the_isolated_worker_on_every_validation_contex
 ) -> None:
     """Golden, idle, mutated and adversarial runs of real tasks: the same score and components
     from the in-process interpreter as from the same verifier run isolated."""
-    from envcraft.tasks import validate as validation
-    from envcraft.tasks.verifier_source import declared_checks
+    from envcraft.tasks.validation import validate as validation
+    from envcraft.tasks.verifier.source import declared_checks
 
     compared: list[float] = []
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from envcraft.tasks.execute import execute
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import noop_outcome
-from envcraft.tasks.verifier_synth import synthesize_verifier
-from envcraft.tasks.verify import build_context, run_verifier, score_contexts
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import execute
+from envcraft.tasks.play.outcome import noop_outcome
+from envcraft.tasks.verifier.scoring import build_context, run_verifier, score_contexts
+from envcraft.tasks.verifier.synthesis import synthesize_verifier
 
 from .verify_support import DESK_ENV, REPORTS_ENV, make_task, ticket, write_package
 
@@ -279,7 +279,7 @@ def test_a_golden_run_from_another_start_is_refused(packages: dict[str, str]) ->
 
 # -- found by an agent playing the tasks: answers that list every candidate, work done turns late --
 def test_a_report_that_lists_every_candidate_id_is_no_answer() -> None:
-    from envcraft.tasks import verifier_runtime as vr
+    from envcraft.tasks.verifier import runtime as vr
 
     spec = {"prefixes": ["rcp-"], "allowed": ["RCP-01", "RCP-03"]}
     section = {"result": ["RCP-03"]}
@@ -299,8 +299,8 @@ def test_a_report_that_lists_every_candidate_id_is_no_answer() -> None:
 def test_work_asked_in_one_turn_and_done_in_the_last_is_not_paid_in_full() -> None:
     """Every multi-turn task of a sample: the reference scores 1; the same calls all made in the
     last turn score below 1 wherever a turn's work is still visible at the end (on-time guards)."""
-    from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
-    from envcraft.tasks.verify import score_trajectory
+    from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
+    from envcraft.tasks.verifier.scoring import score_trajectory
 
     library = load_library(["notes_desk", "infra_recovery"])
     tasks = [

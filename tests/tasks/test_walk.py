@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envcraft.core import load_package
-from envcraft.tasks.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
-from envcraft.tasks.walk import MAX_LEN, MIN_LEN, Coverage, Step, sample_walk
+from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
+from envcraft.tasks.graphs.walk import MAX_LEN, MIN_LEN, Coverage, Step, sample_walk
 
 COUNTER = Path(__file__).resolve().parents[1] / "fixtures" / "counter"
 _GRAPHS: dict[str, ToolGraph] = {}

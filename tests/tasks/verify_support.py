@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from envcraft.tasks.execute import execute
-from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
-from envcraft.tasks.outcome import Outcome, outcome_hash
+from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
+from envcraft.tasks.play.execute import execute
+from envcraft.tasks.play.outcome import Outcome, outcome_hash
 
 COUNTER = Path(__file__).resolve().parent.parent / "fixtures" / "counter"
 

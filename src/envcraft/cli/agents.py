@@ -56,8 +56,7 @@ from envcraft.rollout.rubric import inspect_tasks, with_rubric
 from envcraft.rollout.runner import Job, already_done, read_trajectories
 from envcraft.rollout.sharded import run_sharded
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
-from envcraft.tasks.episode import resolve_packages
-from envcraft.tasks.io import (
+from envcraft.tasks.format.io import (
     TaskSetError,
     read_stats,
     read_task,
@@ -66,9 +65,10 @@ from envcraft.tasks.io import (
     write_json,
     write_tasks,
 )
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import ExecutionError
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.outcome import ExecutionError
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 TaskDir = Annotated[Path, typer.Argument(help="Task-set directory (holding tasks.jsonl).")]

@@ -10,7 +10,7 @@ import typer
 from envcraft.cli.output import console, die, print_json
 from envcraft.cli.tasks import load_tasks_or_die
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
-from envcraft.tasks.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export_files
+from envcraft.tasks.corpus.export import AGENT_NAMES, DEFAULT_VAL_FRACTION, FORMATS, ExportError, export_files
 
 
 def export_command(

@@ -18,7 +18,7 @@ from envcraft.integrations.claweval.importer import ClawEvalError, import_clawev
 from envcraft.integrations.pinchbench import source as pinch_source
 from envcraft.integrations.pinchbench.importer import import_pinchbench
 from envcraft.integrations.pinchbench.source import PinchBenchError
-from envcraft.tasks.io import write_json
+from envcraft.tasks.format.io import write_json
 
 app = typer.Typer(help="Import environments and task sets from other benchmarks.", no_args_is_help=True)
 

@@ -15,9 +15,9 @@ from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, chec
 from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.core.package import PackageError, builtin_ids
 from envcraft.executor import ExecutorError
-from envcraft.tasks.pipeline import DEFAULT_OUT, RunOptions, run
-from envcraft.tasks.pipeline import Progress as ProgressCallback
-from envcraft.tasks.synth import SynthConfig
+from envcraft.tasks.corpus.compose import SynthConfig
+from envcraft.tasks.corpus.pipeline import DEFAULT_OUT, RunOptions, run
+from envcraft.tasks.corpus.pipeline import Progress as ProgressCallback
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 

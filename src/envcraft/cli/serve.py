@@ -10,7 +10,7 @@ import typer
 from envcraft.cli.output import die
 from envcraft.core.package import PackageError, load_package
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
-from envcraft.tasks.io import TaskSetError, read_tasks
+from envcraft.tasks.format.io import TaskSetError, read_tasks
 
 
 def serve_mcp(

@@ -15,10 +15,17 @@ from rich.table import Table
 from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.cli.run import synth_command
 from envcraft.rollout.grading import grading_of
-from envcraft.tasks.io import TaskSetError, read_some, read_stats, read_tasks, read_trajectories, task_entries
-from envcraft.tasks.model import Task
-from envcraft.tasks.validate import replay_task, summarize, validate
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.format.io import (
+    TaskSetError,
+    read_some,
+    read_stats,
+    read_tasks,
+    read_trajectories,
+    task_entries,
+)
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.validation.validate import replay_task, summarize, validate
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 app = typer.Typer(help="Synthesize, check, replay and score task sets.", no_args_is_help=True)
 app.command("synth")(synth_command)

@@ -20,7 +20,7 @@ a new environment, so they are small and declarative.
   optional argument, an empty field).
 
 This module only parses and checks templates (the linter uses it); rendering values for a
-person is the data engine's job (:mod:`envcraft.tasks.intents`).
+person is the data engine's job (:mod:`envcraft.tasks.phrasing.intents`).
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ class Session:
         )
         self._versions: list[int] = []  # memory store: the state version after each logged call
         self._owned_tmp: Path | None = None
-        self.lease: Any = None  # what a pool that lent this session knows it by (tasks.pool)
+        self.lease: Any = None  # what a pool that lent this session knows it by (tasks.play.pool)
 
     # -- construction -----------------------------------------------------------------
     @classmethod

@@ -1,6 +1,6 @@
 """An OpenEnv ``Environment`` over an envcraft task (optional extra ``envcraft[openenv]``).
 
-``reset()`` opens the task's :class:`~envcraft.tasks.episode.Episode` (fresh sessions from
+``reset()`` opens the task's :class:`~envcraft.tasks.play.episode.Episode` (fresh sessions from
 S0, the task's workspace, skills under a harness profile) and returns the first user turn
 with the tools; ``step(action)`` is one tool call, ``{"tool": NAME, "args": {...}}`` by the
 name the profile exposes, or ``{"end_turn": true}``, which closes the user turn as an
@@ -27,10 +27,10 @@ from pydantic import Field
 
 from envcraft.core.errors import ErrorCategory, error_result
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import run_verifier
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.verifier.scoring import run_verifier
 
 
 class EnvcraftAction(Action):

@@ -2,7 +2,7 @@
 
 The trainer adapters (:mod:`envcraft.integrations.verl`, :mod:`envcraft.integrations.trl`)
 each drive one :class:`TaskPlay` per trajectory. It is a thin layer over
-:class:`envcraft.tasks.episode.Episode` (fresh sessions from S0, one shared workspace, calls
+:class:`envcraft.tasks.play.episode.Episode` (fresh sessions from S0, one shared workspace, calls
 recorded per user turn) that adds what every trainer needs the same way:
 
 * **The user-turn rule**, the rollout loop's: when the policy answers without a tool call,
@@ -12,7 +12,7 @@ recorded per user turn) that adds what every trainer needs the same way:
 * **Tool results as text** are the adapters' own: VERL's loop renders them as the rollout loop
   does (:func:`envcraft.rollout.loop.tool_result_text`), TRL's environment as compact JSON.
 * **The reward**: the task's verifier on the play's outcome
-  (:func:`envcraft.tasks.verify.run_verifier`), and a JSON report with the components and the
+  (:func:`envcraft.tasks.verifier.scoring.run_verifier`), and a JSON report with the components and the
   calls grouped per user turn (the ``tasks score`` trajectory format), so anyone can re-score
   the same trajectory in fresh sessions and compare.
 """
@@ -26,9 +26,9 @@ from typing import Any
 from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.rollout.grading import grading_of
 from envcraft.sandbox.profiles import DEFAULT_PROFILE
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import Score, run_verifier
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.verifier.scoring import Score, run_verifier
 
 
 class TaskPlay:

@@ -1,7 +1,7 @@
 """Finding a trainer row's task: the task set by path, the task by id, checked by its digest.
 
 Trainer rows carry only a task id and the task's digest (``reward_model.ground_truth`` of a
-VERL row, see :mod:`envcraft.tasks.export`); the task itself (S0, turns, verifier) is read
+VERL row, see :mod:`envcraft.tasks.corpus.export`); the task itself (S0, turns, verifier) is read
 from a ``tasks.jsonl``. A trainer builds one agent loop or reward call per trajectory, so
 the parsed task set is cached per file (and re-read when the file changes). A digest that
 does not match the task found is refused: the reward would be computed against another
@@ -17,9 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from envcraft.tasks.export import task_digest
-from envcraft.tasks.io import TASKS_FILE, TaskSetError, read_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.corpus.export import task_digest
+from envcraft.tasks.format.io import TASKS_FILE, TaskSetError, read_tasks
+from envcraft.tasks.format.model import Task
 
 TASKS_ENV = "ENVCRAFT_TASKS"
 

@@ -43,11 +43,11 @@ from verifiers.v1.mcp import Toolset, ToolsetConfig
 from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.skills import read_skill, skills_section
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, get_profile, result_text
-from envcraft.tasks.episode import SKILLS_DIR, Episode, resolve_packages
-from envcraft.tasks.execute import reference_turns
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import Score, score_trajectory
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import SKILLS_DIR, Episode, resolve_packages
+from envcraft.tasks.play.execute import reference_turns
+from envcraft.tasks.verifier.scoring import Score, score_trajectory
 
 
 class EnvcraftTaskData(vf.TaskData):

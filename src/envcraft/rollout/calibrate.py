@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from envcraft.rollout.loop import Trajectory
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 Band = Literal["too_hard", "learnable", "too_easy"]
 _BOUND = r"(\d+(?:\.\d+)?)"

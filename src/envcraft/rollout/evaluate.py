@@ -22,7 +22,7 @@ from envcraft.rollout.loop import Trajectory
 from envcraft.rollout.metrics import summarize
 from envcraft.rollout.report import render_report
 from envcraft.rollout.runner import Job, OnDone, run_rollouts
-from envcraft.tasks.io import write_json
+from envcraft.tasks.format.io import write_json
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 SUMMARY_FILE = "eval.json"

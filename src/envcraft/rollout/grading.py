@@ -29,9 +29,9 @@ from typing import Any
 
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import Outcome
-from envcraft.tasks.verify import Score, run_verifier
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.outcome import Outcome
+from envcraft.tasks.verifier.scoring import Score, run_verifier
 
 NO_JUDGE = "judge-only task and no --judge model"
 _PROSE_TOTAL = re.compile(r"(?:total|overall|final)\s*(?:score)?[:\s]*(0\.\d+|1\.0+)", re.I)

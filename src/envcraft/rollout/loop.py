@@ -1,9 +1,9 @@
-"""One rollout: a model plays one task in a fresh :class:`~envcraft.tasks.episode.Episode`.
+"""One rollout: a model plays one task in a fresh :class:`~envcraft.tasks.play.episode.Episode`.
 
 The loop is the user simulator and the tool executor around a :class:`~envcraft.llm.Provider`:
 
 1. open the task (fresh sessions from S0, one shared workspace with the task's files);
-2. send the system prompt (see :mod:`envcraft.rollout.prompts`), the first user turn and the
+2. send the system prompt (see :mod:`envcraft.tasks.play.prompts`), the first user turn and the
    episode's tools;
 3. every tool call of the answer goes through ``episode.call_exposed`` (so any tool profile
    the episode exposes works unchanged) and its result, a structured error included, goes
@@ -35,12 +35,12 @@ from envcraft.core.package import EnvPackage
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message, Usage
 from envcraft.rollout.grading import score_rollout
-from envcraft.rollout.prompts import system_prompt
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
-from envcraft.tasks.episode import Episode, resolve_packages
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import ExecutionError
-from envcraft.tasks.verify import Score
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode, resolve_packages
+from envcraft.tasks.play.outcome import ExecutionError
+from envcraft.tasks.play.prompts import system_prompt
+from envcraft.tasks.verifier.scoring import Score
 
 log = logging.getLogger(__name__)
 

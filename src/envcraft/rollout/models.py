@@ -22,7 +22,7 @@ from envcraft.llm.cache import CachedProvider
 from envcraft.llm.openai_compat import API_KEY_ENV, OpenAIProvider, ProviderConfig, RetryPolicy
 from envcraft.llm.provider import Provider
 from envcraft.rollout.policies import POLICIES, policy_provider, serve_policy
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 LOCAL_MODELS = (*POLICIES, "smollm2")
 SLOW_TIMEOUT = 3600.0

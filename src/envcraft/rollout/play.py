@@ -1,6 +1,6 @@
 """A task a person (or any outside agent) plays with ``envcraft call``, one user turn at a time.
 
-``open_play`` opens the task as a durable :class:`~envcraft.tasks.episode.Episode` in a
+``open_play`` opens the task as a durable :class:`~envcraft.tasks.play.episode.Episode` in a
 directory: ``DIR/sessions/<env>/`` per environment (S0), ``DIR/workspace/`` shared, and
 ``DIR/play.json`` with the play's progress. The player acts with
 ``envcraft call ENV TOOL --args JSON --session DIR/sessions/<env>``; every such call lands in
@@ -23,8 +23,8 @@ from typing import Any
 
 from envcraft.core import jsonio
 from envcraft.core.workspace import atomic_write_bytes
-from envcraft.tasks.episode import SESSIONS_DIR, Episode
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import SESSIONS_DIR, Episode
 
 PLAY_FILE = "play.json"
 TRAJECTORY_FILE = "trajectory.jsonl"

@@ -34,8 +34,8 @@ from envcraft.llm.replay import estimate_tokens
 from envcraft.llm.server import ChatServer
 from envcraft.llm.types import ChatRequest, ChatResponse, LLMError, Message, Usage
 from envcraft.sandbox.profiles import SYSTEM_TOOLS, profile_call
-from envcraft.tasks.episode import COLLISION_SEPARATOR
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import COLLISION_SEPARATOR
 
 POLICIES = ("oracle", "random")
 DONE_TEXT = "Done: that request is complete."

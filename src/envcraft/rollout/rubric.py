@@ -31,9 +31,9 @@ from envcraft.core.package import EnvPackage
 from envcraft.llm.batch import BatchPending
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message
-from envcraft.tasks.episode import resolve_packages
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import ExecutionError
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.outcome import ExecutionError
 
 DIMENSIONS = ("solvability", "validation", "consistency")
 STATE_BUDGET = 12_000  # characters of S0 per environment shown to the inspector

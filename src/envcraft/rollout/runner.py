@@ -25,7 +25,7 @@ from envcraft.llm.batch import BatchPending
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import LLMError
 from envcraft.rollout.loop import RolloutConfig, Trajectory, rollout
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 OnDone = Callable[[Trajectory], None]
 

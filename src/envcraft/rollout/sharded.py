@@ -28,7 +28,7 @@ from envcraft.executor import Executor
 from envcraft.rollout.loop import RolloutConfig, Trajectory, rollout
 from envcraft.rollout.models import open_model
 from envcraft.rollout.runner import Job, OnDone, _repair_tail, read_trajectories
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 SHARDS_PER_WORKER = 4  # small enough shards to balance uneven tasks, few enough to amortize a model's start
 

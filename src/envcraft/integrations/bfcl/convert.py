@@ -30,9 +30,9 @@ from envcraft.core.package import EnvPackage
 from envcraft.core.state import diff
 from envcraft.integrations.bfcl import checker, objgraph, shapes, source, state
 from envcraft.integrations.bfcl.source import Entry
-from envcraft.tasks.execute import run_calls
-from envcraft.tasks.model import Reference, ReferenceCall, Task, Turn, Verifier
-from envcraft.tasks.outcome import Outcome, outcome_hash
+from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
+from envcraft.tasks.play.execute import run_calls
+from envcraft.tasks.play.outcome import Outcome, outcome_hash
 
 GENERATOR = "envcraft.integrations.bfcl"
 

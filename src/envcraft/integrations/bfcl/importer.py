@@ -12,8 +12,8 @@ from envcraft.core.package import EnvPackage, load_package
 from envcraft.integrations.bfcl import shapes, source
 from envcraft.integrations.bfcl.convert import convert
 from envcraft.integrations.bfcl.envgen import write_package
-from envcraft.tasks.io import write_json, write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import write_json, write_tasks
+from envcraft.tasks.format.model import Task
 
 SUMMARY_FILE = "import.json"
 

@@ -35,11 +35,11 @@ from envcraft.core.state import canonical_json
 from envcraft.integrations.bfcl import checker, objgraph, shapes, source, state
 from envcraft.integrations.bfcl.convert import spec_of
 from envcraft.integrations.bfcl.source import Entry
-from envcraft.tasks.execute import execute, reference_turns
-from envcraft.tasks.io import read_tasks
-from envcraft.tasks.model import Task
-from envcraft.tasks.outcome import ExecutionError, Outcome
-from envcraft.tasks.verify import build_context, score_contexts
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import execute, reference_turns
+from envcraft.tasks.play.outcome import ExecutionError, Outcome
+from envcraft.tasks.verifier.scoring import build_context, score_contexts
 
 KINDS = ("ground_truth", "drop_call", "swap_calls", "change_argument", "drop_turn", "harmful_call")
 _PREFIX = "envcraft_parity_"

@@ -26,7 +26,7 @@ from typing import Any
 from envcraft.core.package import EnvPackage
 from envcraft.integrations.claweval import harness
 from envcraft.sandbox.extras import Extras, marker
-from envcraft.tasks.model import Reference, Task, Turn, Verifier
+from envcraft.tasks.format.model import Reference, Task, Turn, Verifier
 
 BENCHMARK = "claw-eval"
 # Claw-Eval's sandbox tools -> the OpenClaw profile's system tools that do their job.

@@ -30,8 +30,8 @@ import yaml
 
 from envcraft.integrations.clawbench.package import write_workspace_package
 from envcraft.integrations.claweval.convert import Skipped, convert, package_sources
-from envcraft.tasks.io import write_json, write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import write_json, write_tasks
+from envcraft.tasks.format.model import Task
 
 SUMMARY_FILE = "import.json"
 USER_AGENT = "plays with a simulated user (--user): not built yet"

@@ -3,7 +3,7 @@
 A server serves either a task (``--task TASKS ID``: each connection plays the task from its
 S0, turn by turn) or an environment (``ENV``: each connection gets a session from the
 environment's seeded S0, nothing to score). :class:`EpisodeTable` maps a connection key to
-its :class:`~envcraft.tasks.episode.Episode`; calls on one episode are serialized, episodes
+its :class:`~envcraft.tasks.play.episode.Episode`; calls on one episode are serialized, episodes
 of different connections share nothing but the process.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 
 from envcraft.core.errors import ErrorCategory, error_result
 from envcraft.core.package import EnvPackage
-from envcraft.tasks.episode import Episode
-from envcraft.tasks.model import Task
-from envcraft.tasks.verify import run_verifier
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.verifier.scoring import run_verifier
 
 MAX_EPISODES = 256
 IDLE_SECONDS = 30 * 60  # an episode nobody called for this long is closed (legacy HTTP clients vanish)

@@ -40,7 +40,7 @@ from mcp.server.mcpserver.context import Context
 from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.integrations.mcp.episodes import EpisodeTable, Source, TableFull, score
 from envcraft.sandbox.profiles import result_text
-from envcraft.tasks.episode import Episode
+from envcraft.tasks.play.episode import Episode
 
 LOCAL = "local"  # the one connection of a stdio (or in-process) server
 EPISODE_HEADER = "envcraft-episode"

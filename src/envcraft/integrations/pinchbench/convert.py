@@ -21,7 +21,7 @@ from typing import Any
 from envcraft.core.package import EnvPackage
 from envcraft.integrations.pinchbench import harness
 from envcraft.integrations.pinchbench.source import GRADING_TYPES, SourceTask
-from envcraft.tasks.model import Reference, Task, Turn, Verifier
+from envcraft.tasks.format.model import Reference, Task, Turn, Verifier
 
 BENCHMARK = "pinchbench"
 DEFAULT_WEIGHTS = {"automated": 0.5, "llm_judge": 0.5}  # lib_grading._combine_grades' default

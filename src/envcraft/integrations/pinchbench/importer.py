@@ -16,8 +16,8 @@ from typing import Any
 from envcraft.integrations.clawbench.package import write_workspace_package
 from envcraft.integrations.pinchbench.convert import Skipped, convert
 from envcraft.integrations.pinchbench.source import PinchBenchError, load_task, task_files
-from envcraft.tasks.io import write_json, write_tasks
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.io import write_json, write_tasks
+from envcraft.tasks.format.model import Task
 
 SUMMARY_FILE = "import.json"
 TASKS_DIR = "tasks"

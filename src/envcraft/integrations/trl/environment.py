@@ -32,9 +32,9 @@ from typing import Any, ClassVar, Literal
 
 from envcraft.integrations.play import TaskPlay
 from envcraft.sandbox.profiles import DEFAULT_PROFILE
-from envcraft.tasks.episode import ExposedTool, exposed_tools, resolve_packages
-from envcraft.tasks.export import system_prompt
-from envcraft.tasks.model import Task
+from envcraft.tasks.corpus.export import system_prompt
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import ExposedTool, exposed_tools, resolve_packages
 
 END_TURN = "end_turn"
 RESERVED = frozenset({"reset", "get_reward", END_TURN})

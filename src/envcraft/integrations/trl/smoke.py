@@ -36,7 +36,7 @@ from envcraft.integrations.trl.environment import (
     tool_text,
 )
 from envcraft.sandbox.profiles import CANONICAL_PROFILE
-from envcraft.tasks.model import Task
+from envcraft.tasks.format.model import Task
 
 # Paper Table 17 (the optimizer of its GRPO runs).
 TABLE_17: dict[str, Any] = {
@@ -323,7 +323,7 @@ def _trainer_class() -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from envcraft.tasks.io import read_tasks
+    from envcraft.tasks.format.io import read_tasks
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("tasks", help="task-set directory (tasks.jsonl)")

@@ -46,7 +46,7 @@ from envcraft.integrations.play import TaskPlay, parse_arguments
 from envcraft.integrations.taskset import TaskIndex, load_index
 from envcraft.rollout.loop import tool_result_text
 from envcraft.sandbox.profiles import DEFAULT_PROFILE
-from envcraft.tasks.export import AGENT_NAME
+from envcraft.tasks.corpus.export import AGENT_NAME
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ once per trajectory, with the agent loop's ``extra_fields`` merged into ``extra_
 decoded response text says nothing about the environment's state, so the score is computed
 from what envcraft's agent loop recorded: the calls of the trajectory, grouped per user turn,
 are played again in fresh sessions from the task's S0 and the task's verifier scores that run
-(:func:`envcraft.tasks.verify.score_trajectory`, the scoring every envcraft door shares). The
+(:func:`envcraft.tasks.verifier.scoring.score_trajectory`, the scoring every envcraft door shares). The
 task comes from the task set named by ``reward_kwargs.tasks`` (or ``$ENVCRAFT_TASKS``) and must
 match the row's digest.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from envcraft.integrations.taskset import load_index
-from envcraft.tasks.verify import score_trajectory
+from envcraft.tasks.verifier.scoring import score_trajectory
 
 DATA_SOURCE_PREFIX = "envcraft/"
 

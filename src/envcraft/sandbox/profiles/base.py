@@ -6,7 +6,7 @@ A :class:`Profile` renames and reshapes the canonical system tools of
 :class:`~envcraft.sandbox.claw.ClawEnvironment` (``shell``, ``read_file``, ``write_file``,
 ``edit_file``, ``list_files``) without adding a second implementation: every profile tool
 is a translation that ends in **at most one canonical call**, made through a
-:class:`Canonical` the caller provides (an :class:`~envcraft.tasks.episode.Episode`
+:class:`Canonical` the caller provides (an :class:`~envcraft.tasks.play.episode.Episode`
 records it; a bare :class:`~envcraft.core.session.Session` just runs it).
 
 The rules that make trajectories of every profile score the same:

@@ -17,7 +17,7 @@ class SessionCanonical:
     """:class:`~envcraft.sandbox.profiles.base.Canonical` over a Claw session.
 
     ``record`` (optional) is told of every call as ``(tool, args, result)``; an
-    :class:`~envcraft.tasks.episode.Episode` uses it to keep its per-turn log.
+    :class:`~envcraft.tasks.play.episode.Episode` uses it to keep its per-turn log.
     """
 
     def __init__(self, session: Session, record: Any = None) -> None:

@@ -2,7 +2,7 @@
 
 From S0s of several seeds and sizes, seeded random sequences of tool calls run in memory.
 Arguments come from the tool's schema and from values a user could name (ids, names and
-paths in the current state and in earlier results, by :mod:`envcraft.tasks.args`), with a
+paths in the current state and in earlier results, by :mod:`envcraft.tasks.values.args`), with a
 share of edge values (empty strings, zero, negative and huge numbers, odd Unicode) that the
 schema still admits. After every call these properties must hold:
 
@@ -36,7 +36,7 @@ from envcraft.core.state import sha256_text, state_hash
 from envcraft.core.tool import ToolSpec
 from envcraft.synth.audit.findings import Finding, Severity, Stage
 from envcraft.synth.audit.trace import Recorder, locate, recording
-from envcraft.tasks.args import StateIndex, user_values
+from envcraft.tasks.values.args import StateIndex, user_values
 
 EDGE_STRINGS = ("", " ", "0", "-1", "ünïcødé ✓", "a" * 300, "../x", "null")
 EDGE_NUMBERS = (0, -1, -(10**9), 10**12, 1)

@@ -363,7 +363,7 @@ def _replay(job: dict[str, Any]) -> list[dict[str, Any]]:
 # -- yield -----------------------------------------------------------------------------------------
 def stage_yield(context: Context) -> StageResult:
     """The data engine makes validated tasks; with its golden runs, every tool has succeeded."""
-    from envcraft.tasks.synth import SynthConfig, load_library, synthesize_shard
+    from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
 
     started = time.monotonic()
     package = context.loaded()

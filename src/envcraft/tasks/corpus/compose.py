@@ -1,0 +1,570 @@
+"""Task synthesis: walk -> golden run -> one coherent job -> distractors -> file request ->
+intents -> verifier -> validation (mutations and adversarial agents) -> difficulty features.
+
+:func:`make_task` turns one sampled chain into a validated :class:`Task` or says why not.
+:func:`synthesize_shard` makes up to ``quota`` tasks for one environment from one seed —
+a pure function of its arguments, so shards can run in any order, in parallel, or again
+after an interruption, and give the same tasks. :func:`merge` deduplicates shard outputs
+(identical calls asked for in identical words) in shard order and computes the set's stats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
+from envcraft.core.state import canonical_json, diff
+from envcraft.tasks.corpus.measures import adversarial_rate, corpus_measures
+from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
+from envcraft.tasks.golden.choose import Experience, scalars
+from envcraft.tasks.golden.coherence import tidy, writes
+from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
+from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
+from envcraft.tasks.graphs.walk import Coverage, Step, sample_walk
+from envcraft.tasks.phrasing.intents import (
+    ChainView,
+    IntentRenderer,
+    TemplateRenderer,
+    Unnameable,
+    find_leaks,
+    missing_user_values,
+    personas,
+    plan_intents,
+    split_turns,
+)
+from envcraft.tasks.phrasing.phrasebook import phrasebook
+from envcraft.tasks.play.outcome import outcome_hash
+from envcraft.tasks.validation.validate import validate
+from envcraft.tasks.verifier.synthesis import synthesize_verifier
+from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
+from envcraft.tasks.world.hiding import hide_in_file
+from envcraft.tasks.world.requests import request_file
+
+log = logging.getLogger("envcraft.tasks.corpus.compose")
+
+ATTEMPTS_PER_TASK = 8
+P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
+P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
+
+
+@dataclass
+class SynthConfig:
+    """Knobs of one synthesis run (all recorded with the output)."""
+
+    seed: int = 0
+    p_cross: float = 0.5
+    p_error: float = 0.1
+    size: int = 1
+    distractors: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "p_cross": self.p_cross,
+            "p_error": self.p_error,
+            "size": self.size,
+            "distractors": self.distractors,
+        }
+
+
+@dataclass
+class Library:
+    """The environments of a run, with their tool graphs and the workflow graph."""
+
+    packages: dict[str, EnvPackage]
+    graphs: dict[str, ToolGraph]
+    workflow: WorkflowGraph
+
+
+def load_library(refs: Iterable[str]) -> Library:
+    """Load packages (built-in ids or directories) and build their graphs."""
+    return _load_library(tuple(refs))
+
+
+@cache
+def _load_library(refs: tuple[str, ...]) -> Library:
+    packages: dict[str, EnvPackage] = {}
+    for ref in refs:
+        package = load_package(ref)
+        packages[package.id] = package
+    graphs = {env: build_tool_graph(p) for env, p in sorted(packages.items())}
+    return Library(packages, graphs, build_workflow_graph(list(graphs.values())))
+
+
+@dataclass
+class ShardResult:
+    env: str
+    shard: int
+    tasks: list[Task]
+    attempts: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    tool_ok: Counter[str] = field(default_factory=Counter)
+    executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
+    validated: Counter[str] = field(default_factory=Counter)  # reached / passed / failed:<policy>
+    rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "shard": self.shard,
+            "attempts": self.attempts,
+            "accepted": len(self.tasks),
+            "rejected": dict(sorted(self.rejected.items())),
+            "tool_ok": dict(sorted(self.tool_ok.items())),
+            "executed": dict(sorted(self.executed.items())),
+            "validated": dict(sorted(self.validated.items())),
+            "rejected_cross": dict(sorted(self.rejected_cross.items())),
+        }
+
+
+def synthesize_shard(
+    library: Library,
+    env: str,
+    shard: int,
+    quota: int,
+    config: SynthConfig,
+    renderer: IntentRenderer | None = None,
+) -> ShardResult:
+    """Up to ``quota`` validated tasks starting in ``env``; deterministic in its arguments."""
+    rng = random.Random(f"shard:{config.seed}:{env}:{shard}")
+    coverage = _shard_coverage(library.graphs[env], shard)
+    experience = Experience()
+    result = ShardResult(env, shard, [])
+    seen: set[str] = set()
+    render = renderer or TemplateRenderer(seed=f"{config.seed}:{env}:{shard}")
+    while len(result.tasks) < quota and result.attempts < quota * ATTEMPTS_PER_TASK:
+        result.attempts += 1
+        chain = sample_walk(library.graphs, library.workflow, env, rng, coverage, config.p_cross)
+        if chain is None:
+            result.rejected["walk"] += 1
+            continue
+        tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
+        task, reason = make_task(
+            library, chain, tag, rng, coverage, config, render, experience, result.validated
+        )
+        if task is None:
+            result.rejected[reason] += 1
+            continue
+        key = dedupe_key(task)
+        if key in seen:
+            result.rejected["duplicate"] += 1
+            continue
+        seen.add(key)
+        result.tasks.append(task)
+        coverage.accept(accepted_steps(task), library.graphs)
+    result.tool_ok.update({f"{e}.{t}": n for (e, t), n in coverage.ok.items()})
+    result.executed.update({edge_key(e, a, b): n for (e, a, b), n in coverage.executed.items()})
+    return result
+
+
+def _shard_coverage(graph: ToolGraph, shard: int) -> Coverage:
+    """Fresh coverage counts, nudged so parallel shards of one environment start on different
+    edges: edges outside this shard's slice start with one virtual use."""
+    coverage = Coverage()
+    edges = sorted(graph.edges)
+    slices = 4
+    for i, (src, dst) in enumerate(edges):
+        if i % slices != shard % slices:
+            coverage.edges[(graph.env, src, dst)] = 1
+    return coverage
+
+
+def make_task(
+    library: Library,
+    chain: list[Step],
+    tag: str,
+    rng: random.Random,
+    coverage: Coverage,
+    config: SynthConfig,
+    renderer: IntentRenderer,
+    experience: Experience | None = None,
+    validated: Counter[str] | None = None,
+) -> tuple[Task | None, str]:
+    """One task from one chain, or ``(None, reason)``: the reason names the failed stage.
+
+    ``validated`` counts the candidates that reached validation and, per adversarial policy,
+    those that came out wrong (``reached``, ``passed``, ``failed:<policy>``).
+    """
+    packages = {e: library.packages[e] for e in dict.fromkeys(s.env for s in chain)}
+    try:
+        initial, files = generate_initial(packages, tag, config.size)
+    except GenerationError:
+        return None, "generate"
+    run = run_chain(
+        chain, packages, library.graphs, initial, files, rng, coverage, config.p_error, experience
+    )
+    if run is None:
+        return None, "golden"
+    run, reason = tidy(run, packages, library.graphs)
+    if run is None:
+        return None, reason
+    envs = list(dict.fromkeys(c.env for c in run.calls))
+    if len(envs) < len(packages):  # the chain was cut before it crossed: a task of fewer envs
+        packages = {e: packages[e] for e in envs}
+        initial = {e: initial[e] for e in envs}
+        if not any(p.kind == "claw" for p in packages.values()):
+            files = {}
+        again = replay(run.calls, packages, initial, files)
+        if again is None:
+            return None, "golden"
+        run = again
+    fact = None
+    if any(p.kind == "claw" for p in packages.values()) and rng.random() < P_FILE_FACT:
+        hidden = hide_in_file(run, packages, rng)
+        if hidden is not None:
+            run, fact = hidden
+    needs_flow = len(envs) > 1 and not flows_across(run.calls)
+    distractors: list[dict[str, Any]] = []
+    if config.distractors:
+        run, distractors = _with_distractors(run, packages, library.graphs, rng)
+    request = None
+    if any(p.kind == "claw" for p in packages.values()) and (needs_flow or rng.random() < P_REQUEST):
+        request = request_file(run, packages, _record_names(run, packages), rng, carry=needs_flow)
+        if request is not None:
+            extended = replay([*run.calls, request.call], packages, run.initial, run.files)
+            if extended is None:
+                return None, "request"
+            run = extended
+    if needs_flow and request is None:
+        return None, "cross_no_flow"
+    mutating = writes(run, library.graphs)
+    work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
+    turns = split_turns(mutating[:work], [bool(c.expected_error) for c in run.calls[:work]], rng)
+    if request is not None:
+        turns[-1].append(len(run.calls) - 1)
+    pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
+    view = ChainView(run.calls, run.initial, run.after, mutating, pointers)
+    skip = {len(run.calls) - 1} if request is not None else set()
+    try:
+        plan = plan_intents(view, turns, packages, rng, skip=skip, closing=request.clause if request else "")
+    except Unnameable:
+        return None, "unnameable"
+    persona = rng.choice(personas())
+    texts = renderer.render(plan, persona)
+    turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
+    calls = [
+        ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
+        for i, c in enumerate(run.calls)
+    ]
+    task = Task(
+        id="pending",
+        envs=envs,
+        kind="claw" if any(p.kind == "claw" for p in packages.values()) else "tool",
+        turns=[Turn(user=t) for t in texts],
+        initial_state=run.initial,
+        workspace=run.files,
+        verifier=Verifier(source=""),
+        reference=Reference(calls=calls, final_hash=""),
+        persona=persona.describe(),
+        provenance=_provenance(packages, chain, run, distractors, tag, turns),
+    )
+    task.provenance["mentions"] = [m.to_json() for m in plan.mentions()]
+    task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
+    if request is not None:
+        task.provenance["file_request"] = request.to_json()
+    if fact is not None:
+        task.provenance["file_fact"] = fact.to_json()
+    leaks, missing = find_leaks(task), missing_user_values(task)
+    task.quality.update({"leaks": leaks, "missing_user_values": missing})
+    if leaks:
+        return None, "leak"
+    if missing:
+        return None, "missing_user_value"
+    outcome = outcome_of(run, turns, packages)
+    requests = [request.file] if request is not None else []
+    verifier = synthesize_verifier(
+        run.initial, run.files, outcome, distractors, turn_checks=True, requests=requests
+    )
+    if verifier is None:
+        return None, "verifier"
+    if request is not None and not any(
+        c.get("path") == request.file.path and c["kind"] == "file" for c in verifier.checks
+    ):
+        return None, "request_unstable"
+    task.verifier = verifier
+    task.reference.final_hash = outcome_hash(outcome)
+    task.id = task_id(task)
+    task.difficulty = {"features": difficulty_features(task, run, library.graphs)}
+    report = validate(task, golden=outcome)
+    if validated is not None:
+        validated["reached"] += 1
+        validated.update(f"failed:{kind}" for kind in report.failed_policies)
+        if not report.failed_policies:
+            validated["passed"] += 1
+    if report.failed_policies:
+        return None, f"adversarial:{report.failed_policies[0]}"
+    if not report.valid:
+        return None, "validation"
+    return task, "ok"
+
+
+def difficulty_features(task: Task, run: GoldenRun, graphs: dict[str, ToolGraph]) -> dict[str, Any]:
+    """What makes a task hard, measured on its reference (calibration adds k / pass_rate / band)."""
+    goal_calls = set(task.provenance.get("goal_calls", []))
+    hidden = sum(c.source(a).hidden for c in task.reference.calls for a in c.args)
+    read_files = {
+        str(c.args.get("path"))
+        for c in task.reference.calls
+        if c.tool in ("read_file", "list_files") and isinstance(c.args, dict)
+    }
+    written = {p for i in range(len(run.calls)) for p in run.touched_files(i)}
+    return {
+        "calls": len(task.reference.calls),
+        "writes": sum(writes(run, graphs)),
+        "reads": len(task.reference.calls) - sum(writes(run, graphs)),
+        "goals_stated": len(goal_calls),
+        "turns": len(task.turns),
+        "hidden_values": hidden,
+        "named_records": sum(c.source(a).kind == "named" for c in task.reference.calls for a in c.args),
+        "envs": len(task.envs),
+        "distractors": len(task.provenance.get("distractors", [])),
+        "files_read": len(read_files),
+        "files_written": len(written),
+        "file_request": "file_request" in task.provenance,
+        "error_recovery": bool(task.provenance.get("steps")),
+        "user_words": sum(len(t.user.split()) for t in task.turns),
+    }
+
+
+def _record_names(run: GoldenRun, packages: dict[str, EnvPackage]) -> dict[tuple[str, str], str]:
+    """How a person names each S0 record the chain's calls mention (for the file request)."""
+    names: dict[tuple[str, str], str] = {}
+    for call in run.calls:
+        book = phrasebook(packages[call.env])
+        state = run.initial[call.env]
+        for value in scalars(call.args):
+            collection = book.collection_of(state, value)
+            if collection is None:
+                continue
+            name = book.name_of(state, collection, value)
+            if name is None and book.entity(collection).id_known:
+                name = book.id_phrase(collection, value)
+            if name is not None:
+                names[(call.env, value)] = name
+    return names
+
+
+class GenerationError(RuntimeError):
+    """An environment's ``generate`` crashed or produced a state its own model rejects."""
+
+
+def generate_initial(
+    packages: dict[str, EnvPackage], tag: str, size: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Each environment's seeded S0, and the shared workspace (templates + generated files).
+
+    Generators are environment code: any exception becomes :class:`GenerationError`, so one
+    broken generator seed costs one task, not the run.
+    """
+    initial: dict[str, dict[str, Any]] = {}
+    files: dict[str, str] = {}
+    for env, package in packages.items():
+        seed = int.from_bytes(hashlib.sha256(f"{tag}:{env}".encode()).digest()[:4], "big")
+        try:
+            generated = package.env_class.generate(seed=seed, size=size, data=package.data)
+            initial[env] = package.env_class.State.model_validate(
+                generated.state.model_dump(mode="json")
+            ).model_dump(mode="json")
+        except Exception as exc:
+            log.warning("%s.generate(seed=%s) failed: %r", env, seed, exc)
+            raise GenerationError(f"{env}: {exc!r}") from exc
+        if package.kind == "claw":
+            files.update({**package.workspace_template, **generated.files})
+    return initial, files
+
+
+def _with_distractors(
+    run: GoldenRun, packages: dict[str, EnvPackage], graphs: dict[str, ToolGraph], rng: random.Random
+) -> tuple[GoldenRun, list[dict[str, Any]]]:
+    """The same run on S0 with near-duplicates of its targets, if it still works unchanged there
+    (same outcomes, derived values still describable, distractors untouched) and the
+    environment's lookups still work with them; else the run as it was."""
+    seed = rng.random()
+    named = _named_in_args(run, packages)
+
+    def still_nameable(env: str, state: dict[str, Any]) -> bool:
+        """Every record the calls name can still be told apart (or quoted by its id)."""
+        book = phrasebook(packages[env])
+        for collection, key in named.get(env, []):
+            if book.name_of(state, collection, key) is None and not book.entity(collection).id_known:
+                return False
+        return True
+
+    for limit in (MAX_DISTRACTORS, 1):
+        states, made = add_distractors(
+            run.initial,
+            run.targets,
+            packages,
+            random.Random(seed),
+            limit=limit,
+            files=run.files,
+            accept=still_nameable,
+        )
+        if not made:
+            break
+        if any(
+            breaks_lookups(packages[e], graphs[e], states[e], made, run.files) for e in {d.env for d in made}
+        ):
+            continue
+        again = replay(run.calls, packages, states, run.files)
+        if again is not None and not _touches(again, made):
+            return again, [d.to_json() for d in made]
+    return run, []
+
+
+def _named_in_args(run: GoldenRun, packages: dict[str, EnvPackage]) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for call in run.calls:
+        book = phrasebook(packages[call.env])
+        for value in scalars(call.args):
+            collection = book.collection_of(run.initial[call.env], value)
+            if collection is not None:
+                found.setdefault(call.env, []).append((collection, value))
+    return found
+
+
+def _touches(run: GoldenRun, made: list[Distractor]) -> bool:
+    for d in made:
+        for change in diff(run.initial[d.env], run.final[d.env]):
+            if change["path"] == d.path or change["path"].startswith(d.path + "/"):
+                return True
+    return False
+
+
+def _provenance(
+    packages: dict[str, EnvPackage],
+    chain: list[Step],
+    run: GoldenRun,
+    distractors: list[dict[str, Any]],
+    tag: str,
+    turns: list[list[int]],
+) -> dict[str, Any]:
+    provenance: dict[str, Any] = {
+        "generator": "envcraft.tasks.synth",
+        "seed": tag,
+        "walk": [f"{s.env}.{s.tool}" for s in chain],
+        "targets": run.targets,
+        "distractors": distractors,
+        "turn_calls": turns,
+        "hints": [{k: h.to_json() for k, h in c.hints.items()} for c in run.calls],
+        "steps": [
+            {"call": i, "kind": "error_recovery", "expected_error": c.expected_error}
+            for i, c in enumerate(run.calls)
+            if c.expected_error
+        ],
+    }
+    external = {e: str(p.root) for e, p in packages.items() if p.root.parent != BUILTIN_ROOT}
+    if external:
+        provenance["packages"] = external
+    return provenance
+
+
+def task_id(task: Task) -> str:
+    """A content hash: the same chain on the same S0 always gets the same id."""
+    body = canonical_json(
+        {
+            "envs": task.envs,
+            "calls": [c.model_dump() for c in task.reference.calls],
+            "initial": task.initial_state,
+            "workspace": task.workspace,
+        }
+    )
+    return f"{task.envs[0]}-{hashlib.sha256(body.encode()).hexdigest()[:12]}"
+
+
+def dedupe_key(task: Task) -> str:
+    """Tasks that ask for the same thing in the same words with the same calls collapse to one
+    (the same calls on another S0 name other records, so they are another task)."""
+    return canonical_json(
+        [[c.env, c.tool, c.args] for c in task.reference.calls] + [t.user for t in task.turns]
+    )
+
+
+def accepted_steps(task: Task) -> list[Step]:
+    """The successful calls of a task's reference as a chain (failed planned steps excluded)."""
+    errors = {s["call"] for s in task.provenance.get("steps", [])}
+    return [Step(c.env, c.tool) for i, c in enumerate(task.reference.calls) if i not in errors]
+
+
+def merge(shards: list[ShardResult], library: Library) -> tuple[list[Task], dict[str, Any]]:
+    """Shard outputs in shard order, duplicates removed, plus the set's statistics."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    duplicates = 0
+    for shard in shards:
+        for task in shard.tasks:
+            key = dedupe_key(task)
+            if key in seen:
+                duplicates += 1
+                continue
+            seen.add(key)
+            tasks.append(task)
+    stats = corpus_stats(tasks, library, shards)
+    stats["duplicates_removed"] = duplicates
+    return tasks, stats
+
+
+def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult]) -> dict[str, Any]:
+    """Edge coverage per environment, cross-environment share and histograms."""
+    coverage = Coverage()
+    for task in tasks:
+        coverage.accept(accepted_steps(task), library.graphs)
+    ran = Counter[str]()
+    executed = Counter[str]()
+    for shard in shards:
+        ran.update(shard.tool_ok)
+        executed.update(shard.executed)
+    per_env: dict[str, Any] = {}
+    for env, graph in library.graphs.items():
+        ran_tools = {n for n, node in graph.nodes.items() if node.executable or ran[f"{env}.{n}"]}
+        between_ran = [(s, d) for (s, d) in graph.edges if s in ran_tools and d in ran_tools]
+        covered = {(s, d) for (s, d) in graph.edges if coverage.edges[(env, s, d)]}
+        reachable = {(s, d) for (s, d) in graph.edges if executed[edge_key(env, s, d)]} | covered
+        per_env[env] = {
+            "tasks": sum(t.envs[0] == env for t in tasks),
+            "tools": len(graph.nodes),
+            "tools_executed": len(ran_tools),
+            "edges": len(graph.edges),
+            "edges_between_executed_tools": len(between_ran),
+            "reachable_edges": len(reachable),
+            "covered_edges": len(covered),
+            "edge_coverage": round(len(covered) / len(reachable), 4) if reachable else 1.0,
+            "graph_edge_coverage": round(len(covered) / len(graph.edges), 4) if graph.edges else 1.0,
+        }
+    cross = sum(len(t.envs) > 1 for t in tasks)
+    kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
+    return {
+        "tasks": len(tasks),
+        "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
+        "envs": per_env,
+        "cross_edges_covered": len(coverage.cross),
+        "chain_length": _histogram(len(accepted_steps(t)) for t in tasks),
+        "turns": _histogram(len(t.turns) for t in tasks),
+        "distractors": _histogram(len(t.provenance.get("distractors", [])) for t in tasks),
+        "error_recovery_tasks": sum(bool(t.provenance.get("steps")) for t in tasks),
+        "mean_kill_rate": round(sum(kill) / len(kill), 4) if kill else 0.0,
+        "leaks": sum(len(t.quality.get("leaks", [])) for t in tasks),
+        "attempts": sum(s.attempts for s in shards),
+        "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
+        "rejected_crossing_chains": dict(
+            sorted(sum((s.rejected_cross for s in shards), Counter[str]()).items())
+        ),
+        "adversarial": adversarial_rate(s.validated for s in shards),
+        **corpus_measures(tasks),
+    }
+
+
+def edge_key(env: str, src: str, dst: str) -> str:
+    return f"{env}.{src}>{dst}"
+
+
+def _histogram(values: Iterable[int]) -> dict[str, int]:
+    counts = Counter(values)
+    return {str(k): counts[k] for k in sorted(counts)}

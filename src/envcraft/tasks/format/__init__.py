@@ -1,0 +1,1 @@
+"""The task format: the Task model and task-set directories on disk."""

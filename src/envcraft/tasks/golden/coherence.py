@@ -1,0 +1,233 @@
+"""One coherent job per task: the golden run cut down to steps that serve it.
+
+A random walk proposes tools; the golden run executes them. What comes out is often not a
+job a person would ask for: lookups whose answer nothing uses, a step that acts on a record
+no other step touches, a request whose effect already held, a step that takes back what an
+earlier one did. :func:`tidy` turns a golden run into one coherent job or says why it cannot:
+
+* a step that should change something but changes nothing (its effect already held in S0,
+  timestamps and counters aside) is left out, and the chain with it when later steps depend on
+  it (``no_effect``);
+* read-only steps whose results no later step uses are left out (the run is replayed);
+* each step after the first must use an entity an earlier step produced, read or acted on
+  (an argument taken from a result, or a record or value an earlier call also had); the chain
+  is cut before the first that does not (``flow`` when nothing useful is left). The first step
+  in another environment is exempt: the worlds share no records, and what a crossing task
+  carries across is checked by the synthesis (a value in free text or in an asked-for file);
+* a step that undoes an earlier one (a declared ``undoes`` on a shared record, a value put back
+  where an earlier step changed it, free text an earlier step wrote rewritten) rejects the chain
+  (``undo``), and so does the same request made twice, also when only its free text differs
+  (``repeat``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from envcraft.core.package import EnvPackage
+from envcraft.core.state import MISSING, canonical_json, get_path
+from envcraft.tasks.golden.choose import scalars
+from envcraft.tasks.golden.run import GoldenRun, keep_calls
+from envcraft.tasks.graphs.graph import ToolGraph
+from envcraft.tasks.phrasing.intents import FREE_TEXT_PARAMS
+from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
+from envcraft.tasks.values.args import flatten
+
+
+def writes(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> list[bool]:
+    """Per call: a successful call of a tool that changes things and did change something."""
+    return [
+        c.ok and graphs[c.env].nodes[c.tool].mutates and run.changed_by(i) for i, c in enumerate(run.calls)
+    ]
+
+
+def effects(run: GoldenRun, i: int) -> list[tuple[str, dict[str, Any]]]:
+    """What call ``i`` changed, apart from bookkeeping (timestamps and top-level counters)."""
+    found = []
+    for env, change in run.changes(i):
+        if change["path"].count("/") == 1 and isinstance(change.get("after"), int):
+            continue  # a top-level counter (next_id, waves)
+        if is_time(change.get("after")) or is_time(change.get("before")):
+            continue
+        found.append((env, change))
+    return found
+
+
+def tidy(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+) -> tuple[GoldenRun | None, str]:
+    """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring)."""
+    idle = {
+        i
+        for i, call in enumerate(run.calls)
+        if call.ok
+        and graphs[call.env].nodes[call.tool].mutates
+        and not graphs[call.env].nodes[call.tool].system
+        and not effects(run, i)
+        and not run.touched_files(i)
+    }
+    idle |= {i - 1 for i in idle if i > 0 and run.calls[i - 1].expected_error}  # its planned refusal too
+    current: GoldenRun | None = run
+    if idle:  # a request whose effect already holds is no request: the step goes, the rest replays
+        kept = [i for i in range(len(run.calls)) if i not in idle]
+        current = keep_calls(run, kept, packages) if kept else None
+        if current is None:
+            return None, "no_effect"
+    for stage in (_prune_reads, _cut_at_gap):
+        assert current is not None
+        current, reason = stage(current, packages, graphs)
+        if current is None:
+            return None, reason
+    assert current is not None
+    if _undoes(current, packages):
+        return None, "undo"
+    if _repeats(current, graphs):
+        return None, "repeat"
+    if not any(writes(current, graphs)):
+        return None, "no_effect"
+    return current, "ok"
+
+
+def _repeats(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> bool:
+    """The same request twice: identical calls, or two successful writes of one tool on the same
+    records that differ only in their free text (a reply drafted twice to one message). The second
+    has no purpose. A planned failure and its corrected call are one request, not two."""
+    done, targets = [], []
+    for call, wrote in zip(run.calls, writes(run, graphs), strict=True):
+        if wrote or call.expected_error:
+            done.append((call.env, call.tool, canonical_json(call.args)))
+        if wrote:
+            fixed = {k: v for k, v in call.args.items() if not FREE_TEXT_PARAMS.search(k)}
+            if fixed and len(fixed) < len(call.args):
+                targets.append((call.env, call.tool, canonical_json(fixed)))
+    return len(set(done)) < len(done) or len(set(targets)) < len(targets)
+
+
+def _prune_reads(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+) -> tuple[GoldenRun | None, str]:
+    mutating = writes(run, graphs)
+    keep = {i for i, c in enumerate(run.calls) if mutating[i] or c.expected_error}
+    for i in sorted(keep, reverse=True):
+        keep |= _feeders(run, i)
+    changed = True
+    while changed:  # feeders of feeders
+        more = set().union(*(_feeders(run, i) for i in keep)) - keep
+        changed = bool(more)
+        keep |= more
+    if len(keep) == len(run.calls):
+        return run, "ok"
+    pruned = keep_calls(run, sorted(keep), packages)
+    return (pruned, "ok") if pruned is not None else (None, "prune")
+
+
+def _feeders(run: GoldenRun, i: int) -> set[int]:
+    found = set()
+    for arg in run.calls[i].args:
+        source = run.calls[i].source(arg)
+        if source.from_call and source.call is not None:
+            found.add(source.call)
+    return found
+
+
+def _cut_at_gap(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+) -> tuple[GoldenRun | None, str]:
+    seen: set[Any] = set()
+    for i, call in enumerate(run.calls):
+        values = _identifying(call.args)
+        linked = bool(_feeders(run, i)) or bool(values & seen) or bool(set(run.touched_files(i)) & seen)
+        # the first step in another environment shares no records with the first one; the value a
+        # crossing task must carry across comes later (free text, or the file the user asks for)
+        crossing = all(c.env != call.env for c in run.calls[:i])
+        if i > 0 and not linked and not crossing and not run.calls[i - 1].expected_error:
+            if not any(writes(run, graphs)[:i]):
+                return None, "flow"
+            cut = keep_calls(run, list(range(i)), packages)
+            return (cut, "ok") if cut is not None else (None, "flow")
+        seen |= values | {v for _, v in flatten(call.result) if _identifying_value(v)}
+        seen |= set(run.touched_files(i))
+    return run, "ok"
+
+
+def _identifying(args: Mapping[str, Any]) -> set[Any]:
+    return {
+        v
+        for name, value in args.items()
+        if not FREE_TEXT_PARAMS.search(name)
+        for v in scalars(value)
+        if _identifying_value(v)
+    }
+
+
+def _identifying_value(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= 3 and " " not in value.strip() and not is_time(value)
+
+
+def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
+    for j, later in enumerate(run.calls):
+        if not later.ok:
+            continue
+        undone = phrasebook(packages[later.env]).undoes.get(later.tool, ())
+        later_ids = _identifying(later.args)
+        for i in range(j):
+            earlier = run.calls[i]
+            if earlier.env != later.env or not earlier.ok or earlier.tool not in undone:
+                continue
+            earlier_ids = _identifying(earlier.args) | {
+                v for _, v in flatten(earlier.result) if _identifying_value(v)
+            }
+            if later_ids & earlier_ids:
+                return True
+        if _restores(run, j) or _overwrites(run, j):
+            return True
+    return False
+
+
+def _overwrites(run: GoldenRun, j: int) -> bool:
+    """Call ``j`` replaces text an earlier call of the chain wrote (a reply drafted, then its body
+    rewritten): the earlier step had no purpose. Appending to it is fine."""
+    for env, change in effects(run, j):
+        before = change.get("before")
+        if not (isinstance(before, str) and " " in before.strip()):
+            continue
+        if any(run.calls[i].env == env and _wrote(run, i, env, change["path"]) for i in range(j)):
+            return True
+    for path in run.touched_files(j):
+        old, new = run.before(j).files.get(path), run.steps[j].files.get(path)
+        if old is None or new is None:
+            continue
+        lost = {line for line in set(old.splitlines()) - set(new.splitlines()) if len(line.split()) >= 4}
+        for i in range(j):
+            if path in run.touched_files(i):
+                added = set((run.steps[i].files.get(path) or "").splitlines()) - set(
+                    (run.before(i).files.get(path) or "").splitlines()
+                )
+                if added & lost:
+                    return True
+    return False
+
+
+def _wrote(run: GoldenRun, i: int, env: str, path: str) -> bool:
+    return any(c["path"] == path or path.startswith(c["path"] + "/") for e, c in run.changes(i) if e == env)
+
+
+def _restores(run: GoldenRun, j: int) -> bool:
+    """Call ``j`` puts a value back to what it was before an earlier call changed it."""
+    for env, change in effects(run, j):
+        path = change["path"]
+        for i in range(j):
+            if run.calls[i].env != env:
+                continue
+            before = get_path(run.before(i).final[env], path)
+            after = get_path(run.after(i)[env], path)
+            if before is MISSING or _same(before, after):
+                continue
+            if _same(get_path(run.after(j)[env], path), before):
+                return True
+    return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and type(a) is type(b)

@@ -1,0 +1,445 @@
+"""The golden run: a walk executed for real, with the provenance of every argument.
+
+Each chain runs in fresh in-memory sessions from S0 (one per environment; the task's Claw
+environments share one workspace directory). For every parameter we choose a value and say
+where it comes from:
+
+* ``user`` — something the user can say: an entity from S0 (ids, names, emails), an enum
+  or boolean from the schema, or plausible free text;
+* ``derived:<call>.<path>`` — read from an earlier call's output. When the value sits in a
+  list of records, the pick is *described* by a field that tells it apart from its siblings
+  (the order whose ``placed_at`` is ...), so the user text can determine it without naming it.
+
+(How values are chosen is :mod:`envcraft.tasks.golden.choose`; this module executes.)
+
+A call that fails is retried with other choices a bounded number of times and then dropped;
+with a small probability a business-rule failure is kept as a planned error-recovery step
+(``expected_error``) followed by the successful retry. A failed call consumes an action
+index (the clock moves), so the accepted calls are replayed once from S0 at the end: that
+replay is the golden run, and the reference replays to its final state.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from envcraft.core.errors import ErrorCategory
+from envcraft.core.package import EnvPackage
+from envcraft.core.session import Session
+from envcraft.core.state import diff
+from envcraft.core.workspace import Workspace
+from envcraft.tasks.format.model import GoldenCall, Source
+from envcraft.tasks.golden.choose import Experience, Retry, derived_values, find_value, propose, scalars
+from envcraft.tasks.graphs.graph import ToolGraph, ToolNode
+from envcraft.tasks.graphs.walk import Coverage, Step
+from envcraft.tasks.phrasing.phrasebook import humanize
+from envcraft.tasks.play.episode import SCRATCH, populate
+from envcraft.tasks.play.outcome import Action, Outcome, TurnSnapshot
+from envcraft.tasks.play.pool import default_pool
+from envcraft.tasks.values.args import StateIndex, flatten, id_kind, value_at
+
+FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")
+
+MAX_TRIES = 8
+RECOVERABLE = frozenset(
+    {ErrorCategory.INVALID_TRANSITION, ErrorCategory.CONFLICT, ErrorCategory.PERMISSION_DENIED}
+)
+
+
+@dataclass
+class GoldenRun:
+    """A chain as it ran: its calls, S0, and every state and the workspace after each call."""
+
+    calls: list[GoldenCall]
+    initial: dict[str, dict[str, Any]]
+    files: dict[str, str]
+    steps: list[TurnSnapshot]  # after call i: every environment's state and the workspace
+    # changes(i) once per call: coherence, intents, verifier synthesis and difficulty all ask
+    _changes: dict[int, list[tuple[str, dict[str, Any]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @property
+    def final(self) -> dict[str, dict[str, Any]]:
+        return self.steps[-1].final if self.steps else self.initial
+
+    @property
+    def final_files(self) -> dict[str, str]:
+        return self.steps[-1].files if self.steps else self.files
+
+    @property
+    def changed(self) -> bool:
+        return self.initial != self.final or self.files != self.final_files
+
+    def after(self, i: int) -> dict[str, dict[str, Any]]:
+        return self.steps[i].final
+
+    def before(self, i: int) -> TurnSnapshot:
+        return self.steps[i - 1] if i > 0 else TurnSnapshot(self.initial, self.files)
+
+    def changes(self, i: int) -> list[tuple[str, dict[str, Any]]]:
+        """``(env, diff entry)`` for what call ``i`` changed in the states (a fresh list; the
+        entries are shared between callers, do not change them)."""
+        if i not in self._changes:
+            before = self.before(i).final
+            env = self.calls[i].env
+            self._changes[i] = [(env, c) for c in diff(before[env], self.steps[i].final[env])]
+        return list(self._changes[i])
+
+    def touched_files(self, i: int) -> list[str]:
+        """Workspace paths call ``i`` wrote, created or deleted."""
+        before, after = self.before(i).files, self.steps[i].files
+        return sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+
+    def changed_by(self, i: int) -> bool:
+        return bool(self.changes(i) or self.touched_files(i))
+
+    @cached_property
+    def targets(self) -> list[dict[str, str]]:
+        """Entities of S0 the chain touched: changed by it, or named in its arguments."""
+        found: dict[tuple[str, str], None] = {}
+        for env, before in self.initial.items():
+            collections = _collections(before)
+            for change in diff(before, self.final.get(env, {})):
+                parts = change["path"].lstrip("/").split("/")
+                keys = [_unescape(p) for p in parts[:2]]
+                if len(keys) == 2 and keys[0] in collections and keys[1] in before[keys[0]]:
+                    found[(env, f"/{parts[0]}/{parts[1]}")] = None
+            for call in self.calls:
+                if call.env != env:
+                    continue
+                for value in scalars(call.args):
+                    for name in collections:
+                        if isinstance(value, str) and value in before[name]:
+                            found[(env, f"/{_escape(name)}/{_escape(value)}")] = None
+        return [{"env": env, "path": path} for env, path in found]
+
+
+class LiveSessions:
+    """The task's sessions (one per environment, one shared workspace) at the accepted prefix."""
+
+    def __init__(
+        self,
+        packages: Mapping[str, EnvPackage],
+        initial: Mapping[str, dict[str, Any]],
+        files: Mapping[str, str],
+    ) -> None:
+        self.packages = dict(packages)
+        self.initial = {k: dict(v) for k, v in initial.items()}
+        self.files = dict(files)
+        claw = any(p.kind == "claw" for p in self.packages.values())
+        self.workdir = Path(tempfile.mkdtemp(prefix="envcraft-golden-", dir=SCRATCH)) if claw else None
+        self.sessions: dict[str, Session] = {}
+        self._last: TurnSnapshot | None = None  # the previous snapshot, and who was called since
+        self._called: set[str] = set()
+        self._open()
+
+    def _open(self) -> None:
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            populate(self.workdir, self.files)
+        self.sessions = {}
+        for env, package in self.packages.items():
+            workdir = self.workdir if package.kind == "claw" else None
+            self.sessions[env] = default_pool.open(package, self.initial[env], workdir)
+
+    def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        self._called.add(env)
+        return self.sessions[env].call(tool, args)
+
+    def states(self) -> dict[str, dict[str, Any]]:
+        return {env: s.state() for env, s in self.sessions.items()}
+
+    def snapshot(self) -> TurnSnapshot:
+        """Every state and the workspace now. A tool environment not called since the previous
+        snapshot keeps its state (its dynamics apply at its next call), and without a call to a
+        Claw environment the workspace stays as it was: those parts are the previous snapshot's."""
+        last, called = self._last, self._called
+        claw = {env for env, p in self.packages.items() if p.kind == "claw"}
+        if last is None:
+            snapshot = TurnSnapshot(self.states(), self.snapshot_files())
+        else:
+            snapshot = TurnSnapshot(
+                {
+                    env: s.state() if env in called or env in claw else last.final[env]
+                    for env, s in self.sessions.items()
+                },
+                self.snapshot_files() if called & claw else last.files,
+            )
+        self._last, self._called = snapshot, set()
+        return snapshot
+
+    def snapshot_files(self) -> dict[str, str]:
+        return Workspace(self.workdir).snapshot() if self.workdir is not None else dict(self.files)
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            default_pool.release(session)
+        self.sessions = {}
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> LiveSessions:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_chain(
+    chain: list[Step],
+    packages: Mapping[str, EnvPackage],
+    graphs: Mapping[str, ToolGraph],
+    initial: Mapping[str, dict[str, Any]],
+    files: Mapping[str, str],
+    rng: random.Random,
+    coverage: Coverage | None = None,
+    p_error: float = 0.1,
+    experience: Experience | None = None,
+) -> GoldenRun | None:
+    """Execute ``chain`` live, choosing arguments; None if no call succeeds or nothing changes
+    (no verifier could tell a do-nothing run from this one).
+
+    In a chain that crosses environments, the first call after the crossing that takes free
+    text carries a value from the other environment's results (:func:`handoff`), unless an
+    argument already flows across.
+    """
+    indexes = {env: StateIndex.build(dict(state), dict(files)) for env, state in initial.items()}
+    experience = experience if experience is not None else Experience()
+    calls: list[GoldenCall] = []
+    known: set[Any] = set()
+    with LiveSessions(packages, initial, files) as live:
+        for step in chain:
+            node = graphs[step.env].nodes[step.tool]
+            index = indexes[step.env]
+            succeeded = False
+            retry = Retry()
+            for attempt in range(MAX_TRIES):
+                proposal = propose(node, calls, index, known, rng, experience, retry)
+                if proposal is None:
+                    break
+                args, provenance, hints = proposal
+                if node.read_only and any(
+                    c.ok and (c.env, c.tool, c.args) == (step.env, step.tool, args) for c in calls
+                ):
+                    continue  # the same lookup again tells the agent nothing new
+                if not crosses(calls, step.env, provenance):
+                    handoff(node, calls, args, provenance, rng)
+                result = live.call(step.env, step.tool, args)
+                call = GoldenCall(step.env, step.tool, args, provenance, result, hints)
+                experience.observe(node, args, index, call.ok)
+                if coverage is not None:
+                    for source in _sources(call, calls):
+                        coverage.feed(step.env, source, step.tool, call.ok)
+                if not call.ok:
+                    retry.learn(node, call, rng)
+                if call.ok:
+                    calls.append(call)
+                    succeeded = True
+                    break
+                category = result["error"].get("category")
+                planned = any(c.expected_error for c in calls)
+                if attempt == 0 and not planned and category in RECOVERABLE and rng.random() < p_error:
+                    call.expected_error = str(category)
+                    calls.append(call)
+                    continue
+            if coverage is not None:
+                coverage.record(step, succeeded)
+            if not succeeded and calls and calls[-1].expected_error:
+                calls.pop()
+            if succeeded:
+                known |= {v for c in calls[-1:] for k, v in _user_args(c)}
+    if coverage is not None:
+        coverage.observe([Step(c.env, c.tool) for c in calls if c.ok], graphs)
+    if not any(c.ok for c in calls):
+        return None
+    # The failed tries above consumed action indices (the clock moved): the reference is the
+    # accepted calls alone, replayed from S0.
+    run = replay(calls, packages, initial, files)
+    if run is None or not run.changed:
+        return None
+    return run
+
+
+def replay(
+    calls: list[GoldenCall],
+    packages: Mapping[str, EnvPackage],
+    initial: Mapping[str, dict[str, Any]],
+    files: Mapping[str, str],
+) -> GoldenRun | None:
+    """Run the same calls on another S0 (with distractors) or after others were left out; None
+    if any call's outcome changes or a value taken from a result is no longer found there."""
+    replayed: list[GoldenCall] = []
+    steps: list[TurnSnapshot] = []
+    hidden = set(derived_values(calls))
+    with LiveSessions(packages, initial, files) as live:
+        start = live.states()  # S0 as the sessions hold it (defaults filled in)
+        for call in calls:
+            result = live.call(call.env, call.tool, call.args)
+            again = GoldenCall(call.env, call.tool, call.args, {}, result, {}, call.expected_error)
+            if again.ok != call.ok:
+                return None
+            for name, label in call.provenance.items():
+                source = Source.parse(label)
+                if not source.from_call or source.call is None:
+                    again.provenance[name] = label
+                    continue
+                if source.kind == "embed":
+                    value = value_at(replayed[source.call].result, source.path or "")
+                    if not isinstance(value, str) or value not in str(call.args[name]):
+                        return None
+                    again.provenance[name] = label
+                    continue
+                found = find_value(replayed[source.call].result, source.call, call.args[name], hidden)
+                if found is None:
+                    return None
+                again.provenance[name], hint = found
+                if hint is not None:
+                    again.hints[name] = hint
+            replayed.append(again)
+            steps.append(live.snapshot())
+        return GoldenRun(replayed, start, dict(files), steps)
+
+
+def outcome_of(run: GoldenRun, turns: list[list[int]], packages: Mapping[str, EnvPackage]) -> Outcome:
+    """The golden run as the :class:`Outcome` an Episode of the task's reference produces."""
+    turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
+    snapshots = [run.steps[indices[-1]] if indices else run.before(0) for indices in turns]
+    return Outcome(
+        initial=run.initial,
+        final=run.final,
+        initial_files=run.files,
+        files=run.final_files,
+        turns=snapshots,
+        actions=[
+            Action(turn_of[i], c.env, c.tool, c.args, c.result, dict(c.provenance))
+            for i, c in enumerate(run.calls)
+        ],
+        packages={env: str(p.root) for env, p in packages.items()},
+    )
+
+
+def keep_calls(run: GoldenRun, keep: list[int], packages: Mapping[str, EnvPackage]) -> GoldenRun | None:
+    """The run with only the calls ``keep`` (in order), replayed from S0; provenance renumbered.
+
+    None when a kept call depends on a dropped one or an outcome changes without them."""
+    new_index = {old: new for new, old in enumerate(keep)}
+    calls = []
+    for old in keep:
+        call = run.calls[old]
+        provenance = {}
+        for name, label in call.provenance.items():
+            source = Source.parse(label)
+            if source.from_call and source.call is not None:
+                if source.call not in new_index:
+                    return None
+                label = str(Source(source.kind, new_index[source.call], source.path))
+            provenance[name] = label
+        calls.append(
+            GoldenCall(
+                call.env, call.tool, call.args, provenance, call.result, call.hints, call.expected_error
+            )
+        )
+    return replay(calls, packages, run.initial, run.files)
+
+
+def crosses(calls: list[GoldenCall], env: str, provenance: Mapping[str, str] | None = None) -> bool:
+    """Whether a value already flows into ``env`` from another environment's results (or the
+    chain has not left its first environment, so nothing needs to flow)."""
+    if not calls or all(c.env == env for c in calls):
+        return True
+    labels = [*(provenance or {}).values()]
+    labels += [label for c in calls if c.env == env for label in c.provenance.values()]
+    for label in labels:
+        source = Source.parse(label)
+        if source.from_call and source.call is not None and calls[source.call].env != env:
+            return True
+    return False
+
+
+def flows_across(calls: list[GoldenCall]) -> bool:
+    """Whether some call takes a value from the result of a call in another environment."""
+    for call in calls:
+        for arg in call.args:
+            source = call.source(arg)
+            if source.from_call and source.call is not None and calls[source.call].env != call.env:
+                return True
+    return False
+
+
+def handoff(
+    node: ToolNode,
+    calls: list[GoldenCall],
+    args: dict[str, Any],
+    provenance: dict[str, str],
+    rng: random.Random,
+) -> None:
+    """Carry an id from another environment's results into a free-text argument of this call
+    ("RF-00005: refund issued, please confirm"), labelled ``embed:<call>.<path>``."""
+    texts = [
+        p
+        for p, prop in node.params.items()
+        if prop.get("type") == "string" and "enum" not in prop and FREE_TEXT.search(p) and p in args
+    ]
+    if not texts:
+        return
+    for i in range(len(calls) - 1, -1, -1):
+        source = calls[i]
+        if source.env == node.env or not source.ok:
+            continue
+        ids = [
+            (path, v)
+            for path, v in flatten(source.result)
+            if isinstance(v, str)
+            and id_kind(path.rsplit(".", 1)[-1])
+            and len(v) >= 4
+            and path.count(".") <= 1
+        ]
+        if not ids:
+            continue
+        path, value = ids[0]
+        param = rng.choice(texts)
+        if value in str(args[param]):
+            return
+        label = humanize(id_kind(path.rsplit(".", 1)[-1]) or "reference").capitalize()
+        args[param] = f"{label} {value}: {args[param]}"
+        provenance[param] = f"embed:{i}.{path}"
+        return
+
+
+def _sources(call: GoldenCall, calls: list[GoldenCall]) -> list[str]:
+    """Tools of the same environment whose outputs fed this call's derived arguments."""
+    found = []
+    for label in call.provenance.values():
+        source = Source.parse(label)
+        if source.from_call and source.call is not None and calls[source.call].env == call.env:
+            found.append(calls[source.call].tool)
+    return found
+
+
+def _user_args(call: GoldenCall) -> list[tuple[str, Any]]:
+    return [(k, v) for k in call.provenance if call.source(k).kind == "user" for v in scalars(call.args[k])]
+
+
+def _collections(state: dict[str, Any]) -> set[str]:
+    return {
+        k
+        for k, v in state.items()
+        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values())
+    }
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~")

@@ -1,0 +1,1 @@
+"""Tool dependency graphs per environment, the workflow graph across them, walks over them."""

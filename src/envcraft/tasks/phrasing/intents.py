@@ -1,0 +1,630 @@
+"""User intents: a golden chain told as 1-4 user turns that state goals, not calls.
+
+Two stages, so that the wording can be replaced without touching what must be said:
+
+* :func:`plan_intents` decides *what* each turn asks for. Every call that changes something
+  becomes a :class:`Goal`: its tool's goal phrase (``@tool(goal=...)``) with each argument
+  shown as a person would say it (:class:`Mention`): a record of S0 by its declared name
+  ("Maya Patel's order from January 3") or, where users hold ids, by its id; a record an
+  earlier step created as "the new return"; a value found in an earlier result by the record
+  that holds it; enums through the phrase's choices; free text quoted. Read-only calls are the
+  agent's business and are not asked for, unless they need a fact only the user knows. A
+  value no declaration can name makes the chain unusable (the reason is returned).
+* an :class:`IntentRenderer` turns the plan into text in a persona's voice.
+  :class:`TemplateRenderer` is the offline one; an LLM renderer can replace it as long as
+  every mention's text survives, which :func:`missing_user_values` checks.
+
+:func:`find_leaks` checks that no value the agent must find (a derived id, a named record's
+id) is stated; :func:`missing_user_values` that every value the agent needs from the user is.
+Both read only the task (its reference provenance and ``provenance["mentions"]``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from envcraft.core.package import EnvPackage
+from envcraft.core.phrasing import Placeholder, Template
+from envcraft.tasks.format.model import GoldenCall, Source, Task
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time, phrasebook, show_value
+from envcraft.tasks.values.args import value_at
+
+PERSONAS_FILE = Path(__file__).with_name("personas.json")
+MAX_TURNS = 4
+FREE_TEXT_PARAMS = re.compile(
+    r"(^|_)(reason|note|notes|message|text|body|title|subject|comment|memo|summary|description|content)$"
+)
+
+
+@dataclass(frozen=True)
+class Persona:
+    id: str
+    name: str
+    role: str
+    tone: str
+    verbosity: str
+
+    def describe(self) -> str:
+        return f"{self.id}: {self.name}, {self.role} ({self.tone}, {self.verbosity})"
+
+
+@cache
+def personas() -> tuple[Persona, ...]:
+    """The shipped persona set (``personas.json``)."""
+    return tuple(Persona(**p) for p in json.loads(PERSONAS_FILE.read_text(encoding="utf-8")))
+
+
+# -- the plan ---------------------------------------------------------------------------------------
+@dataclass
+class Mention:
+    """One argument as a turn must say it (``text``), and where its value comes from."""
+
+    call: int
+    arg: str
+    value: Any
+    text: str
+    source: str  # the argument's provenance label after planning
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call": self.call, "arg": self.arg, "text": self.text, "source": self.source}
+
+
+@dataclass
+class Goal:
+    """What one call achieves, as a clause ("cancel Maya Patel's order from January 3")."""
+
+    call: int
+    env: str
+    tool: str
+    text: str
+    mentions: list[Mention] = field(default_factory=list)
+    planned_error: bool = False  # the user expects this to be refused, then the next goal instead
+    fact: bool = False  # a read-only call's facts (what only the user knows), not a goal
+
+
+@dataclass
+class IntentPlan:
+    """Everything the turns must say, turn by turn; ``closing`` ends the last turn (a report)."""
+
+    turns: list[list[Goal]]
+    closing: str = ""
+
+    def mentions(self) -> list[Mention]:
+        return [m for goals in self.turns for g in goals for m in g.mentions]
+
+
+class IntentRenderer(Protocol):
+    """Turns an :class:`IntentPlan` into one user message per turn."""
+
+    def render(self, plan: IntentPlan, persona: Persona) -> list[str]: ...
+
+
+# -- turns -------------------------------------------------------------------------------------------
+def split_turns(mutating: Sequence[bool], planned: Sequence[bool], rng: random.Random) -> list[list[int]]:
+    """Contiguous groups of call indices, 1-4 of them, each holding at least one call that changes
+    something (reads belong to the write they prepare); a planned error stays with its recovery."""
+    units: list[list[int]] = [[]]
+    for i, writes in enumerate(mutating):
+        units[-1].append(i)
+        if writes and not planned[i]:
+            units.append([])
+    if not units[-1]:
+        units.pop()
+    elif len(units) > 1:
+        units[-2].extend(units.pop())  # trailing reads join the last write
+    count = rng.randint(1, min(MAX_TURNS, len(units)))
+    cuts = sorted(rng.sample(range(1, len(units)), count - 1))
+    bounds = [0, *cuts, len(units)]
+    return [[i for unit in units[a:b] for i in unit] for a, b in itertools.pairwise(bounds)]
+
+
+# -- planning --------------------------------------------------------------------------------------
+class Unnameable(ValueError):
+    """A value the declarations give no way to say (the chain is dropped with this reason)."""
+
+
+@dataclass
+class ChainView:
+    """What planning needs to know about a golden run (see :class:`envcraft.tasks.golden.run.GoldenRun`)."""
+
+    calls: list[GoldenCall]
+    initial: dict[str, dict[str, Any]]
+    after: Callable[[int], dict[str, dict[str, Any]]]  # every env's state after call i
+    mutating: list[bool]
+    # (env, value) -> how the user points at a value that lives in a workspace file
+    pointers: Mapping[tuple[str, Any], str] = field(default_factory=dict)
+
+
+def plan_intents(
+    view: ChainView,
+    turns: list[list[int]],
+    packages: Mapping[str, EnvPackage],
+    rng: random.Random,
+    *,
+    skip: set[int] | frozenset[int] = frozenset(),
+    closing: str = "",
+) -> IntentPlan:
+    """The plan for a chain split into ``turns``; :class:`Unnameable` if some value cannot be said.
+
+    Calls in ``skip`` are asked for by ``closing`` (the last turn's final sentence) instead of a
+    goal. Call provenance is updated in place: a record named by description becomes ``named``.
+    """
+    planner = _Planner(view, packages, rng)
+    found: dict[int, Goal] = {}
+    for indices in turns:  # the goals first: a lookup needs a fact only if no goal says it
+        for i in indices:
+            if i not in skip and (view.mutating[i] or view.calls[i].expected_error):
+                goal = planner.goal(i)
+                if goal is not None:
+                    found[i] = goal
+    said_by_turn: list[set[str]] = []
+    for indices in turns:
+        earlier = said_by_turn[-1] if said_by_turn else set()
+        said_by_turn.append(earlier | {m.text for i in indices if i in found for m in found[i].mentions})
+    for t, indices in enumerate(turns):
+        planner.said = set(said_by_turn[t])
+        for i in indices:
+            if i not in skip and i not in found:
+                fact = planner.goal(i)
+                if fact is not None:
+                    found[i] = fact
+                    said_by_turn[t] |= {m.text for m in fact.mentions}
+    plan = IntentPlan([], closing)
+    for indices in turns:
+        plan.turns.append([found[i] for i in indices if i in found])
+    for goal in found.values():  # what the renderer will print, mentions included
+        goal.text = _possessives(goal.text)
+        for mention in goal.mentions:
+            mention.text = _possessives(mention.text)
+    return plan
+
+
+class _Planner:
+    def __init__(self, view: ChainView, packages: Mapping[str, EnvPackage], rng: random.Random) -> None:
+        self.view = view
+        self.packages = packages
+        self.rng = rng
+        self.said: set[str] = set()  # mention texts already in the turns
+        self.named: dict[tuple[str, Any], tuple[str, str]] = {}  # how each record was said
+
+    def goal(self, i: int) -> Goal | None:
+        call = self.view.calls[i]
+        book = phrasebook(self.packages[call.env])
+        mentions: dict[str, Mention] = {}
+        if not self.view.mutating[i] and not call.expected_error:
+            needed = {a: v for a, v in call.args.items() if self._fact_needed(call, a, v)}
+            if not needed:
+                return None
+            for arg, value in needed.items():
+                mentions[arg] = self._mention(i, arg, value)
+            template = book.goals.get(call.tool)
+            text = self._realize(template, call, mentions) if template else None
+            if text is None:
+                text = join_facts([m.text for m in mentions.values()])
+            self._remember(mentions)
+            return Goal(i, call.env, call.tool, text, list(mentions.values()), fact=True)
+        for arg, value in call.args.items():
+            mentions[arg] = self._mention(i, arg, value)
+        template = book.goals.get(call.tool)
+        text = self._realize(template, call, mentions) if template else None
+        if text is None:
+            text = _fallback_goal(self.packages[call.env], call, mentions)
+        used = [m for a, m in mentions.items() if template is None or a in template.fields()]
+        missing = [m for a, m in mentions.items() if m not in used and self._must_say(call, a)]
+        if missing:  # the phrase leaves out a value the agent needs: say it as a fact
+            text += " (" + join_facts([m.text for m in missing]) + ")"
+            used += missing
+        self._remember({m.arg: m for m in used})
+        return Goal(i, call.env, call.tool, text, used, planned_error=bool(call.expected_error))
+
+    def _remember(self, mentions: Mapping[str, Mention]) -> None:
+        self.said |= {m.text for m in mentions.values()}
+
+    def _fact_needed(self, call: GoldenCall, arg: str, value: Any) -> bool:
+        """A read's argument the user must supply: an identifying S0 value not said yet."""
+        source = call.source(arg)
+        if source.from_call or isinstance(value, bool) or value in (None, "", []):
+            return False
+        state = self.view.initial[call.env]
+        book = phrasebook(self.packages[call.env])
+        if book.collection_of(state, value) is not None:
+            mention = self._mention(len(self.view.calls), arg, value, call=call)
+            return mention.text not in self.said
+        if not isinstance(value, str) or FREE_TEXT_PARAMS.search(arg) or arg in ("query", "q", "search"):
+            return False
+        return _held_by_record(state, value) and show_value(value) not in self.said
+
+    def _must_say(self, call: GoldenCall, arg: str) -> bool:
+        return call.source(arg).kind in ("user", "named", "file")  # file: the pointer to it
+
+    def _realize(self, template: Template, call: GoldenCall, mentions: Mapping[str, Mention]) -> str | None:
+        params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
+
+        def show(part: Placeholder) -> str | None:
+            mention = mentions.get(part.name)
+            if mention is None and part.choices and "default" in params.get(part.name, {}):
+                return part.choose(params[part.name]["default"])  # an omitted flag says its default
+            if mention is None or mention.value in (None, "", []):
+                return None
+            if part.choices:
+                chosen = part.choose(mention.value)
+                if chosen is None:
+                    return None
+                mention.text = chosen.strip() or mention.text
+                return chosen
+            if part.fmt and mention.source == "user":
+                mention.text = show_value(mention.value, part.fmt)
+            return mention.text
+
+        return template.render(show)
+
+    def _mention(self, i: int, arg: str, value: Any, call: GoldenCall | None = None) -> Mention:
+        call = call or self.view.calls[i]
+        source = call.source(arg)
+        if isinstance(value, list) and value and all(not isinstance(v, dict | list) for v in value):
+            parts = [self._mention(i, arg, v, call) for v in value]
+            label = parts[0].source if all(p.source == parts[0].source for p in parts) else str(source)
+            text = _join([p.text for p in parts])
+            mention = Mention(i, arg, value, text, label)
+        else:
+            mention = self._scalar(i, call, arg, value, source)
+        if i < len(self.view.calls):
+            call.provenance[arg] = mention.source
+        return mention
+
+    def _scalar(self, i: int, call: GoldenCall, arg: str, value: Any, source: Source) -> Mention:
+        state = self.view.initial[call.env]
+        book = phrasebook(self.packages[call.env])
+        label = str(source)
+        pointer = self.view.pointers.get((call.env, value)) if source.kind == "file" else None
+        if pointer is not None:  # the user points at the file line that holds it
+            return Mention(i, arg, value, pointer, label)
+        collection = book.collection_of(state, value) if source.kind != "embed" else None
+        if collection is not None and (call.env, value) in self.named:  # said once, said the same way
+            text, kind = self.named[(call.env, value)]
+            return Mention(i, arg, value, text, kind if kind == "user" or not source.from_call else label)
+        if collection is not None:  # a record of S0
+            entity = book.entity(collection)
+            name = book.name_of(state, collection, value)
+            quote_id = entity.id_known and (
+                name is None or (source.kind == "user" and self.rng.random() < 0.5)
+            )
+            if quote_id:
+                self.named[(call.env, value)] = (book.id_phrase(collection, value), "user")
+                return Mention(i, arg, value, book.id_phrase(collection, value), "user")
+            if name is None:
+                raise Unnameable(f"no declared name tells {call.env}:{collection}/{value} apart")
+            kind = "user" if _mentions(name, value) else "named"  # a name may hold the id itself
+            self.named[(call.env, value)] = (name, kind)
+            return Mention(i, arg, value, name, kind if kind == "user" or not source.from_call else label)
+        created = self._created(i, call.env, value)
+        if created is not None:
+            return Mention(i, arg, value, created, label)
+        if source.kind == "embed":
+            return Mention(i, arg, value, self._embedded(call, value, source), label)
+        if source.from_call:
+            holder = self._holder(call.env, value)
+            if holder is not None:
+                return Mention(i, arg, value, holder, label)
+            if isinstance(value, str) and _held_by_record(state, value):
+                return Mention(i, arg, value, show_value(value), "user")  # visible in S0: the user says it
+            if not isinstance(value, str) or isinstance(value, bool):
+                return Mention(i, arg, value, show_value(value), "user")
+            raise Unnameable(f"{call.tool}.{arg}: a value from an earlier result with no declared name")
+        if isinstance(value, str) and (FREE_TEXT_PARAMS.search(arg) or " " in value.strip()):
+            return Mention(i, arg, value, _quote(value), "user")
+        prop = self.packages[call.env].env_class.tools[call.tool].parameters["properties"].get(arg, {})
+        if (
+            isinstance(value, str)
+            and "_" in value
+            and (value in prop.get("enum", []) or value in prop.get("items", {}).get("enum", []))
+        ):
+            return Mention(i, arg, value, humanize(value), "user")  # a code from a fixed list, said in words
+        return Mention(i, arg, value, show_value(value, "when" if is_time(value) else None), "user")
+
+    def _embedded(self, call: GoldenCall, value: Any, source: Source) -> str:
+        """Free text that must carry a value from another step: its own words, and which value."""
+        carried = value_at(self.view.calls[source.call or 0].result, source.path or "")
+        rest = str(value)
+        if isinstance(carried, str) and carried in rest:
+            rest = rest.split(carried, 1)[1].lstrip(": ").strip()
+        origin = self.view.calls[source.call or 0]
+        created = self._created(len(self.view.calls), origin.env, carried)
+        field = (source.path or "value").rsplit(".", 1)[-1]
+        if created is not None:
+            what = f"the id of {created.removeprefix('the id of ')}"
+        elif field.endswith("_id"):  # "incident_id": the id of that incident
+            what = f"the id of that {humanize(field.removesuffix('_id'))}"
+        else:
+            what = f"that {humanize(field)}"
+        return f"{_quote(rest)}, mentioning {what}"
+
+    def _created(self, i: int, env: str, value: Any) -> str | None:
+        """ "the new return" for a record an earlier call of this chain created."""
+        if not isinstance(value, str):
+            return None
+        book = phrasebook(self.packages[env])
+        before = self.view.initial[env]
+        for j in range(min(i, len(self.view.calls))):
+            after = self.view.after(j)[env]
+            collection = book.collection_of(after, value)
+            if collection is None or value in before.get(collection, {}):
+                continue
+            noun = book.entity(collection).noun
+            fresh = [k for k in after[collection] if k not in before.get(collection, {})]
+            if len(fresh) == 1:
+                return f"the new {noun}"
+            name = book.name_of(after, collection, value)
+            return f"the new {noun} ({name})" if name else None
+        return None
+
+    def _holder(self, env: str, value: Any) -> str | None:
+        """ "Maya Patel's email" for a value held by exactly one named record of S0."""
+        state = self.view.initial[env]
+        book = phrasebook(self.packages[env])
+        holders = [
+            (collection, key, name)
+            for collection in book.declared
+            for key, record in (state.get(collection) or {}).items()
+            if isinstance(record, dict)
+            for name, field_value in record.items()
+            if field_value == value and name != book.entity(collection).noun
+        ]
+        if len(holders) != 1:
+            return None
+        collection, key, field_name = holders[0]
+        owner = book.name_of(state, collection, key)
+        if owner is None:
+            return None
+        return f"{owner}'s {humanize(field_name).removesuffix(' id')}"
+
+
+def _held_by_record(state: Mapping[str, Any], value: str) -> bool:
+    """Whether some record of S0 holds ``value`` (so the user can know and say it)."""
+    return any(isinstance(records, dict) and value in _leaf_values(records) for records in state.values())
+
+
+def _leaf_values(node: Any) -> set[Any]:
+    if isinstance(node, dict):
+        return {v for child in node.values() for v in _leaf_values(child)}
+    if isinstance(node, list):
+        return {v for child in node for v in _leaf_values(child)}
+    return {node} if isinstance(node, str | int | float | bool) else set()
+
+
+def _fallback_goal(package: EnvPackage, call: GoldenCall, mentions: Mapping[str, Mention]) -> str:
+    """An environment without a goal phrase for this tool: its docstring summary and the values."""
+    spec = package.env_class.tools[call.tool]
+    action = imperative(spec.description.split("\n", 1)[0])
+    values = [m.text for m in mentions.values() if m.source in ("user", "named") or m.text.startswith("the ")]
+    return f"{action}: {_join(values)}" if values else action
+
+
+def _quote(value: Any) -> str:
+    return f"“{value}”"
+
+
+def _join(words: list[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def join_facts(texts: list[str]) -> str:
+    return "it concerns " + _join(texts)
+
+
+NOT_VERBS = frozenset({"a", "an", "the", "this", "one", "returns", "tool", "helper", "internal"})
+
+
+def imperative(summary: str) -> str:
+    """``"Finds a customer by email."`` -> ``"find a customer by email"``: the summary's main
+    clause (explanations after ";" or ":" dropped) in the imperative."""
+    text = re.split(r";|: | — | - ", summary.strip(), maxsplit=1)[0]
+    text = re.sub(r"\s*\([^()]*\)", "", text).rstrip(".").strip()
+    words = text.split(" ", 1)
+    if not text:
+        return "do this"
+    if words[0].lower() in NOT_VERBS:
+        return "work on " + _lower_first(text)
+    verb = words[0]
+    lowered = verb.lower()
+    if lowered.endswith("ies") and len(lowered) > 4:
+        verb = verb[:-3] + "y"
+    elif lowered.endswith(("ches", "shes", "sses", "xes")):
+        verb = verb[:-2]
+    elif lowered.endswith("s") and not lowered.endswith(("ss", "us", "is")):
+        verb = verb[:-1]
+    return _lower_first(verb) + (" " + words[1] if len(words) > 1 else "")
+
+
+# -- the offline renderer --------------------------------------------------------------------------
+OPENERS = {
+    "formal": (
+        "Good day. Could you please help me with the following.",
+        "Hello, I would appreciate your help.",
+    ),
+    "casual": ("Hey!", "Hi there,"),
+    "terse": ("",),
+    "friendly": ("Hi! Hope you're doing well.", "Hello! Thanks for helping out."),
+    "anxious": ("Hi, sorry, I'm a bit stressed about this.", "Hello, I really need this sorted today."),
+    "impatient": ("I need this done now.", "Quick one, please."),
+    "cheerful": ("Hi hi! Fun one today.", "Hello! Happy to have you on this."),
+    "methodical": ("Hello. Here is what I need, in order.", "Hi. Here is exactly what I need."),
+    "apologetic": ("Sorry to bother you!", "Apologies for the trouble, but I need a hand."),
+    "skeptical": ("Last time this went wrong, so please be careful.", "Let's get this right this time."),
+}
+CONNECTORS = {
+    "formal": ("Thank you. Next, please", "Very good. Now please"),
+    "casual": ("Cool, now", "Nice. Next up:"),
+    "terse": ("Next:", "Now"),
+    "friendly": ("Thanks so much! Now could you", "Great, thank you! Next, please"),
+    "anxious": ("Okay, thank you. Now, please", "Phew. Next, could you"),
+    "impatient": ("Fine. Now", "Next:"),
+    "cheerful": ("Awesome! Now", "Yay, thanks! Next,"),
+    "methodical": ("Done? Good. Next,", "Good. The next thing:"),
+    "apologetic": ("Thanks, and sorry again, but could you also", "Sorry, one more thing:"),
+    "skeptical": ("Assuming that worked, now", "Double-check that, then"),
+}
+CLOSINGS = {
+    "formal": "Thank you in advance.",
+    "casual": "Thanks!",
+    "friendly": "You're the best, thanks!",
+    "anxious": "Please let me know when it's done.",
+    "impatient": "Be quick.",
+    "cheerful": "Thanks a bunch!",
+    "methodical": "Tell me when each part is done.",
+    "apologetic": "Sorry again, and thank you.",
+    "skeptical": "Tell me exactly what you changed.",
+}
+THEN = ("then", "after that", "and then")
+
+
+class TemplateRenderer:
+    """Offline rendering: the plan's clauses joined in a persona's voice."""
+
+    def __init__(self, seed: int | str = 0) -> None:
+        self.seed = seed
+
+    def render(self, plan: IntentPlan, persona: Persona) -> list[str]:
+        rng = random.Random(f"{self.seed}:{persona.id}")
+        messages = []
+        for t, goals in enumerate(plan.turns):
+            body = self._body(goals, rng)
+            if t == len(plan.turns) - 1 and plan.closing:
+                body = f"{body} {plan.closing}".strip()
+            messages.append(_possessives(self._voice(persona, t, body, rng)))
+        return messages
+
+    def _body(self, goals: list[Goal], rng: random.Random) -> str:
+        sentences: list[str] = []
+        facts = [g.text for g in goals if g.fact]
+        steps = [g for g in goals if not g.fact]
+        i = 0
+        clauses: list[str] = []
+        while i < len(steps):
+            goal = steps[i]
+            if goal.planned_error and i + 1 < len(steps):
+                clauses.append(f"try to {goal.text}; if that is not possible, {steps[i + 1].text} instead")
+                i += 2
+                continue
+            clauses.append(goal.text)
+            i += 1
+        for n, clause in enumerate(clauses):
+            lead = "" if n == 0 else rng.choice(THEN).capitalize() + " "
+            sentences.append(_capital(f"{lead}{clause}".strip()) + ".")
+        sentences = [_capital(f) + "." for f in facts] + sentences
+        return " ".join(sentences)
+
+    def _voice(self, persona: Persona, turn: int, body: str, rng: random.Random) -> str:
+        if turn == 0:
+            opener = rng.choice(OPENERS.get(persona.tone, ("",)))
+            if persona.verbosity == "chatty":
+                opener = f"{opener} I'm {persona.name}, {_article(persona.role)} {persona.role}.".strip()
+            parts = [opener, body] if persona.verbosity != "terse" else [body]
+        else:
+            connector = rng.choice(CONNECTORS.get(persona.tone, ("Next,",)))
+            parts = [connector, _lower_first(body)] if persona.verbosity != "terse" else [body]
+        if persona.verbosity == "chatty" and persona.tone in CLOSINGS:
+            parts.append(CLOSINGS[persona.tone])
+        return " ".join(p for p in parts if p)
+
+
+def _possessives(text: str) -> str:
+    """``Wide World Importers's`` -> ``Wide World Importers'``; ``1 unit(s)`` -> ``1 unit``,
+    ``3 unit(s)`` -> ``3 units`` (goal phrases write plurals as ``(s)``)."""
+    text = re.sub(r"(?<=[A-Za-z]s)'s\b", "'", text)
+    text = re.sub(r"(?<![\d.])\b1 ([A-Za-z-]+)\(s\)", r"1 \1", text)
+    return re.sub(r"([A-Za-z-]+)\(s\)", r"\1s", text)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _lower_first(text: str) -> str:
+    """Lower-case the first letter unless the first word is an acronym ("SKU", "CSV")."""
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+# -- information hiding checks ----------------------------------------------------------------------
+def _scalars(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    return [value] if isinstance(value, str | int | float | bool) else []
+
+
+def _mentions(text: str, value: Any) -> bool:
+    needle = str(value).strip()
+    if not needle:
+        return True
+    pattern = r"(?<![A-Za-z0-9])" + re.escape(needle.lower()) + r"(?![A-Za-z0-9])"
+    return re.search(pattern, text.lower()) is not None
+
+
+def find_leaks(task: Task) -> list[dict[str, Any]]:
+    """Values the agent must find (derived ids, named records' ids, file contents) that a turn states."""
+    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
+    stated = {
+        str(v)
+        for i, c in enumerate(task.reference.calls)
+        if i in goals
+        for k in c.args
+        if c.source(k).kind == "user"
+        for v in _scalars(c.args.get(k))
+    }
+    leaks: list[dict[str, Any]] = []
+    for i, call in enumerate(task.reference.calls):
+        for name in call.args:
+            source = call.source(name)
+            if not source.hidden or source.kind == "embed":
+                continue
+            for value in _scalars(call.args.get(name)):
+                if isinstance(value, bool | int | float) or str(value) in stated or len(str(value)) < 3:
+                    continue
+                for t, turn in enumerate(task.turns):
+                    if _mentions(turn.user, value):
+                        leaks.append({"turn": t, "call": i, "arg": name, "value": value})
+    return leaks
+
+
+def missing_user_values(task: Task) -> list[dict[str, Any]]:
+    """Values the agent needs from the user that no turn says: every user-stated or named argument
+    of a goal must have its mention in a turn (``provenance["mentions"]``), and a user-stated value
+    without a recorded mention must appear verbatim; a value from a workspace file needs its
+    mention (the pointer to the file)."""
+    recorded = {(m["call"], m["arg"]): m["text"] for m in task.provenance.get("mentions", [])}
+    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
+    missing: list[dict[str, Any]] = []
+    for i, call in enumerate(task.reference.calls):
+        if i not in goals:
+            continue
+        text = "\n".join(t.user for t in task.turns[: call.turn + 1])
+        for name in call.args:
+            if call.source(name).kind not in ("user", "named", "file"):
+                continue
+            value = call.args.get(name)
+            mention = recorded.get((i, name))
+            if mention is not None:
+                present = mention.lower() in text.lower()
+            elif call.source(name).kind == "file":
+                present = False
+            elif isinstance(value, bool):
+                present = _mentions(text, name.replace("_", " "))
+            else:
+                present = all(_mentions(text, v) for v in _scalars(value))
+            if not present:
+                missing.append({"call": i, "arg": name, "value": value})
+    return missing

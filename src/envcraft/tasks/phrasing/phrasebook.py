@@ -1,0 +1,183 @@
+"""An environment's phrasing declarations as the data engine uses them: names and goal phrases.
+
+:class:`Phrasebook` answers the questions intent rendering, distractor making and the
+verifier ask about one environment: which state fields are collections of records (and how
+a person names one of those records so that it cannot be confused with its siblings), which
+fields a user leaves free, which collections are logs, how a user asks for a tool's effect,
+and which tools undo which. Environments without declarations (test fixtures, imported BFCL
+classes) still work: every ``dict[str, record]`` field is a collection named by its id, and a
+tool's goal falls back to its docstring summary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from envcraft.core.package import EnvPackage
+from envcraft.core.phrasing import Entity, Placeholder, Template, entity_map
+from envcraft.tasks.values.args import singular
+
+_ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+NESTED_NAME_DEPTH = 2
+
+
+def is_time(value: Any) -> bool:
+    return isinstance(value, str) and bool(_ISO_TIME.match(value) or _ISO_DATE.match(value))
+
+
+def _moment(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def show_value(value: Any, fmt: str | None = None) -> str:
+    """A value as a person writes it: dates as dates, cents as amounts, lists joined."""
+    if isinstance(value, list):
+        return join_words([show_value(v, fmt) for v in value])
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if fmt == "cents" and isinstance(value, int):
+        return f"{value / 100:.2f}"
+    if isinstance(value, str) and fmt in ("date", "time", "when") and (moment := _moment(value)):
+        day = f"{moment.strftime('%B')} {moment.day}"
+        if fmt == "date" or _ISO_DATE.match(value):
+            return day
+        clock = moment.strftime("%H:%M")
+        return clock if fmt == "time" else f"{day} at {clock}"
+    return str(value)
+
+
+def join_words(words: list[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def humanize(name: str) -> str:
+    """``"no_longer_needed"`` -> ``"no longer needed"``; ``"sev2"`` stays."""
+    return name.replace("_", " ").strip()
+
+
+class Phrasebook:
+    """The phrasing declarations of one package (see the module docstring)."""
+
+    def __init__(self, package: EnvPackage) -> None:
+        self.package = package
+        env_class = package.env_class
+        self.declared = dict(entity_map(env_class.entities))
+        self.collections = _collections(env_class.State)
+        self.goals: dict[str, Template] = {}
+        self.undoes: dict[str, tuple[str, ...]] = {}
+        for name, spec in env_class.tools.items():
+            if spec.annotations.goal:
+                self.goals[name] = Template.parse(spec.annotations.goal)
+            if spec.annotations.undoes:
+                self.undoes[name] = spec.annotations.undoes
+        self._templates = {c: e.templates() for c, e in self.declared.items()}
+
+    # -- records ------------------------------------------------------------------------------
+    def entity(self, collection: str) -> Entity:
+        """The declaration of a collection (an undeclared one: named only by its id)."""
+        found = self.declared.get(collection)
+        if found is not None:
+            return found
+        return Entity(collection, singular(collection).replace("_", " "), id_known=True)
+
+    def is_log(self, collection: str) -> bool:
+        return self.entity(collection).log
+
+    def free_fields(self, collection: str) -> tuple[str, ...]:
+        return self.entity(collection).free
+
+    def collection_of(self, state: Mapping[str, Any], key: Any) -> str | None:
+        """The collection of ``state`` that holds a record under ``key``, if any."""
+        if not isinstance(key, str):
+            return None
+        for name in self.collections:
+            records = state.get(name)
+            if isinstance(records, dict) and key in records:
+                return name
+        return None
+
+    def name_of(
+        self, state: Mapping[str, Any], collection: str, key: str, *, unique: bool = True
+    ) -> str | None:
+        """How a person names record ``key``: the first declared name that no other record of
+        the collection shares (``unique=False``: the first that renders). None if there is none."""
+        records = state.get(collection)
+        if not isinstance(records, dict) or key not in records:
+            return None
+        for template in self._templates.get(collection, ()):
+            text = self._render_record(state, records[key], template, 0, key)
+            if text is None:
+                continue
+            if not unique:
+                return text
+            folded = text.lower()
+            if not any(
+                other != key and (self._render_record(state, rec, template, 0, other) or "").lower() == folded
+                for other, rec in records.items()
+            ):
+                return text
+        return None
+
+    def id_phrase(self, collection: str, key: str) -> str:
+        """A record by its id, as a user who holds it says it: ``order ORD-100012``."""
+        return f"{self.entity(collection).noun} {key}"
+
+    def _render_record(
+        self, state: Mapping[str, Any], record: Any, template: Template, depth: int, key: str = ""
+    ) -> str | None:
+        if not isinstance(record, dict):
+            return None
+
+        def show(part: Placeholder) -> str | None:
+            value = record.get(part.name)
+            if value is None or value == "" or value == []:
+                return None
+            if part.choices:
+                return part.choose(value)
+            if value == key:
+                return show_value(value, part.fmt)  # the record's own id, not a reference
+            return self.show_field(state, value, part.fmt, depth)
+
+        return template.render(show)
+
+    def show_field(self, state: Mapping[str, Any], value: Any, fmt: str | None, depth: int = 0) -> str:
+        """A field value in a name: another record's id shows that record's name."""
+        if isinstance(value, list):
+            return join_words([self.show_field(state, v, fmt, depth) for v in value])
+        other = self.collection_of(state, value)
+        if other is not None and depth < NESTED_NAME_DEPTH:
+            for template in self._templates.get(other, ()):
+                text = self._render_record(state, state[other][value], template, depth + 1, value)
+                if text is not None:
+                    return text
+        return show_value(value, fmt)
+
+
+def _collections(state_model: type) -> tuple[str, ...]:
+    """State fields typed ``dict[str, <record model>]``."""
+    found = []
+    for name, info in getattr(state_model, "model_fields", {}).items():
+        args: tuple[Any, ...] = tuple(getattr(info.annotation, "__args__", ()))
+        if len(args) == 2 and args[0] is str and hasattr(args[1], "model_fields"):
+            found.append(name)
+    return tuple(found)
+
+
+_BOOKS: dict[type, Phrasebook] = {}
+
+
+def phrasebook(package: EnvPackage) -> Phrasebook:
+    """One package's phrasebook (built once per environment class)."""
+    book = _BOOKS.get(package.env_class)
+    if book is None:
+        book = _BOOKS[package.env_class] = Phrasebook(package)
+    return book

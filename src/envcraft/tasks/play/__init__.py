@@ -1,0 +1,1 @@
+"""Playing a task: an Episode's sessions, runs of calls, their outcome, the agent's system prompt."""

@@ -1,0 +1,329 @@
+"""Run a task's calls from its S0: golden runs, replays, agent trajectories, shifted replays.
+
+Every run is an :class:`~envcraft.tasks.play.episode.Episode` played from a list of calls grouped
+by user turn, and its result an :class:`~envcraft.tasks.play.outcome.Outcome`. Packages are found
+by id among the built-in environments, or through ``task.provenance["packages"]`` (``{env id:
+package directory}``) for environments that live elsewhere (test fixtures, freshly
+synthesized packages).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from envcraft.core.errors import ErrorCategory, error_result, is_error
+from envcraft.core.package import EnvPackage, PackageError, load_package
+from envcraft.core.state import MISSING
+from envcraft.tasks.format.model import Source, Task
+from envcraft.tasks.play.episode import Episode, resolve_packages
+from envcraft.tasks.play.outcome import Action, ExecutionError, Outcome, TurnSnapshot
+
+# A tool name no environment can declare (tool names are identifiers): calling it is a
+# failed call that changes nothing but still consumes an action index.
+PROBE_TOOL = "__envcraft_probe__"
+# Failed calls put before every golden call to find what moves with the clock: a small and
+# a larger shift (an agent may well make several times the golden number of calls).
+SHIFTS = (1, 3)
+# Failed calls after the golden end in the tail runs: a short and a long wait.
+TAILS = (6, 40)
+
+Call = Mapping[str, Any]
+
+
+def reference_turns(task: Task) -> list[list[dict[str, Any]]]:
+    """The golden calls grouped by user turn (with their argument provenance)."""
+    grouped: list[list[dict[str, Any]]] = [[] for _ in task.turns]
+    for call in task.reference.calls:
+        if not 0 <= call.turn < len(grouped):
+            raise ExecutionError(
+                f"task {task.id}: reference call in turn {call.turn}, task has {len(grouped)}"
+            )
+        grouped[call.turn].append(call.model_dump(include={"env", "tool", "args", "provenance"}))
+    return grouped
+
+
+def execute(
+    task: Task,
+    turns: Sequence[Sequence[Call]],
+    *,
+    packages: Mapping[str, EnvPackage] | None = None,
+) -> Outcome:
+    """Run ``turns`` (calls ``{"env", "tool", "args"}`` grouped by user turn) from the task's S0.
+
+    A call to an unknown environment or tool, or with bad arguments, is a failed call with a
+    structured error result, never an exception. The outcome always has one snapshot per
+    turn of the task (turns the run did not reach keep the last state). A call may carry
+    its arguments' ``"provenance"`` (as :func:`reference_turns` gives it): the shifted
+    replays of a golden outcome then re-read derived arguments of any type, not only the
+    strings they can find by value.
+    """
+    found = resolve_packages(task, packages)
+    padded = [list(t) for t in turns] + [[] for _ in range(len(task.turns) - len(turns))]
+    return run_calls(found, task.initial_state, task.workspace, padded)
+
+
+def execute_reference(task: Task, *, packages: Mapping[str, EnvPackage] | None = None) -> Outcome:
+    """The golden run of a task, replayed in fresh sessions."""
+    return execute(task, reference_turns(task), packages=packages)
+
+
+def run_calls(
+    packages: Mapping[str, EnvPackage],
+    initial_state: Mapping[str, Mapping[str, Any]],
+    files: Mapping[str, str],
+    turns: Sequence[Sequence[Call]],
+    *,
+    probes: int = 0,
+    rebind: Callable[[int, Any, dict[str, str], list[dict[str, Any]]], Any] | None = None,
+) -> Outcome:
+    """Play calls in a fresh in-memory :class:`~envcraft.tasks.play.episode.Episode`, one turn at a time.
+
+    ``probes`` failed calls go before every call (shifting the clock and the seeded
+    rng without changing state); ``rebind(call index, args, provenance, results)`` may rewrite
+    arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
+    """
+    with Episode(packages, initial_state, files) as episode:
+        for calls in turns:
+            for raw in calls:
+                if not isinstance(raw, Mapping):
+                    result = error_result(
+                        ErrorCategory.INVALID_ARGUMENT, "a call must be an object {env, tool, args}"
+                    )
+                    episode.actions.append(Action(episode.turn, "", "None", None, result))
+                    continue
+                env, tool, args, provenance = _parse_call(raw)
+                session = episode.sessions.get(env)
+                if session is not None and isinstance(tool, str) and tool:
+                    for _ in range(probes):
+                        session.call(PROBE_TOOL, {})
+                    if rebind is not None:
+                        results = [a.result for a in episode.actions]
+                        args = rebind(len(episode.actions), args, provenance, results)
+                episode.call(env, tool, args, provenance=provenance)
+            episode.end_turn()
+        return episode.outcome()
+
+
+def _parse_call(raw: Mapping[str, Any]) -> tuple[str, Any, Any, dict[str, str]]:
+    provenance = raw.get("provenance")
+    return (
+        str(raw.get("env", "")),
+        raw.get("tool"),
+        raw.get("args", {}),
+        dict(provenance) if isinstance(provenance, Mapping) else {},
+    )
+
+
+def shifted_replay(golden: Outcome, probes: int | None = None) -> Outcome | None:
+    """The golden run as runs with a moved clock see it: what in it is incidental.
+
+    The golden calls are replayed with ``probes`` failed calls before every call. Every
+    value that depends on the action index (clock times, seeded random ids, timers of the
+    environment) comes out different, while a value the task's intents determine does not;
+    the verifier synthesizer and the validator use the difference to tell incidental values
+    from required ones. Arguments taken from earlier results (per the call's provenance, or
+    found literally in an earlier golden result) are re-read from the replay's own results.
+
+    Without ``probes``: runs shifted by each of :data:`SHIFTS`, merged (a value counts as
+    moved if it moved in any of them; a run whose calls start failing at a larger shift
+    adds nothing). None when even the smallest shift diverges (a call's success changes):
+    no evidence.
+    """
+    if probes is not None:
+        return _replay(golden, probes)
+    runs = shifted_runs(golden)
+    return _merge_runs(golden, runs) if runs else None
+
+
+def shifted_runs(golden: Outcome) -> list[Outcome]:
+    """The replays shifted by each of :data:`SHIFTS` that did not diverge (none if the first did).
+
+    Each is a correct run of the task by construction, so a verifier must give it 1. Kept
+    on ``golden`` (do not change a golden outcome after asking).
+    """
+    cached: list[Outcome] | None = golden._derived.get("shifted")
+    if cached is None:
+        runs = [_replay(golden, k) for k in SHIFTS]
+        cached = [r for r in runs if r is not None] if runs[0] is not None else []
+        golden._derived["shifted"] = cached
+    return cached
+
+
+def tail_runs(golden: Outcome) -> list[Outcome]:
+    """The golden run followed by idle time: in every environment, :data:`TAILS` failed calls and
+    then one harmless lookup, so the environment's own dynamics (timers, counterparts) catch up.
+
+    Each is a correct run of an agent that kept looking after the work was done; what changes
+    in it after the golden end is exogenous, never the agent's doing. Kept on ``golden``.
+    """
+    cached: list[Outcome] | None = golden._derived.get("tails")
+    if cached is None:
+        cached = [_idle(golden, k, keep_calls=True) for k in TAILS]
+        golden._derived["tails"] = cached
+    return cached
+
+
+def clock_run(golden: Outcome) -> Outcome:
+    """S0 left alone while time passes as long as the longest tail run: only the environments'
+    own dynamics change anything (a flight delayed, a timer fired). Kept on ``golden``."""
+    cached: Outcome | None = golden._derived.get("clock")
+    if cached is None:
+        cached = _idle(golden, TAILS[-1] + (SHIFTS[-1] + 1) * len(golden.actions), keep_calls=False)
+        golden._derived["clock"] = cached
+    return cached
+
+
+def _idle(golden: Outcome, probes: int, *, keep_calls: bool) -> Outcome:
+    packages = {env: load_package(path) for env, path in golden.packages.items()}
+    turns = golden.turn_calls() if keep_calls else [[] for _ in golden.turns]
+    idle: list[dict[str, Any]] = []
+    for env, package in packages.items():
+        idle += [{"env": env, "tool": PROBE_TOOL, "args": {}}] * probes
+        lookup = advance_tool(package)
+        if lookup is not None:
+            idle.append({"env": env, "tool": lookup, "args": {}})
+    if not turns:
+        turns = [[]]
+    turns = [list(t) for t in turns]
+    turns[-1] = [*turns[-1], *idle]
+    return run_calls(packages, golden.initial, golden.initial_files, turns)
+
+
+def advance_tool(package: EnvPackage) -> str | None:
+    """A read-only domain tool without required arguments: calling it lets time-driven changes
+    happen (environments apply them lazily, at their next call)."""
+    for name, spec in sorted(package.env_class.tools.items()):
+        annotations = spec.annotations
+        if annotations.exclusive and annotations.read_only and not spec.parameters["required"]:
+            return name
+    return None
+
+
+def _replay(golden: Outcome, probes: int) -> Outcome | None:
+    try:
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
+    except PackageError:
+        return None
+    golden_results = [a.result for a in golden.actions]
+
+    def rebind(index: int, args: Any, provenance: dict[str, str], results: list[dict[str, Any]]) -> Any:
+        if not isinstance(args, dict):
+            return args
+        rebound = dict(args)
+        for name, value in args.items():
+            source = _provenance_source(provenance.get(name, ""), index)
+            if source is None:
+                source = _find_source(value, golden_results[:index])
+            if source is None:
+                continue
+            old, new = _read_result(golden_results, source), _read_result(results, source)
+            if new is MISSING:
+                continue
+            if value == old:
+                rebound[name] = copy.deepcopy(new)
+            elif value == [old]:  # a one-item list argument built from a single derived value
+                rebound[name] = [copy.deepcopy(new)]
+            elif (
+                isinstance(value, str)
+                and isinstance(old, str)
+                and isinstance(new, str)
+                and old
+                and old in value
+            ):
+                rebound[name] = value.replace(old, new)  # free text carrying the value
+        return rebound
+
+    shifted = run_calls(
+        packages, golden.initial, golden.initial_files, golden.turn_calls(), probes=probes, rebind=rebind
+    )
+    pairs = zip(golden.actions, shifted.actions, strict=True)
+    return None if any(is_error(a.result) != is_error(b.result) for a, b in pairs) else shifted
+
+
+def _merge_runs(golden: Outcome, runs: list[Outcome]) -> Outcome:
+    """One outcome holding, at every place, a value that differs from the golden one if any run's does."""
+
+    def states(pick: Any) -> dict[str, Any]:
+        gold = pick(golden)
+        return {env: _merge(gold[env], [pick(r).get(env, {}) for r in runs]) for env in gold}
+
+    def files(pick: Any) -> dict[str, str]:
+        gold = pick(golden)
+        merged = dict(gold)
+        for run in reversed(runs):  # the first run that moved a file wins
+            merged.update({p: c for p, c in pick(run).items() if gold.get(p) != c})
+        return merged
+
+    return Outcome(
+        initial=golden.initial,
+        final=states(lambda o: o.final),
+        initial_files=golden.initial_files,
+        files=files(lambda o: o.files),
+        turns=[
+            TurnSnapshot(states(lambda o, i=i: o.turns[i].final), files(lambda o, i=i: o.turns[i].files))
+            for i in range(len(golden.turns))
+        ],
+        actions=runs[0].actions,
+        packages=golden.packages,
+    )
+
+
+def _merge(gold: Any, others: list[Any]) -> Any:
+    moved = [o for o in others if not (type(o) is type(gold) and o == gold)]
+    if not moved:
+        return gold
+    if isinstance(gold, list) and all(isinstance(o, list) and len(o) == len(gold) for o in others):
+        return [_merge(g, [o[i] for o in others]) for i, g in enumerate(gold)]
+    if isinstance(gold, dict) and all(isinstance(o, dict) for o in others):
+        base = next((o for o in moved if o.keys() != gold.keys()), gold)  # keeps new members, e.g. fresh ids
+        return {
+            k: _merge(gold[k], [o[k] for o in others if k in o]) if k in gold else v for k, v in base.items()
+        }
+    return moved[0]
+
+
+def _provenance_source(provenance: str, index: int) -> tuple[int, list[str]] | None:
+    """A label taken from an earlier call's result as (call index, path parts), if it names one."""
+    source = Source.parse(provenance)
+    if not source.from_call or source.call is None or source.call >= index:
+        return None
+    return source.call, (source.path or "").split(".")
+
+
+def _find_source(value: Any, results: Sequence[Any]) -> tuple[int, list[str]] | None:
+    """Where a literal string argument first appears in earlier results (call, path), if anywhere."""
+    if not isinstance(value, str) or len(value) < 2:
+        return None
+    for call, result in enumerate(results):
+        path = _locate(result, value)
+        if path is not None:
+            return call, path
+    return None
+
+
+def _locate(node: Any, value: str) -> list[str] | None:
+    if isinstance(node, str):
+        return [] if node == value else None
+    items: Any = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in items:
+        found = _locate(child, value)
+        if found is not None:
+            return [str(key), *found]
+    return None
+
+
+def _read_result(results: Sequence[Any], source: tuple[int, list[str]]) -> Any:
+    call, parts = source
+    if call >= len(results):
+        return MISSING
+    node: Any = results[call]
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return MISSING
+    return node

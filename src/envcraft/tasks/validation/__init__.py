@@ -1,0 +1,1 @@
+"""Validating a task's verifier: mutations of the golden outcome, scripted adversarial agents."""

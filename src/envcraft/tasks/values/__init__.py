@@ -1,0 +1,1 @@
+"""Argument values and JSON paths: what a user can say for a parameter, what output feeds it."""

@@ -1,0 +1,1 @@
+"""The verifier: runtime (stdlib-only interpreter), source text, isolated scoring, synthesis."""

@@ -1,0 +1,218 @@
+"""A file the user asks for at the end of a Claw task, whose content the verifier parses.
+
+Claw agents live in a workspace; a task that never needs it trains nothing about it. After
+the work of a chain, the user may ask for a small handover file: a JSON object with named
+keys, a CSV with one row per item, or a Markdown section, holding values the agent can only
+know from the work (the id of the record it created, the state a record ended in). The
+reference writes it with ``write_file``; the verifier parses the file and checks each value,
+whatever the formatting; a shell ``echo`` or a file tool are equally right.
+
+Only values that do not move by themselves are asked for (record ids the chain created,
+fields of a record it changed): :class:`Request` names the state path of each, and the
+verifier synthesizer refuses a request whose value a correct run could end up with
+differently. In a chain that crosses environments, values from the other environment are
+preferred, so the file carries the work of one environment into the other's workspace.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from envcraft.core.package import EnvPackage
+from envcraft.core.state import diff
+from envcraft.tasks.format.model import GoldenCall
+from envcraft.tasks.golden.run import GoldenRun
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time, phrasebook
+from envcraft.tasks.values.args import flatten
+from envcraft.tasks.verifier.runtime import norm_cell
+from envcraft.tasks.verifier.synthesis import FileRequest
+
+FOLDERS = ("reports", "handover", "notes")
+SLUGS = ("summary", "handover", "result", "status")
+MAX_ITEMS = 3
+
+
+@dataclass
+class Item:
+    key: str
+    value: str
+    what: str  # how the user describes it ("the id of the new return")
+    env: str
+    path: str  # where the value lives in the final state (a JSON pointer)
+    call: int | None  # the call whose result shows it, if one does
+    result_path: str | None
+
+
+@dataclass
+class Request:
+    """The file step: the reference call, what the verifier checks, and the user's sentence."""
+
+    call: GoldenCall
+    file: FileRequest
+    clause: str
+    items: list[Item]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.file.to_json(),
+            "items": [{"key": i.key, "env": i.env, "state_path": i.path, "what": i.what} for i in self.items],
+        }
+
+
+def request_file(
+    run: GoldenRun,
+    packages: Mapping[str, EnvPackage],
+    names: Mapping[tuple[str, str], str],
+    rng: random.Random,
+    carry: bool = False,
+) -> Request | None:
+    """A file request for this run (None: no Claw environment, or nothing worth reporting).
+
+    ``names`` maps (env, record key) to how the turns named a record. With ``carry``, the first
+    value must come from an environment other than the one whose file tool writes the file
+    (a crossing chain carries it across); None when there is no such value."""
+    claw = next((c.env for c in run.calls if packages[c.env].kind == "claw"), None)
+    if claw is None:
+        claw = next((e for e, p in packages.items() if p.kind == "claw"), None)
+    if claw is None:
+        return None
+    items = _items(run, packages, names)
+    if carry:
+        items.sort(key=lambda i: i.env == claw)
+        if not items or items[0].env == claw:
+            return None
+    unique: dict[str, Item] = {}
+    for item in items:
+        unique.setdefault(item.key, item)  # one value per key: the file must say which is which
+    items = list(unique.values())
+    if not items:
+        return None
+    items = items[: rng.randint(1, min(MAX_ITEMS, len(items)))]
+    fmt = rng.choices(("json", "csv", "markdown"), weights=(5, 3, 2))[0]
+    ext = {"json": "json", "csv": "csv", "markdown": "md"}[fmt]
+    taken = set(run.final_files)
+    path = ""
+    for _ in range(10):
+        path = f"{rng.choice(FOLDERS)}/{rng.choice(SLUGS)}.{ext}"
+        if path not in taken:
+            break
+    else:
+        return None
+    content, expected, clause = _render(fmt, path, items)
+    source = next((i for i in items if i.call is not None), None)
+    label = f"embed:{source.call}.{source.result_path}" if source is not None else "user"
+    call = GoldenCall(
+        claw, "write_file", {"path": path, "content": content}, {"path": "user", "content": label}, {}
+    )
+    sources = tuple((i.env, i.path) for i in items)
+    return Request(call, FileRequest(path, fmt, expected, sources), clause, items)
+
+
+def _items(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], names: Mapping[tuple[str, str], str]
+) -> list[Item]:
+    found: list[Item] = []
+    seen: set[str] = set()
+    for env, before in run.initial.items():
+        book = phrasebook(packages[env])
+        after = run.final[env]
+        for collection in book.collections:
+            if book.is_log(collection):
+                continue
+            old = before.get(collection) or {}
+            fresh = [k for k in after.get(collection) or {} if k not in old]
+            noun = book.entity(collection).noun
+            for key in fresh[:1] if len(fresh) == 1 else []:
+                call, where = _shown_in(run, env, key)
+                item = Item(
+                    f"new_{_slug(noun)}",
+                    key,
+                    f"the id of the new {noun}",
+                    env,
+                    f"/{collection}/{key}",
+                    call,
+                    where,
+                )
+                found.append(item)
+                seen.add(key)
+        for change in diff(before, after):
+            parts = change["path"].split("/")
+            if len(parts) != 4 or change["op"] != "replaced":
+                continue
+            collection, key, field_name = parts[1], parts[2], parts[3]
+            value = change["after"]
+            if (
+                collection not in book.collections
+                or book.is_log(collection)
+                or (env, key) not in names
+                or not isinstance(value, str)
+                or is_time(value)
+                or " " in value
+                or len(value) > 24
+                or field_name in book.free_fields(collection)
+                or key in seen
+            ):
+                continue
+            noun = book.entity(collection).noun
+            what = f"the {humanize(field_name)} of {names[(env, key)]} afterwards"
+            call, where = _shown_in(run, env, value)
+            found.append(Item(f"{_slug(noun)}_{field_name}", value, what, env, change["path"], call, where))
+            seen.add(key)
+    return found
+
+
+def _shown_in(run: GoldenRun, env: str, value: str) -> tuple[int | None, str | None]:
+    for i, call in enumerate(run.calls):
+        if call.env != env or not call.ok:
+            continue
+        for path, leaf in flatten(call.result):
+            if leaf == value:
+                return i, path
+    return None, None
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _slug(noun: str) -> str:
+    return "_".join(noun.lower().split())
+
+
+def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
+    asks = _and([f"“{i.key}” set to {i.what}" for i in items])
+    if fmt == "json":
+        content = json.dumps({i.key: i.value for i in items}, indent=2) + "\n"
+        expected: dict[str, Any] = {"$fields": {i.key: i.value for i in items}}
+        return content, expected, f"Finally, save a JSON object in {path} with {asks}."
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["item", "value"])
+        writer.writerows([i.key, i.value] for i in items)
+        rows = [[norm_cell(i.key), norm_cell(i.value)] for i in items]
+        expected = {"header": ["item", "value"], "rows": rows, "exact": False}
+        lines = _and([f"“{i.key}” ({i.what})" for i in items])
+        return (
+            out.getvalue(),
+            expected,
+            f"Finally, write {path} with the columns item and value and one row each for {lines}.",
+        )
+    body = "\n".join(f"- {i.key}: {i.value}" for i in items)
+    content = f"# Summary\n\n## Result\n{body}\n"
+    expected = {"result": [i.value for i in items]}
+    return (
+        content,
+        expected,
+        f"Finally, write {path} with a “## Result” section that gives {_and([i.what for i in items])}.",
+    )
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
