@@ -39,7 +39,7 @@ from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.episode import Episode, resolve_packages
 from envcraft.tasks.play.outcome import ExecutionError
-from envcraft.tasks.play.prompts import system_prompt
+from envcraft.tasks.play.prompts import auto_mode, system_prompt
 from envcraft.tasks.verifier.scoring import Score
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class RolloutConfig:
 
     def mode_for(self, task: Task) -> Literal["function", "claw"]:
         if self.mode == "auto":
-            return "claw" if task.kind == "claw" else "function"
+            return auto_mode(task)
         return self.mode
 
 

@@ -46,13 +46,12 @@ from envcraft.core.package import EnvPackage
 from envcraft.core.skills import Skill, read_skill, skills_section
 from envcraft.core.state import canonical_json
 from envcraft.core.workspace import atomic_write_bytes
-from envcraft.rollout.loop import RolloutConfig
 from envcraft.sandbox.profiles import CANONICAL_PROFILE, DEFAULT_PROFILE, PROFILES, get_profile
 from envcraft.tasks.format.index import index_path
 from envcraft.tasks.format.io import TASKS_FILE, write_tasks
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.episode import SKILLS_DIR, exposed_tools, resolve_packages
-from envcraft.tasks.play.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE
+from envcraft.tasks.play.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE, auto_mode
 from envcraft.tasks.play.prompts import system_prompt as rollout_system_prompt
 
 FORMATS = ("jsonl", "parquet", "verl")
@@ -303,7 +302,7 @@ def system_prompt(
     skills are listed, as the Episode places them, instead of pasted). Without
     ``documentation``, only the preamble (the environments' descriptions left out, for prompts
     a CPU run must keep short)."""
-    mode = RolloutConfig().mode_for(task)
+    mode = auto_mode(task)
     if not documentation:
         return CLAW_PREAMBLE if mode == "claw" else FUNCTION_PREAMBLE
     chosen = {env: packages[env] for env in task.envs}

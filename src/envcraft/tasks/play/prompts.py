@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from typing import Literal
 
 from envcraft.core.package import EnvPackage
+from envcraft.tasks.format.model import Task
 
 FUNCTION_PREAMBLE = """\
 You are an assistant that acts for a user through tools. Work out what the user wants, call \
@@ -30,6 +32,15 @@ and the documentation you need, act with the tools, and check your work. When th
 request is done, reply to the user without calling a tool; the user may then ask for more. \
 Inside the shell, `envcraft-tool list` and `envcraft-tool TOOL '{...json args...}'` reach the \
 domain tools of the workspace's first system."""
+
+
+def auto_mode(task: Task) -> Literal["function", "claw"]:
+    """The mode a task is played in by default: Claw tasks in Claw mode, tool tasks in function mode.
+
+    The rollout loop (``mode="auto"``) and the VERL export both ask here, so a policy trained on
+    exported rows starts from the prompt it is evaluated with.
+    """
+    return "claw" if task.kind == "claw" else "function"
 
 
 def system_prompt(packages: Mapping[str, EnvPackage], mode: str, skills: str | None = None) -> str:
