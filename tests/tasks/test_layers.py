@@ -16,7 +16,16 @@ import envcraft.tasks
 
 ROOT = Path(envcraft.tasks.__file__).resolve().parent
 ORDER = (
-    "values", "format", "phrasing", "play", "graphs", "verifier", "golden", "world", "validation", "corpus"
+    "values",
+    "format",
+    "phrasing",
+    "play",
+    "graphs",
+    "verifier",
+    "golden",
+    "world",
+    "validation",
+    "corpus",
 )
 BELOW = ("envcraft.core", "envcraft.sandbox", "envcraft.executor")
 
@@ -61,8 +70,10 @@ def test_imports_run_one_way() -> None:
             layer = layer_of(module)
             if layer is not None and layer > own:
                 wrong.append(f"{rel}:{line} imports {module} ({ORDER[layer]} is above {ORDER[own]})")
-            elif layer is None and module != "envcraft.tasks" and not module.startswith(
-                ("envcraft.tasks", *BELOW)
+            elif (
+                layer is None
+                and module != "envcraft.tasks"
+                and not module.startswith(("envcraft.tasks", *BELOW))
             ):
                 wrong.append(f"{rel}:{line} imports {module} (above the data engine)")
     assert wrong == []
