@@ -27,60 +27,14 @@ from envcraft.sandbox.extras import declared_extras
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.execute import execute
 from envcraft.tasks.play.outcome import ExecutionError, Outcome
+from envcraft.tasks.verifier import harness
 from envcraft.tasks.verifier import runtime as verifier_runtime
 from envcraft.tasks.verifier.source import declared_checks
 
 DEFAULT_TIMEOUT = 10.0
 PER_RUN_TIMEOUT = 2.0
-_MAX_REASON = 300
-_BATCH_FUNC = "__envcraft_batch__"
-_REF = "\u0000ref"  # marks a shared value in the packed payload (no JSON state uses this key)
-# Appended to the verifier source so one isolated call scores many runs. Runs of one task
-# share most of their data (S0, untouched environments, snapshots), so the payload sends
-# each shared value once (see :func:`pack`) and the runs get the very same objects back:
-# the inputs are read-only, and a verifier that modifies them fails every run of the batch.
-# Each run's own failure stays its own (a crash in one context does not lose the others).
-_HARNESS = f"""
-
-def {_BATCH_FUNC}(payload):
-    import json as _json
-    refs = []
-
-    def shared(node):
-        if len(node) == 1 and {_REF!r} in node:
-            return refs[node[{_REF!r}]]
-        return node
-
-    for text in payload["refs"]:
-        refs.append(_json.loads(text, object_hook=shared))
-    ctxs = [_json.loads(text, object_hook=shared) for text in payload["ctxs"]]
-
-    def fingerprint():
-        marks, seen, stack = [], set(), list(refs)
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            values = list(node.values()) if isinstance(node, dict) else node
-            marks.append((id(node), tuple(node), tuple(map(id, values))))
-            stack.extend(v for v in values if isinstance(v, (dict, list)))
-        return marks
-
-    before = fingerprint()
-    out = []
-    for ctx in ctxs:
-        try:
-            value = verify(ctx)
-            _json.dumps(value, allow_nan=True)
-            out.append({{"ok": True, "value": value}})
-        except BaseException as exc:
-            out.append({{"ok": False, "error": type(exc).__name__ + ": " + str(exc)[:{_MAX_REASON}]}})
-    if fingerprint() != before:
-        error = "the verifier modified its input ctx (inputs are read-only)"
-        return [{{"ok": False, "error": error}} for _ in ctxs]
-    return out
-"""
+_MAX_REASON = harness.MAX_REASON
+_REF = harness.REF
 
 
 def pack(values: Sequence[Any]) -> dict[str, list[str]]:
@@ -201,7 +155,9 @@ def score_contexts(
     if checks is not None:
         return [_score_declared(checks, ctx) for ctx in contexts]
     limit = timeout if timeout is not None else DEFAULT_TIMEOUT + PER_RUN_TIMEOUT * len(contexts)
-    reply = run_isolated(source + _HARNESS, _BATCH_FUNC, pack(contexts), limit, declared_extras(source))
+    reply = run_isolated(
+        source + harness.source(), harness.BATCH_FUNC, pack(contexts), limit, declared_extras(source)
+    )
     if not reply.get("ok"):
         reason = f"verifier failed: {reply.get('error', 'no reply')}"[:_MAX_REASON]
         return [Score(0.0, {}, reason) for _ in contexts]
