@@ -7,7 +7,8 @@ import copy
 import random
 from typing import Any
 
-from envcraft.core.state import _escape, diff
+from envcraft.core.pointer import escape_token
+from envcraft.core.state import diff
 
 
 def core_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
@@ -15,7 +16,7 @@ def core_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     if isinstance(before, dict) and isinstance(after, dict):
         changes: list[dict[str, Any]] = []
         for key in sorted(set(before) | set(after), key=str):
-            sub = f"{path}/{_escape(str(key))}"
+            sub = f"{path}/{escape_token(str(key))}"
             if key not in after:
                 changes.append({"op": "removed", "path": sub, "before": before[key], "after": None})
             elif key not in before:

@@ -13,7 +13,7 @@ from envcraft.core.package import load_package
 from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
 from envcraft.tasks.corpus.measures import corpus_measures, reads_needed_value, workspace_use
 from envcraft.tasks.format.model import Source, Task, Verifier
-from envcraft.tasks.phrasing.intents import missing_user_values
+from envcraft.tasks.phrasing.leaks import missing_user_values
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import render
 

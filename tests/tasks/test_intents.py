@@ -11,19 +11,10 @@ from envcraft.core.package import load_package
 from envcraft.core.phrasing import Template, TemplateError
 from envcraft.tasks.format.model import GoldenCall, Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.golden.run import replay
-from envcraft.tasks.phrasing.intents import (
-    MAX_TURNS,
-    ChainView,
-    Persona,
-    TemplateRenderer,
-    Unnameable,
-    find_leaks,
-    imperative,
-    missing_user_values,
-    personas,
-    plan_intents,
-    split_turns,
-)
+from envcraft.tasks.phrasing.intents import MAX_TURNS, ChainView, Unnameable, plan_intents, split_turns
+from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
+from envcraft.tasks.phrasing.render import Persona, TemplateRenderer, personas
+from envcraft.tasks.phrasing.words import imperative
 
 DESK = load_package("returns_desk")
 

@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 
 from envcraft.tasks.corpus.compose import (
-    ShardResult,
     SynthConfig,
     dedupe_key,
     load_library,
     merge,
     synthesize_shard,
 )
+from envcraft.tasks.corpus.measures import ShardResult
 from envcraft.tasks.format.io import read_tasks
-from envcraft.tasks.phrasing.intents import IntentPlan, Persona, find_leaks, missing_user_values
+from envcraft.tasks.phrasing.intents import IntentPlan
+from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
+from envcraft.tasks.phrasing.render import Persona
 from envcraft.tasks.play.execute import execute_reference
 from envcraft.tasks.play.outcome import outcome_hash
 from envcraft.tasks.validation.validate import validate

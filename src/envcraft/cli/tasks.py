@@ -15,6 +15,7 @@ from rich.table import Table
 from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.cli.run import synth_command
 from envcraft.rollout.grading import grading_of
+from envcraft.tasks.corpus.measures import summarize
 from envcraft.tasks.format.io import (
     TaskSetError,
     read_some,
@@ -24,7 +25,7 @@ from envcraft.tasks.format.io import (
     task_entries,
 )
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.validation.validate import replay_task, summarize, validate
+from envcraft.tasks.validation.validate import replay_task, validate
 from envcraft.tasks.verifier.scoring import score_trajectory
 
 app = typer.Typer(help="Synthesize, check, replay and score task sets.", no_args_is_help=True)

@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 
+from envcraft.core.pointer import escape_token, unescape_token
+
 MISSING = "<missing>"
 
 
@@ -64,7 +66,7 @@ def diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
             return []
         changes: list[dict[str, Any]] = []
         for key in sorted(set(before) | set(after), key=str):
-            sub = f"{path}/{_escape(str(key))}"
+            sub = f"{path}/{escape_token(str(key))}"
             if key not in after:
                 changes.append({"op": "removed", "path": sub, "before": before[key], "after": None})
             elif key not in before:
@@ -106,7 +108,7 @@ def get_path(value: Any, path: str) -> Any:
     if path == "":
         return value
     for raw in path.removeprefix("/").split("/"):
-        key = _unescape(raw)
+        key = unescape_token(raw)
         if isinstance(value, dict):
             if key not in value:
                 return MISSING
@@ -118,11 +120,3 @@ def get_path(value: Any, path: str) -> Any:
         else:
             return MISSING
     return value
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _unescape(key: str) -> str:
-    return key.replace("~1", "/").replace("~0", "~")

@@ -11,16 +11,15 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from envcraft.core.html import page, table
 from envcraft.rollout.loop import Trajectory
 from envcraft.rollout.metrics import ENV_OVERLAP, KIND_OVERLAP, overlap_note
 
 _STYLE = """
-body { font-family: sans-serif; margin: 2em; color: #222; max-width: 72em; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: right; }
+th, td { text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 .plots { display: flex; flex-wrap: wrap; gap: 1.5em; }
-"""
+"""  # numbers right-aligned, and the plots; the rest is envcraft.core.html.STYLE
 
 
 def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]) -> str:
@@ -37,17 +36,15 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
     rewards = {env: row["mean_reward"] for env, row in summary["by_env"].items()}
     stops = ", ".join(f"{name} {count}" for name, count in sorted(summary["stops"].items()))
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         f"<p>k = {k}; mode {escape(str(meta.get('mode', 'auto')))}; stops: {escape(stops)}</p>",
         *_imported(meta.get("imported")),
-        _table(["", *columns], overall),
+        table(["", *columns], overall),
         "<h2>By environment</h2>",
-        _table(["env", *columns], by_env),
+        table(["env", *columns], by_env),
         _overlap_note(summary["by_env"], total, ENV_OVERLAP),
         "<h2>By kind</h2>",
-        _table(["kind", *columns], by_kind),
+        table(["kind", *columns], by_kind),
         _overlap_note(summary["by_kind"], total, KIND_OVERLAP),
         "<div class='plots'>",
         bar_svg("mean reward by environment", rewards, maximum=1.0),
@@ -56,7 +53,7 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
         histogram_svg("model steps per trajectory", Counter(t.steps for t in trajectories)),
         "</div>",
         "<h2>Tasks</h2>",
-        _table(
+        table(
             ["task", "envs", "kind", "samples", "passed", "pass rate", "mean reward"],
             [
                 [
@@ -71,9 +68,8 @@ def render_report(summary: Mapping[str, Any], trajectories: Sequence[Trajectory]
                 for row in summary["tasks"]
             ],
         ),
-        "</body></html>",
     ]
-    return "\n".join(parts)
+    return page(title, parts, _STYLE)
 
 
 def _imported(plan: Any) -> list[str]:
@@ -106,12 +102,6 @@ def _row(name: str, row: Mapping[str, Any], k: int) -> list[Any]:
         f"{row['mean_turns']:.2f}",
         row["errors"],
     ]
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _frame(title: str, width: int, height: int) -> list[str]:

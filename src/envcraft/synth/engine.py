@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from envcraft.core.workspace import atomic_write_bytes
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, ChatResponse, LLMError, Message
 from envcraft.synth.audit import AuditConfig, AuditReport, audit_package
@@ -369,12 +370,6 @@ def _replace_dir(target: Path, files: Mapping[str, str]) -> None:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """``text`` written atomically (a reader sees the old file or the new one, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, text.encode("utf-8"))

@@ -10,25 +10,21 @@ and the failure causes. ``report.html`` shows the same on one self-contained pag
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import Counter
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from envcraft.core.html import page
+from envcraft.core.workspace import atomic_write_bytes
 from envcraft.synth.audit.findings import STAGES
 from envcraft.synth.engine import CandidateRecord, EngineOptions
 from envcraft.synth.tokens import tokenizer_name
 
 STYLE = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; font-size: 13px; vertical-align: top; }
-.ok { color: #1e8449; font-weight: bold; } .bad { color: #c0392b; font-weight: bold; }
 .bar { background: #5dade2; height: 14px; display: inline-block; }
-pre { background: #f6f8fa; padding: 6px; font-size: 12px; white-space: pre-wrap; margin: 2px 0; }
-"""
+pre { padding: 6px; white-space: pre-wrap; margin: 2px 0; max-height: none; }
+"""  # the funnel's bars and the wrapped reasons; the rest is envcraft.core.html.STYLE
 
 
 def summarize(records: list[CandidateRecord], options: EngineOptions, model: str) -> dict[str, Any]:
@@ -103,8 +99,7 @@ def render_html(summary: dict[str, Any]) -> str:
     )
     tokens = summary["tokens_per_accepted_env"]
     parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>envcraft synth report</title>",
-        f"<style>{STYLE}</style></head><body><h1>Environment synthesis</h1>",
+        "<h1>Environment synthesis</h1>",
         f"<p>{summary['accepted']} of {funnel['generated']} candidates accepted "
         f"({summary['acceptance_rate']:.1%}) with model <code>{escape(summary['model'])}</code>; "
         f"audit time per attempt {summary['audit_seconds_per_attempt']:.1f}s.</p>",
@@ -131,8 +126,8 @@ def render_html(summary: dict[str, Any]) -> str:
             f"<tr><td>{escape(candidate['id'])}</td><td class='{css}'>{escape(status)}</td>"
             f"<td>{escape(ranking)}</td><td>{attempts}</td><td>{why}</td></tr>"
         )
-    parts.append("</table></body></html>")
-    return "".join(parts)
+    parts.append("</table>")
+    return page("envcraft synth report", parts, STYLE)
 
 
 def _reached(attempt: dict[str, Any]) -> str:
@@ -142,12 +137,6 @@ def _reached(attempt: dict[str, Any]) -> str:
 
 
 def _atomic(path: Path, text: str) -> None:
+    """``text`` written atomically (a reader sees the old file or the new one, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, text.encode("utf-8"))

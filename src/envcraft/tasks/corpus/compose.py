@@ -15,31 +15,23 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
-from envcraft.tasks.corpus.measures import adversarial_rate, corpus_measures
+from envcraft.tasks.corpus.measures import ShardResult, accepted_steps, corpus_stats, edge_key
 from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.golden.choose import Experience, scalars
 from envcraft.tasks.golden.coherence import tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.graphs.walk import Coverage, Step, sample_walk
-from envcraft.tasks.phrasing.intents import (
-    ChainView,
-    IntentRenderer,
-    TemplateRenderer,
-    Unnameable,
-    find_leaks,
-    missing_user_values,
-    personas,
-    plan_intents,
-    split_turns,
-)
+from envcraft.tasks.phrasing.intents import ChainView, Unnameable, plan_intents, split_turns
+from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
+from envcraft.tasks.phrasing.render import IntentRenderer, TemplateRenderer, personas
 from envcraft.tasks.play.outcome import outcome_hash
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
@@ -96,32 +88,6 @@ def _load_library(refs: tuple[str, ...]) -> Library:
         packages[package.id] = package
     graphs = {env: build_tool_graph(p) for env, p in sorted(packages.items())}
     return Library(packages, graphs, build_workflow_graph(list(graphs.values())))
-
-
-@dataclass
-class ShardResult:
-    env: str
-    shard: int
-    tasks: list[Task]
-    attempts: int = 0
-    rejected: Counter[str] = field(default_factory=Counter)
-    tool_ok: Counter[str] = field(default_factory=Counter)
-    executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
-    validated: Counter[str] = field(default_factory=Counter)  # reached / passed / failed:<policy>
-    rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "env": self.env,
-            "shard": self.shard,
-            "attempts": self.attempts,
-            "accepted": len(self.tasks),
-            "rejected": dict(sorted(self.rejected.items())),
-            "tool_ok": dict(sorted(self.tool_ok.items())),
-            "executed": dict(sorted(self.executed.items())),
-            "validated": dict(sorted(self.validated.items())),
-            "rejected_cross": dict(sorted(self.rejected_cross.items())),
-        }
 
 
 def synthesize_shard(
@@ -487,12 +453,6 @@ def dedupe_key(task: Task) -> str:
     )
 
 
-def accepted_steps(task: Task) -> list[Step]:
-    """The successful calls of a task's reference as a chain (failed planned steps excluded)."""
-    errors = {s["call"] for s in task.provenance.get("steps", [])}
-    return [Step(c.env, c.tool) for i, c in enumerate(task.reference.calls) if i not in errors]
-
-
 def merge(shards: list[ShardResult], library: Library) -> tuple[list[Task], dict[str, Any]]:
     """Shard outputs in shard order, duplicates removed, plus the set's statistics."""
     tasks: list[Task] = []
@@ -506,65 +466,6 @@ def merge(shards: list[ShardResult], library: Library) -> tuple[list[Task], dict
                 continue
             seen.add(key)
             tasks.append(task)
-    stats = corpus_stats(tasks, library, shards)
+    stats = corpus_stats(tasks, library.graphs, shards)
     stats["duplicates_removed"] = duplicates
     return tasks, stats
-
-
-def corpus_stats(tasks: list[Task], library: Library, shards: list[ShardResult]) -> dict[str, Any]:
-    """Edge coverage per environment, cross-environment share and histograms."""
-    coverage = Coverage()
-    for task in tasks:
-        coverage.accept(accepted_steps(task), library.graphs)
-    ran = Counter[str]()
-    executed = Counter[str]()
-    for shard in shards:
-        ran.update(shard.tool_ok)
-        executed.update(shard.executed)
-    per_env: dict[str, Any] = {}
-    for env, graph in library.graphs.items():
-        ran_tools = {n for n, node in graph.nodes.items() if node.executable or ran[f"{env}.{n}"]}
-        between_ran = [(s, d) for (s, d) in graph.edges if s in ran_tools and d in ran_tools]
-        covered = {(s, d) for (s, d) in graph.edges if coverage.edges[(env, s, d)]}
-        reachable = {(s, d) for (s, d) in graph.edges if executed[edge_key(env, s, d)]} | covered
-        per_env[env] = {
-            "tasks": sum(t.envs[0] == env for t in tasks),
-            "tools": len(graph.nodes),
-            "tools_executed": len(ran_tools),
-            "edges": len(graph.edges),
-            "edges_between_executed_tools": len(between_ran),
-            "reachable_edges": len(reachable),
-            "covered_edges": len(covered),
-            "edge_coverage": round(len(covered) / len(reachable), 4) if reachable else 1.0,
-            "graph_edge_coverage": round(len(covered) / len(graph.edges), 4) if graph.edges else 1.0,
-        }
-    cross = sum(len(t.envs) > 1 for t in tasks)
-    kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
-    return {
-        "tasks": len(tasks),
-        "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
-        "envs": per_env,
-        "cross_edges_covered": len(coverage.cross),
-        "chain_length": _histogram(len(accepted_steps(t)) for t in tasks),
-        "turns": _histogram(len(t.turns) for t in tasks),
-        "distractors": _histogram(len(t.provenance.get("distractors", [])) for t in tasks),
-        "error_recovery_tasks": sum(bool(t.provenance.get("steps")) for t in tasks),
-        "mean_kill_rate": round(sum(kill) / len(kill), 4) if kill else 0.0,
-        "leaks": sum(len(t.quality.get("leaks", [])) for t in tasks),
-        "attempts": sum(s.attempts for s in shards),
-        "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
-        "rejected_crossing_chains": dict(
-            sorted(sum((s.rejected_cross for s in shards), Counter[str]()).items())
-        ),
-        "adversarial": adversarial_rate(s.validated for s in shards),
-        **corpus_measures(tasks),
-    }
-
-
-def edge_key(env: str, src: str, dst: str) -> str:
-    return f"{env}.{src}>{dst}"
-
-
-def _histogram(values: Iterable[int]) -> dict[str, int]:
-    counts = Counter(values)
-    return {str(k): counts[k] for k in sorted(counts)}

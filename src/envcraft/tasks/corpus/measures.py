@@ -1,16 +1,24 @@
-"""What a task set is made of: the figures its statistics and the tests of the corpus read.
+"""What a task set is made of: every statistic of a corpus, in one place.
 
-Each measure reads only the task (its reference, provenance and verifier checks), so the same
-function answers for a fresh corpus, a shard, or a task set on disk.
+Each measure of a task reads only the task (its reference, provenance and verifier checks), so
+the same function answers for a fresh corpus, a shard, or a task set on disk. On top of them:
+:func:`corpus_stats` (``stats.json`` of a synthesized set: edge coverage from the shards'
+counters, histograms, the measures) and :func:`summarize` (what ``envcraft tasks check`` prints
+for a validated set).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.graphs.graph import ToolGraph
+from envcraft.tasks.graphs.walk import Coverage, Step
+from envcraft.tasks.phrasing.leaks import find_leaks
+from envcraft.tasks.validation.validate import KILLED_BELOW, ValidationReport
 
 FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_files", "shell"})
 
@@ -106,12 +114,168 @@ def corpus_measures(tasks: list[Task]) -> dict[str, Any]:
         "cross_env_carrying_values": sum(carries_across(t) for t in cross),
         "cross_env_tasks": len(cross),
         "difficulty": {
-            key: _histogram(int(f.get(key, 0)) for f in features)
+            key: histogram(int(f.get(key, 0)) for f in features)
             for key in ("calls", "writes", "hidden_values", "distractors", "files_written")
         },
     }
 
 
-def _histogram(values: Iterable[int]) -> dict[str, int]:
+def histogram(values: Iterable[int]) -> dict[str, int]:
+    """``{value: count}`` with the values as strings in ascending order (a JSON object)."""
     counts = Counter(values)
     return {str(k): counts[k] for k in sorted(counts)}
+
+
+@dataclass
+class ShardResult:
+    env: str
+    shard: int
+    tasks: list[Task]
+    attempts: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    tool_ok: Counter[str] = field(default_factory=Counter)
+    executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
+    validated: Counter[str] = field(default_factory=Counter)  # reached / passed / failed:<policy>
+    rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "shard": self.shard,
+            "attempts": self.attempts,
+            "accepted": len(self.tasks),
+            "rejected": dict(sorted(self.rejected.items())),
+            "tool_ok": dict(sorted(self.tool_ok.items())),
+            "executed": dict(sorted(self.executed.items())),
+            "validated": dict(sorted(self.validated.items())),
+            "rejected_cross": dict(sorted(self.rejected_cross.items())),
+        }
+
+
+def accepted_steps(task: Task) -> list[Step]:
+    """The successful calls of a task's reference as a chain (failed planned steps excluded)."""
+    errors = {s["call"] for s in task.provenance.get("steps", [])}
+    return [Step(c.env, c.tool) for i, c in enumerate(task.reference.calls) if i not in errors]
+
+
+def corpus_stats(
+    tasks: list[Task], graphs: Mapping[str, ToolGraph], shards: Sequence[ShardResult]
+) -> dict[str, Any]:
+    """Edge coverage per environment, cross-environment share and histograms."""
+    coverage = Coverage()
+    for task in tasks:
+        coverage.accept(accepted_steps(task), dict(graphs))
+    ran = Counter[str]()
+    executed = Counter[str]()
+    for shard in shards:
+        ran.update(shard.tool_ok)
+        executed.update(shard.executed)
+    per_env: dict[str, Any] = {}
+    for env, graph in graphs.items():
+        ran_tools = {n for n, node in graph.nodes.items() if node.executable or ran[f"{env}.{n}"]}
+        between_ran = [(s, d) for (s, d) in graph.edges if s in ran_tools and d in ran_tools]
+        covered = {(s, d) for (s, d) in graph.edges if coverage.edges[(env, s, d)]}
+        reachable = {(s, d) for (s, d) in graph.edges if executed[edge_key(env, s, d)]} | covered
+        per_env[env] = {
+            "tasks": sum(t.envs[0] == env for t in tasks),
+            "tools": len(graph.nodes),
+            "tools_executed": len(ran_tools),
+            "edges": len(graph.edges),
+            "edges_between_executed_tools": len(between_ran),
+            "reachable_edges": len(reachable),
+            "covered_edges": len(covered),
+            "edge_coverage": round(len(covered) / len(reachable), 4) if reachable else 1.0,
+            "graph_edge_coverage": round(len(covered) / len(graph.edges), 4) if graph.edges else 1.0,
+        }
+    cross = sum(len(t.envs) > 1 for t in tasks)
+    kill = [t.quality.get("kill_rate", 0.0) for t in tasks]
+    return {
+        "tasks": len(tasks),
+        "cross_env_share": round(cross / len(tasks), 4) if tasks else 0.0,
+        "envs": per_env,
+        "cross_edges_covered": len(coverage.cross),
+        "chain_length": histogram(len(accepted_steps(t)) for t in tasks),
+        "turns": histogram(len(t.turns) for t in tasks),
+        "distractors": histogram(len(t.provenance.get("distractors", [])) for t in tasks),
+        "error_recovery_tasks": sum(bool(t.provenance.get("steps")) for t in tasks),
+        "mean_kill_rate": round(sum(kill) / len(kill), 4) if kill else 0.0,
+        "leaks": sum(len(t.quality.get("leaks", [])) for t in tasks),
+        "attempts": sum(s.attempts for s in shards),
+        "rejected": dict(sorted(sum((s.rejected for s in shards), Counter[str]()).items())),
+        "rejected_crossing_chains": dict(
+            sorted(sum((s.rejected_cross for s in shards), Counter[str]()).items())
+        ),
+        "adversarial": adversarial_rate(s.validated for s in shards),
+        **corpus_measures(tasks),
+    }
+
+
+def edge_key(env: str, src: str, dst: str) -> str:
+    """The key of a tool edge in the shards' ``executed`` counters: ``env.src>dst``."""
+    return f"{env}.{src}>{dst}"
+
+
+def summarize(
+    tasks: Sequence[Task], reports: Sequence[ValidationReport], stats: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The figures ``envcraft tasks check`` prints for a whole task set (leaks recomputed from the text)."""
+    n = len(reports)
+    total = sum(len(r.mutations) for r in reports)
+    by_kind: dict[str, list[int]] = {}
+    for report in reports:
+        for m in report.mutations:
+            counts = by_kind.setdefault(m.kind, [0, 0])
+            counts[0] += m.killed
+            counts[1] += 1
+    leaks = {t.id: len(find_leaks(t)) for t in tasks}
+    policies: dict[str, list[int]] = {}
+    for report in reports:
+        for trial, score in report.trials:
+            counts = policies.setdefault(trial.kind, [0, 0])
+            counts[0] += trial.passes(score)
+            counts[1] += 1
+    return {
+        "tasks": n,
+        "valid": sum(r.valid for r in reports),
+        "adversarial_pass_rate": _rate(sum(not r.failed_policies for r in reports), n),
+        "adversarial_by_policy": {k: {"passed": v[0], "runs": v[1]} for k, v in sorted(policies.items())},
+        "golden_pass_rate": _rate(sum(r.golden_score >= 1.0 and r.hash_ok for r in reports), n),
+        "noop_fail_rate": _rate(sum(r.noop_score < KILLED_BELOW for r in reports), n),
+        "kill_rate": _rate(sum(r.killed for r in reports), total) if total else 1.0,
+        "mutations": total,
+        "kill_rate_by_kind": {k: _rate(v[0], v[1]) for k, v in sorted(by_kind.items())},
+        "leaks": sum(leaks.values()),
+        "leaky_tasks": [task_id for task_id, count in leaks.items() if count],
+        "cross_env_rate": _rate(sum(len(t.envs) > 1 for t in tasks), len(tasks)),
+        "edge_coverage": _edge_coverage(stats),
+        "chain_lengths": histogram(len(t.reference.calls) for t in tasks),
+        "turns": histogram(len(t.turns) for t in tasks),
+        "invalid": [
+            {
+                "task_id": r.task_id,
+                "errors": r.errors,
+                "survivors": r.survivors,
+                "noop_score": r.noop_score,
+                "failed_policies": r.failed_policies,
+            }
+            for r in reports
+            if not r.valid
+        ],
+    }
+
+
+def _edge_coverage(stats: dict[str, Any] | None) -> dict[str, float] | None:
+    """Per-environment share of reachable tool edges the set covers, as the generator's stats record it."""
+    envs = (stats or {}).get("envs")
+    if not isinstance(envs, dict):
+        return None
+    found = {
+        env: info["edge_coverage"]
+        for env, info in envs.items()
+        if isinstance(info, dict) and "edge_coverage" in info
+    }
+    return found or None
+
+
+def _rate(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0

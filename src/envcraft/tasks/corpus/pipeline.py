@@ -32,9 +32,7 @@ from envcraft.core.workspace import atomic_write_bytes
 from envcraft.executor import Executor, open_executor
 from envcraft.tasks.corpus.compose import (
     Library,
-    ShardResult,
     SynthConfig,
-    accepted_steps,
     generate_initial,
     load_library,
     merge,
@@ -42,6 +40,7 @@ from envcraft.tasks.corpus.compose import (
 )
 from envcraft.tasks.corpus.export import FORMATS as EXPORT_FORMATS
 from envcraft.tasks.corpus.export import ExportError, export_files
+from envcraft.tasks.corpus.measures import ShardResult, accepted_steps
 from envcraft.tasks.corpus.report import render_report
 from envcraft.tasks.corpus.svg import tool_graph_svg, workflow_svg
 from envcraft.tasks.format.io import write_json, write_tasks

@@ -11,6 +11,7 @@ import json
 from html import escape
 from typing import Any
 
+from envcraft.core.html import page, table
 from envcraft.tasks.corpus.compose import Library
 from envcraft.tasks.corpus.svg import bar_chart_svg, tool_graph_svg, workflow_svg
 from envcraft.tasks.format.model import Task
@@ -18,28 +19,21 @@ from envcraft.tasks.graphs.walk import Coverage
 
 SAMPLES = 6
 STYLE = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; font-size: 13px; }
-.ok { color: #1e8449; font-weight: bold; } .bad { color: #c0392b; font-weight: bold; }
-pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font-size: 12px; max-height: 420px; }
 .graphs { display: flex; flex-wrap: wrap; gap: 12px; } .charts { display: flex; flex-wrap: wrap; gap: 8px; }
 details { margin: 0.4em 0; } .turn { background: #eef6fb; padding: 6px; margin: 4px 0; border-radius: 4px; }
-"""
+"""  # the rules of this report's own pieces; the rest is envcraft.core.html.STYLE
 
 
 def render_report(summary: dict[str, Any], library: Library, covered: Coverage, tasks: list[Task]) -> str:
     corpus = summary["corpus"]
     validation = summary["validation"]
     parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>envcraft run report</title>",
-        f"<style>{STYLE}</style></head><body>",
         "<h1>envcraft run report</h1>",
         f"<p>{_count(corpus['tasks'], 'validated task')} from {_count(len(summary['envs']), 'environment')}; "
         f"output in <code>{escape(summary['out'])}</code>.</p>",
         _targets(summary["targets"]),
         "<h2>Validation</h2>",
-        _table(
+        table(
             ["measure", "value"],
             [
                 ["golden runs scoring 1", _pct(validation["golden_pass_rate"])],
@@ -92,7 +86,7 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
         "tools succeeded at least once; <i>reachable</i>: edges some golden run executed (both calls "
         "succeeded, one after the other); <i>coverage</i> = covered / reachable; <i>of graph</i> = covered / "
         "edges (static analysis over-approximates: many graph edges are never executable).</p>",
-        _table(
+        table(
             [
                 "environment",
                 "tasks",
@@ -127,7 +121,7 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
         "</div>",
         "<h2>Workflow graph</h2>",
         workflow_svg(library.workflow, _env_pairs(covered)),
-        _table(
+        table(
             ["from", "to", "what flows (entity kinds, workspace paths)", "cross-environment edges used"],
             [
                 [
@@ -147,9 +141,9 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
         "<h2>Sample tasks</h2>",
         *(_task(t) for t in _samples(tasks)),
         "<h2>Timings (s)</h2>",
-        _table(["stage", "seconds"], [[k, v] for k, v in summary["timings_s"].items()]),
+        table(["stage", "seconds"], [[k, v] for k, v in summary["timings_s"].items()]),
         "<h2>Lint</h2>",
-        _table(
+        table(
             ["package", "usable", "errors / reason"],
             [
                 [
@@ -160,9 +154,8 @@ def render_report(summary: dict[str, Any], library: Library, covered: Coverage, 
                 for name, p in summary["lint"]["packages"].items()
             ],
         ),
-        "</body></html>",
     ]
-    return "\n".join(parts)
+    return page("envcraft run report", parts, STYLE)
 
 
 def _targets(targets: dict[str, Any]) -> str:
@@ -175,20 +168,12 @@ def _targets(targets: dict[str, Any]) -> str:
             met, detail = bool(value), ""
         mark = "<span class='ok'>met</span>" if met else "<span class='bad'>not met</span>"
         rows.append([name.replace("_", " "), mark, escape(detail)])
-    return "<h2>Targets</h2>" + _table(["target", "status", "detail"], rows, raw=True)
+    return "<h2>Targets</h2>" + table(["target", "status", "detail"], rows, raw=True)
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
-
-def _table(header: list[str], rows: list[list[Any]], raw: bool = False) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell if raw else escape(str(cell))}</td>" for cell in row) + "</tr>"
-        for row in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _pct(value: float) -> str:
@@ -227,7 +212,7 @@ def _task(task: Task) -> str:
     turns = "".join(
         f"<div class='turn'><b>user {i + 1}:</b> {escape(t.user)}</div>" for i, t in enumerate(task.turns)
     )
-    calls = _table(
+    calls = table(
         ["turn", "env", "tool", "args", "provenance"],
         [
             [c.turn + 1, c.env, c.tool, json.dumps(c.args, ensure_ascii=False), json.dumps(c.provenance)]

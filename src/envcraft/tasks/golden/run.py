@@ -33,6 +33,7 @@ from typing import Any
 
 from envcraft.core.errors import ErrorCategory
 from envcraft.core.package import EnvPackage
+from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.session import Session
 from envcraft.core.state import diff
 from envcraft.core.workspace import Workspace
@@ -110,7 +111,7 @@ class GoldenRun:
             collections = _collections(before)
             for change in diff(before, self.final.get(env, {})):
                 parts = change["path"].lstrip("/").split("/")
-                keys = [_unescape(p) for p in parts[:2]]
+                keys = [unescape_token(p) for p in parts[:2]]
                 if len(keys) == 2 and keys[0] in collections and keys[1] in before[keys[0]]:
                     found[(env, f"/{parts[0]}/{parts[1]}")] = None
             for call in self.calls:
@@ -119,7 +120,7 @@ class GoldenRun:
                 for value in scalars(call.args):
                     for name in collections:
                         if isinstance(value, str) and value in before[name]:
-                            found[(env, f"/{_escape(name)}/{_escape(value)}")] = None
+                            found[(env, f"/{escape_token(name)}/{escape_token(value)}")] = None
         return [{"env": env, "path": path} for env, path in found]
 
 
@@ -435,11 +436,3 @@ def _collections(state: dict[str, Any]) -> set[str]:
         for k, v in state.items()
         if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values())
     }
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _unescape(key: str) -> str:
-    return key.replace("~1", "/").replace("~0", "~")

@@ -10,56 +10,32 @@ Two stages, so that the wording can be replaced without touching what must be sa
   that holds it; enums through the phrase's choices; free text quoted. Read-only calls are the
   agent's business and are not asked for, unless they need a fact only the user knows. A
   value no declaration can name makes the chain unusable (the reason is returned).
-* an :class:`IntentRenderer` turns the plan into text in a persona's voice.
-  :class:`TemplateRenderer` is the offline one; an LLM renderer can replace it as long as
-  every mention's text survives, which :func:`missing_user_values` checks.
-
-:func:`find_leaks` checks that no value the agent must find (a derived id, a named record's
-id) is stated; :func:`missing_user_values` that every value the agent needs from the user is.
-Both read only the task (its reference provenance and ``provenance["mentions"]``).
+* an :class:`~envcraft.tasks.phrasing.render.IntentRenderer` turns the plan into text in a
+  persona's voice (:mod:`envcraft.tasks.phrasing.render`). The offline renderer can be replaced
+  by an LLM renderer as long as every mention's text survives, which
+  :func:`envcraft.tasks.phrasing.leaks.missing_user_values` checks.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Placeholder, Template
-from envcraft.tasks.format.model import GoldenCall, Source, Task
-from envcraft.tasks.phrasing.phrasebook import humanize, is_time, phrasebook, show_value
+from envcraft.tasks.format.model import GoldenCall, Source
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time, join_words, phrasebook, show_value
+from envcraft.tasks.phrasing.words import imperative, join_facts, possessives, quote, says
 from envcraft.tasks.values.args import value_at
 
-PERSONAS_FILE = Path(__file__).with_name("personas.json")
 MAX_TURNS = 4
 FREE_TEXT_PARAMS = re.compile(
     r"(^|_)(reason|note|notes|message|text|body|title|subject|comment|memo|summary|description|content)$"
 )
-
-
-@dataclass(frozen=True)
-class Persona:
-    id: str
-    name: str
-    role: str
-    tone: str
-    verbosity: str
-
-    def describe(self) -> str:
-        return f"{self.id}: {self.name}, {self.role} ({self.tone}, {self.verbosity})"
-
-
-@cache
-def personas() -> tuple[Persona, ...]:
-    """The shipped persona set (``personas.json``)."""
-    return tuple(Persona(**p) for p in json.loads(PERSONAS_FILE.read_text(encoding="utf-8")))
 
 
 # -- the plan ---------------------------------------------------------------------------------------
@@ -99,12 +75,6 @@ class IntentPlan:
 
     def mentions(self) -> list[Mention]:
         return [m for goals in self.turns for g in goals for m in g.mentions]
-
-
-class IntentRenderer(Protocol):
-    """Turns an :class:`IntentPlan` into one user message per turn."""
-
-    def render(self, plan: IntentPlan, persona: Persona) -> list[str]: ...
 
 
 # -- turns -------------------------------------------------------------------------------------------
@@ -181,9 +151,9 @@ def plan_intents(
     for indices in turns:
         plan.turns.append([found[i] for i in indices if i in found])
     for goal in found.values():  # what the renderer will print, mentions included
-        goal.text = _possessives(goal.text)
+        goal.text = possessives(goal.text)
         for mention in goal.mentions:
-            mention.text = _possessives(mention.text)
+            mention.text = possessives(mention.text)
     return plan
 
 
@@ -272,7 +242,7 @@ class _Planner:
         if isinstance(value, list) and value and all(not isinstance(v, dict | list) for v in value):
             parts = [self._mention(i, arg, v, call) for v in value]
             label = parts[0].source if all(p.source == parts[0].source for p in parts) else str(source)
-            text = _join([p.text for p in parts])
+            text = join_words([p.text for p in parts])
             mention = Mention(i, arg, value, text, label)
         else:
             mention = self._scalar(i, call, arg, value, source)
@@ -302,7 +272,7 @@ class _Planner:
                 return Mention(i, arg, value, book.id_phrase(collection, value), "user")
             if name is None:
                 raise Unnameable(f"no declared name tells {call.env}:{collection}/{value} apart")
-            kind = "user" if _mentions(name, value) else "named"  # a name may hold the id itself
+            kind = "user" if says(name, value) else "named"  # a name may hold the id itself
             self.named[(call.env, value)] = (name, kind)
             return Mention(i, arg, value, name, kind if kind == "user" or not source.from_call else label)
         created = self._created(i, call.env, value)
@@ -320,7 +290,7 @@ class _Planner:
                 return Mention(i, arg, value, show_value(value), "user")
             raise Unnameable(f"{call.tool}.{arg}: a value from an earlier result with no declared name")
         if isinstance(value, str) and (FREE_TEXT_PARAMS.search(arg) or " " in value.strip()):
-            return Mention(i, arg, value, _quote(value), "user")
+            return Mention(i, arg, value, quote(value), "user")
         prop = self.packages[call.env].env_class.tools[call.tool].parameters["properties"].get(arg, {})
         if (
             isinstance(value, str)
@@ -345,7 +315,7 @@ class _Planner:
             what = f"the id of that {humanize(field.removesuffix('_id'))}"
         else:
             what = f"that {humanize(field)}"
-        return f"{_quote(rest)}, mentioning {what}"
+        return f"{quote(rest)}, mentioning {what}"
 
     def _created(self, i: int, env: str, value: Any) -> str | None:
         """ "the new return" for a record an earlier call of this chain created."""
@@ -405,226 +375,4 @@ def _fallback_goal(package: EnvPackage, call: GoldenCall, mentions: Mapping[str,
     spec = package.env_class.tools[call.tool]
     action = imperative(spec.description.split("\n", 1)[0])
     values = [m.text for m in mentions.values() if m.source in ("user", "named") or m.text.startswith("the ")]
-    return f"{action}: {_join(values)}" if values else action
-
-
-def _quote(value: Any) -> str:
-    return f"“{value}”"
-
-
-def _join(words: list[str]) -> str:
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
-
-
-def join_facts(texts: list[str]) -> str:
-    return "it concerns " + _join(texts)
-
-
-NOT_VERBS = frozenset({"a", "an", "the", "this", "one", "returns", "tool", "helper", "internal"})
-
-
-def imperative(summary: str) -> str:
-    """``"Finds a customer by email."`` -> ``"find a customer by email"``: the summary's main
-    clause (explanations after ";" or ":" dropped) in the imperative."""
-    text = re.split(r";|: | — | - ", summary.strip(), maxsplit=1)[0]
-    text = re.sub(r"\s*\([^()]*\)", "", text).rstrip(".").strip()
-    words = text.split(" ", 1)
-    if not text:
-        return "do this"
-    if words[0].lower() in NOT_VERBS:
-        return "work on " + _lower_first(text)
-    verb = words[0]
-    lowered = verb.lower()
-    if lowered.endswith("ies") and len(lowered) > 4:
-        verb = verb[:-3] + "y"
-    elif lowered.endswith(("ches", "shes", "sses", "xes")):
-        verb = verb[:-2]
-    elif lowered.endswith("s") and not lowered.endswith(("ss", "us", "is")):
-        verb = verb[:-1]
-    return _lower_first(verb) + (" " + words[1] if len(words) > 1 else "")
-
-
-# -- the offline renderer --------------------------------------------------------------------------
-OPENERS = {
-    "formal": (
-        "Good day. Could you please help me with the following.",
-        "Hello, I would appreciate your help.",
-    ),
-    "casual": ("Hey!", "Hi there,"),
-    "terse": ("",),
-    "friendly": ("Hi! Hope you're doing well.", "Hello! Thanks for helping out."),
-    "anxious": ("Hi, sorry, I'm a bit stressed about this.", "Hello, I really need this sorted today."),
-    "impatient": ("I need this done now.", "Quick one, please."),
-    "cheerful": ("Hi hi! Fun one today.", "Hello! Happy to have you on this."),
-    "methodical": ("Hello. Here is what I need, in order.", "Hi. Here is exactly what I need."),
-    "apologetic": ("Sorry to bother you!", "Apologies for the trouble, but I need a hand."),
-    "skeptical": ("Last time this went wrong, so please be careful.", "Let's get this right this time."),
-}
-CONNECTORS = {
-    "formal": ("Thank you. Next, please", "Very good. Now please"),
-    "casual": ("Cool, now", "Nice. Next up:"),
-    "terse": ("Next:", "Now"),
-    "friendly": ("Thanks so much! Now could you", "Great, thank you! Next, please"),
-    "anxious": ("Okay, thank you. Now, please", "Phew. Next, could you"),
-    "impatient": ("Fine. Now", "Next:"),
-    "cheerful": ("Awesome! Now", "Yay, thanks! Next,"),
-    "methodical": ("Done? Good. Next,", "Good. The next thing:"),
-    "apologetic": ("Thanks, and sorry again, but could you also", "Sorry, one more thing:"),
-    "skeptical": ("Assuming that worked, now", "Double-check that, then"),
-}
-CLOSINGS = {
-    "formal": "Thank you in advance.",
-    "casual": "Thanks!",
-    "friendly": "You're the best, thanks!",
-    "anxious": "Please let me know when it's done.",
-    "impatient": "Be quick.",
-    "cheerful": "Thanks a bunch!",
-    "methodical": "Tell me when each part is done.",
-    "apologetic": "Sorry again, and thank you.",
-    "skeptical": "Tell me exactly what you changed.",
-}
-THEN = ("then", "after that", "and then")
-
-
-class TemplateRenderer:
-    """Offline rendering: the plan's clauses joined in a persona's voice."""
-
-    def __init__(self, seed: int | str = 0) -> None:
-        self.seed = seed
-
-    def render(self, plan: IntentPlan, persona: Persona) -> list[str]:
-        rng = random.Random(f"{self.seed}:{persona.id}")
-        messages = []
-        for t, goals in enumerate(plan.turns):
-            body = self._body(goals, rng)
-            if t == len(plan.turns) - 1 and plan.closing:
-                body = f"{body} {plan.closing}".strip()
-            messages.append(_possessives(self._voice(persona, t, body, rng)))
-        return messages
-
-    def _body(self, goals: list[Goal], rng: random.Random) -> str:
-        sentences: list[str] = []
-        facts = [g.text for g in goals if g.fact]
-        steps = [g for g in goals if not g.fact]
-        i = 0
-        clauses: list[str] = []
-        while i < len(steps):
-            goal = steps[i]
-            if goal.planned_error and i + 1 < len(steps):
-                clauses.append(f"try to {goal.text}; if that is not possible, {steps[i + 1].text} instead")
-                i += 2
-                continue
-            clauses.append(goal.text)
-            i += 1
-        for n, clause in enumerate(clauses):
-            lead = "" if n == 0 else rng.choice(THEN).capitalize() + " "
-            sentences.append(_capital(f"{lead}{clause}".strip()) + ".")
-        sentences = [_capital(f) + "." for f in facts] + sentences
-        return " ".join(sentences)
-
-    def _voice(self, persona: Persona, turn: int, body: str, rng: random.Random) -> str:
-        if turn == 0:
-            opener = rng.choice(OPENERS.get(persona.tone, ("",)))
-            if persona.verbosity == "chatty":
-                opener = f"{opener} I'm {persona.name}, {_article(persona.role)} {persona.role}.".strip()
-            parts = [opener, body] if persona.verbosity != "terse" else [body]
-        else:
-            connector = rng.choice(CONNECTORS.get(persona.tone, ("Next,",)))
-            parts = [connector, _lower_first(body)] if persona.verbosity != "terse" else [body]
-        if persona.verbosity == "chatty" and persona.tone in CLOSINGS:
-            parts.append(CLOSINGS[persona.tone])
-        return " ".join(p for p in parts if p)
-
-
-def _possessives(text: str) -> str:
-    """``Wide World Importers's`` -> ``Wide World Importers'``; ``1 unit(s)`` -> ``1 unit``,
-    ``3 unit(s)`` -> ``3 units`` (goal phrases write plurals as ``(s)``)."""
-    text = re.sub(r"(?<=[A-Za-z]s)'s\b", "'", text)
-    text = re.sub(r"(?<![\d.])\b1 ([A-Za-z-]+)\(s\)", r"1 \1", text)
-    return re.sub(r"([A-Za-z-]+)\(s\)", r"\1s", text)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _lower_first(text: str) -> str:
-    """Lower-case the first letter unless the first word is an acronym ("SKU", "CSV")."""
-    return text if text[1:2].isupper() else text[:1].lower() + text[1:]
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
-
-
-# -- information hiding checks ----------------------------------------------------------------------
-def _scalars(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        return [s for v in value for s in _scalars(v)]
-    return [value] if isinstance(value, str | int | float | bool) else []
-
-
-def _mentions(text: str, value: Any) -> bool:
-    needle = str(value).strip()
-    if not needle:
-        return True
-    pattern = r"(?<![A-Za-z0-9])" + re.escape(needle.lower()) + r"(?![A-Za-z0-9])"
-    return re.search(pattern, text.lower()) is not None
-
-
-def find_leaks(task: Task) -> list[dict[str, Any]]:
-    """Values the agent must find (derived ids, named records' ids, file contents) that a turn states."""
-    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
-    stated = {
-        str(v)
-        for i, c in enumerate(task.reference.calls)
-        if i in goals
-        for k in c.args
-        if c.source(k).kind == "user"
-        for v in _scalars(c.args.get(k))
-    }
-    leaks: list[dict[str, Any]] = []
-    for i, call in enumerate(task.reference.calls):
-        for name in call.args:
-            source = call.source(name)
-            if not source.hidden or source.kind == "embed":
-                continue
-            for value in _scalars(call.args.get(name)):
-                if isinstance(value, bool | int | float) or str(value) in stated or len(str(value)) < 3:
-                    continue
-                for t, turn in enumerate(task.turns):
-                    if _mentions(turn.user, value):
-                        leaks.append({"turn": t, "call": i, "arg": name, "value": value})
-    return leaks
-
-
-def missing_user_values(task: Task) -> list[dict[str, Any]]:
-    """Values the agent needs from the user that no turn says: every user-stated or named argument
-    of a goal must have its mention in a turn (``provenance["mentions"]``), and a user-stated value
-    without a recorded mention must appear verbatim; a value from a workspace file needs its
-    mention (the pointer to the file)."""
-    recorded = {(m["call"], m["arg"]): m["text"] for m in task.provenance.get("mentions", [])}
-    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
-    missing: list[dict[str, Any]] = []
-    for i, call in enumerate(task.reference.calls):
-        if i not in goals:
-            continue
-        text = "\n".join(t.user for t in task.turns[: call.turn + 1])
-        for name in call.args:
-            if call.source(name).kind not in ("user", "named", "file"):
-                continue
-            value = call.args.get(name)
-            mention = recorded.get((i, name))
-            if mention is not None:
-                present = mention.lower() in text.lower()
-            elif call.source(name).kind == "file":
-                present = False
-            elif isinstance(value, bool):
-                present = _mentions(text, name.replace("_", " "))
-            else:
-                present = all(_mentions(text, v) for v in _scalars(value))
-            if not present:
-                missing.append({"call": i, "arg": name, "value": value})
-    return missing
+    return f"{action}: {join_words(values)}" if values else action

@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage
+from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.format.model import Source, Task
 from envcraft.tasks.graphs.effects import tool_effects
@@ -252,8 +253,8 @@ class Adversary:
     ) -> list[str]:
         """Records an agent could mistake for ``key``: its look-alike first, then the siblings most
         like it (most equal fields: they meet the same preconditions)."""
-        path = f"/{_escape(collection)}/{_escape(key)}"
-        first = [_unescape(distractors[path].rsplit("/", 1)[-1])] if path in distractors else []
+        path = f"/{escape_token(collection)}/{escape_token(key)}"
+        first = [unescape_token(distractors[path].rsplit("/", 1)[-1])] if path in distractors else []
         named = {str(v) for c in self.task.reference.calls for v in _scalars(c.args)}
         records = state.get(collection, {})
         target = records.get(key, {})
@@ -319,10 +320,10 @@ class Adversary:
             gold = self._golden.final[env]
             for change in diff(gold, final):
                 parts = change["path"].split("/")
-                collection = _unescape(parts[1]) if len(parts) > 1 else ""
+                collection = unescape_token(parts[1]) if len(parts) > 1 else ""
                 if collection not in book.collections or book.is_log(collection) or len(parts) < 3:
                     continue
-                if len(parts) > 3 and _unescape(parts[3]) in book.free_fields(collection):
+                if len(parts) > 3 and unescape_token(parts[3]) in book.free_fields(collection):
                     continue
                 if is_time(change.get("after")) or is_time(change.get("before")):
                     continue
@@ -526,11 +527,3 @@ def _scalars(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [s for v in value for s in _scalars(v)]
     return [value]
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _unescape(key: str) -> str:
-    return key.replace("~1", "/").replace("~0", "~")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcraft.core.package import load_package
+from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.format.model import Source, Verifier
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
@@ -437,11 +438,11 @@ class _Builder:
             "goal",
             kind="created_in",
             env=env,
-            path=f"/{_escape(collection)}",
+            path=f"/{escape_token(collection)}",
             expected=patterns,
             **extra,
         )
-        self.goal_paths[env].add(f"/{_escape(collection)}")
+        self.goal_paths[env].add(f"/{escape_token(collection)}")
 
     def file_goals(self, requests: Sequence[FileRequest]) -> None:
         """Files the run wrote, moved or deleted; requested files parsed as the user asked."""
@@ -574,7 +575,7 @@ class _Builder:
                 continue
             if key not in before.get(collection, {}):
                 continue
-            record = f"/{_escape(collection)}/{_escape(key)}"
+            record = f"/{escape_token(collection)}/{escape_token(key)}"
             changed_records.setdefault(record, set()).add(rest)
             named = (env, collection, key) in self.named
             exogenous = _under_any(change["path"], self.world.exogenous.get(env, set()))
@@ -613,7 +614,7 @@ class _Builder:
         for key, value in sorted(before.items()):  # other top-level values: left as they were
             if key in book.collections or isinstance(value, int | float | bool) or value is None:
                 continue
-            path = f"/{_escape(key)}"
+            path = f"/{escape_token(key)}"
             moved = sorted(
                 {p for p in self.world.exogenous.get(env, set()) if p == path or p.startswith(path + "/")}
             )
@@ -635,14 +636,14 @@ class _Builder:
             members = before.get(collection)
             if not isinstance(members, dict) or book.is_log(collection):
                 continue
-            path = f"/{_escape(collection)}"
+            path = f"/{escape_token(collection)}"
             skip = {
                 k for k in members if _member(path, k) in changed_records or _member(path, k) in distractors
             }
             keep = [k for k in members if k not in skip]
             if keep:
                 spec: dict[str, Any] = {"except": sorted(skip)}
-                free = [f"/{_escape(name)}" for name in book.free_fields(collection)]
+                free = [f"/{escape_token(name)}" for name in book.free_fields(collection)]
                 if free:
                     spec["ignore"] = free
                 by_key = {k: ig for k in keep if (ig := self._record_ignore(env, _member(path, k)))}
@@ -674,7 +675,7 @@ class _Builder:
         """Fields of a record (relative paths) that move by themselves or that the user leaves free."""
         collection, _, _ = _split(record + "/x")
         book = self.world.books[env]
-        fields = {f"/{_escape(name)}" for name in book.free_fields(collection or "")}
+        fields = {f"/{escape_token(name)}" for name in book.free_fields(collection or "")}
         for path in self.world.exogenous.get(env, set()):
             if path.startswith(record + "/"):
                 fields.add(path[len(record) :])
@@ -687,7 +688,7 @@ class _Builder:
 
 
 def _member(collection_path: str, key: str) -> str:
-    return f"{collection_path}/{_escape(key)}"
+    return f"{collection_path}/{escape_token(key)}"
 
 
 # -- helpers -----------------------------------------------------------------------------------------
@@ -751,12 +752,13 @@ def _split(path: str) -> tuple[str | None, str, str]:
     parts = path.split("/")
     if len(parts) < 3:
         return None, "", ""
-    return _unescape(parts[1]), _unescape(parts[2]), "/".join(["", *parts[3:]]) if len(parts) > 3 else ""
+    rest = "/".join(["", *parts[3:]]) if len(parts) > 3 else ""
+    return unescape_token(parts[1]), unescape_token(parts[2]), rest
 
 
 def _is_free(book: Phrasebook, collection: str, rest: str) -> bool:
     top = rest.split("/")[1] if rest.count("/") >= 1 else ""
-    return _unescape(top) in book.free_fields(collection)
+    return unescape_token(top) in book.free_fields(collection)
 
 
 def _timestamp(change: dict[str, Any]) -> bool:
@@ -810,11 +812,3 @@ def _display(value: Any) -> Any:
     if isinstance(value, list):
         return [_display(v) for v in value]
     return value
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _unescape(key: str) -> str:
-    return key.replace("~1", "/").replace("~0", "~")

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from envcraft.core.errors import ErrorCategory, is_error
 from envcraft.core.package import EnvPackage
+from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.session import Session
 from envcraft.tasks.graphs.graph import ToolGraph
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, phrasebook
@@ -96,7 +97,7 @@ def _copy(value: Any) -> Any:
 
 
 def _entity(state: dict[str, Any], path: str) -> dict[str, Any] | None:
-    parts = [_unescape(p) for p in path.lstrip("/").split("/")]
+    parts = [unescape_token(p) for p in path.lstrip("/").split("/")]
     if len(parts) != 2:
         return None
     collection = state.get(parts[0])
@@ -110,7 +111,7 @@ def _insert(
     state: dict[str, Any], env: str, path: str, rng: random.Random, book: Phrasebook
 ) -> Distractor | None:
     """Add one near-duplicate of the entity at ``path`` to ``state`` (in place)."""
-    name, old_id = (_unescape(p) for p in path.lstrip("/").split("/"))
+    name, old_id = (unescape_token(p) for p in path.lstrip("/").split("/"))
     declared = book.declared.get(name)
     if declared is not None and not declared.vary:
         return None  # the environment says its records of this kind have no look-alikes
@@ -142,7 +143,7 @@ def _insert(
             clone[key] = _shift_time(clone[key], delta)
     collection[new_id] = clone
     _add_back_references(state, old_id, new_id)
-    return Distractor(env, f"/{_escape(name)}/{_escape(new_id)}", path, kind, field_name)
+    return Distractor(env, f"/{escape_token(name)}/{escape_token(new_id)}", path, kind, field_name)
 
 
 def _applicable(entity: dict[str, Any], vary: tuple[str, ...] | None) -> list[tuple[str, str | None]]:
@@ -264,14 +265,6 @@ def _add_back_references(node: Any, old: str, new: str) -> None:
                 _add_back_references(child, old, new)
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _unescape(key: str) -> str:
-    return key.replace("~1", "/").replace("~0", "~")
-
-
 def breaks_lookups(
     package: EnvPackage,
     graph: ToolGraph,
@@ -286,7 +279,7 @@ def breaks_lookups(
     ``internal_error``. We call every read-only tool that needs no argument, and every
     read-only tool taking one id with each distractor's id, on the distracted S0.
     """
-    ids = [_unescape(d.path.rsplit("/", 1)[-1]) for d in made if d.env == package.id]
+    ids = [unescape_token(d.path.rsplit("/", 1)[-1]) for d in made if d.env == package.id]
     if not ids:
         return False
     with Session.memory(package, state=state, files=files) as session:

@@ -177,10 +177,6 @@ def _shown_in(run: GoldenRun, env: str, value: str) -> tuple[int | None, str | N
     return None, None
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _slug(noun: str) -> str:
     return "_".join(noun.lower().split())
 

@@ -1,0 +1,76 @@
+"""Information hiding checks on a task's user turns: what they must not say, and what they must.
+
+:func:`find_leaks` lists values the agent must find for itself (derived ids, named records' ids,
+file contents) that a turn states anyway; :func:`missing_user_values` lists values only the user
+knows that no turn states. The data engine drops a candidate with either; ``envcraft tasks
+check`` recomputes both from the text of any task set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.phrasing.words import says
+
+
+def _scalars(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    return [value] if isinstance(value, str | int | float | bool) else []
+
+
+def find_leaks(task: Task) -> list[dict[str, Any]]:
+    """Values the agent must find (derived ids, named records' ids, file contents) that a turn states."""
+    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
+    stated = {
+        str(v)
+        for i, c in enumerate(task.reference.calls)
+        if i in goals
+        for k in c.args
+        if c.source(k).kind == "user"
+        for v in _scalars(c.args.get(k))
+    }
+    leaks: list[dict[str, Any]] = []
+    for i, call in enumerate(task.reference.calls):
+        for name in call.args:
+            source = call.source(name)
+            if not source.hidden or source.kind == "embed":
+                continue
+            for value in _scalars(call.args.get(name)):
+                if isinstance(value, bool | int | float) or str(value) in stated or len(str(value)) < 3:
+                    continue
+                for t, turn in enumerate(task.turns):
+                    if says(turn.user, value):
+                        leaks.append({"turn": t, "call": i, "arg": name, "value": value})
+    return leaks
+
+
+def missing_user_values(task: Task) -> list[dict[str, Any]]:
+    """Values the agent needs from the user that no turn says: every user-stated or named argument
+    of a goal must have its mention in a turn (``provenance["mentions"]``), and a user-stated value
+    without a recorded mention must appear verbatim; a value from a workspace file needs its
+    mention (the pointer to the file)."""
+    recorded = {(m["call"], m["arg"]): m["text"] for m in task.provenance.get("mentions", [])}
+    goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
+    missing: list[dict[str, Any]] = []
+    for i, call in enumerate(task.reference.calls):
+        if i not in goals:
+            continue
+        text = "\n".join(t.user for t in task.turns[: call.turn + 1])
+        for name in call.args:
+            if call.source(name).kind not in ("user", "named", "file"):
+                continue
+            value = call.args.get(name)
+            mention = recorded.get((i, name))
+            if mention is not None:
+                present = mention.lower() in text.lower()
+            elif call.source(name).kind == "file":
+                present = False
+            elif isinstance(value, bool):
+                present = says(text, name.replace("_", " "))
+            else:
+                present = all(says(text, v) for v in _scalars(value))
+            if not present:
+                missing.append({"call": i, "arg": name, "value": value})
+    return missing

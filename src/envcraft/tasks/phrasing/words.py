@@ -1,0 +1,79 @@
+"""Small pieces of English the planner and the renderer share: quoting, joining, imperatives.
+
+A goal clause is built by :mod:`envcraft.tasks.phrasing.intents` and voiced by
+:mod:`envcraft.tasks.phrasing.render`; both write plurals, possessives, quotes and lists the
+same way through these functions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from envcraft.tasks.phrasing.phrasebook import join_words
+
+
+def quote(value: Any) -> str:
+    """Free text as the user says it: in curly quotes."""
+    return f"“{value}”"
+
+
+def join_facts(texts: list[str]) -> str:
+    """Facts only the user knows, as one clause ("it concerns X and Y")."""
+    return "it concerns " + join_words(texts)
+
+
+NOT_VERBS = frozenset({"a", "an", "the", "this", "one", "returns", "tool", "helper", "internal"})
+
+
+def imperative(summary: str) -> str:
+    """``"Finds a customer by email."`` -> ``"find a customer by email"``: the summary's main
+    clause (explanations after ";" or ":" dropped) in the imperative."""
+    text = re.split(r";|: | — | - ", summary.strip(), maxsplit=1)[0]
+    text = re.sub(r"\s*\([^()]*\)", "", text).rstrip(".").strip()
+    words = text.split(" ", 1)
+    if not text:
+        return "do this"
+    if words[0].lower() in NOT_VERBS:
+        return "work on " + lower_first(text)
+    verb = words[0]
+    lowered = verb.lower()
+    if lowered.endswith("ies") and len(lowered) > 4:
+        verb = verb[:-3] + "y"
+    elif lowered.endswith(("ches", "shes", "sses", "xes")):
+        verb = verb[:-2]
+    elif lowered.endswith("s") and not lowered.endswith(("ss", "us", "is")):
+        verb = verb[:-1]
+    return lower_first(verb) + (" " + words[1] if len(words) > 1 else "")
+
+
+def possessives(text: str) -> str:
+    """``Wide World Importers's`` -> ``Wide World Importers'``; ``1 unit(s)`` -> ``1 unit``,
+    ``3 unit(s)`` -> ``3 units`` (goal phrases write plurals as ``(s)``)."""
+    text = re.sub(r"(?<=[A-Za-z]s)'s\b", "'", text)
+    text = re.sub(r"(?<![\d.])\b1 ([A-Za-z-]+)\(s\)", r"1 \1", text)
+    return re.sub(r"([A-Za-z-]+)\(s\)", r"\1s", text)
+
+
+def capital(text: str) -> str:
+    """``text`` with its first letter upper-case."""
+    return text[:1].upper() + text[1:]
+
+
+def lower_first(text: str) -> str:
+    """Lower-case the first letter unless the first word is an acronym ("SKU", "CSV")."""
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]
+
+
+def article(word: str) -> str:
+    """``"a"`` or ``"an"`` before ``word``."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def says(text: str, value: Any) -> bool:
+    """Whether ``text`` states ``value`` as a whole word, case aside (an empty value always)."""
+    needle = str(value).strip()
+    if not needle:
+        return True
+    pattern = r"(?<![A-Za-z0-9])" + re.escape(needle.lower()) + r"(?![A-Za-z0-9])"
+    return re.search(pattern, text.lower()) is not None
