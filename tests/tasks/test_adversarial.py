@@ -17,7 +17,7 @@ from envcraft.tasks.play.outcome import outcome_hash
 from envcraft.tasks.validation.adversarial import RIGHT, WRONG, Adversary, shell_write
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.scoring import build_context, score_contexts
-from envcraft.tasks.verifier.synthesis import render
+from envcraft.tasks.verifier.source import render
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from envcraft.tasks.corpus.measures import corpus_measures, reads_needed_value, 
 from envcraft.tasks.format.model import Source, Task, Verifier
 from envcraft.tasks.phrasing.leaks import missing_user_values
 from envcraft.tasks.validation.validate import validate
-from envcraft.tasks.verifier.synthesis import render
+from envcraft.tasks.verifier.source import render
 
 CLAW = ("infra_recovery", "notes_desk", "mail_triage", "sheet_analytics")
 

@@ -23,8 +23,8 @@ from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.execute import execute, reference_turns, shifted_runs
 from envcraft.tasks.play.outcome import ExecutionError, Outcome, TurnSnapshot, outcome_hash
 from envcraft.tasks.verifier import runtime as vr
+from envcraft.tasks.verifier.checks import file_format, record_path
 from envcraft.tasks.verifier.scoring import build_context
-from envcraft.tasks.verifier.synthesis import file_format, record_path
 
 PER_KIND_LIMIT = 12  # mutations of one kind at most (the first ones, in a fixed order)
 

@@ -30,8 +30,8 @@ from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time, phrasebook
 from envcraft.tasks.values.args import flatten
+from envcraft.tasks.verifier.checks import FileRequest
 from envcraft.tasks.verifier.runtime import norm_cell
-from envcraft.tasks.verifier.synthesis import FileRequest
 
 FOLDERS = ("reports", "handover", "notes")
 SLUGS = ("summary", "handover", "result", "status")

@@ -1,0 +1,307 @@
+"""What the verifier synthesizer builds on: the check list, the golden run's world, the shared helpers.
+
+:class:`CheckList` accumulates checks under unique readable names; :class:`World` holds the
+golden run and the correct variant runs (shifted, idle, clock-only) whose differences show what
+moves by itself; :func:`pattern_of` turns the values those runs show into the value a check
+accepts. :mod:`envcraft.tasks.verifier.goals` and :mod:`envcraft.tasks.verifier.guards` add the
+checks; :mod:`envcraft.tasks.verifier.synthesis` runs them in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envcraft.core.package import load_package
+from envcraft.core.pointer import escape_token, unescape_token
+from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks.format.model import Source
+from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
+from envcraft.tasks.play.execute import clock_run, shifted_runs, tail_runs
+from envcraft.tasks.play.outcome import Outcome
+from envcraft.tasks.verifier import runtime as vr
+
+FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
+NAME_LIMIT = 60
+ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
+MAX_CHOICES = 4
+# Arguments that carry a message the user dictated: a greeting or a sign-off around the words is
+# still the message asked for ($says), while a name or a title must be the words given ($text).
+BODY_PARAMS = frozenset({"body", "comment", "memo", "message", "note", "summary", "text"})
+
+
+@dataclass(frozen=True)
+class FileRequest:
+    """A file the user asks for by its content: ``expected`` in the runtime's file-check form;
+    ``sources`` are the (env, state path) where each value asked for lives."""
+
+    path: str
+    format: str  # json | csv | markdown
+    expected: Any
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "format": self.format, "expected": self.expected}
+
+
+def guard_on_time(check: dict[str, Any]) -> None:
+    check["role"] = "guard"
+    check["name"] += " (on time)"
+
+
+def asked_values(request: FileRequest) -> list[str]:
+    """The values a table or a section request asks for, as the user would write them."""
+    if request.format == "csv":
+        return [str(row[1]) for row in request.expected["rows"] if len(row) > 1]
+    return [str(v) for texts in request.expected.values() for v in texts]
+
+
+def file_format(path: str, content: str) -> str:
+    """How a file is compared: parsed JSON / CSV / TSV by extension, else normalized text."""
+    fmt = next((f for ext, f in FILE_FORMATS.items() if path.lower().endswith(ext)), "text")
+    if fmt != "text":
+        try:
+            vr.parse_file(content, fmt)
+        except ValueError:
+            return "text"
+    return fmt
+
+
+def record_path(path: str) -> str | None:
+    """The record a deep path lies in (``/orders/O-1`` for ``/orders/O-1/status``), if any."""
+    parts = path.split("/")
+    return "/".join(parts[:3]) if len(parts) > 3 else None
+
+
+@dataclass
+class World:
+    """The golden run with its correct variants, and what in them moves without the agent."""
+
+    golden: Outcome
+    variants: list[Outcome]  # correct runs: shifted and tail replays
+    books: dict[str, Phrasebook]
+    exogenous: dict[str, set[str]] = field(default_factory=dict)  # env -> paths the world changes
+    exogenous_files: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, golden: Outcome) -> World:
+        books = {env: phrasebook(load_package(path)) for env, path in golden.packages.items()}
+        tails = tail_runs(golden)
+        world = cls(golden, [*shifted_runs(golden), *tails], books)
+        clock = clock_run(golden)
+        for env in golden.final:
+            paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
+            for tail in tails:
+                paths |= {c["path"] for c in diff(golden.final[env], tail.final[env])}
+            world.exogenous[env] = paths
+        moved = [(golden.initial_files, clock.files)] + [(golden.files, t.files) for t in tails]
+        for before, after in moved:
+            world.exogenous_files |= {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+        return world
+
+    def values(self, env: str, path: str, turn: int | None = None) -> list[Any]:
+        """The value at ``path`` in the golden run and every variant (MISSING where absent)."""
+        runs = [self.golden, *self.variants] if turn is None else [self.golden, *self.variants[:2]]
+        return [get_path(states_at(run, turn).get(env, {}), path) for run in runs]
+
+    def holds(self, env: str, path: str) -> bool:
+        """Whether every correct run ends with what the golden one has at ``path``: the same
+        record (a record path: it exists, whatever its timestamps) or the same value."""
+        gold, *others = self.values(env, path)
+        if path.count("/") == 2:
+            return all(o is not MISSING for o in others)
+        return not under_any(path, self.exogenous.get(env, set())) and all(vr.same(gold, o) for o in others)
+
+    def moves(self, env: str, path: str) -> bool:
+        """Whether a variant shows another value here, or the world changes it on its own."""
+        if under_any(path, self.exogenous.get(env, set())):
+            return True
+        gold, *others = self.values(env, path)
+        return any(not vr.same(gold, other) for other in others)
+
+
+def states_at(run: Outcome, turn: int | None) -> dict[str, Any]:
+    return run.final if turn is None else run.turns[turn].final
+
+
+def pattern_of(values: Sequence[Any]) -> Any:
+    """The pattern accepting each of ``values`` (the golden one first), as tight as they allow."""
+    present = [v for v in values if v is not MISSING]
+    gold = present[0]
+    if all(vr.same(gold, v) for v in present):
+        return gold
+    if all(isinstance(v, dict) for v in present) and all(set(v) == set(gold) for v in present):
+        return {key: pattern_of([v[key] for v in present]) for key in gold}
+    if all(isinstance(v, list) for v in present) and all(len(v) == len(gold) for v in present):
+        return [pattern_of([v[i] for v in present]) for i in range(len(gold))]
+    kinds = {vr.kind_of(v) for v in present}
+    if len(kinds) == 1:
+        kind = next(iter(kinds))
+        if kind == "str" and (all(is_time(v) for v in present) or all(ID_LIKE.match(v) for v in present)):
+            return {"$any": "str"}
+        if kind in ("list", "dict"):
+            return {"$any": kind}
+    distinct: list[Any] = []
+    for v in present:
+        if not any(vr.same(v, d) for d in distinct):
+            distinct.append(v)
+    if len(distinct) <= MAX_CHOICES and all(not isinstance(v, dict | list) for v in distinct):
+        return {"$one_of": distinct}
+    return {"$any": vr.kind_of(gold)} if len(kinds) == 1 else {"$one_of": distinct[:MAX_CHOICES]}
+
+
+def wild(pattern: Any) -> bool:
+    return isinstance(pattern, dict) and set(pattern) == {"$any"}
+
+
+# -- building checks -------------------------------------------------------------------------------
+
+
+class CheckList:
+    """Accumulates checks with unique readable names (goals and guards add to it)."""
+
+    def __init__(self, golden: Outcome, world: World) -> None:
+        self.golden = golden
+        self.world = world
+        self.checks: list[dict[str, Any]] = []
+        self._names: set[str] = set()
+        self.named = named_records(golden, world.books)
+        self.texts = free_texts(golden)
+        self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
+
+    def _add(self, name: str, role: str, **spec: Any) -> None:
+        unique, n = name, 2
+        while unique in self._names:
+            unique, n = f"{name} #{n}", n + 1
+        self._names.add(unique)
+        self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
+
+    def _window(
+        self, turn: int | None
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, str]]:
+        run = self.golden
+        if turn is None:
+            return run.initial, run.final, run.initial_files, run.files
+        before = run.turns[turn - 1] if turn > 0 else None
+        return (
+            before.final if before else run.initial,
+            run.turns[turn].final,
+            before.files if before else run.initial_files,
+            run.turns[turn].files,
+        )
+
+
+def member(collection_path: str, key: str) -> str:
+    return f"{collection_path}/{escape_token(key)}"
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+def named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple[str, str, str]]:
+    """(env, collection, key) of the records the chain's calls name or create."""
+    found: set[tuple[str, str, str]] = set()
+    for action in golden.actions:
+        if action.env not in books or not isinstance(action.args, dict) or "error" in action.result:
+            continue
+        book = books[action.env]
+        for value in scalars(action.args):
+            for state in (golden.initial[action.env], golden.final[action.env]):
+                collection = book.collection_of(state, value)
+                if collection is not None:
+                    found.add((action.env, collection, value))
+    for env, book in books.items():
+        for collection in book.collections:
+            before = golden.initial[env].get(collection) or {}
+            for key in golden.final[env].get(collection) or {}:
+                if key not in before:
+                    found.add((env, collection, key))
+    return found
+
+
+def free_texts(golden: Outcome) -> list[tuple[str, list[str], str]]:
+    """Free text the run passed (``$text`` / ``$says`` checks): (text, the values embedded ones
+    must carry, the argument's name)."""
+    found = []
+    for action in golden.actions:
+        if not isinstance(action.args, dict):
+            continue
+        for name, value in action.args.items():
+            if not isinstance(value, str) or " " not in value.strip():
+                continue
+            source = Source.parse(action.provenance.get(name, "user"))
+            embedded: list[str] = []
+            if source.kind == "embed":
+                embedded = [w for w in value.split() if ID_LIKE.match(w.strip(":,."))][:1]
+                embedded = [w.strip(":,.") for w in embedded]
+            found.append((value, embedded, name))
+    return found
+
+
+def scalar_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str | int | float | bool) for v in value)
+
+
+def scalars(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from scalars(v)
+    else:
+        yield value
+
+
+def split_path(path: str) -> tuple[str | None, str, str]:
+    """``/orders/O-1/status`` -> ("orders", "O-1", "/status"); top-level paths -> (None, "", "")."""
+    parts = path.split("/")
+    if len(parts) < 3:
+        return None, "", ""
+    rest = "/".join(["", *parts[3:]]) if len(parts) > 3 else ""
+    return unescape_token(parts[1]), unescape_token(parts[2]), rest
+
+
+def is_free(book: Phrasebook, collection: str, rest: str) -> bool:
+    top = rest.split("/")[1] if rest.count("/") >= 1 else ""
+    return unescape_token(top) in book.free_fields(collection)
+
+
+def is_timestamp(change: dict[str, Any]) -> bool:
+    return is_time(change.get("after")) or is_time(change.get("before"))
+
+
+def is_counter(change: dict[str, Any]) -> bool:
+    return change["path"].count("/") == 1 and isinstance(change.get("after"), int | float)
+
+
+def states_before(run: Outcome, turn: int) -> dict[str, Any]:
+    return run.turns[turn - 1].final if turn > 0 else run.initial
+
+
+def under_any(path: str, roots: set[str]) -> bool:
+    return any(path == r or path.startswith(r + "/") or r.startswith(path + "/") for r in roots)
+
+
+def short(value: Any) -> str:
+    """A check name's rendering of an expected value (wildcards shown as ``<kind>``)."""
+    text = repr(_display(value))
+    return text if len(text) <= NAME_LIMIT else text[: NAME_LIMIT - 3] + "..."
+
+
+class _Kind(str):
+    def __repr__(self) -> str:
+        return f"<{self}>"
+
+
+def _display(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"$any"}:
+        return _Kind(value["$any"])
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("$"):
+        op, arg = next(iter(value.items()))
+        return _Kind(f"{op[1:]} {arg!r}")
+    if isinstance(value, dict):
+        return {k: _display(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_display(v) for v in value]
+    return value

@@ -1,0 +1,318 @@
+"""Goal checks: what the user asked for, on the records the chain acts on and in the workspace.
+
+Every change to a record a call names or creates, with the value asked for (in any form the
+correct variant runs show); every workspace file the run writes, moves or deletes; a file the
+user asked for, parsed (JSON keys, CSV rows, Markdown sections). A goal must change relative to
+S0 (or to the turn before), so a do-nothing run fails every one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from envcraft.core.pointer import escape_token
+from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks.phrasing.phrasebook import is_time
+from envcraft.tasks.verifier import runtime as vr
+from envcraft.tasks.verifier.checks import (
+    BODY_PARAMS,
+    ID_LIKE,
+    CheckList,
+    FileRequest,
+    asked_values,
+    file_format,
+    guard_on_time,
+    is_counter,
+    pattern_of,
+    scalar_list,
+    short,
+    split_path,
+    states_at,
+    states_before,
+    under_any,
+    wild,
+)
+
+
+class GoalChecks(CheckList):
+    """The goal half of the verifier's checks (see the module docstring)."""
+
+    # -- goals ------------------------------------------------------------------------------------
+    def goals(self, turn: int | None) -> None:
+        """Changes to the records the chain names or creates.
+
+        Turn checks (``turn``: the window of one user turn but the last) are goals where a later
+        turn overwrites the change (the end of the run cannot see it); where the end still shows
+        it, the turn check is an on-time guard (a broken one halves the reward like any guard):
+        work asked for in one turn and done only turns later is not the job done (a judge's agent
+        did every turn's work in the last one and scored 1), yet it does not dilute the goals.
+        """
+        start = len(self.checks)
+        before, after, _, _ = self._window(turn)
+        prefix = "" if turn is None else f"turn {turn + 1}: "
+        extra = {} if turn is None else {"turn": turn}
+        for env in sorted(after):
+            book = self.world.books[env]
+            created: dict[str, list[str]] = {}
+            for change in diff(before.get(env, {}), after[env]):
+                path = change["path"]
+                collection, key, rest = split_path(path)
+                if collection is None or collection not in book.collections:
+                    self._top_level(env, change, prefix, extra, turn)  # not a record: the value itself
+                    continue
+                if not rest:  # a whole record added or removed
+                    if change["op"] == "added" and not under_any(path, self.world.exogenous.get(env, set())):
+                        created.setdefault(collection, []).append(key)  # (not one the world adds itself)
+                    elif (env, collection, key) in self.named:
+                        self._add(
+                            f"{prefix}{env}:{path} deleted",
+                            "goal",
+                            kind="absent",
+                            env=env,
+                            path=path,
+                            **extra,
+                        )
+                    continue
+                if key not in before.get(env, {}).get(collection, {}):
+                    continue  # inside a record created in this window: its created_in check covers it
+                if (env, collection, key) not in self.named:
+                    continue  # a consequence of the work: guarded, not a goal
+                self._value_goal(env, path, change, prefix, extra, turn)
+            for collection, keys in created.items():
+                self._created(env, collection, keys, before[env], after[env], prefix, extra, turn)
+        if turn is not None:
+            self._on_time(self.checks[start:], before, after)
+
+    def _on_time(
+        self, checks: list[dict[str, Any]], before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> None:
+        """Turn checks whose subject the end of the run still shows become on-time guards."""
+        for check in checks:
+            env, path = check.get("env"), check.get("path")
+            if env is None or path is None:
+                continue
+            now, then = get_path(self.golden.final[env], path), get_path(after[env], path)
+            if check["kind"] == "created_in" and isinstance(now, dict) and isinstance(then, dict):
+                old = get_path(before.get(env, {}), path)
+                made = [k for k in then if not isinstance(old, dict) or k not in old]
+                visible = all(k in now and vr.same(then[k], now[k]) for k in made)
+            else:
+                visible = vr.same(now, then)
+            if visible:
+                guard_on_time(check)
+
+    def _top_level(
+        self, env: str, change: dict[str, Any], prefix: str, extra: dict[str, Any], turn: int | None
+    ) -> None:
+        path = change["path"]
+        if is_counter(change):
+            return
+        if change["op"] == "removed":
+            self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
+            return
+        values = self.world.values(env, path, turn)
+        expected = self._expected(values)  # a top-level list is pinned whole: no extra members
+        if wild(expected) or (self.world.moves(env, path) and not isinstance(expected, dict)):
+            return  # what the clock decides, not the agent
+        self._add(
+            f"{prefix}{env}:{path} = {short(expected)}",
+            "goal",
+            kind="value",
+            env=env,
+            path=path,
+            expected=expected,
+            **extra,
+        )
+        self.goal_paths[env].add(path)
+
+    def _value_goal(
+        self,
+        env: str,
+        path: str,
+        change: dict[str, Any],
+        prefix: str,
+        extra: dict[str, Any],
+        turn: int | None,
+    ) -> None:
+        values = self.world.values(env, path, turn)
+        if change["op"] == "removed":
+            if all(v is MISSING for v in values):
+                self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
+            return
+        expected = self._expected(values, change.get("before", MISSING))
+        if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
+            return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
+        self._add(
+            f"{prefix}{env}:{path} = {short(expected)}",
+            "goal",
+            kind="value",
+            env=env,
+            path=path,
+            expected=expected,
+            **extra,
+        )
+        self.goal_paths[env].add(path)
+
+    def _expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
+        """The pattern for a value a goal sets: free text up to spacing, a list of flags or labels
+        by what was added and removed (other members may come and go), else :func:`pattern_of`."""
+        gold = values[0]
+        if (
+            scalar_list(gold)
+            and scalar_list(before)
+            and all(scalar_list(v) for v in values if v is not MISSING)
+        ):
+            added = [v for v in gold if v not in before]
+            removed = [v for v in before if v not in gold]
+            same_change = all(
+                [x for x in v if x not in before] == added
+                and not [x for x in before if x in v and x in removed]
+                for v in values
+                if v is not MISSING
+            )
+            if (added or removed) and same_change:
+                return {"$members": {"has": added, "lacks": removed}}
+        if isinstance(gold, str):
+            for text, embedded, param in self.texts:
+                if gold == text or (text and text in gold and len(text) > 8):
+                    if embedded:
+                        return {"$contains": embedded}
+                    if gold != text:
+                        return pattern_of(values)
+                    return {"$says": gold} if param in BODY_PARAMS else {"$text": gold}
+        return pattern_of(values)
+
+    def _created(
+        self,
+        env: str,
+        collection: str,
+        keys: list[str],
+        before: dict[str, Any],
+        after: dict[str, Any],
+        prefix: str,
+        extra: dict[str, Any],
+        turn: int | None,
+    ) -> None:
+        """New records, matched by content (their ids depend on what else was created first)."""
+        book = self.world.books[env]
+        variants = self.world.variants if turn is None else self.world.variants[:2]
+        patterns = []
+        for n, key in enumerate(keys):
+            record = after[collection][key]
+            others = []
+            for run in variants:
+                states = states_at(run, turn).get(env, {})
+                old = (run.initial if turn is None else states_before(run, turn)).get(env, {})
+                fresh = [k for k in states.get(collection, {}) if k not in old.get(collection, {})]
+                if len(fresh) == len(keys):
+                    others.append(states[collection][fresh[n]])
+            fields: dict[str, Any] = {}
+            for name, value in record.items():
+                if name in book.free_fields(collection) and value in (None, "", [], 0, False):
+                    continue  # a free field the chain did not fill
+                seen = [value] + [o.get(name, MISSING) for o in others]
+                expected = self._expected(seen)
+                if wild(expected) or (value == key and name.endswith("id")):
+                    continue  # timestamps and the record's own id: bookkeeping
+                fields[name] = expected
+            patterns.append({"$fields": fields})
+        self._add(
+            f"{prefix}{env}:/{collection} gains {len(keys)} new {book.entity(collection).noun}",
+            "goal",
+            kind="created_in",
+            env=env,
+            path=f"/{escape_token(collection)}",
+            expected=patterns,
+            **extra,
+        )
+        self.goal_paths[env].add(f"/{escape_token(collection)}")
+
+    def file_goals(self, requests: Sequence[FileRequest]) -> None:
+        """Files the run wrote, moved or deleted; requested files parsed as the user asked."""
+        asked = {r.path: r for r in requests}
+        for turn in [None, *(range(len(self.golden.turns) - 1))]:
+            _, _, before, after = self._window(turn)
+            prefix = "" if turn is None else f"turn {turn + 1}: "
+            extra = {} if turn is None else {"turn": turn}
+            for path in sorted(set(before) | set(after)):
+                old, new = before.get(path), after.get(path)
+                if old == new:
+                    continue
+                if path in asked and turn is None:
+                    request = asked[path]
+                    if not all(self.world.holds(env, where) for env, where in request.sources):
+                        continue  # a correct run could hold another value: nothing fair to ask for
+                    self._add(
+                        f"file {path} holds what was asked",
+                        "goal",
+                        kind="file",
+                        path=path,
+                        format=request.format,
+                        expected=request.expected,
+                        **self._only_ids(request),
+                    )
+                    continue
+                if new is None:
+                    self._add(f"{prefix}file {path} deleted", "goal", kind="file_absent", path=path, **extra)
+                    if turn is not None and path not in self.golden.files:
+                        guard_on_time(self.checks[-1])
+                    continue
+                fmt, expected = self._file_expectation(path, new, turn)
+                if fmt == "lines" and not expected:
+                    continue  # every line moves with the clock: nothing to pin
+                label = "written" if old is None else "updated"
+                self._add(
+                    f"{prefix}file {path} {label}",
+                    "goal",
+                    kind="file",
+                    path=path,
+                    format=fmt,
+                    expected=expected,
+                    **extra,
+                )
+                if turn is not None and self.golden.files.get(path) == new:
+                    guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
+
+    def _only_ids(self, request: FileRequest) -> dict[str, Any]:
+        """For a table or a section that gives record ids: no other id of their shape but those of
+        the records the run touched (the judge's shotgun: "RCP-01 RCP-02 RCP-03" scored 1)."""
+        if request.format not in ("csv", "markdown"):
+            return {}
+        asked = [v for v in asked_values(request) if ID_LIKE.match(v)]
+        prefixes = sorted({v.rstrip("0123456789").lower() for v in asked})  # "RCP-03" -> "rcp-"
+        if not prefixes:
+            return {}
+        touched = {
+            key
+            for env, final in self.golden.final.items()
+            for collection, records in final.items()
+            if isinstance(records, dict)
+            for key, record in records.items()
+            if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
+        }
+        return {"only_ids": {"prefixes": prefixes, "allowed": sorted({*asked, *touched})}}
+
+    def _file_expectation(self, path: str, content: str, turn: int | None) -> tuple[str, Any]:
+        fmt = file_format(path, content)
+        runs = self.world.variants if turn is None else self.world.variants[:2]
+        others = [(run.files if turn is None else run.turns[turn].files).get(path) for run in runs]
+        if all(o == content for o in others):
+            return fmt, vr.parse_file(content, fmt)
+        if fmt in ("json", "csv", "tsv"):
+            try:
+                parsed = [
+                    vr.parse_file(content, fmt),
+                    *(vr.parse_file(o, fmt) for o in others if o is not None),
+                ]
+            except ValueError:
+                parsed = []
+            if parsed and fmt == "json":
+                return fmt, pattern_of(parsed)
+            if parsed and all(len(p["rows"]) == len(parsed[0]["rows"]) for p in parsed):
+                rows = [pattern_of([p["rows"][i] for p in parsed]) for i in range(len(parsed[0]["rows"]))]
+                return fmt, {"header": parsed[0]["header"], "rows": rows}
+        stable = set(vr.parse_file(content, "lines"))
+        for other in others:
+            stable &= set(vr.parse_file(other, "lines")) if other is not None else set()
+        return "lines", [line for line in vr.parse_file(content, "lines") if line in stable and line.strip()]
