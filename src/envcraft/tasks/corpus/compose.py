@@ -14,8 +14,8 @@ import hashlib
 import logging
 import random
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -28,16 +28,16 @@ from envcraft.tasks.golden.coherence import tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.graphs.walk import Coverage, Step, sample_walk
-from envcraft.tasks.phrasing.intents import ChainView, Unnameable, plan_intents, split_turns
+from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, TemplateRenderer, personas
-from envcraft.tasks.play.outcome import outcome_hash
+from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
-from envcraft.tasks.world.hiding import hide_in_file
-from envcraft.tasks.world.requests import request_file
+from envcraft.tasks.world.hiding import FileFact, hide_in_file
+from envcraft.tasks.world.requests import Request, request_file
 
 log = logging.getLogger("envcraft.tasks.corpus.compose")
 
@@ -155,52 +155,147 @@ def make_task(
 ) -> tuple[Task | None, str]:
     """One task from one chain, or ``(None, reason)``: the reason names the failed stage.
 
+    The stages run in order on one :class:`Draft`, each drawing from ``rng`` in turn (so the
+    same seed makes the same task); the first that rejects the candidate ends it.
     ``validated`` counts the candidates that reached validation and, per adversarial policy,
     those that came out wrong (``reached``, ``passed``, ``failed:<policy>``).
     """
-    packages = {e: library.packages[e] for e in dict.fromkeys(s.env for s in chain)}
+    draft = Draft(library, chain, tag, rng, config)
+    stages: list[Callable[[Draft], str | None]] = [
+        lambda d: golden_stage(d, coverage, experience),
+        cut_stage,
+        fact_stage,
+        distractor_stage,
+        request_stage,
+        lambda d: plan_stage(d, renderer),
+        text_stage,
+        verifier_stage,
+        lambda d: validation_stage(d, validated),
+    ]
+    for stage in stages:
+        reason = stage(draft)
+        if reason is not None:
+            return None, reason
+    assert draft.task is not None
+    return draft.task, "ok"
+
+
+@dataclass
+class Draft:
+    """A candidate task between the stages of :func:`make_task`: what each stage made so far."""
+
+    library: Library
+    chain: list[Step]
+    tag: str
+    rng: random.Random
+    config: SynthConfig
+    packages: dict[str, EnvPackage] = field(default_factory=dict)
+    initial: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    run: GoldenRun | None = None
+    envs: list[str] = field(default_factory=list)
+    fact: FileFact | None = None
+    needs_flow: bool = False
+    distractors: list[dict[str, Any]] = field(default_factory=list)
+    request: Request | None = None
+    turns: list[list[int]] = field(default_factory=list)
+    plan: IntentPlan | None = None
+    task: Task | None = None
+    outcome: Outcome | None = None
+
+    @property
+    def claw(self) -> bool:
+        """Whether any environment of the candidate is a Claw environment."""
+        return any(p.kind == "claw" for p in self.packages.values())
+
+    @property
+    def golden(self) -> GoldenRun:
+        assert self.run is not None, "no golden run yet"
+        return self.run
+
+
+def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None) -> str | None:
+    """S0 for the chain's environments, the chain run for real, cut down to one coherent job."""
+    draft.packages = {e: draft.library.packages[e] for e in dict.fromkeys(s.env for s in draft.chain)}
     try:
-        initial, files = generate_initial(packages, tag, config.size)
+        draft.initial, draft.files = generate_initial(draft.packages, draft.tag, draft.config.size)
     except GenerationError:
-        return None, "generate"
+        return "generate"
     run = run_chain(
-        chain, packages, library.graphs, initial, files, rng, coverage, config.p_error, experience
+        draft.chain,
+        draft.packages,
+        draft.library.graphs,
+        draft.initial,
+        draft.files,
+        draft.rng,
+        coverage,
+        draft.config.p_error,
+        experience,
     )
     if run is None:
-        return None, "golden"
-    run, reason = tidy(run, packages, library.graphs)
-    if run is None:
-        return None, reason
-    envs = list(dict.fromkeys(c.env for c in run.calls))
-    if len(envs) < len(packages):  # the chain was cut before it crossed: a task of fewer envs
-        packages = {e: packages[e] for e in envs}
-        initial = {e: initial[e] for e in envs}
-        if not any(p.kind == "claw" for p in packages.values()):
-            files = {}
-        again = replay(run.calls, packages, initial, files)
+        return "golden"
+    tidied, reason = tidy(run, draft.packages, draft.library.graphs)
+    if tidied is None:
+        return reason
+    draft.run = tidied
+    return None
+
+
+def cut_stage(draft: Draft) -> str | None:
+    """A chain cut before it crossed is a task of fewer environments: replayed on those alone."""
+    run = draft.golden
+    draft.envs = list(dict.fromkeys(c.env for c in run.calls))
+    if len(draft.envs) < len(draft.packages):
+        draft.packages = {e: draft.packages[e] for e in draft.envs}
+        draft.initial = {e: draft.initial[e] for e in draft.envs}
+        if not draft.claw:
+            draft.files = {}
+        again = replay(run.calls, draft.packages, draft.initial, draft.files)
         if again is None:
-            return None, "golden"
-        run = again
-    fact = None
-    if any(p.kind == "claw" for p in packages.values()) and rng.random() < P_FILE_FACT:
-        hidden = hide_in_file(run, packages, rng)
+            return "golden"
+        draft.run = again
+    return None
+
+
+def fact_stage(draft: Draft) -> str | None:
+    """Claw tasks: often, a record the user would name is pointed at through a workspace file."""
+    if draft.claw and draft.rng.random() < P_FILE_FACT:
+        hidden = hide_in_file(draft.golden, draft.packages, draft.rng)
         if hidden is not None:
-            run, fact = hidden
-    needs_flow = len(envs) > 1 and not flows_across(run.calls)
-    distractors: list[dict[str, Any]] = []
-    if config.distractors:
-        run, distractors = _with_distractors(run, packages, library.graphs, rng)
-    request = None
-    if any(p.kind == "claw" for p in packages.values()) and (needs_flow or rng.random() < P_REQUEST):
-        request = request_file(run, packages, _record_names(run, packages), rng, carry=needs_flow)
-        if request is not None:
-            extended = replay([*run.calls, request.call], packages, run.initial, run.files)
+            draft.run, draft.fact = hidden
+    draft.needs_flow = len(draft.envs) > 1 and not flows_across(draft.golden.calls)
+    return None
+
+
+def distractor_stage(draft: Draft) -> str | None:
+    """Look-alikes of the records the task names, in S0."""
+    if draft.config.distractors:
+        draft.run, draft.distractors = _with_distractors(
+            draft.golden, draft.packages, draft.library.graphs, draft.rng
+        )
+    return None
+
+
+def request_stage(draft: Draft) -> str | None:
+    """Claw tasks: a file the user asks for by content (always where values must cross envs)."""
+    run = draft.golden
+    if draft.claw and (draft.needs_flow or draft.rng.random() < P_REQUEST):
+        names = _record_names(run, draft.packages)
+        draft.request = request_file(run, draft.packages, names, draft.rng, carry=draft.needs_flow)
+        if draft.request is not None:
+            extended = replay([*run.calls, draft.request.call], draft.packages, run.initial, run.files)
             if extended is None:
-                return None, "request"
-            run = extended
-    if needs_flow and request is None:
-        return None, "cross_no_flow"
-    mutating = writes(run, library.graphs)
+                return "request"
+            draft.run = extended
+    if draft.needs_flow and draft.request is None:
+        return "cross_no_flow"
+    return None
+
+
+def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
+    """The user turns: calls grouped into turns, each goal planned, rendered in a persona's voice."""
+    run, request, fact, rng = draft.golden, draft.request, draft.fact, draft.rng
+    mutating = writes(run, draft.library.graphs)
     work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
     turns = split_turns(mutating[:work], [bool(c.expected_error) for c in run.calls[:work]], rng)
     if request is not None:
@@ -209,9 +304,10 @@ def make_task(
     view = ChainView(run.calls, run.initial, run.after, mutating, pointers)
     skip = {len(run.calls) - 1} if request is not None else set()
     try:
-        plan = plan_intents(view, turns, packages, rng, skip=skip, closing=request.clause if request else "")
+        closing = request.clause if request else ""
+        plan = plan_intents(view, turns, draft.packages, rng, skip=skip, closing=closing)
     except Unnameable:
-        return None, "unnameable"
+        return "unnameable"
     persona = rng.choice(personas())
     texts = renderer.render(plan, persona)
     turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
@@ -219,56 +315,78 @@ def make_task(
         ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
         for i, c in enumerate(run.calls)
     ]
-    task = Task(
+    draft.turns, draft.plan = turns, plan
+    draft.task = Task(
         id="pending",
-        envs=envs,
-        kind="claw" if any(p.kind == "claw" for p in packages.values()) else "tool",
+        envs=draft.envs,
+        kind="claw" if draft.claw else "tool",
         turns=[Turn(user=t) for t in texts],
         initial_state=run.initial,
         workspace=run.files,
         verifier=Verifier(source=""),
         reference=Reference(calls=calls, final_hash=""),
         persona=persona.describe(),
-        provenance=_provenance(packages, chain, run, distractors, tag, turns),
+        provenance=_provenance(draft.packages, draft.chain, run, draft.distractors, draft.tag, turns),
     )
+    return None
+
+
+def text_stage(draft: Draft) -> str | None:
+    """What the turns say: every mention recorded; no leaked value, no missing user value."""
+    task, plan = draft.task, draft.plan
+    assert task is not None and plan is not None
     task.provenance["mentions"] = [m.to_json() for m in plan.mentions()]
     task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
-    if request is not None:
-        task.provenance["file_request"] = request.to_json()
-    if fact is not None:
-        task.provenance["file_fact"] = fact.to_json()
+    if draft.request is not None:
+        task.provenance["file_request"] = draft.request.to_json()
+    if draft.fact is not None:
+        task.provenance["file_fact"] = draft.fact.to_json()
     leaks, missing = find_leaks(task), missing_user_values(task)
     task.quality.update({"leaks": leaks, "missing_user_values": missing})
     if leaks:
-        return None, "leak"
+        return "leak"
     if missing:
-        return None, "missing_user_value"
-    outcome = outcome_of(run, turns, packages)
+        return "missing_user_value"
+    return None
+
+
+def verifier_stage(draft: Draft) -> str | None:
+    """The verifier from the golden outcome; then the task's hash, id and difficulty."""
+    task, run, request = draft.task, draft.golden, draft.request
+    assert task is not None
+    outcome = outcome_of(run, draft.turns, draft.packages)
     requests = [request.file] if request is not None else []
     verifier = synthesize_verifier(
-        run.initial, run.files, outcome, distractors, turn_checks=True, requests=requests
+        run.initial, run.files, outcome, draft.distractors, turn_checks=True, requests=requests
     )
     if verifier is None:
-        return None, "verifier"
+        return "verifier"
     if request is not None and not any(
         c.get("path") == request.file.path and c["kind"] == "file" for c in verifier.checks
     ):
-        return None, "request_unstable"
+        return "request_unstable"
     task.verifier = verifier
     task.reference.final_hash = outcome_hash(outcome)
     task.id = task_id(task)
-    task.difficulty = {"features": difficulty_features(task, run, library.graphs)}
-    report = validate(task, golden=outcome)
+    task.difficulty = {"features": difficulty_features(task, run, draft.library.graphs)}
+    draft.outcome = outcome
+    return None
+
+
+def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None:
+    """Validation (golden, no-op, mutations, scripted agents); counted per adversarial policy."""
+    assert draft.task is not None
+    report = validate(draft.task, golden=draft.outcome)
     if validated is not None:
         validated["reached"] += 1
         validated.update(f"failed:{kind}" for kind in report.failed_policies)
         if not report.failed_policies:
             validated["passed"] += 1
     if report.failed_policies:
-        return None, f"adversarial:{report.failed_policies[0]}"
+        return f"adversarial:{report.failed_policies[0]}"
     if not report.valid:
-        return None, "validation"
-    return task, "ok"
+        return "validation"
+    return None
 
 
 def difficulty_features(task: Task, run: GoldenRun, graphs: dict[str, ToolGraph]) -> dict[str, Any]:

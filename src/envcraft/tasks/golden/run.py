@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from envcraft.core.errors import ErrorCategory
@@ -36,15 +33,13 @@ from envcraft.core.package import EnvPackage
 from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.session import Session
 from envcraft.core.state import diff
-from envcraft.core.workspace import Workspace
 from envcraft.tasks.format.model import GoldenCall, Source
 from envcraft.tasks.golden.choose import Experience, Retry, derived_values, find_value, propose, scalars
 from envcraft.tasks.graphs.graph import ToolGraph, ToolNode
 from envcraft.tasks.graphs.walk import Coverage, Step
 from envcraft.tasks.phrasing.phrasebook import humanize
-from envcraft.tasks.play.episode import SCRATCH, populate
+from envcraft.tasks.play.episode import Episode
 from envcraft.tasks.play.outcome import Action, Outcome, TurnSnapshot
-from envcraft.tasks.play.pool import default_pool
 from envcraft.tasks.values.args import StateIndex, flatten, id_kind, value_at
 
 FREE_TEXT = re.compile(r"(^|_)(note|notes|message|text|body|comment|memo|summary|description|title)$")
@@ -125,7 +120,14 @@ class GoldenRun:
 
 
 class LiveSessions:
-    """The task's sessions (one per environment, one shared workspace) at the accepted prefix."""
+    """The task's sessions (one per environment, one shared workspace) at the accepted prefix.
+
+    They are opened as an :class:`~envcraft.tasks.play.episode.Episode` opens a task's sessions
+    (from the pool, the Claw environments sharing one workspace with the task's files): the
+    golden run plays on the very sessions every other door plays on. Calls go to the sessions
+    directly (a golden run keeps its own record of them), and :meth:`snapshot` keeps what no
+    call since the previous snapshot could have changed.
+    """
 
     def __init__(
         self,
@@ -134,23 +136,10 @@ class LiveSessions:
         files: Mapping[str, str],
     ) -> None:
         self.packages = dict(packages)
-        self.initial = {k: dict(v) for k, v in initial.items()}
-        self.files = dict(files)
-        claw = any(p.kind == "claw" for p in self.packages.values())
-        self.workdir = Path(tempfile.mkdtemp(prefix="envcraft-golden-", dir=SCRATCH)) if claw else None
-        self.sessions: dict[str, Session] = {}
+        self.episode = Episode(self.packages, initial, files)
+        self.sessions: dict[str, Session] = self.episode.sessions
         self._last: TurnSnapshot | None = None  # the previous snapshot, and who was called since
         self._called: set[str] = set()
-        self._open()
-
-    def _open(self) -> None:
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            populate(self.workdir, self.files)
-        self.sessions = {}
-        for env, package in self.packages.items():
-            workdir = self.workdir if package.kind == "claw" else None
-            self.sessions[env] = default_pool.open(package, self.initial[env], workdir)
 
     def call(self, env: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         self._called.add(env)
@@ -179,14 +168,11 @@ class LiveSessions:
         return snapshot
 
     def snapshot_files(self) -> dict[str, str]:
-        return Workspace(self.workdir).snapshot() if self.workdir is not None else dict(self.files)
+        return self.episode.files()
 
     def close(self) -> None:
-        for session in self.sessions.values():
-            default_pool.release(session)
+        self.episode.close()
         self.sessions = {}
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> LiveSessions:
         return self

@@ -178,6 +178,35 @@ class CheckList:
         self._names.add(unique)
         self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
 
+    def expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
+        """The pattern for a value a goal sets: free text up to spacing, a list of flags or labels
+        by what was added and removed (other members may come and go), else :func:`pattern_of`."""
+        gold = values[0]
+        if (
+            scalar_list(gold)
+            and scalar_list(before)
+            and all(scalar_list(v) for v in values if v is not MISSING)
+        ):
+            added = [v for v in gold if v not in before]
+            removed = [v for v in before if v not in gold]
+            same_change = all(
+                [x for x in v if x not in before] == added
+                and not [x for x in before if x in v and x in removed]
+                for v in values
+                if v is not MISSING
+            )
+            if (added or removed) and same_change:
+                return {"$members": {"has": added, "lacks": removed}}
+        if isinstance(gold, str):
+            for text, embedded, param in self.texts:
+                if gold == text or (text and text in gold and len(text) > 8):
+                    if embedded:
+                        return {"$contains": embedded}
+                    if gold != text:
+                        return pattern_of(values)
+                    return {"$says": gold} if param in BODY_PARAMS else {"$text": gold}
+        return pattern_of(values)
+
     def _window(
         self, turn: int | None
     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, str]]:

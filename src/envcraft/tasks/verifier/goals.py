@@ -16,7 +16,6 @@ from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.phrasing.phrasebook import is_time
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
-    BODY_PARAMS,
     ID_LIKE,
     CheckList,
     FileRequest,
@@ -25,7 +24,6 @@ from envcraft.tasks.verifier.checks import (
     guard_on_time,
     is_counter,
     pattern_of,
-    scalar_list,
     short,
     split_path,
     states_at,
@@ -112,7 +110,7 @@ class GoalChecks(CheckList):
             self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
             return
         values = self.world.values(env, path, turn)
-        expected = self._expected(values)  # a top-level list is pinned whole: no extra members
+        expected = self.expected(values)  # a top-level list is pinned whole: no extra members
         if wild(expected) or (self.world.moves(env, path) and not isinstance(expected, dict)):
             return  # what the clock decides, not the agent
         self._add(
@@ -140,7 +138,7 @@ class GoalChecks(CheckList):
             if all(v is MISSING for v in values):
                 self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
             return
-        expected = self._expected(values, change.get("before", MISSING))
+        expected = self.expected(values, change.get("before", MISSING))
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._add(
@@ -153,35 +151,6 @@ class GoalChecks(CheckList):
             **extra,
         )
         self.goal_paths[env].add(path)
-
-    def _expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
-        """The pattern for a value a goal sets: free text up to spacing, a list of flags or labels
-        by what was added and removed (other members may come and go), else :func:`pattern_of`."""
-        gold = values[0]
-        if (
-            scalar_list(gold)
-            and scalar_list(before)
-            and all(scalar_list(v) for v in values if v is not MISSING)
-        ):
-            added = [v for v in gold if v not in before]
-            removed = [v for v in before if v not in gold]
-            same_change = all(
-                [x for x in v if x not in before] == added
-                and not [x for x in before if x in v and x in removed]
-                for v in values
-                if v is not MISSING
-            )
-            if (added or removed) and same_change:
-                return {"$members": {"has": added, "lacks": removed}}
-        if isinstance(gold, str):
-            for text, embedded, param in self.texts:
-                if gold == text or (text and text in gold and len(text) > 8):
-                    if embedded:
-                        return {"$contains": embedded}
-                    if gold != text:
-                        return pattern_of(values)
-                    return {"$says": gold} if param in BODY_PARAMS else {"$text": gold}
-        return pattern_of(values)
 
     def _created(
         self,
@@ -212,7 +181,7 @@ class GoalChecks(CheckList):
                 if name in book.free_fields(collection) and value in (None, "", [], 0, False):
                     continue  # a free field the chain did not fill
                 seen = [value] + [o.get(name, MISSING) for o in others]
-                expected = self._expected(seen)
+                expected = self.expected(seen)
                 if wild(expected) or (value == key and name.endswith("id")):
                     continue  # timestamps and the record's own id: bookkeeping
                 fields[name] = expected

@@ -86,7 +86,7 @@ class GuardChecks(CheckList):
             values = self.world.values(env, path)
             if all(v is MISSING for v in values):
                 continue
-            expected = self._expected(values)
+            expected = self.expected(values)
             if wild(expected):
                 continue
             self._add(
