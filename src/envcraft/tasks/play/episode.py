@@ -43,6 +43,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,6 @@ class Episode:
         self.initial_files = self.files()
         # states and files change only through calls: (calls so far, the snapshot they left)
         self._latest = (0, TurnSnapshot(self.initial, self.initial_files))
-        self._exposed = exposed_tools(self.packages, self.profile)
 
     @classmethod
     def open(
@@ -162,6 +162,11 @@ class Episode:
             directory=directory,
             profile=profile,
         )
+
+    @cached_property
+    def _exposed(self) -> dict[str, ExposedTool]:
+        """The agent-facing tool table, built on first use (plays from a call list never need it)."""
+        return exposed_tools(self.packages, self.profile)
 
     def _open_sessions(
         self, initial_state: Mapping[str, Mapping[str, Any]], workdir: Path | None
