@@ -175,7 +175,6 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 

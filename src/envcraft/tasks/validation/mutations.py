@@ -30,6 +30,7 @@ PER_KIND_LIMIT = 12  # mutations of one kind at most (the first ones, in a fixed
 
 Ctx = dict[str, Any]
 
+
 class Mutator:
     """Wrong outcomes derived from the golden one, each a verifier context."""
 
