@@ -1,15 +1,9 @@
-"""`envcraft eval` and `envcraft tasks show|play|calibrate|inspect`: agents on tasks (wiring only)."""
+"""`envcraft eval` and `envcraft tasks calibrate|inspect`: models on tasks (wiring only)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import select
-import shlex
-import signal
-import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -21,12 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
-from envcraft.cli.output import console, count, die, err_console, print_json
-from envcraft.core.package import builtin_ids
+from envcraft.cli.output import console, die, err_console, print_json
 from envcraft.executor import ExecutorError, open_executor
-from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR, BatchPending, BatchProvider, answer_batch
+from envcraft.llm.batch import BatchPending, BatchProvider
 from envcraft.llm.provider import Provider
-from envcraft.llm.server import ChatServer
 from envcraft.llm.types import LLMError
 from envcraft.rollout.calibrate import calibrated, group_by_task, parse_keep
 from envcraft.rollout.evaluate import (
@@ -42,16 +34,6 @@ from envcraft.rollout.loop import Mode as RolloutMode
 from envcraft.rollout.loop import RolloutConfig, Trajectory
 from envcraft.rollout.metrics import ENV_OVERLAP, KIND_OVERLAP, overlap_note
 from envcraft.rollout.models import LOCAL_MODELS, hide_api_key_from_children, open_model
-from envcraft.rollout.play import (
-    Play,
-    PlayError,
-    current_calls,
-    end_turn,
-    observe,
-    open_play,
-    write_trajectory,
-)
-from envcraft.rollout.policies import policy_provider
 from envcraft.rollout.rubric import inspect_tasks, with_rubric
 from envcraft.rollout.runner import Job, already_done, read_trajectories
 from envcraft.rollout.sharded import run_sharded
@@ -59,16 +41,12 @@ from envcraft.sandbox.profiles import DEFAULT_PROFILE, PROFILES
 from envcraft.tasks.format.io import (
     TaskSetError,
     read_stats,
-    read_task,
     read_tasks,
     tasks_path,
     write_json,
     write_tasks,
 )
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.play.episode import resolve_packages
-from envcraft.tasks.play.outcome import ExecutionError
-from envcraft.tasks.verifier.scoring import score_trajectory
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 TaskDir = Annotated[Path, typer.Argument(help="Task-set directory (holding tasks.jsonl).")]
@@ -99,7 +77,7 @@ Batch = Annotated[
 ]
 
 
-def _tasks(directory: Path, limit: int | None = None) -> list[Task]:
+def load_tasks(directory: Path, limit: int | None = None) -> list[Task]:
     try:
         tasks = read_tasks(directory)
     except (TaskSetError, OSError) as exc:
@@ -107,12 +85,12 @@ def _tasks(directory: Path, limit: int | None = None) -> list[Task]:
     return tasks[:limit] if limit is not None else tasks
 
 
-def _slug(name: str) -> str:
+def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
 
 
 @contextmanager
-def _model(
+def model_provider(
     name: str,
     tasks: list[Task],
     base_url: str | None,
@@ -121,7 +99,7 @@ def _model(
     batch: Path | None = None,
 ) -> Iterator[Provider]:
     if batch is not None:
-        yield _batch_provider(name, base_url, batch)
+        yield batch_provider(name, base_url, batch)
         return
     try:
         with open_model(
@@ -133,7 +111,7 @@ def _model(
         die(exc.message)
 
 
-def _batch_provider(name: str, base_url: str | None, batch: Path) -> BatchProvider:
+def batch_provider(name: str, base_url: str | None, batch: Path) -> BatchProvider:
     """``--batch BDIR``: the model's requests go through Batch API files (``--model`` names it)."""
     if base_url is not None:
         die("--batch and --base-url: the requests go either to a server or into batch files, not both")
@@ -255,9 +233,9 @@ def eval_command(
         die("--batch runs its rollouts in one process: drop --workers and --executor ray")
     if judge is not None and (executor == "ray" or workers is not None):
         die("--judge runs in this process: drop --workers / --executor ray")
-    planned = grading_plan(_tasks(directory, limit), judge=judge is not None)
+    planned = grading_plan(load_tasks(directory, limit), judge=judge is not None)
     tasks = planned.tasks
-    root = out or Path("out/eval") / _slug(model)
+    root = out or Path("out/eval") / slug(model)
     job = Job(
         tasks,
         k=k,
@@ -286,7 +264,7 @@ def eval_command(
         summary = _evaluate_sharded(job, model, base_url, root, meta, executor, workers, ray_address)
     else:
         with (
-            _model(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
+            model_provider(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
             _judge(judge, base_url, root / CACHE_DIR / "judge", concurrency) as judge_provider,
         ):
             job = replace(job, judge=judge_provider)
@@ -311,7 +289,7 @@ def _judge(
     if name is None:
         yield None
         return
-    with _model(name, [], base_url, cache, concurrency) as provider:
+    with model_provider(name, [], base_url, cache, concurrency) as provider:
         yield provider
 
 
@@ -428,9 +406,9 @@ def calibrate(
         die(str(exc))
     if predicate is not None and out is None:
         die("--keep writes the filtered set: give --out DIR (the source set is not filtered in place)")
-    everything = _tasks(directory)
+    everything = load_tasks(directory)
     tasks = everything[:limit] if limit is not None else everything
-    root = work or directory / "calibration" / _slug(model)
+    root = work or directory / "calibration" / slug(model)
     job = Job(
         tasks,
         k=k,
@@ -438,7 +416,7 @@ def calibrate(
         config=_config("auto", max_steps, max_tokens, None, temperature, 0, profile=profile),
     )
     with (
-        _model(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
+        model_provider(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
         _rollout_progress(
             len(job.pairs()), already_done(job, root / TRAJECTORIES_FILE), f"calibrate {model}"
         ) as advance,
@@ -510,10 +488,10 @@ def inspect(
     """
     if keep_only and out is None:
         die("--keep-only writes the filtered set: give --out DIR")
-    everything = _tasks(directory)
+    everything = load_tasks(directory)
     tasks = everything[:limit] if limit is not None else everything
-    with _model(
-        model, tasks, base_url, directory / "inspection" / _slug(model) / CACHE_DIR, concurrency, batch
+    with model_provider(
+        model, tasks, base_url, directory / "inspection" / slug(model) / CACHE_DIR, concurrency, batch
     ) as provider:
 
         async def main() -> Any:
@@ -558,326 +536,3 @@ def inspect(
         f"kept {kept} of {len(results)} ({errors} without a valid answer); wrote {len(result)} tasks "
         f"to {tasks_path(target)}"
     )
-
-
-# -- envcraft tasks show ------------------------------------------------------------------------
-def show(
-    directory: TaskDir,
-    task_id: Annotated[str, typer.Argument(help="Task id.")],
-    reveal: Annotated[
-        bool, typer.Option("--reveal", help="Also show the reference and the verifier.")
-    ] = False,
-    json_out: JsonFlag = False,
-) -> None:
-    """Show a task as a player sees it: user turns, environments, tools (the solution only with --reveal)."""
-    task = _one(directory, task_id)
-    packages = _packages(task)
-    envs = [
-        {
-            "id": env,
-            "title": packages[env].manifest.title,
-            "kind": packages[env].kind,
-            "package": str(packages[env].root),
-            "tools": [_tool_summary(spec.openai_schema()) for spec in packages[env].env_class.tools.values()],
-        }
-        for env in task.envs
-    ]
-    info: dict[str, Any] = {
-        "id": task.id,
-        "kind": task.kind,
-        "persona": task.persona,
-        "turns": [t.user for t in task.turns],
-        "envs": envs,
-        "workspace_files": sorted(task.workspace),
-        "difficulty": task.difficulty,
-    }
-    if reveal:
-        info["reference"] = task.reference.model_dump(mode="json")
-        info["verifier"] = task.verifier.model_dump(mode="json")
-    if json_out:
-        print_json(info)
-        return
-    console.print(
-        f"[bold]{task.id}[/bold] ({task.kind}; {count(len(task.turns), 'user turn')}; "
-        f"persona: {task.persona})",
-        highlight=False,
-        soft_wrap=True,
-    )
-    for env in envs:
-        console.print(
-            f"\n[bold]{env['title']}[/bold] ({env['id']}, {env['kind']})", highlight=False, soft_wrap=True
-        )
-        for tool in env["tools"]:
-            console.print(
-                f"  {tool['name']}({', '.join(tool['params'])}): {tool['summary']}",
-                highlight=False,
-                soft_wrap=True,
-            )
-    if task.workspace:
-        console.print(f"\nworkspace: {len(task.workspace)} files", highlight=False, soft_wrap=True)
-    for number, text in enumerate(info["turns"], start=1):
-        console.print(f"\n[bold]turn {number}[/bold]: {text}", highlight=False, soft_wrap=True)
-    if reveal:
-        console.print("\n[bold]reference[/bold]")
-        for call in task.reference.calls:
-            console.print(
-                f"  turn {call.turn + 1}: {call.env}.{call.tool} {json.dumps(call.args)}",
-                highlight=False,
-                soft_wrap=True,
-            )
-        console.print(
-            f"\n[bold]verifier[/bold] ({len(task.verifier.checks)} checks)\n{task.verifier.source}",
-            highlight=False,
-            soft_wrap=True,
-        )
-
-
-def _one(directory: Path, task_id: str) -> Task:
-    """One task, read alone through the set's index (an unknown id names the closest ones)."""
-    try:
-        return read_task(directory, task_id)
-    except (TaskSetError, OSError) as exc:
-        die(str(exc))
-
-
-def _packages(task: Task) -> dict[str, Any]:
-    try:
-        return resolve_packages(task)
-    except ExecutionError as exc:
-        die(str(exc))
-
-
-def _tool_summary(schema: dict[str, Any]) -> dict[str, Any]:
-    function = schema["function"]
-    lines = (function.get("description") or "").strip().splitlines()
-    return {
-        "name": function["name"],
-        "params": list((function.get("parameters") or {}).get("properties", {})),
-        "summary": lines[0] if lines else "",
-    }
-
-
-# -- envcraft tasks play ------------------------------------------------------------------------
-def play(
-    directory: TaskDir,
-    task_id: Annotated[str, typer.Argument(help="Task id.")],
-    play_dir: Annotated[
-        Path | None, typer.Option("--dir", help="Play directory (default ./play-TASK).")
-    ] = None,
-    next_turn: Annotated[
-        bool, typer.Option("--next", help="This turn is done: record it, show the next.")
-    ] = False,
-    json_out: JsonFlag = False,
-) -> None:
-    """Play a task with `envcraft call`: opens its sessions from S0 and reveals the user turns one at a time.
-
-    Without --next on a terminal it waits: press Enter when a turn is done. Calls are recorded per turn
-    and DIR/trajectory.jsonl is what `envcraft tasks score` reads.
-    """
-    task = _one(directory, task_id)
-    root = play_dir or Path(f"play-{_slug(task.id)}")
-    try:
-        state, resumed = open_play(task, tasks_path(directory), root)
-        if next_turn:
-            end_turn(state, task)
-    except (PlayError, ExecutionError, TaskSetError) as exc:
-        die(str(exc))
-    if json_out:
-        print_json(_play_info(state, task))
-        return
-    if not next_turn:
-        _print_how_to_act(state, task, resumed)
-    _print_turn(state, task)
-    if next_turn or state.done or not sys.stdin.isatty():
-        return
-    while not state.done:
-        console.print(
-            "[dim]act with envcraft call in another terminal; Enter = this turn is done, q = stop[/dim]"
-        )
-        answer = _wait_for_line(state)
-        if answer.strip().lower() == "q":
-            console.print(f"stopped; resume with: envcraft tasks play {directory} {task.id} --dir {root}")
-            return
-        end_turn(state, task)
-        _print_turn(state, task)
-
-
-def _wait_for_line(state: Play) -> str:
-    """Read a line from the terminal, noting the order of the player's calls meanwhile."""
-    stop = threading.Event()
-
-    def poll() -> None:
-        while not stop.wait(0.1):
-            observe(state)
-
-    watcher = threading.Thread(target=poll, daemon=True)
-    watcher.start()
-    try:
-        while True:
-            ready, _, _ = select.select([sys.stdin], [], [], 0.5)
-            if ready:
-                return sys.stdin.readline()
-    finally:
-        stop.set()
-        watcher.join()
-
-
-def _play_info(state: Play, task: Task) -> dict[str, Any]:
-    return {
-        "dir": str(state.directory.resolve()),
-        "task_id": task.id,
-        "turn": state.turn + 1 if not state.done else None,
-        "turns": len(task.turns),
-        "user": task.turns[state.turn].user if not state.done else None,
-        "sessions": {env: str(state.session(env).resolve()) for env in task.envs},
-        "calls_this_turn": current_calls(state) if not state.done else [],
-        "trajectory": str((state.directory / "trajectory.jsonl").resolve()),
-        "done": state.done,
-        "score": _score(state, task) if state.done else None,
-    }
-
-
-def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
-    packages = _packages(task)
-    verb = "resumed" if resumed else "opened"
-    console.print(
-        f"{verb} {task.id} in {state.directory} ({count(len(task.turns), 'user turn')})",
-        highlight=False,
-        soft_wrap=True,
-    )
-    for env in task.envs:
-        where = env if env in builtin_ids() else packages[env].root
-        console.print(
-            f"  envcraft call {where} TOOL --args '{{...}}' --session {state.session(env)}",
-            highlight=False,
-            soft_wrap=True,
-        )
-    console.print(
-        f"  (the tools: envcraft tasks show {shlex.quote(state.tasks_path)} {shlex.quote(task.id)})",
-        highlight=False,
-        soft_wrap=True,
-    )
-
-
-def _print_turn(state: Play, task: Task) -> None:
-    if state.done:
-        path = write_trajectory(state)
-        score = _score(state, task)
-        done = "the turn is done" if len(task.turns) == 1 else f"all {len(task.turns)} turns done"
-        console.print(f"\n{done}; trajectory: {path}", highlight=False, soft_wrap=True)
-        trajectories = shlex.quote(str(Path(path).resolve()))
-        again = f"envcraft tasks score {shlex.quote(state.tasks_path)} --trajectories {trajectories}"
-        console.print(
-            f"score {score['score']:.3f}  (to score it again: {again})", highlight=False, soft_wrap=True
-        )
-        return
-    console.print(
-        f"\n[bold]turn {state.turn + 1}/{len(task.turns)}[/bold]: {task.turns[state.turn].user}",
-        highlight=False,
-        soft_wrap=True,
-    )
-
-
-def _score(state: Play, task: Task) -> dict[str, Any]:
-    return score_trajectory(task, state.turns).to_json()
-
-
-# -- envcraft llm serve -------------------------------------------------------------------------
-llm_app = typer.Typer(
-    help="Language models: serve an in-process model over the OpenAI protocol, answer batch files.",
-    no_args_is_help=True,
-)
-
-
-@llm_app.command("serve")
-def serve(
-    model: Annotated[str, typer.Argument(help="smollm2, random, or oracle (with --tasks).")],
-    tasks_dir: Annotated[Path | None, typer.Option("--tasks", help="Task set the oracle plays.")] = None,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")] = 8000,
-) -> None:
-    """Serve a built-in model at http://HOST:PORT/v1 (chat completions with tools) until interrupted."""
-    if model not in LOCAL_MODELS:
-        die(f"unknown model {model!r}; built in: {', '.join(LOCAL_MODELS)}")
-    if model == "oracle" and tasks_dir is None:
-        die("the oracle plays a task set: give --tasks DIR")
-    tasks = _tasks(tasks_dir) if tasks_dir is not None else []
-    inner = _smollm_provider() if model == "smollm2" else policy_provider(model, tasks)
-    try:
-        server = ChatServer(inner, host=host, port=port).start()
-    except OSError as exc:
-        die(f"cannot listen on {host}:{port}: {exc.strerror}")
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    err_console.print(
-        f"serving {model} at {server.url} (Ctrl-C or SIGTERM stops)", highlight=False, soft_wrap=True
-    )
-    try:
-        while not stopping.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-
-
-@llm_app.command("answer")
-def answer(
-    batch: Annotated[Path, typer.Argument(help="Batch directory (holding requests.jsonl).")],
-    model: Model,
-    base_url: BaseUrl = None,
-    tasks_dir: Annotated[Path | None, typer.Option("--tasks", help="Task set the oracle plays.")] = None,
-    concurrency: Concurrency = 8,
-    json_out: JsonFlag = False,
-) -> None:
-    """Answer BDIR/requests.jsonl with a model (every request sent as --model), as the Batch API
-    would: the output goes to BDIR/responses/ and the stage that wrote the requests continues when
-    run again. A request the model could not answer for now (unreachable, overloaded) stays waiting."""
-    requests = batch / REQUESTS_FILE
-    if not requests.is_file():
-        die(f"{requests}: no such file (run a stage with --batch {batch} first)")
-    if model == "oracle" and tasks_dir is None:
-        die("the oracle plays a task set: give --tasks DIR")
-    tasks = _tasks(tasks_dir) if tasks_dir is not None else []
-    if not _batch_provider(model, None, batch).pending:  # drops requests answered since the stage ran
-        console.print(f"nothing waits in {requests}", highlight=False, soft_wrap=True)
-        return
-    target = _free_output(batch / RESPONSES_DIR)
-    with _model(model, tasks, base_url, None, concurrency) as provider:
-
-        async def main() -> dict[str, int]:
-            try:
-                return await answer_batch(
-                    requests, target, provider, concurrency=concurrency, model=model, skip_retryable=True
-                )
-            finally:
-                await provider.aclose()
-
-        with console.status(f"answering {requests} with {model}"):
-            counts = asyncio.run(main())
-    if counts["skipped"] and not counts["answered"] + counts["failed"]:
-        target.unlink()
-        die(f"no answer to any of {counts['skipped']} requests (is {model} reachable?); they stay waiting", 1)
-    if json_out:
-        print_json({**counts, "output": str(target)})
-    else:
-        console.print(
-            f"answered {counts['answered']}, failed {counts['failed']}, still waiting {counts['skipped']}: "
-            f"{target}",
-            highlight=False,
-            soft_wrap=True,
-        )
-
-
-def _free_output(directory: Path) -> Path:
-    """``DIR/answers-N.jsonl`` with the first N not taken (earlier answers stay)."""
-    number = 1
-    while (directory / f"answers-{number}.jsonl").exists():
-        number += 1
-    return directory / f"answers-{number}.jsonl"
-
-
-def _smollm_provider() -> Provider:
-    from envcraft.llm.smollm import SmolLM2Provider
-
-    return SmolLM2Provider()

@@ -18,6 +18,8 @@ from envcraft.cli import (
     export,
     help_format,
     importers,
+    llm,
+    playing,
     run,
     scenarios,
     serve,
@@ -44,9 +46,11 @@ app.command("export")(export.export_command)
 app.command("synth")(synth.synth_command)
 app.command("serve-mcp")(serve.serve_mcp)
 app.command("eval")(agents.eval_command)
-app.add_typer(agents.llm_app, name="llm")
-for _name in ("show", "play", "calibrate", "inspect"):
-    tasks.app.command(_name)(getattr(agents, _name))
+app.add_typer(llm.llm_app, name="llm")
+tasks.app.command("show")(playing.show)
+tasks.app.command("play")(playing.play)
+tasks.app.command("calibrate")(agents.calibrate)
+tasks.app.command("inspect")(agents.inspect)
 
 
 def _version(value: bool) -> None:
