@@ -80,7 +80,7 @@ def test_deep_json_is_bad_input_everywhere(counter_pkg: Path, tmp_path: Path) ->
 def test_a_lone_surrogate_argument_prints_and_saves(counter_pkg: Path, session: Path, tmp_path: Path) -> None:
     proc = run("call", counter_pkg, "get", "--args", '{"name": "\\ud800"}', "--session", session)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
-    assert json.loads(proc.stdout)["error"]["category"] == "not_found"
+    assert json.loads(proc.stdout)["error"]["category"] == "invalid_argument"  # refused, and logged
     memory = Session.memory(counter_pkg)
     memory.call("get", {"name": LONE_SURROGATE})
     saved = Session.open(memory.save(tmp_path / "saved"))

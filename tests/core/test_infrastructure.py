@@ -26,19 +26,68 @@ def counter(request: pytest.FixtureRequest, counter_pkg: Path, tmp_path: Path) -
     return Session.create(counter_pkg, tmp_path / "s")
 
 
+MAKES_A_SURROGATE = '''
+from envcraft import Environment, StateModel, tool
+
+
+class Names(StateModel):
+    names: list[str] = []
+
+
+class Namer(Environment):
+    """A tool that makes text UTF-8 cannot hold by itself (its argument was fine)."""
+
+    State = Names
+
+    @tool
+    def add(self, name: str) -> dict:
+        """Add a name, mangled.
+
+        Args:
+            name: The name.
+        """
+        self.state.names.append(name + chr(0xD800))
+        return {"names": len(self.state.names)}
+
+    @tool
+    def add_plain(self, name: str) -> dict:
+        """Add a name.
+
+        Args:
+            name: The name.
+        """
+        self.state.names.append(name)
+        return {"names": len(self.state.names)}
+'''
+
+
 def test_unencodable_text_fails_the_call_without_poisoning_the_session(counter: Session) -> None:
-    """Regression: the mutated state used to stay bound, failing every later call."""
+    """An argument UTF-8 cannot hold is refused at the boundary (issue 23 item 10)."""
     before = counter.state_hash()
     result = counter.call("increment", {"name": "x" + LONE_SURROGATE})
-    assert result["error"]["category"] == "internal_error"
+    assert result["error"]["category"] == "invalid_argument" and result["error"]["field"] == "name"
     assert counter.state_hash() == before
     assert counter.call("increment", {"name": "ok"}) == {"name": "ok", "value": 1}
     assert counter.state()["counters"] == {"ok": 1}
 
 
+@pytest.mark.parametrize("durable", [False, True])
+def test_unencodable_text_a_tool_makes_fails_the_call_without_poisoning_the_session(
+    make_env: Callable[..., Path], tmp_path: Path, durable: bool
+) -> None:
+    """Regression: the mutated state used to stay bound, failing every later call."""
+    package = make_env(MAKES_A_SURROGATE, env_id="namer")
+    session = Session.create(package, tmp_path / "s") if durable else Session.memory(package)
+    before = session.state_hash()
+    assert session.call("add", {"name": "x"})["error"]["category"] == "internal_error"
+    assert session.state_hash() == before
+    assert session.call("add_plain", {"name": "ok"}) == {"names": 1}
+    assert session.state() == {"names": ["ok"]}
+
+
 def test_unencodable_text_in_a_logged_call_round_trips(counter: Session, tmp_path: Path) -> None:
     result = counter.call("get", {"name": LONE_SURROGATE})
-    assert result["error"]["category"] == "not_found"
+    assert result["error"]["category"] == "invalid_argument"  # refused, but logged like any call
     assert counter.actions()[-1]["args"] == {"name": LONE_SURROGATE}
     if counter.directory is not None:
         reopened = Session.open(counter.directory)
