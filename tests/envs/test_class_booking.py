@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from links_support import refile, refusal
 
 from envcraft import Session
 from envcraft.core import is_error, load_package
@@ -676,40 +676,22 @@ def test_random_call_sequences_never_raise_and_keep_invariants(seed: int, data: 
 
 # -- the links of a hand-made S0 (per-record @invariant checks, the messages the whole-state
 # validator gave before them) ------------------------------------------------------------------------
-def _refusal(mutate: Callable[[dict[str, Any]], None]) -> str:
-    """The error loading a generated S0 after ``mutate`` broke it (fails if it loads)."""
-    env_class = load_package(ENV).env_class
-    data = env_class.generate(seed=0).state.model_dump()
-    mutate(data)
-    with pytest.raises(ValueError) as caught:
-        env_class.State.model_validate(data)
-    return str(caught.value)
-
-
-def _first(records: dict[str, Any], **where: Any) -> dict[str, Any]:
-    return next(r for r in records.values() if all(r[k] == v for k, v in where.items()))
-
-
-def _refile(records: dict[str, Any], key: str, new_key: str) -> None:
-    records[new_key] = records.pop(key)
-
-
 def test_a_booking_of_an_unknown_member_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
         next(iter(s["bookings"].values()))["member_id"] = "MEM-0"
 
-    assert "refers to unknown member 'MEM-0'" in _refusal(mutate)
+    assert "refers to unknown member 'MEM-0'" in refusal(ENV, mutate)
 
 
 def test_a_series_listing_an_unknown_class_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
         next(iter(s["series"].values()))["session_ids"].append("CLS-1")
 
-    assert "refers to unknown class 'CLS-1'" in _refusal(mutate)
+    assert "refers to unknown class 'CLS-1'" in refusal(ENV, mutate)
 
 
 def test_a_coach_filed_under_another_id_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        _refile(s["coaches"], "COA-101", "COA-1")
+        refile(s["coaches"], "COA-101", "COA-1")
 
-    assert "COA-1 holds 'COA-101'" in _refusal(mutate)
+    assert "COA-1 holds 'COA-101'" in refusal(ENV, mutate)

@@ -8,12 +8,13 @@ import csv
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from links_support import refile, refusal
 
 from envcraft import Session
 from envcraft.core import load_package
@@ -587,33 +588,15 @@ def test_random_call_sequences_keep_the_invariants(seed: int, data: st.DataObjec
 
 # -- the links of a hand-made S0 (per-record @invariant checks, the messages the whole-state
 # validator gave before them) ------------------------------------------------------------------------
-def _refusal(mutate: Callable[[dict[str, Any]], None]) -> str:
-    """The error loading a generated S0 after ``mutate`` broke it (fails if it loads)."""
-    env_class = load_package(ENV).env_class
-    data = env_class.generate(seed=0).state.model_dump()
-    mutate(data)
-    with pytest.raises(ValueError) as caught:
-        env_class.State.model_validate(data)
-    return str(caught.value)
-
-
-def _first(records: dict[str, Any], **where: Any) -> dict[str, Any]:
-    return next(r for r in records.values() if all(r[k] == v for k, v in where.items()))
-
-
-def _refile(records: dict[str, Any], key: str, new_key: str) -> None:
-    records[new_key] = records.pop(key)
-
-
 def test_a_partition_filed_under_another_key_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        _refile(s["partitions"], "payments/p0", "payments/p9")
+        refile(s["partitions"], "payments/p0", "payments/p9")
 
-    assert "records filed under another key: payments/p9" in _refusal(mutate)
+    assert "records filed under another key: payments/p9" in refusal(ENV, mutate)
 
 
 def test_a_sink_row_filed_under_another_event_id_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        _refile(s["aggregated"], next(iter(s["aggregated"])), "EVT-00000000")
+        refile(s["aggregated"], next(iter(s["aggregated"])), "EVT-00000000")
 
-    assert "records filed under another key: EVT-00000000" in _refusal(mutate)
+    assert "records filed under another key: EVT-00000000" in refusal(ENV, mutate)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import copy
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from links_support import refile, refusal
 
 from envcraft import Session
 from envcraft.core import is_error, load_package, state_hash
@@ -694,29 +695,11 @@ def test_the_skill_recovers_every_generated_world(seed: int, size: int) -> None:
 
 # -- the links of a hand-made S0 (per-record @invariant checks, the messages the whole-state
 # validator gave before them) ------------------------------------------------------------------------
-def _refusal(mutate: Callable[[dict[str, Any]], None]) -> str:
-    """The error loading a generated S0 after ``mutate`` broke it (fails if it loads)."""
-    env_class = load_package(ENV).env_class
-    data = env_class.generate(seed=0).state.model_dump()
-    mutate(data)
-    with pytest.raises(ValueError) as caught:
-        env_class.State.model_validate(data)
-    return str(caught.value)
-
-
-def _first(records: dict[str, Any], **where: Any) -> dict[str, Any]:
-    return next(r for r in records.values() if all(r[k] == v for k, v in where.items()))
-
-
-def _refile(records: dict[str, Any], key: str, new_key: str) -> None:
-    records[new_key] = records.pop(key)
-
-
 def test_a_service_listing_an_unknown_replica_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
         next(iter(s["services"].values()))["replicas"].append("ghost-z9")
 
-    assert "lists unknown replicas ghost-z9" in _refusal(mutate)
+    assert "lists unknown replicas ghost-z9" in refusal(ENV, mutate)
 
 
 def test_a_host_of_a_service_not_in_the_state_is_refused() -> None:
@@ -726,11 +709,11 @@ def test_a_host_of_a_service_not_in_the_state_is_refused() -> None:
         for service in s["services"].values():  # the other services' replicas stay known
             assert host["host_id"] not in service["replicas"]
 
-    assert "which is not a service" in _refusal(mutate)
+    assert "which is not a service" in refusal(ENV, mutate)
 
 
 def test_an_incident_filed_under_another_id_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        _refile(s["incidents"], "INC-2041", "INC-1")
+        refile(s["incidents"], "INC-2041", "INC-1")
 
-    assert "INC-1 holds 'INC-2041'" in _refusal(mutate)
+    assert "INC-1 holds 'INC-2041'" in refusal(ENV, mutate)

@@ -4,12 +4,12 @@ random call sequences, and determinism of the generator and of replays."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from links_support import first, refile, refusal
 
 from envcraft import Session
 from envcraft.core import load_package
@@ -560,41 +560,23 @@ def test_random_call_sequences_keep_the_invariants(seed: int, data: st.DataObjec
 
 # -- the links of a hand-made S0 (per-record @invariant checks, the messages the whole-state
 # validator gave before them) ------------------------------------------------------------------------
-def _refusal(mutate: Callable[[dict[str, Any]], None]) -> str:
-    """The error loading a generated S0 after ``mutate`` broke it (fails if it loads)."""
-    env_class = load_package(ENV).env_class
-    data = env_class.generate(seed=0).state.model_dump()
-    mutate(data)
-    with pytest.raises(ValueError) as caught:
-        env_class.State.model_validate(data)
-    return str(caught.value)
-
-
-def _first(records: dict[str, Any], **where: Any) -> dict[str, Any]:
-    return next(r for r in records.values() if all(r[k] == v for k, v in where.items()))
-
-
-def _refile(records: dict[str, Any], key: str, new_key: str) -> None:
-    records[new_key] = records.pop(key)
-
-
 def test_a_request_of_an_unknown_rider_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        _first(s["requests"], status="open")["rider_id"] = "RID-0000"
+        first(s["requests"], status="open")["rider_id"] = "RID-0000"
 
-    assert "refers to unknown rider 'RID-0000'" in _refusal(mutate)
+    assert "refers to unknown rider 'RID-0000'" in refusal(ENV, mutate)
 
 
 def test_a_trip_filed_under_another_id_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        _refile(s["trips"], _first(s["trips"], status="completed")["trip_id"], "TRP-1")
+        refile(s["trips"], first(s["trips"], status="completed")["trip_id"], "TRP-1")
 
-    assert "TRP-1 holds 'TRP-" in _refusal(mutate)
+    assert "TRP-1 holds 'TRP-" in refusal(ENV, mutate)
 
 
 def test_a_live_trip_its_driver_does_not_hold_is_refused() -> None:
     def mutate(s: dict[str, Any]) -> None:
-        trip = _first(s["trips"], status="dispatched")
-        s["drivers"][trip["driver_id"]]["active_trip_id"] = _first(s["trips"], status="completed")["trip_id"]
+        trip = first(s["trips"], status="dispatched")
+        s["drivers"][trip["driver_id"]]["active_trip_id"] = first(s["trips"], status="completed")["trip_id"]
 
-    assert "is dispatched but not its request's and driver's trip" in _refusal(mutate)
+    assert "is dispatched but not its request's and driver's trip" in refusal(ENV, mutate)
