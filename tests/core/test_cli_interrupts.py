@@ -81,19 +81,42 @@ def quitters(make_env: Callable[..., Path], tmp_path: Path) -> tuple[Path, Path]
     return package, directory
 
 
+def run_with_sigint(disposition: signal.Handlers, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``envcraft ARGS`` started with SIGINT at ``disposition``: a terminal starts a command with
+    the default, a parent that ignores SIGINT (a background job, a test worker) with SIG_IGN."""
+    return subprocess.run(
+        [str(ENVCRAFT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, disposition),
+    )
+
+
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"])
 @pytest.mark.parametrize("how", ["exit", "interrupt"])
 def test_a_tool_that_exits_or_interrupts_itself_is_an_internal_error(
-    quitters: tuple[Path, Path], how: str
+    quitters: tuple[Path, Path], how: str, sigint: signal.Handlers
 ) -> None:
     """Regression: sys.exit(3) in a tool made `envcraft call` exit 3 with no JSON; a
-    KeyboardInterrupt raised by a tool printed no JSON either."""
+    KeyboardInterrupt raised by a tool printed no JSON either. With SIGINT ignored no signal can
+    interrupt the call, so the tool's own interrupt is its bug too (the full suite's workers start
+    their children that way: the first version of the fix failed there, passed alone)."""
     package, directory = quitters
     before = Session.open(directory)
     state_hash, actions = before.state_hash(), before.actions()
     before.close()
     for extra in ([], ["--json"]):
-        proc = run(
-            "call", package, "quit", "--args", json.dumps({"how": how}), "--session", directory, *extra
+        proc = run_with_sigint(
+            sigint,
+            "call",
+            package,
+            "quit",
+            "--args",
+            json.dumps({"how": how}),
+            "--session",
+            directory,
+            *extra,
         )
         assert proc.returncode == 1, (proc.stdout, proc.stderr)
         answer = json.loads(proc.stdout)

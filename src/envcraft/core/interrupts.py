@@ -25,25 +25,30 @@ class SignalWatch:
     def __init__(self) -> None:
         self.received = False
         self._watching = False
+        self._installed = False
         self._previous: Any = None
 
     def __enter__(self) -> SignalWatch:
-        # Only the main thread may set handlers; an ignored SIGINT stays ignored. Unwatched,
-        # every interrupt counts as delivered (the runtime's default: it propagates).
+        # Only the main thread may set handlers. An ignored SIGINT (a process started in the
+        # background, or by a parent that ignores it: children inherit SIG_IGN) stays ignored,
+        # and then no interrupt can come from a signal: every one was raised by code. Unwatched
+        # (another thread), every interrupt counts as delivered (the runtime's default).
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGINT)
-            if previous not in (signal.SIG_IGN, None):
+            if previous is signal.SIG_IGN:
+                self._watching = True
+            elif previous is not None:
                 self._previous = previous
                 signal.signal(signal.SIGINT, self._handle)
-                self._watching = True
+                self._watching = self._installed = True
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._watching:
+        if self._installed:
             signal.signal(signal.SIGINT, self._previous)
-            self._watching = False
+        self._watching = self._installed = False
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received = True
