@@ -25,8 +25,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from envcraft.core.pointer import escape_token
-
 Describe = Callable[[Any], "tuple[str, str, Any] | None"]
 MakeObject = Callable[[str], Any]
 MakeOpaque = Callable[[str, Any], Any]
@@ -37,6 +35,12 @@ MARKERS = ("$ref", "$object", "$opaque", "$items", "$tuple", "$set", "$order", "
 
 class CodecError(ValueError):
     """A value the encoding cannot represent faithfully (the message names where)."""
+
+
+def escape(key: str) -> str:
+    # Not envcraft.core.pointer.escape_token: this module is embedded in every imported BFCL
+    # task's verifier, which runs stdlib-only in the isolated worker (no envcraft there).
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def encode(document: dict[str, Any], describe: Describe) -> dict[str, Any]:
@@ -72,13 +76,13 @@ def encode(document: dict[str, Any], describe: Describe) -> dict[str, Any]:
         for attr, item in body.items():
             if attr in MARKERS:
                 raise CodecError(f"{path}: attribute {attr!r} collides with a marker")
-            out[attr] = enc(item, f"{path}/{escape_token(attr)}", frozen)
+            out[attr] = enc(item, f"{path}/{escape(attr)}", frozen)
         return out
 
     def enc_dict(value: dict[Any, Any], path: str, frozen: bool) -> dict[str, Any]:
         keys = list(value)
         if all(isinstance(k, str) and not k.startswith("$") for k in keys):
-            out: dict[str, Any] = {k: enc(value[k], f"{path}/{escape_token(k)}", frozen) for k in keys}
+            out: dict[str, Any] = {k: enc(value[k], f"{path}/{escape(k)}", frozen) for k in keys}
             if keys != sorted(keys):
                 out["$order"] = keys
             return out
@@ -87,7 +91,7 @@ def encode(document: dict[str, Any], describe: Describe) -> dict[str, Any]:
             items.append([enc(k, f"{path}/$items/{i}/0", True), enc(v, f"{path}/$items/{i}/1", frozen)])
         return {"$items": items}
 
-    return {name: enc(value, f"/{escape_token(name)}", False) for name, value in document.items()}
+    return {name: enc(value, f"/{escape(name)}", False) for name, value in document.items()}
 
 
 def decode(document: dict[str, Any], make_object: MakeObject, make_opaque: MakeOpaque) -> dict[str, Any]:
@@ -134,7 +138,7 @@ def decode(document: dict[str, Any], make_object: MakeObject, make_opaque: MakeO
             for attr, item in node.items():
                 if attr != "$object":
                     attrs[attr] = None
-                    dec(item, f"{path}/{escape_token(attr)}", _setter(attrs, attr))
+                    dec(item, f"{path}/{escape(attr)}", _setter(attrs, attr))
             assign(obj)
             return
         mapping: dict[Any, Any] = {}
@@ -150,13 +154,13 @@ def decode(document: dict[str, Any], make_object: MakeObject, make_opaque: MakeO
                 raise CodecError(f"{path}: $order does not list the keys of its object")
             for k in keys:
                 mapping[k] = None
-                dec(node[k], f"{path}/{escape_token(k)}", _setter(mapping, k))
+                dec(node[k], f"{path}/{escape(k)}", _setter(mapping, k))
         assign(mapping)
 
     result: dict[str, Any] = {}
     for name, node in document.items():
         result[name] = None
-        dec(node, f"/{escape_token(name)}", _setter(result, name))
+        dec(node, f"/{escape(name)}", _setter(result, name))
     for target, assign, path in pending:
         if target not in nodes:
             raise CodecError(f"{path}: $ref to {target!r}, which is not a container or object")
