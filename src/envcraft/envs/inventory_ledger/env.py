@@ -137,13 +137,7 @@ class InventoryLedger(Environment):
         """
         sku = self._sku(sku_id)
         if warehouse_id:
-            self.lookup(
-                self.state.warehouses,
-                warehouse_id,
-                "warehouse",
-                warehouse_id=warehouse_id,
-                warehouses=sorted(self.state.warehouses),
-            )
+            self._warehouse(warehouse_id)
         rows = stock_rows(self.state, sku_id, warehouse_id)
         return {"sku_id": sku_id, "name": sku.name, "uom": sku.uom, "stock": rows}
 
@@ -346,20 +340,8 @@ class InventoryLedger(Environment):
         """
         journal = self._draft(journal_id)
         self._sku(sku_id)
-        source = self.lookup(
-            self.state.warehouses,
-            from_warehouse_id,
-            "warehouse",
-            warehouse_id=from_warehouse_id,
-            warehouses=sorted(self.state.warehouses),
-        )
-        self.lookup(
-            self.state.warehouses,
-            to_warehouse_id,
-            "warehouse",
-            warehouse_id=to_warehouse_id,
-            warehouses=sorted(self.state.warehouses),
-        )
+        source = self._warehouse(from_warehouse_id)
+        self._warehouse(to_warehouse_id)
         if from_warehouse_id == to_warehouse_id:
             self.fail(
                 "invalid_argument",
@@ -409,13 +391,7 @@ class InventoryLedger(Environment):
             The staged line and its value.
         """
         journal = self._draft(journal_id)
-        warehouse = self.lookup(
-            self.state.warehouses,
-            warehouse_id,
-            "warehouse",
-            warehouse_id=warehouse_id,
-            warehouses=sorted(self.state.warehouses),
-        )
+        warehouse = self._warehouse(warehouse_id)
         sku = self._sku(sku_id)
         codes = self.data.json("reason_codes.json")
         code = codes.get(reason_code.strip().upper())
@@ -659,13 +635,7 @@ class InventoryLedger(Environment):
         Returns:
             The count id and the frozen SKUs with their system quantities.
         """
-        warehouse = self.lookup(
-            self.state.warehouses,
-            warehouse_id,
-            "warehouse",
-            warehouse_id=warehouse_id,
-            warehouses=sorted(self.state.warehouses),
-        )
+        warehouse = self._warehouse(warehouse_id)
         if not sku_ids:
             self.fail("invalid_argument", "sku_ids must name at least one SKU", field="sku_ids")
         if len(set(sku_ids)) != len(sku_ids):
@@ -871,6 +841,16 @@ class InventoryLedger(Environment):
     # -- helpers -------------------------------------------------------------------------------
     def _current_period(self) -> str:
         return self.now().strftime("%Y-%m")
+
+    def _warehouse(self, warehouse_id: str) -> Warehouse:
+        """The warehouse, or ``not_found`` listing the warehouses there are."""
+        return self.lookup(
+            self.state.warehouses,
+            warehouse_id,
+            "warehouse",
+            warehouse_id=warehouse_id,
+            warehouses=sorted(self.state.warehouses),
+        )
 
     def _sku(self, sku_id: str) -> Sku:
         sku = self.state.skus.get(sku_id)
