@@ -87,7 +87,9 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
         ("guard", "created_in", "/tickets", 0)
     ]
     guards = {
-        (c["kind"], c["path"]): c for c in task.verifier.checks if c["role"] == "guard" and c not in on_time
+        (c["kind"], c["path"]): c
+        for c in task.verifier.checks
+        if c["role"] == "guard" and c not in on_time and "turn" not in c
     }
     # the distractor, the fields of the closed ticket the task did not ask to change, and no
     # ticket created beyond the one asked for
@@ -99,6 +101,22 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
     }
     assert guards[("unchanged", "/tickets/T-000001")]["ignore"] == ["/status", "/updated_at"]
     assert guards[("no_extra", "/tickets")]["count"] == 1
+    # at the end of turn 1, turn 2's tickets are still as they were: nothing done early
+    early = {(c["kind"], c["path"]): c for c in task.verifier.checks if c.get("turn") == 0 and c not in on_time}
+    assert early[("others_unchanged", "/tickets")]["except"] == ["T-000003"]  # the distractor: its own guard
+    assert early[("no_extra", "/tickets")]["count"] == 1
+
+
+def test_a_later_turns_work_done_early_is_not_paid(packages: dict[str, str]) -> None:
+    """Turn 2's close and delete done already in turn 1 end where the golden run ends, yet the
+    user had not asked for them then (this scored 1.0 before turn windows had guards)."""
+    task, _ = desk_task(packages)
+    as_asked = [
+        [call(c.env, c.tool, **c.args) for c in task.reference.calls if c.turn == t] for t in (0, 1)
+    ]
+    early = [[*as_asked[0], *as_asked[1]], []]
+    assert score(task, as_asked) == 1.0
+    assert score(task, early) <= 0.5
 
 
 def test_checks_literal_in_source_is_exactly_the_declared_checks(packages: dict[str, str]) -> None:

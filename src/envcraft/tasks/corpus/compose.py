@@ -158,7 +158,7 @@ def make_task(
     The stages run in order on one :class:`Draft`, each drawing from ``rng`` in turn (so the
     same seed makes the same task); the first that rejects the candidate ends it.
     ``validated`` counts the candidates that reached validation and, per adversarial policy,
-    those that came out wrong (``reached``, ``passed``, ``failed:<policy>``).
+    those that came out wrong (``reached``, ``passed``, ``applied:<policy>``, ``failed:<policy>``).
     """
     draft = Draft(library, chain, tag, rng, config)
     stages: list[Callable[[Draft], str | None]] = [
@@ -380,6 +380,7 @@ def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None
     if validated is not None:
         validated["reached"] += 1
         validated.update(f"failed:{kind}" for kind in report.failed_policies)
+        validated.update(f"applied:{kind}" for kind in sorted({trial.kind for trial, _ in report.trials}))
         if not report.failed_policies:
             validated["passed"] += 1
     if report.failed_policies:

@@ -84,11 +84,17 @@ def adversarial_rate(validated: Iterable[Mapping[str, int]]) -> dict[str, Any]:
         total.update(counts)
     reached, passed = total["reached"], total["passed"]
     failed = {k.split(":", 1)[1]: v for k, v in sorted(total.items()) if k.startswith("failed:")}
+    applied = {k.split(":", 1)[1]: v for k, v in sorted(total.items()) if k.startswith("applied:")}
     return {
         "reached_validation": reached,
         "passed_every_policy": passed,
         "pass_rate": round(passed / reached, 4) if reached else 0.0,
         "failed_by_policy": failed,
+        # per policy: the candidates it applied to, and the share whose verifier held against it
+        "held_by_policy": {
+            kind: {"applied": n, "held": round((n - failed.get(kind, 0)) / n, 4)}
+            for kind, n in applied.items()
+        },
     }
 
 
@@ -135,7 +141,7 @@ class ShardResult:
     rejected: Counter[str] = field(default_factory=Counter)
     tool_ok: Counter[str] = field(default_factory=Counter)
     executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
-    validated: Counter[str] = field(default_factory=Counter)  # reached / passed / failed:<policy>
+    validated: Counter[str] = field(default_factory=Counter)  # reached / passed / applied: / failed:<policy>
     rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
 
     def to_json(self) -> dict[str, Any]:

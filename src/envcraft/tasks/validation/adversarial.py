@@ -18,11 +18,18 @@ Wrong agents must score below 1:
   the same file lists instead of the flagged one;
 * ``reads_only`` - only looks things up;
 * ``extra_write`` - does the work plus one change nobody asked for (a requested kind of step
-  applied to an unrelated record; in Claw tasks also an unrelated workspace file overwritten).
+  applied to an unrelated record; in Claw tasks also an unrelated workspace file overwritten);
+* ``early_turn`` - does a later turn's work already in the turn before, when the user had not
+  asked for it yet (the end of the run is the golden one's);
+* ``unasked_write`` - does the work plus a write of another kind, with a tool the reference
+  never uses, on a record nobody named (flagging another message);
+* ``extra_line`` - writes a file the user asked for with one of its lines twice.
 
 Right agents must score exactly 1:
 
 * ``extra_reads`` - harmless lookups before, between and after the steps (the clock moves);
+* ``slow_reads`` - four lookups before every step (the clock moves further than the correct
+  variants the verifier was built from);
 * ``reorder`` - two adjacent independent steps of a turn swapped;
 * ``repeat_reads`` - every lookup (or one diagnostic) repeated, also at the very end;
 * ``file_equivalent`` - in Claw tasks, every file the reference writes with a file tool is
@@ -63,8 +70,19 @@ WRONG: tuple[str, ...] = (
     "file_decoy",
     "reads_only",
     "extra_write",
+    "early_turn",
+    "unasked_write",
+    "extra_line",
 )
-RIGHT: tuple[str, ...] = ("extra_reads", "reorder", "repeat_reads", "file_equivalent", "shell_read")
+RIGHT: tuple[str, ...] = (
+    "extra_reads",
+    "slow_reads",
+    "reorder",
+    "repeat_reads",
+    "file_equivalent",
+    "shell_read",
+)
+SLOW_READS = 4  # lookups before every step in ``slow_reads``
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 READ_SYSTEM = ("list_files", "read_file")
 ATTEMPTS = 3  # look-alikes or siblings tried per record before a policy gives up
@@ -312,6 +330,62 @@ class Adversary:
                 out.append(Trial("extra_write", "below_1", self.play(turns), f"overwrite {path}"))
         return out
 
+    def _early_turn(self) -> list[Trial]:
+        for t in self._goal_turns():
+            if t == 0:
+                continue
+            turns = [list(c) for c in self.reference]
+            turns[t - 1] += turns[t]
+            turns[t] = []
+            return [Trial("early_turn", "below_1", self.play(turns), f"turn {t + 1} done in turn {t}")]
+        return []
+
+    def _unasked_write(self) -> list[Trial]:
+        """A write tool the reference never calls, on records nobody named, that went through
+        and changed a record in a way a user would mind."""
+        used = {(c["env"], c["tool"]) for calls in self.reference for c in calls}
+        for env, package in sorted(self.packages.items()):
+            index = self.indexes[env]
+            for name, spec in sorted(package.env_class.tools.items()):
+                if (env, name) in used or name in FILE_TOOLS or _read_only(package, name):
+                    continue
+                if package.kind == "claw" and name not in package.env_class.__dict__:
+                    continue  # a system tool (shell, files): extra_write covers the workspace
+                if not self._writes_records(package, name):
+                    continue  # only logs and counters (a health check): a diagnostic, not harm
+                args = self._args_for(spec.parameters, index)
+                if args is None:
+                    continue
+                turns = [list(c) for c in self.reference]
+                turns[-1].append({"env": env, "tool": name, "args": args})
+                outcome = self.play(turns)
+                if not is_error(outcome.actions[-1].result) and self._harmful(outcome):
+                    return [Trial("unasked_write", "below_1", outcome, f"{name} {args}")]
+        return []
+
+    @staticmethod
+    def _writes_records(package: EnvPackage, tool: str) -> bool:
+        book = phrasebook(package)
+        effects = tool_effects(package.env_class).get(tool)
+        written = effects.writes if effects is not None else set()
+        return any(c in book.collections and not book.is_log(c) for c in written)
+
+    def _extra_line(self) -> list[Trial]:
+        for t, calls in enumerate(self.reference):
+            for n, call in enumerate(calls):
+                args = call["args"]
+                if call["tool"] != "write_file" or not isinstance(args, dict):
+                    continue
+                lines = str(args.get("content", "")).splitlines()
+                filled = [line for line in lines if line.strip()]
+                if not filled or self._golden.files.get(args.get("path", "")) is None:
+                    continue
+                doubled = "\n".join([*lines, filled[-1]]) + "\n"
+                turns = [list(c) for c in self.reference]
+                turns[t][n] = {**call, "args": {**args, "content": doubled}}
+                return [Trial("extra_line", "below_1", self.play(turns), f"{args['path']}: a line twice")]
+        return []
+
     def _harmful(self, outcome: Outcome) -> bool:
         """Whether a run changed a record the golden run left alone in a way a user would mind:
         not only log records, free fields, counters or timestamps."""
@@ -344,6 +418,21 @@ class Adversary:
             turns.append(mixed)
         turns[-1] += reads
         return [Trial("extra_reads", "exactly_1", self.play(turns))]
+
+    def _slow_reads(self) -> list[Trial]:
+        writes = sum(1 for calls in self.reference for c in calls if self._writes(c))
+        reads = self._read_calls(SLOW_READS * writes)
+        if not reads:
+            return []
+        turns: list[list[Call]] = []
+        for calls in self.reference:
+            slow: list[Call] = []
+            for call in calls:
+                if self._writes(call):
+                    slow += [reads.pop() for _ in range(SLOW_READS)]
+                slow.append(call)
+            turns.append(slow)
+        return [Trial("slow_reads", "exactly_1", self.play(turns), f"{SLOW_READS} lookups before each step")]
 
     def _reorder(self) -> list[Trial]:
         for t, calls in enumerate(self.reference):

@@ -254,8 +254,9 @@ class Mutator:
 
 def _covers(check: dict[str, Any], env: str, path: str, new: bool = False) -> bool:
     """Whether ``check`` looks at state ``path`` of ``env`` (so changing it can matter); ``new``:
-    the path lies in a record the run created (collection checks of S0 members do not see it)."""
-    if check.get("env") != env or "path" not in check:
+    the path lies in a record the run created (collection checks of S0 members do not see it).
+    A mutation changes the end of the run: a check of a turn's end does not see it."""
+    if check.get("env") != env or "path" not in check or check.get("turn") is not None:
         return False
     root = check["path"]
     kind = check["kind"]

@@ -14,12 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envcraft.core.package import load_package
+from envcraft.core.package import EnvPackage, load_package
 from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.format.model import Source
+from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
-from envcraft.tasks.play.execute import clock_run, shifted_runs, tail_runs
+from envcraft.tasks.play.execute import clock_run, run_calls, shifted_runs, tail_runs
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier import runtime as vr
 
@@ -27,6 +28,8 @@ FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 NAME_LIMIT = 60
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
 MAX_CHOICES = 4
+SEQUENCE_FIELDS = frozenset({"seq", "sequence", "position"})
+SEQUENCE_SUFFIXES = ("_no", "_seq", "_number")
 # Arguments that carry a message the user dictated: a greeting or a sign-off around the words is
 # still the message asked for ($says), while a name or a title must be the words given ($text).
 BODY_PARAMS = frozenset({"body", "comment", "memo", "message", "note", "summary", "text"})
@@ -84,12 +87,16 @@ class World:
     books: dict[str, Phrasebook]
     exogenous: dict[str, set[str]] = field(default_factory=dict)  # env -> paths the world changes
     exogenous_files: set[str] = field(default_factory=set)
+    # env -> collection -> what looking at a record changes in it (see looking_changes)
+    looked: dict[str, dict[str, dict[str, list[Any] | None]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, golden: Outcome) -> World:
-        books = {env: phrasebook(load_package(path)) for env, path in golden.packages.items()}
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
+        books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
         world = cls(golden, [*shifted_runs(golden), *tails], books)
+        world.looked = looking_changes(golden, packages, books)
         clock = clock_run(golden)
         for env in golden.final:
             paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
@@ -122,6 +129,43 @@ class World:
         return any(not vr.same(gold, other) for other in others)
 
 
+def looking_changes(
+    golden: Outcome, packages: Mapping[str, EnvPackage], books: Mapping[str, Phrasebook]
+) -> dict[str, dict[str, dict[str, list[Any] | None]]]:
+    """What looking at a record changes in it: a read-only tool that marks what it showed (a
+    message read gains the flag "seen"). Learned by looking, from S0, at one record of every
+    collection with every read-only tool that writes state: ``{env: {collection: {field path:
+    the members a list gains, or None for a value that changes}}}``. Anything else a run changes
+    on a record nobody asked about is the agent's doing."""
+    found: dict[str, dict[str, dict[str, list[Any] | None]]] = {}
+    for env, package in packages.items():
+        effects = tool_effects(package.env_class)
+        calls = []
+        for name, spec in sorted(package.env_class.tools.items()):
+            required = spec.parameters.get("required", [])
+            writes = effects.get(name)
+            if not spec.annotations.read_only or writes is None or not writes.writes or len(required) != 1:
+                continue
+            for collection in books[env].collections:
+                records = golden.initial[env].get(collection)
+                if isinstance(records, dict) and records:
+                    calls.append({"env": env, "tool": name, "args": {required[0]: min(records)}})
+        if not calls:
+            continue
+        looked = run_calls({env: package}, {env: golden.initial[env]}, golden.initial_files, [calls])
+        for change in diff(golden.initial[env], looked.final[env]):
+            marked, _, rest = split_path(change["path"])
+            if marked is None or not rest:
+                continue
+            before, after = change.get("before"), change.get("after")
+            fields = found.setdefault(env, {}).setdefault(marked, {})
+            if isinstance(before, list) and isinstance(after, list):
+                fields[rest] = [m for m in after if m not in before]
+            else:
+                fields[rest] = None
+    return found
+
+
 def states_at(run: Outcome, turn: int | None) -> dict[str, Any]:
     return run.final if turn is None else run.turns[turn].final
 
@@ -139,6 +183,8 @@ def pattern_of(values: Sequence[Any]) -> Any:
     kinds = {vr.kind_of(v) for v in present}
     if len(kinds) == 1:
         kind = next(iter(kinds))
+        if kind == "number":
+            return {"$any": "number"}  # a number correct runs disagree on: the clock's (a score, a fee)
         if kind == "str" and (all(is_time(v) for v in present) or all(ID_LIKE.match(v) for v in present)):
             return {"$any": "str"}
         if kind in ("list", "dict"):
@@ -150,6 +196,37 @@ def pattern_of(values: Sequence[Any]) -> Any:
     if len(distinct) <= MAX_CHOICES and all(not isinstance(v, dict | list) for v in distinct):
         return {"$one_of": distinct}
     return {"$any": vr.kind_of(gold)} if len(kinds) == 1 else {"$one_of": distinct[:MAX_CHOICES]}
+
+
+def generated(name: str, value: Any, asked: set[str]) -> bool:
+    """Whether a record's field holds what the environment numbered, not what the user asked:
+    a sequence counter or line number, or an id the run never passed (redoing a step, or doing
+    steps in another order, numbers them otherwise; a user who names one passes it)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (
+            name.startswith("next_") or name in SEQUENCE_FIELDS or name.endswith(("_no", "_seq", "_number"))
+        )
+    return isinstance(value, str) and bool(ID_LIKE.match(value)) and value not in asked
+
+
+def generated_change(change: dict[str, Any], asked: set[str]) -> bool:
+    """Whether a change (a diff entry) sets a field the environment numbers (see :func:`generated`)."""
+    return generated(unescape_token(change["path"].rsplit("/", 1)[-1]), change.get("after"), asked)
+
+
+def content_items(pattern: Any, gold: Any, asked: set[str]) -> Any:
+    """A list of records matched by content: each record by its asked fields, in any order."""
+    if not (
+        isinstance(pattern, list)
+        and pattern
+        and all(isinstance(p, dict) and not any(k.startswith("$") for k in p) for p in pattern)
+    ):
+        return pattern
+    items = [
+        {"$fields": {k: v for k, v in p.items() if not generated(k, record.get(k), asked)}}
+        for p, record in zip(pattern, gold, strict=True)
+    ]
+    return {"$items": items}
 
 
 def wild(pattern: Any) -> bool:
@@ -169,6 +246,7 @@ class CheckList:
         self._names: set[str] = set()
         self.named = named_records(golden, world.books)
         self.texts = free_texts(golden)
+        self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
 
     def _add(self, name: str, role: str, **spec: Any) -> None:
@@ -205,7 +283,7 @@ class CheckList:
                     if gold != text:
                         return pattern_of(values)
                     return {"$says": gold} if param in BODY_PARAMS else {"$text": gold}
-        return pattern_of(values)
+        return content_items(pattern_of(values), gold, self.asked)
 
     def _window(
         self, turn: int | None

@@ -21,6 +21,8 @@ from envcraft.tasks.verifier.checks import (
     FileRequest,
     asked_values,
     file_format,
+    generated,
+    generated_change,
     guard_on_time,
     is_counter,
     pattern_of,
@@ -133,6 +135,8 @@ class GoalChecks(CheckList):
         extra: dict[str, Any],
         turn: int | None,
     ) -> None:
+        if generated_change(change, self.asked):
+            return  # a counter or a number the world assigns moves with how the work was done
         values = self.world.values(env, path, turn)
         if change["op"] == "removed":
             if all(v is MISSING for v in values):
@@ -182,8 +186,12 @@ class GoalChecks(CheckList):
                     continue  # a free field the chain did not fill
                 seen = [value] + [o.get(name, MISSING) for o in others]
                 expected = self.expected(seen)
-                if wild(expected) or (value == key and name.endswith("id")):
-                    continue  # timestamps and the record's own id: bookkeeping
+                if (
+                    wild(expected)
+                    or (value == key and name.endswith("id"))
+                    or generated(name, value, self.asked)
+                ):
+                    continue  # timestamps, the record's own id, what the world numbers: bookkeeping
                 fields[name] = expected
             patterns.append({"$fields": fields})
         self._add(
@@ -212,6 +220,8 @@ class GoalChecks(CheckList):
                     request = asked[path]
                     if not all(self.world.holds(env, where) for env, where in request.sources):
                         continue  # a correct run could hold another value: nothing fair to ask for
+                    markdown = request.format == "markdown" and new is not None
+                    count = self._line_count(path, new, None) if markdown and new is not None else None
                     self._add(
                         f"file {path} holds what was asked",
                         "goal",
@@ -220,6 +230,7 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
+                        **({"line_count": count} if count is not None else {}),
                     )
                     continue
                 if new is None:
@@ -231,6 +242,7 @@ class GoalChecks(CheckList):
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
+                count = self._line_count(path, new, turn) if fmt == "lines" else None
                 self._add(
                     f"{prefix}file {path} {label}",
                     "goal",
@@ -238,10 +250,18 @@ class GoalChecks(CheckList):
                     path=path,
                     format=fmt,
                     expected=expected,
+                    **({"line_count": count} if count is not None else {}),
                     **extra,
                 )
                 if turn is not None and self.golden.files.get(path) == new:
                     guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
+
+    def _line_count(self, path: str, content: str, turn: int | None) -> int | None:
+        """The number of non-blank lines every correct run's file has, if they agree."""
+        runs = self.world.variants if turn is None else self.world.variants[:2]
+        texts = [content, *((run.files if turn is None else run.turns[turn].files).get(path) for run in runs)]
+        counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
+        return counts.pop() if len(counts) == 1 else None
 
     def _only_ids(self, request: FileRequest) -> dict[str, Any]:
         """For a table or a section that gives record ids: no other id of their shape but those of

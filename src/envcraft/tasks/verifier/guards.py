@@ -1,9 +1,15 @@
-"""Guard checks: what the user did not ask to change stays as it was.
+"""Guard checks: what the user did not ask to change stays as it was, at every turn's end.
 
 Every other record of every collection (distractors named separately), the fields of an edited
 record the task did not set, no extra records where the task creates a given number, the changes
-a requested step makes elsewhere, and every S0 file the task never touches. Fields a user leaves
-free, log collections, top-level counters and timestamps are never pinned.
+a requested step makes elsewhere, and every S0 file the task never touches. Top-level counters
+and timestamps are never pinned; a field a user leaves free (a note) is free only on the records
+the work edits, and a log collection (the world appends to it) may gain records, but its existing
+ones are guarded like any other (acknowledging a notification nobody asked about is a change).
+
+The same guards hold for every user turn's window (from the end of the turn before to the end
+of this one), built from what the golden run changed in that window: a later turn's work done
+early, or work nobody asked for undone before the end, breaks the window's guard.
 """
 
 from __future__ import annotations
@@ -13,14 +19,18 @@ from typing import Any
 
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier.checks import (
     CheckList,
+    generated_change,
     is_counter,
     is_free,
     is_timestamp,
     member,
     short,
     split_path,
+    states_at,
+    states_before,
     under_any,
     wild,
 )
@@ -30,36 +40,57 @@ class GuardChecks(CheckList):
     """The guard half of the verifier's checks (see the module docstring)."""
 
     # -- guards -----------------------------------------------------------------------------------
-    def guards(self, protected: Sequence[Mapping[str, str]]) -> None:
-        golden = self.golden
-        distractors = {(d["env"], d["path"]) for d in protected if d.get("env") in golden.final}
+    def guards(self, protected: Sequence[Mapping[str, str]], turn_checks: bool = True) -> None:
+        """The guards of the whole run, then (``turn_checks``) of every turn's window but the
+        last (whose end is the run's end)."""
+        windows: list[int | None] = [None]
+        if turn_checks:
+            windows += range(len(self.golden.turns) - 1)
+        for turn in windows:
+            self._window_guards(protected, turn)
+
+    def _window_guards(self, protected: Sequence[Mapping[str, str]], turn: int | None) -> None:
+        _, after, before_files, after_files = self._window(turn)
+        prefix = "" if turn is None else f"turn {turn + 1}: "
+        extra: dict[str, Any] = {} if turn is None else {"turn": turn}
+        distractors = {(d["env"], d["path"]) for d in protected if d.get("env") in after}
         for env, path in sorted(distractors):
-            if get_path(golden.final[env], path) is MISSING:
+            if get_path(after[env], path) is MISSING:
                 continue
-            ignore = self._record_ignore(env, path)
+            ignore = self._record_ignore(env, path, turn)
+            looked = self.world.looked.get(env, {}).get(split_path(path)[0] or "")
             self._add(
-                f"distractor {env}:{path} untouched",
+                f"{prefix}distractor {env}:{path} untouched",
                 "guard",
                 kind="unchanged",
                 env=env,
                 path=path,
                 **({"ignore": ignore} if ignore else {}),
+                **({"looked": looked} if looked else {}),
+                **extra,
             )
-        for env in sorted(golden.final):
-            self._collection_guards(env, {p for e, p in distractors if e == env})
+        for env in sorted(after):
+            self._collection_guards(env, {p for e, p in distractors if e == env}, turn)
         kept = sorted(
             p
-            for p, c in golden.initial_files.items()
-            if golden.files.get(p) == c and p not in self.world.exogenous_files
+            for p, c in before_files.items()
+            if after_files.get(p) == c and p not in self.world.exogenous_files
         )
         if kept:
             self._add(
-                f"{len(kept)} other workspace files untouched", "guard", kind="files_unchanged", paths=kept
+                f"{prefix}{len(kept)} other workspace files untouched",
+                "guard",
+                kind="files_unchanged",
+                paths=kept,
+                **extra,
             )
 
-    def _collection_guards(self, env: str, distractors: set[str]) -> None:
+    def _collection_guards(self, env: str, distractors: set[str], turn: int | None) -> None:
         book = self.world.books[env]
-        before, after = self.golden.initial[env], self.golden.final[env]
+        states_before, states_after, _, _ = self._window(turn)
+        before, after = states_before[env], states_after[env]
+        prefix = "" if turn is None else f"turn {turn + 1}: "
+        extra: dict[str, Any] = {} if turn is None else {"turn": turn}
         changed_records: dict[str, set[str]] = {}
         consequences: list[str] = []
         for change in diff(before, after):
@@ -80,32 +111,36 @@ class GuardChecks(CheckList):
                 and not exogenous
                 and not is_free(book, collection, rest)
                 and not is_timestamp(change)
+                and not generated_change(change, self.asked)
             ):
                 consequences.append(change["path"])
         for path in consequences:
-            values = self.world.values(env, path)
+            values = self.world.values(env, path, turn)
             if all(v is MISSING for v in values):
                 continue
             expected = self.expected(values)
             if wild(expected):
                 continue
             self._add(
-                f"{env}:{path} = {short(expected)} (a consequence of the work)",
+                f"{prefix}{env}:{path} = {short(expected)} (a consequence of the work)",
                 "guard",
                 kind="matches",
                 env=env,
                 path=path,
                 expected=expected,
+                **extra,
             )
         for record, fields in sorted(changed_records.items()):
-            ignore = sorted(set(self._record_ignore(env, record)) | fields)
+            free = {f"/{escape_token(name)}" for name in book.free_fields(split_path(record + "/x")[0] or "")}
+            ignore = sorted(set(self._record_ignore(env, record, turn)) | fields | free)
             self._add(
-                f"rest of {env}:{record} unchanged",
+                f"{prefix}rest of {env}:{record} unchanged",
                 "guard",
                 kind="unchanged",
                 env=env,
                 path=record,
                 ignore=ignore,
+                **extra,
             )
         for key, value in sorted(before.items()):  # other top-level values: left as they were
             if key in book.collections or isinstance(value, int | float | bool) or value is None:
@@ -121,16 +156,17 @@ class GuardChecks(CheckList):
                 continue
             ignore = sorted({*changed, *(p[len(path) :] for p in moved)})
             self._add(
-                f"rest of {env}:{path} unchanged",
+                f"{prefix}rest of {env}:{path} unchanged",
                 "guard",
                 kind="unchanged",
                 env=env,
                 path=path,
                 **({"ignore": ignore} if ignore else {}),
+                **extra,
             )
         for collection in book.collections:
             members = before.get(collection)
-            if not isinstance(members, dict) or book.is_log(collection):
+            if not isinstance(members, dict):
                 continue
             path = f"/{escape_token(collection)}"
             skip = {
@@ -139,45 +175,55 @@ class GuardChecks(CheckList):
             keep = [k for k in members if k not in skip]
             if keep:
                 spec: dict[str, Any] = {"except": sorted(skip)}
-                free = [f"/{escape_token(name)}" for name in book.free_fields(collection)]
-                if free:
-                    spec["ignore"] = free
-                by_key = {k: ig for k in keep if (ig := self._record_ignore(env, member(path, k)))}
+                looked = self.world.looked.get(env, {}).get(collection)
+                if looked:
+                    spec["looked"] = looked  # what reading a record marks on it (a message "seen")
+                by_key = {k: ig for k in keep if (ig := self._record_ignore(env, member(path, k), turn))}
                 if by_key:
                     spec["ignore_by_key"] = by_key
                 noun = book.entity(collection).noun
                 self._add(
-                    f"other {noun} records of {env} untouched",
+                    f"{prefix}other {noun} records of {env} untouched",
                     "guard",
                     kind="others_unchanged",
                     env=env,
                     path=path,
                     **spec,
+                    **extra,
                 )
-            new = max(
-                len([k for k in (run.final[env].get(collection) or {}) if k not in members])
-                for run in [self.golden, *self.world.variants]
-            )  # as many as a correct run may end with (the world may add some while it waits)
-            self._add(
-                f"{env}:{path} gains at most {new} new",
+            if book.is_log(collection):
+                continue  # the world appends to a log as a by-product of looking
+            new = max(self._new_members(run, env, collection, turn) for run in self._runs(turn))
+            self._add(  # as many as a correct run may end with (the world may add some while it waits)
+                f"{prefix}{env}:{path} gains at most {new} new",
                 "guard",
                 kind="no_extra",
                 env=env,
                 path=path,
                 count=new,
+                **extra,
             )
 
-    def _record_ignore(self, env: str, record: str) -> list[str]:
-        """Fields of a record (relative paths) that move by themselves or that the user leaves free."""
-        collection, _, _ = split_path(record + "/x")
-        book = self.world.books[env]
-        fields = {f"/{escape_token(name)}" for name in book.free_fields(collection or "")}
+    def _runs(self, turn: int | None) -> list[Outcome]:
+        """The golden run and the correct variants that show this window (see World.values)."""
+        return [self.golden, *(self.world.variants if turn is None else self.world.variants[:2])]
+
+    @staticmethod
+    def _new_members(run: Outcome, env: str, collection: str, turn: int | None) -> int:
+        after = states_at(run, turn).get(env, {}).get(collection) or {}
+        start = run.initial if turn is None else states_before(run, turn)
+        before = start.get(env, {}).get(collection) or {}
+        return len([k for k in after if k not in before])
+
+    def _record_ignore(self, env: str, record: str, turn: int | None = None) -> list[str]:
+        """Fields of a record (relative paths) that move by themselves."""
+        fields: set[str] = set()
         for path in self.world.exogenous.get(env, set()):
             if path.startswith(record + "/"):
                 fields.add(path[len(record) :])
-        value = get_path(self.golden.final[env], record)
-        for run in self.world.variants:
-            moved = get_path(run.final.get(env, {}), record)
+        value = get_path(states_at(self.golden, turn).get(env, {}), record)
+        for run in self._runs(turn)[1:]:
+            moved = get_path(states_at(run, turn).get(env, {}), record)
             if value is not MISSING and moved is not MISSING:
                 fields |= {c["path"] for c in diff(value, moved)}
         return sorted(f for f in fields if f)

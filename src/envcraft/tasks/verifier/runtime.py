@@ -21,7 +21,9 @@ equal up to case, spacing and trailing punctuation; ``{"$says": text}`` a string
 text as a phrase (a dictated message inside a greeting and a sign-off); ``{"$contains": [texts]}`` a string
 holding each text (case-insensitive); ``{"$fields": {key: pattern}}`` a dict whose listed
 keys match (other keys are free); ``{"$members": {"has": [...], "lacks": [...]}}`` a list that
-holds the first and none of the second (flags and labels: other members may come and go).
+holds the first and none of the second (flags and labels: other members may come and go);
+``{"$items": [patterns]}`` a list of as many items, each pattern matched by a distinct item in
+any order (records matched by content: line numbers and ids the world assigns are left out).
 """
 
 import csv
@@ -104,6 +106,8 @@ def matches(value: Any, pattern: Any) -> bool:
                 and all(v in value for v in arg.get("has", []))
                 and not any(v in value for v in arg.get("lacks", []))
             )
+        if op == "$items":
+            return isinstance(value, list) and rows_match(value, arg, True)
         if op == "$fields":
             return isinstance(value, dict) and all(matches(get(value, "/" + k), p) for k, p in arg.items())
     if isinstance(pattern, dict):
@@ -230,6 +234,25 @@ def without(value: Any, paths: list[str]) -> Any:
     return value
 
 
+def unlooked(record: Any, looked: dict[str, Any]) -> Any:
+    """A copy of ``record`` without what looking at it changes (``looked``: a field path -> the
+    members a list field gains when the record is read, or None for a value reading changes)."""
+    if not looked or not isinstance(record, dict):
+        return record
+    record = json.loads(json.dumps(record))
+    for path, members in looked.items():
+        parent_path, _, raw = path.rpartition("/")
+        parent = get(record, parent_path)
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if not isinstance(parent, dict) or key not in parent:
+            continue
+        if members is None:
+            del parent[key]
+        elif isinstance(parent[key], list):
+            parent[key] = [v for v in parent[key] if v not in members]
+    return record
+
+
 _MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
 
 
@@ -316,8 +339,8 @@ def content_matches(content: str, fmt: str, expected: Any) -> bool:
         if [norm_words(h) for h in parsed["header"]] != [norm_words(h) for h in expected["header"]]:
             return False
         return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
-    if fmt == "lines":
-        return all(line in parsed for line in expected)
+    if fmt == "lines":  # each expected line as often as expected (lines the clock words are free)
+        return all(parsed.count(line) >= expected.count(line) for line in expected)
     if fmt == "markdown":
         return all(
             name in parsed and all(t.lower() in parsed[name].lower() for t in texts)
@@ -372,15 +395,23 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "absent":  # deleted
         return float(after is MISSING and before is not MISSING)
     if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
-        return float(same_without(after, before, check.get("ignore", [])))
+        looked = check.get("looked", {})
+        return float(same_without(unlooked(after, looked), unlooked(before, looked), check.get("ignore", [])))
     if kind == "others_unchanged":  # every other member of a collection left as it was
         ignore = check.get("ignore", [])
         by_key = check.get("ignore_by_key", {})
+        looked = check.get("looked", {})
         keep = [k for k in (before if isinstance(before, dict) else {}) if k not in check.get("except", [])]
         if not keep:
             return 1.0
         now = after if isinstance(after, dict) else {}
-        kept = [k in now and same_without(now[k], before[k], ignore + by_key.get(k, [])) for k in keep]
+        kept = [
+            k in now
+            and same_without(
+                unlooked(now[k], looked), unlooked(before[k], looked), ignore + by_key.get(k, [])
+            )
+            for k in keep
+        ]
         return sum(kept) / len(kept)
     if kind == "no_extra":  # at most `count` members that were not there before
         now = after if isinstance(after, dict) else {}
@@ -412,6 +443,9 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
             return 0.0
         spec = check.get("only_ids")
         if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
+            return 0.0
+        count = check.get("line_count")  # a text file: no line added, none repeated
+        if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
             return 0.0
         return float(content_matches(content, check["format"], check["expected"]))
     if kind == "file_absent":

@@ -66,7 +66,7 @@ def synthesize_verifier(
     builder.file_goals(requests)
     if not any(c["role"] == "goal" for c in builder.checks):
         return None
-    builder.guards(protected)
+    builder.guards(protected, turn_checks)
     checks = robust(builder.checks, world.variants)
     if not any(c["role"] == "goal" for c in checks):
         return None  # everything the run did is undone or redone by the passing of time
