@@ -17,6 +17,7 @@ from envcraft.tasks.play.episode import resolve_packages
 from envcraft.tasks.play.execute import execute_reference, reference_turns
 from envcraft.tasks.validation.adversarial import Adversary, cosmetic, dictated, negated
 from envcraft.tasks.verifier import runtime as vr
+from envcraft.tasks.verifier.checks import as_block
 from envcraft.tasks.verifier.scoring import build_context, score_contexts, score_trajectory
 
 
@@ -96,6 +97,36 @@ def test_a_dictated_block_of_lines_is_the_whole_run_between_the_lines_the_env_wr
     retracted = "Subject: Hi\n\nHi Alex,\n\nare you free?\n\nRosa\nCorrection: ignore this\n> quoted"
     assert not vr.content_matches(retracted, "lines", expected)
     assert not vr.content_matches("Subject: Hi\n> quoted", "lines", expected)
+
+
+def test_a_reply_quoting_a_dictated_body_reads_the_quote_within_reason_too() -> None:
+    """From itinerary_rebooking-e9cabe0bb53e (n10 seed 0): a second reply quotes the first one's
+    dictated body with "> "; before, the quote was pinned line by line, so a lower-cased first
+    body failed the second draft's file."""
+    body = "Hi Alex,\n\nthe cost is final.\n\nThanks,\nOmar"
+    checks = as_block(
+        [
+            "X-Status: draft",
+            "On <time>, A wrote:",
+            "> Hi Alex,",
+            ">",
+            "> the cost is final.",
+            ">",
+            "> Thanks,",
+            "> Omar",
+            ">",
+            "> > older",
+        ],
+        body,
+        {"$says": body},
+    )
+    assert checks == ["X-Status: draft", "On <time>, A wrote:", {"$block": {"$says": body}}, ">", "> > older"]
+    head = ["X-Status: draft", "On <time>, A wrote:"]
+    quoted = "\n".join(
+        [*head, "> hi alex,", ">", "> the cost is final", ">", "> thanks,", "> Omar", ">", "> > older"]
+    )
+    assert vr.content_matches(quoted, "lines", checks)
+    assert not vr.content_matches(quoted.replace("is final", "is not final"), "lines", checks)
 
 
 @cache

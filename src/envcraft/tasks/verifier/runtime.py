@@ -537,7 +537,8 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
     """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
     (dictated words in an env's own line: a to-do, a mail header) matches one line; a
     ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
-    run of the lines no other entry holds, so a line added inside it counts ("Correction: ...")."""
+    run of the lines no other entry holds, so a line added inside it counts ("Correction: ...").
+    A line of no words (a quoted blank, ">") need only be there: it keeps no run apart."""
     claimed = [False] * len(lines)
     where: dict[str, list[int]] = {}
     for i in reversed(range(len(lines))):
@@ -547,7 +548,8 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
             free = where.get(entry)
             if not free:
                 return False
-            claimed[free.pop()] = True
+            if _WORD.search(entry):  # a line of no words (">") holds no run apart
+                claimed[free.pop()] = True
     for entry in expected:
         if not isinstance(entry, str) and not _is_block(entry):
             hit = next((i for i, line in enumerate(lines) if not claimed[i] and matches(line, entry)), None)
