@@ -1,5 +1,8 @@
-"""A message the user dictates is checked as a phrase: the same words inside a greeting and a
-sign-off earn the reward, other words do not; names and titles stay the words given."""
+"""A message the user dictates is read by its words within reason (issue 20 item 3): the same
+words up to case, quotes, dashes, final punctuation and a greeting or a sign-off earn the reward;
+the words negated, retracted or said about someone else do not; names and titles read the same
+way; a composed text is read by the values it must carry; an address is the same address with or
+without its display name. Cases are unit ones and the reference runs of real tasks, altered."""
 
 from __future__ import annotations
 
@@ -10,9 +13,12 @@ from typing import Any
 
 from envcraft.tasks.corpus import compose as synth
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.play.execute import reference_turns
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute_reference, reference_turns
+from envcraft.tasks.validation.adversarial import Adversary, cosmetic, dictated, negated
 from envcraft.tasks.verifier import runtime as vr
-from envcraft.tasks.verifier.scoring import score_trajectory
+from envcraft.tasks.verifier.checks import as_block
+from envcraft.tasks.verifier.scoring import build_context, score_contexts, score_trajectory
 
 
 def test_says_finds_the_words_as_a_phrase() -> None:
@@ -27,12 +33,108 @@ def test_says_finds_the_words_as_a_phrase() -> None:
     assert not vr.matches("anything", {"$says": ""})
 
 
+LATE = {"$says": "Running a few minutes late."}
+
+
+def test_the_same_words_within_reason_are_said() -> None:
+    for text in (
+        "running a few minutes late",  # case, no final period
+        "“Running a few minutes late.”",  # curly quotes
+        "Hi Ana,\n\nRunning a few minutes late!\n\nBest regards,\nRosa Lopez",  # greeting, sign-off
+        "Ana, running a few minutes late. Thank you, have a nice day!",
+        "Running a few minutes late.\n\nDaniel Kim",  # a signature line
+    ):
+        assert vr.matches(text, LATE), text
+    note = {"$says": "Handled per the customer's phone call."}
+    assert vr.matches("Handled per the customer’s phone call", note)  # curly apostrophe
+    careful = {"$text": "This is confidential: please do not share it - ever."}
+    assert vr.matches("This is confidential: please don't share it — ever", careful)  # contraction, dash
+
+
+def test_negated_retracted_or_redirected_words_are_not_said() -> None:
+    for text in (
+        "Not running a few minutes late.",
+        "Running a few minutes late. Correction: I am NOT the contact, please ignore",
+        "Running a few minutes late. Scratch that.",
+        "Running a few minutes late. Not true.",
+        "Your flight is running a few minutes late",  # changes who
+        "I am running a few minutes late, you are not",
+        "Running a few minutes late. Delayed.",  # a capital letter is no name
+    ):
+        assert not vr.matches(text, LATE), text
+    careful = {"$says": "Please do not share it outside the company."}
+    assert not vr.matches("Please do share it outside the company.", careful)  # the "not" taken out
+    assert not vr.matches("Please do not share it outside the company. Actually, do.", careful)
+
+
+def test_composed_text_carries_its_values_and_does_not_take_the_words_back() -> None:
+    mention = {"$composed": {"says": "Please double-check before closing.", "carries": ["MSG-0001"]}}
+    assert vr.matches("Message MSG-0001: Please double-check before closing.", mention)
+    assert vr.matches("please double-check before closing (re msg-0001)", mention)
+    assert not vr.matches("Please double-check before closing.", mention)  # the value left out
+    assert not vr.matches("Message MSG-00012: Please double-check before closing.", mention)
+    assert not vr.matches("MSG-0001: Please double-check before closing. Ignore this.", mention)
+    assert not vr.matches("MSG-0001: Please do not double-check before closing.", mention)
+
+
+def test_an_address_is_the_same_with_or_without_its_display_name() -> None:
+    named = "CS Team <cs-team@northwind.example>"
+    assert vr.matches("cs-team@northwind.example", named)
+    assert vr.matches("Customer Ops <CS-Team@Northwind.example>", named)
+    assert vr.matches(["cs-team@northwind.example"], [named])
+    assert vr.matches(named, "cs-team@northwind.example")
+    assert not vr.matches("ops@northwind.example", named)
+    assert not vr.matches("MSG-1@mail.example", "Message-ID: <MSG-1@mail.example>")  # no address
+    header = {"$framed": ["To: ", {"$addresses": [named, "ops@northwind.example"]}, ""]}
+    assert vr.matches("To: Ops <ops@northwind.example>, cs-team@northwind.example", header)
+    assert not vr.matches("To: cs-team@northwind.example", header)
+
+
+def test_a_dictated_block_of_lines_is_the_whole_run_between_the_lines_the_env_writes() -> None:
+    expected = ["Subject: Hi", {"$block": {"$says": "Hi Alex,\n\nare you free?\n\nRosa"}}, "> quoted"]
+    fine = "Subject: Hi\n\nhi alex,\n\nare you free\n\nRosa\n\n> quoted"
+    assert vr.content_matches(fine, "lines", expected)
+    retracted = "Subject: Hi\n\nHi Alex,\n\nare you free?\n\nRosa\nCorrection: ignore this\n> quoted"
+    assert not vr.content_matches(retracted, "lines", expected)
+    assert not vr.content_matches("Subject: Hi\n> quoted", "lines", expected)
+
+
+def test_a_reply_quoting_a_dictated_body_reads_the_quote_within_reason_too() -> None:
+    """From itinerary_rebooking-e9cabe0bb53e (n10 seed 0): a second reply quotes the first one's
+    dictated body with "> "; before, the quote was pinned line by line, so a lower-cased first
+    body failed the second draft's file."""
+    body = "Hi Alex,\n\nthe cost is final.\n\nThanks,\nOmar"
+    checks = as_block(
+        [
+            "X-Status: draft",
+            "On <time>, A wrote:",
+            "> Hi Alex,",
+            ">",
+            "> the cost is final.",
+            ">",
+            "> Thanks,",
+            "> Omar",
+            ">",
+            "> > older",
+        ],
+        body,
+        {"$says": body},
+    )
+    assert checks == ["X-Status: draft", "On <time>, A wrote:", {"$block": {"$says": body}}, ">", "> > older"]
+    head = ["X-Status: draft", "On <time>, A wrote:"]
+    quoted = "\n".join(
+        [*head, "> hi alex,", ">", "> the cost is final", ">", "> thanks,", "> Omar", ">", "> > older"]
+    )
+    assert vr.content_matches(quoted, "lines", checks)
+    assert not vr.content_matches(quoted.replace("is final", "is not final"), "lines", checks)
+
+
 @cache
 def _tasks() -> list[Task]:
     logging.getLogger("envcraft").setLevel(logging.CRITICAL)
-    library = synth.load_library(["itinerary_rebooking", "returns_desk"])
+    library = synth.load_library(["itinerary_rebooking", "returns_desk", "mail_triage"])
     found: list[Task] = []
-    for env in ("itinerary_rebooking", "returns_desk"):
+    for env in ("itinerary_rebooking", "returns_desk", "mail_triage"):
         found += synth.synthesize_shard(library, env, 0, 6, synth.SynthConfig(seed=5)).tasks
     return found
 
@@ -72,3 +174,58 @@ def test_a_reason_is_still_the_words_given() -> None:
         assert score_trajectory(task, padded).score < 1.0, task.id
         played += 1
     assert played >= 1
+
+
+def _rewritten(task: Task, change: Any) -> list[list[dict[str, Any]]]:
+    turns = reference_turns(task)
+    for turn in turns:
+        for call in turn:
+            for arg in dictated(call):
+                call["args"] = {**call["args"], arg: change(arg, call["args"][arg])}
+    return turns
+
+
+def _texts(tasks: list[Task]) -> list[Task]:
+    return [t for t in tasks if any(dictated(c.model_dump()) for c in t.reference.calls)]
+
+
+def test_real_tasks_pay_cosmetic_variants_and_refuse_negated_or_retracted_text() -> None:
+    """Before: a to-do or a mail body without its final period, lower-cased or with a curly
+    apostrophe scored 0-0.75 (exact text in the env's files), "Not ..." or the words plus a
+    correction scored 1.0 (a phrase anywhere)."""
+    tasks = _texts(_tasks())
+    assert len(tasks) >= 4
+    for task in tasks:
+        assert score_trajectory(task, _rewritten(task, cosmetic)).score == 1.0, task.id
+        assert score_trajectory(task, _rewritten(task, lambda a, t: negated(t))).score < 1.0, task.id
+        retracted = _rewritten(task, lambda a, t: f"{t}\n\nCorrection: please ignore this.")
+        assert score_trajectory(task, retracted).score < 1.0, task.id
+
+
+def test_real_mail_tasks_take_a_bare_address_for_a_display_name() -> None:
+    """Before: ``cs-team@northwind.example`` for ``Customer Operations <cs-team@...>`` failed the
+    draft's record and its ``To:`` line."""
+    played = 0
+    for task in _tasks():
+        named = [c for c in task.reference.calls if "<" in json.dumps(c.args.get("to", ""))]
+        if not named:
+            continue
+        bare = _with_arg(task, named[0].tool, "to", lambda to: [a.split("<")[1].rstrip(">") for a in to])
+        assert score_trajectory(task, bare).score == 1.0, task.id
+        played += 1
+    assert played >= 1
+
+
+def test_the_text_policies_apply_to_tasks_with_text_and_come_out_as_they_must() -> None:
+    kinds = ("negation", "retraction", "cosmetic_text", "bare_address")
+    seen: set[str] = set()
+    for task in _tasks():
+        trials, missing = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
+        trials = [t for t in trials if t.kind in kinds]
+        if not _texts([task]):
+            assert {"negation", "retraction", "cosmetic_text"} <= set(missing), task.id
+        scores = score_contexts(task.verifier.source, [build_context(t.outcome) for t in trials])
+        for trial, score in zip(trials, scores, strict=True):
+            assert trial.passes(score.score), (task.id, trial.kind, score.components)
+            seen.add(trial.kind)
+    assert seen == set(kinds)

@@ -102,7 +102,9 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
     assert guards[("unchanged", "/tickets/T-000001")]["ignore"] == ["/status", "/updated_at"]
     assert guards[("no_extra", "/tickets")]["count"] == 1
     # at the end of turn 1, turn 2's tickets are still as they were: nothing done early
-    early = {(c["kind"], c["path"]): c for c in task.verifier.checks if c.get("turn") == 0 and c not in on_time}
+    early = {
+        (c["kind"], c["path"]): c for c in task.verifier.checks if c.get("turn") == 0 and c not in on_time
+    }
     assert early[("others_unchanged", "/tickets")]["except"] == ["T-000003"]  # the distractor: its own guard
     assert early[("no_extra", "/tickets")]["count"] == 1
 
@@ -111,9 +113,7 @@ def test_a_later_turns_work_done_early_is_not_paid(packages: dict[str, str]) -> 
     """Turn 2's close and delete done already in turn 1 end where the golden run ends, yet the
     user had not asked for them then (this scored 1.0 before turn windows had guards)."""
     task, _ = desk_task(packages)
-    as_asked = [
-        [call(c.env, c.tool, **c.args) for c in task.reference.calls if c.turn == t] for t in (0, 1)
-    ]
+    as_asked = [[call(c.env, c.tool, **c.args) for c in task.reference.calls if c.turn == t] for t in (0, 1)]
     early = [[*as_asked[0], *as_asked[1]], []]
     assert score(task, as_asked) == 1.0
     assert score(task, early) <= 0.5

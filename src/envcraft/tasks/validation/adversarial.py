@@ -23,7 +23,9 @@ Wrong agents must score below 1:
   asked for it yet (the end of the run is the golden one's);
 * ``unasked_write`` - does the work plus a write of another kind, with a tool the reference
   never uses, on a record nobody named (flagging another message);
-* ``extra_line`` - writes a file the user asked for with one of its lines twice.
+* ``extra_line`` - writes a file the user asked for with one of its lines twice;
+* ``negation`` - writes the user's dictated text negated (a "not" put in, or taken out);
+* ``retraction`` - writes the dictated text and then a sentence that withdraws it.
 
 Right agents must score exactly 1:
 
@@ -35,7 +37,13 @@ Right agents must score exactly 1:
 * ``file_equivalent`` - in Claw tasks, every file the reference writes with a file tool is
   written through the shell instead;
 * ``shell_read`` - in Claw tasks, every file the reference reads with the file tool is read
-  with ``cat`` in the shell instead.
+  with ``cat`` in the shell instead;
+* ``cosmetic_text`` - writes the dictated text lower-cased, with curly quotes and apostrophes and
+  without its final full stop, a message or a note inside a greeting and a sign-off;
+* ``bare_address`` - writes every ``Name <address>`` e-mail address as the bare address.
+
+The four text policies apply to tasks with such text (free text the user dictates, or
+addresses with a display name), in any call but a file write.
 
 A policy that cannot be built for a task (no second turn, no independent pair, ...) is not
 applicable; every applicable one must come out as expected, else the task is dropped.
@@ -46,6 +54,7 @@ from __future__ import annotations
 import base64
 import copy
 import random
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,6 +70,7 @@ from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
 from envcraft.tasks.play.episode import Episode
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.values.args import StateIndex, user_values, value_at
+from envcraft.tasks.verifier.checks import BODY_PARAMS
 
 Expect = Literal["below_1", "exactly_1"]
 WRONG: tuple[str, ...] = (
@@ -73,6 +83,8 @@ WRONG: tuple[str, ...] = (
     "early_turn",
     "unasked_write",
     "extra_line",
+    "negation",
+    "retraction",
 )
 RIGHT: tuple[str, ...] = (
     "extra_reads",
@@ -81,6 +93,8 @@ RIGHT: tuple[str, ...] = (
     "repeat_reads",
     "file_equivalent",
     "shell_read",
+    "cosmetic_text",
+    "bare_address",
 )
 SLOW_READS = 4  # lookups before every step in ``slow_reads``
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -531,6 +545,36 @@ class Adversary:
             return []
         return [Trial("shell_read", "exactly_1", self.play(turns), "file reads through the shell")]
 
+    def _negation(self) -> list[Trial]:
+        return self._rewritten("negation", "below_1", lambda arg, text: negated(text))
+
+    def _retraction(self) -> list[Trial]:
+        return self._rewritten("retraction", "below_1", lambda arg, text: f"{text}\n\n{RETRACTION}")
+
+    def _cosmetic_text(self) -> list[Trial]:
+        return self._rewritten("cosmetic_text", "exactly_1", cosmetic)
+
+    def _bare_address(self) -> list[Trial]:
+        turns = [[_map_args(c, _bare_addresses) for c in calls] for calls in self.reference]
+        if turns == self.reference:
+            return []
+        return [Trial("bare_address", "exactly_1", self.play(turns), "display names dropped")]
+
+    def _rewritten(self, kind: str, expect: Expect, change: Any) -> list[Trial]:
+        """The reference with every dictated text (see :func:`dictated`) changed by ``change``."""
+        turns = [
+            [
+                {**c, "args": {**c["args"], **{a: change(a, c["args"][a]) for a in dictated(c)}}}
+                if dictated(c)
+                else c
+                for c in calls
+            ]
+            for calls in self.reference
+        ]
+        if turns == self.reference:
+            return []
+        return [Trial(kind, expect, self.play(turns))]
+
     def _read_calls(self, count: int) -> list[Call]:
         """Lookups a curious agent might make: read-only tools with arguments from S0."""
         options: list[Call] = []
@@ -559,6 +603,61 @@ class Adversary:
                 return None
             args[param] = values[0]
         return args
+
+
+RETRACTION = "Correction: please disregard this message."
+_AUXILIARY = re.compile(r"\b(is|are|am|was|were|will|can|could|should|would|do|does|did|has|have)\b", re.I)
+_NEGATION = re.compile(r"\s*\b(not|never|no)\b|n't\b", re.I)
+_NAMED_ADDRESS = re.compile(r"\s*[^<>@]*<\s*([^<>\s@]+@[^<>\s@]+)\s*>\s*")
+
+
+def dictated(call: Call) -> list[str]:
+    """The arguments of a call that hold free text the user states (a message, a note, a reason,
+    a title; a composed text that carries a value from a result counts too): strings of several
+    words, neither addresses nor a file's content."""
+    args = call.get("args")
+    if call["tool"] in FILE_TOOLS or not isinstance(args, dict):
+        return []
+    return [
+        name
+        for name, value in args.items()
+        if isinstance(value, str)
+        and " " in value.strip()
+        and "@" not in value
+        and Source.parse(call.get("provenance", {}).get(name, "user")).kind in ("user", "embed")
+    ]
+
+
+def negated(text: str) -> str:
+    """The text saying the opposite: its first negation taken out, else a "not" after its first
+    auxiliary verb, else "Not" in front."""
+    if _NEGATION.search(text):
+        return _NEGATION.sub("", text, count=1)
+    if _AUXILIARY.search(text):
+        return _AUXILIARY.sub(lambda m: m.group(0) + " not", text, count=1)
+    return "Not " + text[:1].lower() + text[1:]
+
+
+def cosmetic(arg: str, text: str) -> str:
+    """The same words as a hurried agent writes them: lower-cased, curly quotes and apostrophes,
+    no final full stop; a message or a note also inside a greeting and a sign-off."""
+    plain = text.strip().rstrip(".").lower().replace("'", "\u2019").replace('"', "\u201d")
+    return f"Hi,\n\n{plain}\n\nThanks!" if arg in BODY_PARAMS else plain
+
+
+def _bare_addresses(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_bare_addresses(v) for v in value]
+    named = _NAMED_ADDRESS.fullmatch(value) if isinstance(value, str) else None
+    return named.group(1) if named is not None else value
+
+
+def _map_args(call: Call, change: Any) -> Call:
+    args = call.get("args")
+    if call["tool"] in FILE_TOOLS or not isinstance(args, dict):
+        return call
+    changed = {name: change(value) for name, value in args.items()}
+    return call if changed == args else {**call, "args": changed}
 
 
 def _read_only(package: EnvPackage, tool: str) -> bool:

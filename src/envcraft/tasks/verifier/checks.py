@@ -22,6 +22,7 @@ from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
 from envcraft.tasks.play.execute import clock_run, run_calls, shifted_runs, tail_runs
 from envcraft.tasks.play.outcome import Outcome
+from envcraft.tasks.values.args import value_at
 from envcraft.tasks.verifier import runtime as vr
 
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
@@ -30,9 +31,11 @@ ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
 MAX_CHOICES = 4
 SEQUENCE_FIELDS = frozenset({"seq", "sequence", "position"})
 SEQUENCE_SUFFIXES = ("_no", "_seq", "_number")
-# Arguments that carry a message the user dictated: a greeting or a sign-off around the words is
-# still the message asked for ($says), while a name or a title must be the words given ($text).
+# Arguments that carry a message the user dictated ($says); other free text (a name, a title, a
+# reason) is $text. Both read the words within reason (see the runtime's docstring).
 BODY_PARAMS = frozenset({"body", "comment", "memo", "message", "note", "summary", "text"})
+# A mail header that lists addresses: read by address (display names optional).
+HEADER = re.compile(r"((?:To|Cc|Bcc|From|Reply-To): )(.*@.*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,8 @@ class CheckList:
         self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
 
     def expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
-        """The pattern for a value a goal sets: free text up to spacing, a list of flags or labels
+        """The pattern for a value a goal sets: free text the run passed by its words within reason
+        (:func:`text_pattern`; inside an env's own words, :func:`frame`), a list of flags or labels
         by what was added and removed (other members may come and go), else :func:`pattern_of`."""
         gold = values[0]
         if (
@@ -278,12 +282,53 @@ class CheckList:
         if isinstance(gold, str):
             for text, embedded, param in self.texts:
                 if gold == text or (text and text in gold and len(text) > 8):
-                    if embedded:
-                        return {"$contains": embedded}
-                    if gold != text:
-                        return pattern_of(values)
-                    return {"$says": gold} if param in BODY_PARAMS else {"$text": gold}
+                    said = text_pattern(text, embedded, param)
+                    if gold == text:
+                        return said
+                    if all(vr.same(gold, v) for v in values if v is not MISSING):
+                        return frame(gold, text, said)  # the env wrote it inside its own words
+                    return pattern_of(values)
         return content_items(pattern_of(values), gold, self.asked)
+
+    def file_pattern(self, fmt: str, expected: Any) -> Any:
+        """A file's expected content with the dictated texts it holds read within reason and the
+        e-mail addresses of its headers read by address (an env's rendering of the agent's words:
+        a to-do line, a mail's body and ``To:`` header); other lines stay as they are."""
+        if fmt == "text" and isinstance(expected, str):
+            return self._in_line(expected)
+        if fmt == "json":
+            return self._in_values(expected)
+        if fmt in ("csv", "tsv") and isinstance(expected, dict):
+            return {**expected, "rows": self._in_values(expected["rows"])}
+        if fmt != "lines" or not isinstance(expected, list):
+            return expected
+        lines = [self._in_line(line) if isinstance(line, str) else line for line in expected]
+        for text, embedded, param in self.texts:
+            lines = as_block(lines, text, text_pattern(text, embedded, param))
+        return lines
+
+    def _in_line(self, line: str) -> Any:
+        header = HEADER.fullmatch(line)
+        if header is not None:
+            return {"$framed": [header.group(1), {"$addresses": vr.addresses(header.group(2))}, ""]}
+        return self._in_text(line)
+
+    def _in_text(self, value: str) -> Any:
+        for text, embedded, param in self.texts:
+            if value == text or (len(text) > 8 and text in value):
+                said = text_pattern(text, embedded, param)
+                return said if value == text else frame(value, text, said)
+        return value
+
+    def _in_values(self, value: Any) -> Any:
+        """A parsed JSON or table pattern with its string values read as :meth:`_in_text` does."""
+        if isinstance(value, str):
+            return self._in_text(value)
+        if isinstance(value, list):
+            return [self._in_values(v) for v in value]
+        if isinstance(value, dict) and not any(str(k).startswith("$") for k in value):
+            return {k: self._in_values(v) for k, v in value.items()}
+        return value
 
     def _window(
         self, turn: int | None
@@ -327,8 +372,8 @@ def named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple
 
 
 def free_texts(golden: Outcome) -> list[tuple[str, list[str], str]]:
-    """Free text the run passed (``$text`` / ``$says`` checks): (text, the values embedded ones
-    must carry, the argument's name)."""
+    """Free text the run passed (``$text`` / ``$says`` / ``$composed`` checks): (text, the values a
+    composed one must carry, the argument's name)."""
     found = []
     for action in golden.actions:
         if not isinstance(action.args, dict):
@@ -339,10 +384,69 @@ def free_texts(golden: Outcome) -> list[tuple[str, list[str], str]]:
             source = Source.parse(action.provenance.get(name, "user"))
             embedded: list[str] = []
             if source.kind == "embed":
-                embedded = [w for w in value.split() if ID_LIKE.match(w.strip(":,."))][:1]
-                embedded = [w.strip(":,.") for w in embedded]
+                embedded = [carried(golden, source, value)]
             found.append((value, embedded, name))
     return found
+
+
+def carried(golden: Outcome, source: Source, text: str) -> str:
+    """The value a composed text carries: the one its source call's result shows, else (a result
+    that no longer shows it) the first id-like word of the text."""
+    if source.call is not None and source.call < len(golden.actions):
+        value = value_at(golden.actions[source.call].result, source.path or "")
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value) in text:
+            return str(value)
+    ids = [w.strip(":,.") for w in text.split() if ID_LIKE.match(w.strip(":,."))]
+    return ids[0] if ids else text
+
+
+def text_pattern(text: str, embedded: list[str], param: str) -> Any:
+    """How a free text is read: composed (carrying values) by those values and its own dictated
+    words (``$composed``), a dictated message or note by its words within reason (``$says``), a
+    name or a title likewise (``$text``); see :mod:`envcraft.tasks.verifier.runtime`."""
+    if embedded:
+        value = embedded[0]
+        rest = text.split(value, 1)[1].lstrip(": ").strip() if value in text else ""
+        return {"$composed": {"says": rest, "carries": embedded}}
+    return {"$says": text} if param in BODY_PARAMS else {"$text": text}
+
+
+def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:
+    """``lines`` with the lines of a text of several lines made one ``$block`` entry read as
+    ``said``: as written (a mail's body) or quoted with "> " (a reply quoting it), the quoted
+    blank lines inside it dropped; unchanged unless every line of the text is there."""
+    parts = [part.strip() for part in text.split("\n") if part.strip()]
+    if len(parts) < 2:
+        return lines
+    for quote in ("", "> "):
+        taken: list[int] = []
+        for part in parts:
+            hit = next(
+                (
+                    i
+                    for i, line in enumerate(lines)
+                    if i not in taken and isinstance(line, str) and line.strip() == quote + part
+                ),
+                None,
+            )
+            if hit is None:
+                break
+            taken.append(hit)
+        else:
+            first, last = min(taken), max(taken)
+            drop = set(taken) | {i for i in range(first, last) if quote and lines[i] == quote.strip()}
+            return [
+                {"$block": said} if i == first else line
+                for i, line in enumerate(lines)
+                if i == first or i not in drop
+            ]
+    return lines
+
+
+def frame(whole: str, text: str, said: Any) -> Any:
+    """``whole`` (which holds ``text``) with ``text`` read as ``said`` and the rest as written."""
+    before, _, after = whole.partition(text)
+    return {"$framed": [before, said, after]}
 
 
 def scalar_list(value: Any) -> bool:

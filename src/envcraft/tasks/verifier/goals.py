@@ -239,6 +239,7 @@ class GoalChecks(CheckList):
                         guard_on_time(self.checks[-1])
                     continue
                 fmt, expected = self._file_expectation(path, new, turn)
+                expected = self.file_pattern(fmt, expected)
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"

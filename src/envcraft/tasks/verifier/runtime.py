@@ -16,14 +16,35 @@ nothing scores 0 and a harmful write costs half the reward, however many guards 
 learner barely sees).
 
 Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any value of a kind
-("str", "number", ...); ``{"$one_of": [patterns]}`` any of them; ``{"$text": text}`` a string
-equal up to case, spacing and trailing punctuation; ``{"$says": text}`` a string holding that
-text as a phrase (a dictated message inside a greeting and a sign-off); ``{"$contains": [texts]}`` a string
-holding each text (case-insensitive); ``{"$fields": {key: pattern}}`` a dict whose listed
-keys match (other keys are free); ``{"$members": {"has": [...], "lacks": [...]}}`` a list that
-holds the first and none of the second (flags and labels: other members may come and go);
-``{"$items": [patterns]}`` a list of as many items, each pattern matched by a distinct item in
-any order (records matched by content: line numbers and ids the world assigns are left out).
+("str", "number", ...); ``{"$one_of": [patterns]}`` any of them; ``{"$text": text}`` and
+``{"$says": text}`` text the user dictated (see below); ``{"$composed": {"says": text, "carries":
+[values]}}`` text the agent writes around dictated words to carry values (see below);
+``{"$contains": [texts]}`` a string holding each text (case-insensitive); ``{"$framed": [before,
+pattern, after]}`` a string that starts with ``before``, ends with ``after`` and whose middle
+matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail header);
+``{"$addresses": [addresses]}`` a string listing the same e-mail addresses (a ``To:`` header);
+``{"$block": pattern}`` only in a ``lines`` file check (:func:`lines_match`);
+``{"$fields": {key: pattern}}`` a dict whose listed keys match (other keys are free);
+``{"$members": {"has": [...], "lacks": [...]}}`` a list that holds the first and none of the
+second (flags and labels: other members may come and go); ``{"$items": [patterns]}`` a list of
+as many items, each pattern matched by a distinct item in any order (records matched by
+content: line numbers and ids the world assigns are left out). A plain string that is an e-mail
+address matches the same address written with or without a display name, in any case
+(``CS Team <cs-team@x.example>`` is ``cs-team@x.example``).
+
+Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
+after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
+is "do not"); punctuation between words is dropped. A string *says* the dictated words when
+their tokens stand in it as one contiguous run, and every other word around them is a greeting,
+a courtesy, a sign-off or a name (a capitalized word that is no pronoun, negation or
+retraction): "Hi Ana, thanks, this is confirmed! Best, Rosa" says "Thanks, this is confirmed.".
+So a "not" or "never" put in or taken out, "Your flight is running late" for "Running late",
+"Correction: please ignore" after the words, or any other sentence around them, all fail: a
+word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
+reasons) reads the same way. Composed text (``$composed``: a note the user asks to "mention"
+the id of a record) is the agent's own wording: it must carry each value (as whole tokens),
+say the dictated words if any as a sentence of their own, and hold no negation or retraction
+word outside them; any other framing is free. Each is a few passes over the text's words.
 """
 
 import csv
@@ -76,12 +97,191 @@ def norm_words(text: Any) -> str:
     return " ".join(str(text).lower().split()).strip(" .!?,;:")
 
 
-def says(text: str, words: Any) -> bool:
-    """Whether ``text`` holds ``words`` as a phrase up to case, spacing and the punctuation at its
-    ends ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is confirmed.")."""
-    phrase = norm_words(words)
-    found = re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", norm_words(text))
-    return bool(phrase) and found is not None
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'",
+        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+        "\u2212": "-", "\u00a0": " ", "\u2026": "...",
+    }
+)  # fmt: skip
+_WORD = re.compile(r"[^\W_]+(?:(?:['\-./@_+&]|(?<=\d)[,:](?=\d))[^\W_]+)*")
+_BREAK = re.compile(r"[.!?;:\n(),\[\]\"]")  # what may end a clause before or after dictated words
+_CONTRACTIONS = tuple(
+    (re.compile(pattern, re.IGNORECASE), full)
+    for pattern, full in (
+        (r"\bwon't\b", "will not"),
+        (r"\bcan't\b", "can not"),
+        (r"\bshan't\b", "shall not"),
+        (r"\bcannot\b", "can not"),
+        (r"n't\b", " not"),
+        (r"'m\b", " am"),
+        (r"'re\b", " are"),
+        (r"'ll\b", " will"),
+        (r"'ve\b", " have"),
+        (r"'d\b", " would"),
+    )
+)
+
+
+def _vocabulary(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+POLITE = _vocabulary(  # greetings, courtesies, sign-offs
+    "hi hello hey dear greetings good morning afternoon evening day all team everyone there folks"
+    " please kindly thanks thank you so much very many a lot in advance just quick fyi"
+    " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
+    " respectfully cordially br thx ty later have nice great weekend"
+)
+NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
+RETRACTIONS = _vocabulary(
+    "ignore disregard correction corrected scratch retract retracted withdraw withdrawn void"
+    " mistake mistaken erroneous wrong false untrue nevermind oops sorry delete"
+)
+PERSONS = _vocabulary(
+    "i me my mine we us our ours you your yours he him his she her hers they them their theirs it its"
+    " this that these those"
+)
+_NOT_NAMES = NEGATIONS | RETRACTIONS | PERSONS
+_NAMES = 6  # capitalized words the greeting and the sign-off may hold together
+
+
+def _folded(text: Any) -> str:
+    """Text with curly quotes, dashes and odd spaces made plain and contractions spelled out."""
+    folded = str(text).translate(_FOLD)
+    for pattern, full in _CONTRACTIONS:
+        folded = pattern.sub(full, folded)
+    return folded
+
+
+Span = tuple[str, int, int]  # a word and where it stands in the folded text
+
+
+def _spans(text: str) -> list[Span]:
+    return [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+def words(text: Any) -> list[str]:
+    """The word tokens of a text, lower-cased (the module docstring: how dictated text is read)."""
+    return [w.lower() for w in _WORD.findall(_folded(text))]
+
+
+def _find(tokens: list[str], phrase: list[str]) -> list[int]:
+    """Every index where ``phrase`` stands in ``tokens`` as a contiguous run."""
+    n = len(phrase)
+    return [i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == phrase] if n else []
+
+
+def _name(word: str) -> bool:
+    return word[:1].isupper() and word.isalpha() and word.lower() not in _NOT_NAMES
+
+
+def _polite(text: str, spans: list[Span], side: range) -> tuple[bool, int]:
+    """Whether the words ``side`` (before or after dictated words) are only greetings, courtesies,
+    sign-offs and names, and how many names: a name follows a polite word ("Hi Ana", "Best,
+    Rosa"), stands on a line of names alone (a signature), or opens the text before a comma
+    ("Ana, ..."). "Delayed. Running late" does not pass on a capital letter."""
+    names, polite = 0, False
+    for i in side:
+        word, start, end = spans[i]
+        if word.lower() in POLITE:
+            polite = True
+            continue
+        if not _name(word):
+            return False, names
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line = _spans(text[line_start : len(text) if line_end < 0 else line_end])
+        gap = text[end : spans[i + 1][1]] if i + 1 < len(spans) else ""
+        if not (polite or all(_name(w) for w, _, _ in line) or (i == 0 and "," in gap)):
+            return False, names
+        names += 1
+        if names > _NAMES:
+            break
+    return True, names
+
+
+def says(text: Any, dictated: Any) -> bool:
+    """Whether ``text`` says the ``dictated`` words, within reason (the module docstring): they
+    stand in it as one run of words, and the other words are greetings, courtesies, sign-offs
+    and names ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is
+    confirmed."; "Not running late." does not say "Running late.")."""
+    if not isinstance(text, str):
+        return False
+    folded = _folded(text)
+    spans = _spans(folded)
+    phrase = words(dictated)
+    for i in _find([w.lower() for w, _, _ in spans], phrase):
+        head, head_names = _polite(folded, spans, range(i))
+        tail, tail_names = _polite(folded, spans, range(i + len(phrase), len(spans)))
+        if head and tail and head_names + tail_names <= _NAMES:
+            return True
+    return False
+
+
+def composed(text: Any, spec: Any) -> bool:
+    """Whether the agent's ``text`` carries every value of ``spec["carries"]`` (as whole words)
+    and says ``spec["says"]`` (if any) as a clause of its own, with no negation or retraction
+    word outside them: the framing is the agent's to choose, what it means is not."""
+    if not isinstance(text, str) or not isinstance(spec, dict):
+        return False
+    folded = _folded(text)
+    spans = _spans(folded)
+    lowered = [w.lower() for w, _, _ in spans]
+    used = [False] * len(spans)
+    for value in spec.get("carries", []):
+        value_words = words(value)
+        hits = _find(lowered, value_words)
+        if not hits:
+            return False
+        for i in hits:
+            used[i : i + len(value_words)] = [True] * len(value_words)
+    phrase = words(spec.get("says") or "")
+    if phrase:
+        clause = [i for i in _find(lowered, phrase) if _clause(folded, spans, i, i + len(phrase))]
+        if not clause:
+            return False
+        used[clause[0] : clause[0] + len(phrase)] = [True] * len(phrase)
+    return not any(not u and w in NEGATIONS | RETRACTIONS for w, u in zip(lowered, used, strict=True))
+
+
+def _clause(text: str, spans: list[Span], first: int, end: int) -> bool:
+    """Whether words ``first``..``end`` stand as a clause of their own: at the start or after a
+    break (a full stop, a colon, a line end, a bracket, a comma), and at the end or before one."""
+    before = text[spans[first - 1][2] : spans[first][1]] if first > 0 else "."
+    after = text[spans[end - 1][2] : spans[end][1]] if end < len(spans) else "."
+    return bool(_BREAK.search(before)) and bool(_BREAK.search(after))
+
+
+_ADDRESS = re.compile(r"[^\s<>@,;\"()]+@[^\s<>@,;\"()]+\.[^\s<>@,;\"()]+")
+_NAMED_ADDRESS = re.compile(r"\s*(?:\"[^\"]*\"|[^<>@\":;,]*)\s*<\s*(" + _ADDRESS.pattern + r")\s*>\s*")
+
+
+def address(text: str) -> str | None:
+    """The e-mail address a string is (``Name <addr>`` or a bare ``addr``), lower-cased; None for
+    any other string."""
+    named = _NAMED_ADDRESS.fullmatch(text)
+    if named is not None:
+        return named.group(1).lower()
+    bare = text.strip()
+    return bare.lower() if _ADDRESS.fullmatch(bare) else None
+
+
+def addresses(text: str) -> list[str]:
+    """The e-mail addresses a header lists, lower-cased and sorted (display names dropped)."""
+    return sorted(a.lower() for a in _ADDRESS.findall(text))
+
+
+def framed(value: Any, parts: Any) -> bool:
+    before, pattern, after = parts
+    return (
+        isinstance(value, str)
+        and len(value) >= len(before) + len(after)
+        and value.startswith(before)
+        and value.endswith(after)
+        and matches(value[len(before) : len(value) - len(after)], pattern)
+    )
 
 
 def matches(value: Any, pattern: Any) -> bool:
@@ -94,10 +294,14 @@ def matches(value: Any, pattern: Any) -> bool:
             return kind_of(value) == arg
         if op == "$one_of":
             return any(matches(value, p) for p in arg)
-        if op == "$text":
-            return isinstance(value, str) and norm_words(value) == norm_words(arg)
-        if op == "$says":  # the words, as a whole phrase, somewhere in the text
-            return isinstance(value, str) and says(value, arg)
+        if op in ("$text", "$says"):  # dictated words, read within reason
+            return says(value, arg)
+        if op == "$composed":
+            return composed(value, arg)
+        if op == "$framed":
+            return framed(value, arg)
+        if op == "$addresses":
+            return isinstance(value, str) and addresses(value) == addresses(" ".join(arg))
         if op == "$contains":
             return isinstance(value, str) and all(str(a).lower() in value.lower() for a in arg)
         if op == "$members":  # a list holding these members and not those (others may come and go)
@@ -122,6 +326,9 @@ def matches(value: Any, pattern: Any) -> bool:
             and len(value) == len(pattern)
             and all(matches(v, p) for v, p in zip(value, pattern, strict=True))
         )
+    if isinstance(pattern, str) and isinstance(value, str) and value != pattern and "@" in pattern:
+        mail = address(pattern)
+        return mail is not None and address(value) == mail
     return kind_of(value) == kind_of(pattern) and value == pattern
 
 
@@ -339,14 +546,58 @@ def content_matches(content: str, fmt: str, expected: Any) -> bool:
         if [norm_words(h) for h in parsed["header"]] != [norm_words(h) for h in expected["header"]]:
             return False
         return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
-    if fmt == "lines":  # each expected line as often as expected (lines the clock words are free)
-        return all(parsed.count(line) >= expected.count(line) for line in expected)
+    if fmt == "lines":
+        return lines_match(parsed, expected)
     if fmt == "markdown":
         return all(
             name in parsed and all(t.lower() in parsed[name].lower() for t in texts)
             for name, texts in expected.items()
         )
     return matches(parsed, expected)
+
+
+def lines_match(lines: list[str], expected: list[Any]) -> bool:
+    """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
+    (dictated words in an env's own line: a to-do, a mail header) matches one line; a
+    ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
+    run of the lines no other entry holds, so a line added inside it counts ("Correction: ...").
+    A line of no words (a quoted blank, ">") need only be there: it keeps no run apart."""
+    claimed = [False] * len(lines)
+    where: dict[str, list[int]] = {}
+    for i in reversed(range(len(lines))):
+        where.setdefault(lines[i], []).append(i)
+    for entry in expected:
+        if isinstance(entry, str):
+            free = where.get(entry)
+            if not free:
+                return False
+            if _WORD.search(entry):  # a line of no words (">") holds no run apart
+                claimed[free.pop()] = True
+    for entry in expected:
+        if not isinstance(entry, str) and not _is_block(entry):
+            hit = next((i for i, line in enumerate(lines) if not claimed[i] and matches(line, entry)), None)
+            if hit is None:
+                return False
+            claimed[hit] = True
+    runs: list[str] = []
+    start = None
+    for i in range(len(lines) + 1):
+        if i < len(lines) and not claimed[i]:
+            start = i if start is None else start
+        elif start is not None:
+            runs.append("\n".join(lines[start:i]))
+            start = None
+    for entry in expected:
+        if _is_block(entry):
+            hit = next((i for i, run in enumerate(runs) if matches(run, entry["$block"])), None)
+            if hit is None:
+                return False
+            runs.pop(hit)
+    return True
+
+
+def _is_block(entry: Any) -> bool:
+    return isinstance(entry, dict) and set(entry) == {"$block"}
 
 
 _TOKEN = re.compile(r"[^A-Za-z0-9_-]+")
