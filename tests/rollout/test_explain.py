@@ -167,3 +167,35 @@ def test_play_next_on_a_new_directory_opens_it_on_turn_one(
     assert moved["done"] is True and moved["score"]["score"] == 1.0
     trajectory = json.loads((play_dir / "trajectory.jsonl").read_text(encoding="utf-8"))
     assert trajectory["turns"] == [calls_of(tool_task, t) for t in range(len(tool_task.turns))]
+
+
+def test_score_explain_names_the_row_a_written_table_lacks(
+    task_dir: Path, tasks: list[Task], tmp_path: Path
+) -> None:
+    """A file goal says which expected row the file does not hold, not just both whole texts."""
+    task, write = next(
+        (t, c)
+        for t in tasks
+        for c in t.reference.calls
+        if c.tool == "write_file"
+        and any(
+            k["kind"] == "file" and k["path"] == c.args["path"] and k["format"] == "csv"
+            for k in t.verifier.checks
+        )
+    )
+    kept = write.args["content"].rstrip("\n").split("\n")[:-1]  # the last row left out
+    turns = [calls_of(task, t) for t in range(len(task.turns))]
+    for call in turns[write.turn]:
+        if call["tool"] == "write_file" and call["args"]["path"] == write.args["path"]:
+            call["args"] = {**call["args"], "content": "\n".join(kept) + "\n"}
+    path = write_lines(tmp_path / "runs.jsonl", [{"task_id": task.id, "turns": turns}])
+    [row] = [
+        json.loads(line)
+        for line in ok_json_lines(
+            envcraft("tasks", "score", task_dir, "--trajectories", path, "--json", "--explain")
+        )
+    ]
+    [failed] = [c for c in row["explain"]["checks"] if not c["passed"] and c["kind"] == "file"]
+    assert failed["expected"].startswith(f"{write.args['path']} rows [")
+    assert failed["had"] == f"no such row; {len(kept) - 1} rows"  # the header is no row
+    assert row["score"] < 1.0

@@ -173,9 +173,9 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
         if content is None:
             had = "no such file"
         elif content == before_files.get(path):
-            had = "the file as it was before: " + short(content)
+            had = "unchanged: the file as it was before"
         else:
-            had = short(content)
+            return _file_why(check, content)
         return f"{path} ({check.get('format')}): {short(check.get('expected'))}", had
     if kind == "file_absent":
         path = check["path"]
@@ -209,6 +209,59 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
             f"{len(new)} new: " + _some([f"{k} {short(m)}" for k, m in zip(new, members, strict=True)])
         )
     return f"{where} = {short(check.get('expected'))}", short(after)
+
+
+def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
+    """What a written file lacks: the expected rows, lines or section texts it does not hold
+    (read as the check reads them), else its parsed content against the pattern."""
+    path, fmt, expected = check["path"], check["format"], check["expected"]
+    try:
+        parsed = runtime.parse_file(content, fmt)
+    except ValueError as exc:
+        return f"{path} as {fmt}", f"does not parse: {exc}"
+    if fmt in ("csv", "tsv"):
+        if [runtime.norm_words(h) for h in parsed["header"]] != [
+            runtime.norm_words(h) for h in expected["header"]
+        ]:
+            return f"{path} header {short(expected['header'])}", f"header {short(parsed['header'])}"
+        unused, missing = list(parsed["rows"]), []
+        for pattern in expected["rows"]:
+            hit = next((i for i, row in enumerate(unused) if runtime.matches(row, pattern)), None)
+            if hit is None:
+                missing.append(pattern)
+            else:
+                unused.pop(hit)
+        if missing:
+            return (
+                f"{path} rows {_some([short(r) for r in missing])}",
+                f"no such row; {len(parsed['rows'])} rows",
+            )
+        if expected.get("exact", True) and unused:
+            return (
+                f"{path}: exactly the {len(expected['rows'])} rows",
+                f"also {_some([short(r) for r in unused])}",
+            )
+    elif fmt == "lines":
+        missing = [line for line in expected if line not in parsed]
+        if missing:
+            return (
+                f"{path} lines {_some([short(line) for line in missing])}",
+                f"no such line; {len(parsed)} lines",
+            )
+    elif fmt == "markdown":
+        missing = [
+            f"## {name}: {short(text)}"
+            for name, texts in expected.items()
+            for text in texts
+            if name not in parsed or text.lower() not in parsed[name].lower()
+        ]
+        if missing:
+            return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
+    elif not runtime.matches(parsed, expected):
+        return f"{path} ({fmt}): {short(expected)}", short(parsed)
+    if check.get("only_ids") is not None:
+        return f"{path}: no ids but the asked ones, one row each", "other ids, or an id in several rows"
+    return f"{path} ({fmt}): {short(expected)}", short(content)
 
 
 def changes(before: Any, after: Any, ignore: Sequence[str] = (), prefix: str = "") -> list[str]:
