@@ -68,6 +68,8 @@ def test_score_explain_itemizes_every_check_the_sum_and_the_failed_calls(
     assert (failed["turn"], failed["call"], failed["env"], failed["tool"]) == (1, 1, env, "no_such_tool")
     assert failed["code"] and failed["message"]
 
+    hinted = envcraft("tasks", "score", task_dir, "--trajectories", path)
+    assert "(--explain says why" in hinted.stdout and "FAIL" not in hinted.stdout  # a score below 1
     shown = envcraft("tasks", "score", task_dir, "--trajectories", path, "--explain")
     assert shown.returncode == 0, shown.stderr
     text = flat(shown.stdout)

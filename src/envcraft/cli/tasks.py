@@ -224,6 +224,10 @@ def score(
             sys.stdout.flush()
     if not json_out:
         _print_scores(lines)
+        if not explain and any(row["score"] is not None and row["score"] < 1.0 for row in lines):
+            console.print(
+                "(--explain says why: each check, the score's sum, the failed calls)", highlight=False
+            )
         for row in lines:
             if row["line"] in explained:
                 console.print(
