@@ -274,6 +274,15 @@ def test_eval_without_a_judge_skips_judge_only_and_scores_the_automated_part(
     rescored = {row["task_id"]: row for row in map(json.loads, proc.stdout.splitlines())}
     assert rescored["task_a_poem"]["components"] == poem["components"]  # the transcript came along
     assert rescored["task_b_reply"]["score"] == 1.0
+    # --explain: the same verdicts; a grader is code, so its checks are not itemized (issue 20 item 7)
+    proc = envcraft(
+        "tasks", "score", imported / "tasks", "--trajectories", trajectories, "--json", "--explain"
+    )
+    assert proc.returncode == 0, proc.stderr
+    for row in map(json.loads, proc.stdout.splitlines()):
+        why = row.pop("explain")
+        assert row == rescored[row["task_id"]]
+        assert why["itemized"] is False and "not itemized" in why["note"] and why["failed_calls"] == []
 
 
 def test_eval_with_a_judge_weighs_it_as_pinchbench_does(imported: Path, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from envcraft.cli.agents import (
 from envcraft.cli.output import console, count, die, print_json
 from envcraft.core.package import builtin_ids
 from envcraft.rollout.play import (
+    PLAY_FILE,
     Play,
     PlayError,
     current_calls,
@@ -44,12 +45,25 @@ def show(
     directory: TaskDir,
     task_id: Annotated[str, typer.Argument(help="Task id.")],
     reveal: Annotated[
-        bool, typer.Option("--reveal", help="Also show the reference and the verifier.")
+        bool,
+        typer.Option("--reveal", help="Also show the reference and the verifier (and so every user turn)."),
     ] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Every user turn, not only those revealed so far.")
+    ] = False,
+    play_dir: Annotated[
+        Path | None,
+        typer.Option("--dir", help="The play whose revealed turns to show (default ./play-TASK, if there)."),
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Show a task as a player sees it: user turns, environments, tools (the solution only with --reveal)."""
+    """Show a task as a player sees it: environments, tools and the user turns revealed so far.
+
+    A play of the task (tasks play --dir) has revealed the turns it has reached; with none, turn 1.
+    --all shows every turn; the solution only with --reveal.
+    """
     task = _one(directory, task_id)
+    shown = len(task.turns) if show_all or reveal else _revealed(task, play_dir)
     packages = _packages(task)
     envs = [
         {
@@ -65,7 +79,8 @@ def show(
         "id": task.id,
         "kind": task.kind,
         "persona": task.persona,
-        "turns": [t.user for t in task.turns],
+        "turns": [t.user for t in task.turns[:shown]],
+        "turn_count": len(task.turns),
         "envs": envs,
         "workspace_files": sorted(task.workspace),
         "difficulty": task.difficulty,
@@ -96,6 +111,16 @@ def show(
         console.print(f"\nworkspace: {len(task.workspace)} files", highlight=False, soft_wrap=True)
     for number, text in enumerate(info["turns"], start=1):
         console.print(f"\n[bold]turn {number}[/bold]: {text}", highlight=False, soft_wrap=True)
+    if shown < len(task.turns):
+        later = (
+            f"turn {shown + 1}" if shown + 1 == len(task.turns) else f"turns {shown + 1}-{len(task.turns)}"
+        )
+        console.print(
+            f"\n({later} not revealed yet: tasks play --next reveals the next when a turn is done;"
+            " --all shows every turn)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if reveal:
         console.print("\n[bold]reference[/bold]")
         for call in task.reference.calls:
@@ -109,6 +134,21 @@ def show(
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _revealed(task: Task, play_dir: Path | None) -> int:
+    """How many user turns a player of ``task`` has seen: as far as its play in ``play_dir`` (by
+    default ./play-TASK, when that is a play of this task) has got, else the first."""
+    root = play_dir or Path(f"play-{slug(task.id)}")
+    if play_dir is None and not (root / PLAY_FILE).is_file():
+        return 1
+    try:
+        state = Play.load(root)
+    except PlayError as exc:
+        die(str(exc))
+    if state.task_id != task.id:
+        die(f"{root} holds a play of task {state.task_id}, not {task.id}")
+    return min(state.turn + 1, len(task.turns))
 
 
 def _one(directory: Path, task_id: str) -> Task:
@@ -144,28 +184,32 @@ def play(
         Path | None, typer.Option("--dir", help="Play directory (default ./play-TASK).")
     ] = None,
     next_turn: Annotated[
-        bool, typer.Option("--next", help="This turn is done: record it, show the next.")
+        bool,
+        typer.Option("--next", help="This turn is done: record it, show the next (a new play: turn 1)."),
     ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Play a task with `envcraft call`: opens its sessions from S0 and reveals the user turns one at a time.
 
-    Without --next on a terminal it waits: press Enter when a turn is done. Calls are recorded per turn
-    and DIR/trajectory.jsonl is what `envcraft tasks score` reads.
+    Without --next on a terminal it waits: press Enter when a turn is done.
+    --next ends the turn and shows the next (a new play opens on turn 1 first).
+    Calls are recorded per turn; DIR/trajectory.jsonl is what `envcraft tasks score` reads.
     """
     task = _one(directory, task_id)
     root = play_dir or Path(f"play-{slug(task.id)}")
     try:
         state, resumed = open_play(task, tasks_path(directory), root)
-        if next_turn:
+        if next_turn and resumed:  # a new play has shown no turn yet: it opens on turn 1
             end_turn(state, task)
     except (PlayError, ExecutionError, TaskSetError) as exc:
         die(str(exc))
     if json_out:
         print_json(_play_info(state, task))
         return
-    if not next_turn:
+    if not (next_turn and resumed):
         _print_how_to_act(state, task, resumed)
+    if next_turn and not resumed:
+        console.print("  (a new play opens on turn 1: --next again when this turn is done)", highlight=False)
     _print_turn(state, task)
     if next_turn or state.done or not sys.stdin.isatty():
         return
@@ -231,10 +275,11 @@ def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
+    shown = (
+        f"{shlex.quote(state.tasks_path)} {shlex.quote(task.id)} --dir {shlex.quote(str(state.directory))}"
+    )
     console.print(
-        f"  (the tools: envcraft tasks show {shlex.quote(state.tasks_path)} {shlex.quote(task.id)})",
-        highlight=False,
-        soft_wrap=True,
+        f"  (the tools and the turns so far: envcraft tasks show {shown})", highlight=False, soft_wrap=True
     )
 
 
@@ -245,9 +290,13 @@ def _print_turn(state: Play, task: Task) -> None:
         done = "the turn is done" if len(task.turns) == 1 else f"all {len(task.turns)} turns done"
         console.print(f"\n{done}; trajectory: {path}", highlight=False, soft_wrap=True)
         trajectories = shlex.quote(str(Path(path).resolve()))
-        again = f"envcraft tasks score {shlex.quote(state.tasks_path)} --trajectories {trajectories}"
+        again = (
+            f"envcraft tasks score {shlex.quote(state.tasks_path)} --trajectories {trajectories} --explain"
+        )
         console.print(
-            f"score {score['score']:.3f}  (to score it again: {again})", highlight=False, soft_wrap=True
+            f"score {score['score']:.3f}  (to score it again: {again})",
+            highlight=False,
+            soft_wrap=True,
         )
         return
     console.print(

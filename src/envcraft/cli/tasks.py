@@ -26,6 +26,7 @@ from envcraft.tasks.format.io import (
 )
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.validation.validate import replay_task, validate
+from envcraft.tasks.verifier.explain import explain_trajectory, render
 from envcraft.tasks.verifier.scoring import score_trajectory
 
 app = typer.Typer(help="Synthesize, check, replay and score task sets.", no_args_is_help=True)
@@ -181,12 +182,20 @@ def _bars(histogram: dict[str, int]) -> str:
 def score(
     directory: TaskDir,
     trajectories: Annotated[Path, typer.Option("--trajectories", help="JSONL of {task_id, turns}.")],
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Say why: each check passed or failed (expected vs had), the score's sum, the failed calls.",
+        ),
+    ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Score agent trajectories with their tasks' verifiers: one line per trajectory."""
     if not trajectories.is_file():
         die(f"{trajectories}: no such file")
     lines: list[dict[str, Any]] = []
+    explained: dict[int, list[str]] = {}  # line -> the explanation's text (--explain)
     entries = list(read_trajectories(trajectories))
     try:  # only the tasks the trajectories name, each read alone through the set's index
         tasks = read_some(directory, [e.task_id for e in entries if e.task_id is not None])
@@ -203,13 +212,31 @@ def score(
             grading = grading_of(task)
             reads = grading is not None and bool(grading.get("reads_transcript"))
             messages = entry.messages if reads else None
-            row.update(score_trajectory(task, entry.turns, messages=messages).to_json())
+            if explain:
+                verdict, why = explain_trajectory(task, entry.turns, messages=messages)
+                row.update(verdict.to_json(), explain=why.to_json())
+                explained[entry.line] = render(why, verdict.components)
+            else:
+                row.update(score_trajectory(task, entry.turns, messages=messages).to_json())
         lines.append(row)
         if json_out:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
             sys.stdout.flush()
     if not json_out:
         _print_scores(lines)
+        if not explain and any(row["score"] is not None and row["score"] < 1.0 for row in lines):
+            console.print(
+                "(--explain says why: each check, the score's sum, the failed calls)", highlight=False
+            )
+        for row in lines:
+            if row["line"] in explained:
+                console.print(
+                    f"\n[bold]line {row['line']}[/bold]: {row['task_id']} scores {row['score']:.3f}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                for text in explained[row["line"]]:
+                    console.print(f"  {text}", highlight=False, soft_wrap=True, markup=False)
     if lines and all(row.get("score") is None for row in lines):
         raise typer.Exit(1)
 

@@ -1,0 +1,362 @@
+"""Why a run scored what it did: each check's verdict, the score's arithmetic, the failed calls.
+
+A player (or whoever debugs a task) sees a number from ``tasks score``; this says where it came
+from. The verdicts are the verifier's own: its ``components``, computed as for any score (in the
+isolated worker or, for a declarative verifier, in-process), never re-judged here. What this
+module adds is read from the run's ``ctx`` with the runtime's own readers
+(:func:`~envcraft.tasks.verifier.runtime.snapshot`, :func:`~envcraft.tasks.verifier.runtime.get`):
+for a failed check, what it expected and what the run had at the moment it looked.
+
+A verifier is itemized only when its checks are known and agree with its answer: the task's
+declarative checks, each named in the components, giving the very score by
+mean(goals) x HARM^(guards broken). Any other verifier (an imported benchmark's grader, a
+hand-written one) gets its score, its named components as they are, and the failed calls.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envcraft.core.errors import is_error
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import execute
+from envcraft.tasks.play.outcome import ExecutionError, Outcome
+from envcraft.tasks.verifier import runtime
+from envcraft.tasks.verifier.scoring import Score, build_context, run_verifier
+from envcraft.tasks.verifier.source import declared_checks
+
+SHORT = 140  # characters of one value shown
+CHANGES = 3  # changed fields (or members) named per check
+NOT_ITEMIZED = (
+    "checks are not itemized: this verifier is its own code (an imported benchmark's grader, a"
+    " hand-written one), not envcraft's declarative checks"
+)
+
+
+@dataclass
+class Explanation:
+    """What ``tasks score --explain`` prints for one run (and ``--json`` carries as ``explain``)."""
+
+    checks: list[dict[str, Any]] | None  # None: the verifier is not itemized
+    arithmetic: dict[str, Any] | None
+    failed_calls: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None  # why the checks are not itemized
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "itemized": self.checks is not None,
+            "checks": self.checks,
+            "arithmetic": self.arithmetic,
+            "failed_calls": self.failed_calls,
+        }
+        if self.note is not None:
+            data["note"] = self.note
+        return data
+
+
+def explain_trajectory(
+    task: Task,
+    turns: Sequence[Sequence[Any]],
+    *,
+    messages: Sequence[dict[str, Any]] | None = None,
+) -> tuple[Score, Explanation]:
+    """Score a trajectory exactly as :func:`~envcraft.tasks.verifier.scoring.score_trajectory`
+    does, and say why."""
+    try:
+        outcome = execute(task, turns)
+    except ExecutionError as exc:
+        return Score(0.0, {}, str(exc)), Explanation(None, None, note=f"the run could not be played: {exc}")
+    score = run_verifier(task, outcome, messages=messages)
+    return score, explain(task, outcome, score)
+
+
+def explain(task: Task, outcome: Outcome, score: Score) -> Explanation:
+    """The explanation of ``score``, the verifier's verdict on ``outcome``."""
+    failed = failed_calls(outcome)
+    if score.error is not None:
+        return Explanation(None, None, failed, note=f"the verifier gave no verdict: {score.error}")
+    checks = list(declared_checks(task.verifier.source) or task.verifier.checks)
+    arithmetic = _arithmetic(checks, score) if checks else None
+    if arithmetic is None:
+        return Explanation(None, None, failed, note=NOT_ITEMIZED)
+    ctx = build_context(outcome)
+    items = [_item(check, score.components[check["name"]], ctx) for check in checks]
+    return Explanation(items, arithmetic, failed)
+
+
+def failed_calls(outcome: Outcome) -> list[dict[str, Any]]:
+    """Every call of the run that came back as a structured error, with its turn and position."""
+    found = []
+    position: dict[int, int] = {}
+    for action in outcome.actions:
+        position[action.turn] = position.get(action.turn, 0) + 1
+        if is_error(action.result):
+            error = action.result["error"]
+            found.append(
+                {
+                    "turn": action.turn + 1,
+                    "call": position[action.turn],
+                    "env": action.env,
+                    "tool": action.tool,
+                    "args": short(action.args),
+                    "code": str(error.get("category", "")),
+                    "message": str(error.get("message", "")),
+                }
+            )
+    return found
+
+
+def _arithmetic(checks: list[dict[str, Any]], score: Score) -> dict[str, Any] | None:
+    """The score as the runtime computes it, or None when these checks do not give ``score``
+    (a component they lack or do not name, a role or weight it does not know): not itemized."""
+    try:
+        if {c["name"] for c in checks} != set(score.components) or len(checks) != len(score.components):
+            return None
+        goals = [c for c in checks if c["role"] == "goal"]
+        guards = [c for c in checks if c["role"] == "guard"]
+        if len(goals) + len(guards) != len(checks):
+            return None
+        achieved = sum(c["weight"] * score.components[c["name"]] for c in goals)
+        wanted = float(sum(c["weight"] for c in goals))
+        broken = sum(score.components[c["name"]] < 1.0 for c in guards)
+    except (KeyError, TypeError):
+        return None
+    goal = achieved / wanted if wanted else 0.0
+    total = goal * runtime.HARM**broken
+    if not math.isclose(min(1.0, max(0.0, total)), score.score, abs_tol=1e-9):
+        return None
+    return {
+        "goals": len(goals),
+        "goal_achieved": achieved,
+        "goal_wanted": wanted,
+        "goal_mean": goal,
+        "guards": len(guards),
+        "guards_broken": broken,
+        "harm": runtime.HARM,
+        "score": score.score,
+    }
+
+
+def _item(check: dict[str, Any], value: float, ctx: dict[str, Any]) -> dict[str, Any]:
+    turn = check.get("turn")
+    item: dict[str, Any] = {
+        "name": check["name"],
+        "role": check["role"],
+        "kind": check.get("kind"),
+        "turn": turn + 1 if isinstance(turn, int) and turn >= 0 else None,
+        "value": value,
+        "passed": value >= 1.0,
+    }
+    if value < 1.0:
+        try:
+            expected, had = _why(check, ctx)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            expected, had = short(check.get("expected", "?")), "?"
+        moment = f"after turn {item['turn']}: " if item["turn"] is not None else ""
+        item.update(expected=moment + expected, had=had)
+    return item
+
+
+def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
+    """(what a failed check expected, what the run had), short, read where the check reads."""
+    turn = check.get("turn")
+    states, files = runtime.snapshot(ctx, turn)
+    before_states, before_files = runtime.snapshot(ctx, -1 if turn is None else turn - 1)
+    kind = check.get("kind")
+    if kind == "file":
+        path = check["path"]
+        content = files.get(path)
+        if content is None:
+            had = "no such file"
+        elif content == before_files.get(path):
+            had = "unchanged: the file as it was before"
+        else:
+            return _file_why(check, content)
+        return f"{path} ({check.get('format')}): {short(check.get('expected'))}", had
+    if kind == "file_absent":
+        path = check["path"]
+        return f"{path} deleted", "still there" if path in files else "not there before either"
+    if kind == "files_unchanged":
+        changed = [p for p in check["paths"] if files.get(p) != before_files.get(p)]
+        return "files as they were", "changed: " + _some(changed)
+    after = runtime.get(states.get(check["env"], runtime.MISSING), check["path"])
+    before = runtime.get(before_states.get(check["env"], runtime.MISSING), check["path"])
+    where = f"{check['env']}:{check['path']}"
+    if kind == "value":
+        same = runtime.same(after, before)
+        return f"{where} = {short(check['expected'])} (changed)", short(after) + (
+            " (as it was before)" if same else ""
+        )
+    if kind == "matches":
+        return f"{where} = {short(check['expected'])}", short(after)
+    if kind == "absent":
+        return f"{where} deleted", "not there before either" if before is runtime.MISSING else short(after)
+    if kind == "unchanged":
+        return f"{where} as before", _some(changes(before, after, check.get("ignore", [])))
+    if kind == "others_unchanged":
+        return f"other members of {where} as before", _others(check, after, before)
+    if kind == "no_extra":
+        new = _new_keys(after, before)
+        return f"at most {check['count']} new in {where}", f"{len(new)} new: {_some(new)}"
+    if kind == "created_in":
+        new = _new_keys(after, before)
+        members = [after[k] for k in new] if isinstance(after, dict) else []
+        return f"new in {where}: {short(check['expected'])}", (
+            f"{len(new)} new: " + _some([f"{k} {short(m)}" for k, m in zip(new, members, strict=True)])
+        )
+    return f"{where} = {short(check.get('expected'))}", short(after)
+
+
+def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
+    """What a written file lacks: the expected rows, lines or section texts it does not hold
+    (read as the check reads them), else its parsed content against the pattern."""
+    path, fmt, expected = check["path"], check["format"], check["expected"]
+    try:
+        parsed = runtime.parse_file(content, fmt)
+    except ValueError as exc:
+        return f"{path} as {fmt}", f"does not parse: {exc}"
+    if fmt in ("csv", "tsv"):
+        if [runtime.norm_words(h) for h in parsed["header"]] != [
+            runtime.norm_words(h) for h in expected["header"]
+        ]:
+            return f"{path} header {short(expected['header'])}", f"header {short(parsed['header'])}"
+        unused, missing = list(parsed["rows"]), []
+        for pattern in expected["rows"]:
+            hit = next((i for i, row in enumerate(unused) if runtime.matches(row, pattern)), None)
+            if hit is None:
+                missing.append(pattern)
+            else:
+                unused.pop(hit)
+        if missing:
+            return (
+                f"{path} rows {_some([short(r) for r in missing])}",
+                f"no such row; {len(parsed['rows'])} rows",
+            )
+        if expected.get("exact", True) and unused:
+            return (
+                f"{path}: exactly the {len(expected['rows'])} rows",
+                f"also {_some([short(r) for r in unused])}",
+            )
+    elif fmt == "lines":
+        missing = [line for line in expected if line not in parsed]
+        if missing:
+            return (
+                f"{path} lines {_some([short(line) for line in missing])}",
+                f"no such line; {len(parsed)} lines",
+            )
+    elif fmt == "markdown":
+        missing = [
+            f"## {name}: {short(text)}"
+            for name, texts in expected.items()
+            for text in texts
+            if name not in parsed or text.lower() not in parsed[name].lower()
+        ]
+        if missing:
+            return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
+    elif not runtime.matches(parsed, expected):
+        return f"{path} ({fmt}): {short(expected)}", short(parsed)
+    if check.get("only_ids") is not None:
+        return f"{path}: no ids but the asked ones, one row each", "other ids, or an id in several rows"
+    return f"{path} ({fmt}): {short(expected)}", short(content)
+
+
+def changes(before: Any, after: Any, ignore: Sequence[str] = (), prefix: str = "") -> list[str]:
+    """The fields that differ, ``/path: before -> after`` (at most :data:`CHANGES`; ``ignore``d
+    paths, as a guard lists them, left out)."""
+    if ignore:
+        before, after = runtime.without(before, list(ignore)), runtime.without(after, list(ignore))
+    if runtime.same(before, after):
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        found: list[str] = []
+        for key in [*before, *(k for k in after if k not in before)]:
+            found += changes(
+                before.get(key, runtime.MISSING), after.get(key, runtime.MISSING), (), f"{prefix}/{key}"
+            )
+            if len(found) >= CHANGES:
+                break
+        return found[:CHANGES]
+    return [f"{prefix or '/'}: {short(before)} -> {short(after)}"]
+
+
+def _others(check: dict[str, Any], after: Any, before: Any) -> str:
+    """The members an ``others_unchanged`` guard saw changed or removed, with their first changes."""
+    now = after if isinstance(after, dict) else {}
+    ignore, by_key = check.get("ignore", []), check.get("ignore_by_key", {})
+    told = []
+    for key, old in (before if isinstance(before, dict) else {}).items():
+        if key in check.get("except", []):
+            continue
+        if key not in now:
+            told.append(f"{key} removed")
+        elif not runtime.same_without(now[key], old, ignore + by_key.get(key, [])):
+            told.append(f"{key} " + ", ".join(changes(old, now[key], ignore + by_key.get(key, []))))
+    return _some(told)
+
+
+def _new_keys(after: Any, before: Any) -> list[str]:
+    old = before if isinstance(before, dict) else {}
+    return [k for k in after if k not in old] if isinstance(after, dict) else []
+
+
+def _some(items: Sequence[str]) -> str:
+    if not items:
+        return "none"
+    more = f"; and {len(items) - CHANGES} more" if len(items) > CHANGES else ""
+    return "; ".join(items[:CHANGES]) + more
+
+
+def short(value: Any) -> str:
+    """A value as compact JSON, cut to :data:`SHORT` characters ("missing" for an absent one; a
+    pattern's ``{"$fields": {...}}`` as the fields it asks for, which is what a reader wants)."""
+    if value is runtime.MISSING:
+        return "missing"
+    shown = json.dumps(_unwrapped(value), ensure_ascii=False, default=str)
+    return shown if len(shown) <= SHORT else shown[: SHORT - 1] + "…"
+
+
+def _unwrapped(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and "$fields" in value and isinstance(value["$fields"], dict):
+            return _unwrapped(value["$fields"])
+        return {key: _unwrapped(sub) for key, sub in value.items()}
+    if isinstance(value, list):
+        return [_unwrapped(sub) for sub in value]
+    return value
+
+
+def render(explanation: Explanation, components: dict[str, float]) -> list[str]:
+    """The explanation as plain text lines: the checks (failed ones first) and the score's sum,
+    or, for a verifier that is not itemized, why and its own named components; the failed calls."""
+    lines = []
+    if explanation.checks is None:
+        lines.append(explanation.note or NOT_ITEMIZED)
+        lines += [f"component {name}: {value:.3f}" for name, value in components.items()]
+    else:
+        for item in sorted(explanation.checks, key=lambda i: i["passed"]):
+            mark = "pass" if item["passed"] else "FAIL"
+            lines.append(f"{mark} {item['role']:<5} {item['name']}")
+            if not item["passed"]:
+                lines.append(f"     expected: {item['expected']}")
+                lines.append(f"     had:      {item['had']}")
+    if explanation.arithmetic is not None:
+        a = explanation.arithmetic
+        guards = f"{a['guards_broken']} of {a['guards']} guards broken"
+        lines.append(
+            f"score = goals {a['goal_achieved']:g}/{a['goal_wanted']:g} = {a['goal_mean']:.3f}"
+            f" x {a['harm']:g}^{a['guards_broken']} ({guards}) = {a['score']:.3f}"
+        )
+    if explanation.failed_calls:
+        lines.append(f"failed calls ({len(explanation.failed_calls)}):")
+        for call in explanation.failed_calls:
+            lines.append(
+                f"  turn {call['turn']} call {call['call']}: {call['env']}.{call['tool']} {call['args']}"
+                f" -> {call['code']}: {call['message']}"
+            )
+    else:
+        lines.append("failed calls: none")
+    return lines
