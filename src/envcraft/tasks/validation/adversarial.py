@@ -30,8 +30,8 @@ Wrong agents must score below 1:
 Right agents must score exactly 1:
 
 * ``extra_reads`` - harmless lookups before, between and after the steps (the clock moves);
-* ``slow_reads`` - four lookups before every step (the clock moves further than the correct
-  variants the verifier was built from);
+* ``slow_reads`` - four lookups before each turn's work (the clock moves further than in the
+  correct variants the verifier was built from);
 * ``reorder`` - two adjacent independent steps of a turn swapped;
 * ``repeat_reads`` - every lookup (or one diagnostic) repeated, also at the very end;
 * ``file_equivalent`` - in Claw tasks, every file the reference writes with a file tool is
@@ -96,7 +96,7 @@ RIGHT: tuple[str, ...] = (
     "cosmetic_text",
     "bare_address",
 )
-SLOW_READS = 4  # lookups before every step in ``slow_reads``
+SLOW_READS = 4  # lookups before each turn in ``slow_reads``
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 READ_SYSTEM = ("list_files", "read_file")
 ATTEMPTS = 3  # look-alikes or siblings tried per record before a policy gives up
@@ -434,19 +434,18 @@ class Adversary:
         return [Trial("extra_reads", "exactly_1", self.play(turns))]
 
     def _slow_reads(self) -> list[Trial]:
-        writes = sum(1 for calls in self.reference for c in calls if self._writes(c))
-        reads = self._read_calls(SLOW_READS * writes)
+        """Lookups before each turn's work: the agent looks around before it acts."""
+        reads = self._read_calls(SLOW_READS * len(self.reference))
         if not reads:
             return []
-        turns: list[list[Call]] = []
-        for calls in self.reference:
-            slow: list[Call] = []
-            for call in calls:
-                if self._writes(call):
-                    slow += [reads.pop() for _ in range(SLOW_READS)]
-                slow.append(call)
-            turns.append(slow)
-        return [Trial("slow_reads", "exactly_1", self.play(turns), f"{SLOW_READS} lookups before each step")]
+        turns = [
+            [*(reads.pop() for _ in range(SLOW_READS)), *calls] if calls else [] for calls in self.reference
+        ]
+        return [
+            Trial(
+                "slow_reads", "exactly_1", self.play(turns), f"{SLOW_READS} lookups before each turn's work"
+            )
+        ]
 
     def _reorder(self) -> list[Trial]:
         for t, calls in enumerate(self.reference):

@@ -64,7 +64,7 @@ class GoalChecks(CheckList):
                 if not rest:  # a whole record added or removed
                     if change["op"] == "added" and not under_any(path, self.world.exogenous.get(env, set())):
                         created.setdefault(collection, []).append(key)  # (not one the world adds itself)
-                    elif (env, collection, key) in self.named:
+                    elif change["op"] == "removed" and (env, collection, key) in self.named:
                         self._add(
                             f"{prefix}{env}:{path} deleted",
                             "goal",

@@ -27,6 +27,7 @@ from envcraft.tasks.verifier.checks import (
     is_free,
     is_timestamp,
     member,
+    pattern_of,
     short,
     split_path,
     states_at,
@@ -93,8 +94,16 @@ class GuardChecks(CheckList):
         extra: dict[str, Any] = {} if turn is None else {"turn": turn}
         changed_records: dict[str, set[str]] = {}
         consequences: list[str] = []
+        world_made: list[str] = []
         for change in diff(before, after):
             collection, key, rest = split_path(change["path"])
+            if collection is not None and collection in book.collections and not rest:
+                made = change["op"] == "added" and under_any(
+                    change["path"], self.world.exogenous.get(env, set())
+                )
+                if made:
+                    world_made.append(change["path"])  # a record the world added while the agent worked
+                continue
             if collection is None or collection not in book.collections or not rest:
                 top = collection is None and change["path"] not in self.goal_paths[env]
                 if top and not is_counter(change) and not self.world.moves(env, change["path"]):
@@ -123,6 +132,22 @@ class GuardChecks(CheckList):
                 continue
             self._add(
                 f"{prefix}{env}:{path} = {short(expected)} (a consequence of the work)",
+                "guard",
+                kind="matches",
+                env=env,
+                path=path,
+                expected=expected,
+                **extra,
+            )
+        for path in world_made:  # as the world made it: a notification nobody asked about stays unread
+            values = self.world.values(env, path, turn)
+            if any(v is MISSING for v in values) or not isinstance(values[0], dict):
+                continue
+            expected = pattern_of(values)
+            if wild(expected):
+                continue
+            self._add(
+                f"{prefix}{env}:{path} as the world made it",
                 "guard",
                 kind="matches",
                 env=env,

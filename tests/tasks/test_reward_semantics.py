@@ -1,0 +1,169 @@
+"""What a verifier means, held on real tasks of the data engine (issue 20's classes).
+
+Each case takes a task the engine made from the built-in environments, plays the reference
+with one change a real agent made when playing such tasks blind, and scores it with the
+task's own verifier. Every case here was scored wrongly before the verifier checked each turn's
+window, matched records by content, left the clock's numbers free and guarded every record.
+"""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.execute import execute
+from envcraft.tasks.verifier.scoring import run_verifier
+
+ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
+ENVS = "mail_triage,itinerary_rebooking,inventory_ledger,notes_desk,rideshare_dispatch"
+
+Turns = list[list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
+    out = tmp_path_factory.mktemp("semantics")
+    done = subprocess.run(
+        [ENVCRAFT, "tasks", "synth", "--envs", ENVS, "--n", "10", "--seed", "0", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return read_tasks(out)
+
+
+def reference(task: Task) -> Turns:
+    turns: Turns = [[] for _ in task.turns]
+    for call in task.reference.calls:
+        turns[call.turn].append({"env": call.env, "tool": call.tool, "args": copy.deepcopy(call.args)})
+    return turns
+
+
+def score(task: Task, turns: Turns) -> float:
+    result = run_verifier(task, execute(task, turns))
+    assert result.error is None, result.error
+    return result.score
+
+
+def named(task: Task) -> set[str]:
+    return {
+        str(v) for call in task.reference.calls if isinstance(call.args, dict) for v in call.args.values()
+    }
+
+
+def first(tasks: list[Task], want: Callable[[Task], bool]) -> Task:
+    found = [t for t in tasks if want(t)]
+    assert found, "the corpus has no task of this kind"
+    return found[0]
+
+
+def tools(task: Task) -> list[str]:
+    return [call.tool for call in task.reference.calls]
+
+
+def test_the_reference_itself_scores_one(tasks: list[Task]) -> None:
+    for task in tasks[:12]:
+        assert score(task, reference(task)) == 1.0, task.id
+
+
+def test_a_later_turns_work_done_in_the_turn_before_is_not_paid(tasks: list[Task]) -> None:
+    """Doing turn 2's writes in turn 1 (the user had not asked yet) ends where the reference
+    ends; only turn 1's window shows it."""
+    writes = {
+        "rebook_leg",
+        "flag_message",
+        "move_message",
+        "send_draft",
+        "confirm_match",
+        "commit_transaction",
+    }
+    task = first(
+        tasks, lambda t: len(t.turns) > 1 and any(c.turn > 0 and c.tool in writes for c in t.reference.calls)
+    )
+    turns = reference(task)
+    early = [[*turns[0], *turns[1]], [], *turns[2:]]
+    assert score(task, turns) == 1.0
+    assert score(task, early) < 1.0
+
+
+def test_a_flag_on_a_message_nobody_named_is_not_paid(tasks: list[Task]) -> None:
+    """``flags`` is a field the user leaves free on the message the work is about; flagging
+    another message is a side effect (it was ignored on every message)."""
+    task = first(tasks, lambda t: t.envs == ["mail_triage"])
+    messages = task.initial_state["mail_triage"]["messages"]
+    other = next(
+        m for m in sorted(messages) if m not in named(task) and "flagged" not in messages[m]["flags"]
+    )
+    turns = reference(task)
+    turns[-1].append({"env": "mail_triage", "tool": "flag_message", "args": {"message_id": other}})
+    assert score(task, turns) < 1.0
+
+
+def test_reading_other_messages_is_still_paid(tasks: list[Task]) -> None:
+    """Reading marks a message "seen": what looking does is no side effect."""
+    task = first(tasks, lambda t: t.envs == ["mail_triage"])
+    messages = task.initial_state["mail_triage"]["messages"]
+    unread = [m for m in sorted(messages) if "seen" not in messages[m]["flags"]]
+    assert unread
+    turns = reference(task)
+    turns[0] = [
+        {"env": "mail_triage", "tool": "read_message", "args": {"message_id": m}} for m in unread
+    ] + turns[0]
+    assert score(task, turns) == 1.0
+
+
+def test_a_line_staged_removed_and_staged_again_is_paid(tasks: list[Task]) -> None:
+    """The same journal content: the line number and the journal's counter moved, nothing asked for."""
+    task = first(
+        tasks,
+        lambda t: any(
+            c.tool in ("add_receipt_line", "add_adjustment_line", "add_transfer_line")
+            for c in t.reference.calls
+        ),
+    )
+    turns = reference(task)
+    t, n = next(
+        (t, n)
+        for t, calls in enumerate(turns)
+        for n, c in enumerate(calls)
+        if c["tool"] in ("add_receipt_line", "add_adjustment_line", "add_transfer_line")
+    )
+    line = turns[t][n]
+    journal = line["args"]["journal_id"]
+    staged = execute(task, [*turns[:t], turns[t][: n + 1]]).final["inventory_ledger"]["journals"][journal]
+    line_no = staged["lines"][-1]["line_no"]
+    remove = {"env": line["env"], "tool": "remove_line", "args": {"journal_id": journal, "line_no": line_no}}
+    redo = [*turns[t][: n + 1], remove, copy.deepcopy(line), *turns[t][n + 1 :]]
+    assert score(task, [*turns[:t], redo, *turns[t + 1 :]]) == 1.0
+
+
+def test_many_lookups_before_a_proposal_are_paid(tasks: list[Task]) -> None:
+    """A match score grows with the clock: it is not pinned to the reference run's value."""
+    task = first(tasks, lambda t: "propose_match" in tools(t))
+    request = next(c.args["request_id"] for c in task.reference.calls if c.tool == "propose_match")
+    look = {"env": "rideshare_dispatch", "tool": "get_request", "args": {"request_id": request}}
+    turns = reference(task)
+    turns[0] = [look] * 6 + turns[0]
+    assert score(task, turns) == 1.0
+
+
+def test_a_line_written_twice_in_an_asked_file_is_not_paid(tasks: list[Task]) -> None:
+    task = first(tasks, lambda t: "write_file" in tools(t) and t.envs == ["notes_desk"])
+    turns = reference(task)
+    t, n = next(
+        (t, n) for t, calls in enumerate(turns) for n, c in enumerate(calls) if c["tool"] == "write_file"
+    )
+    content = turns[t][n]["args"]["content"]
+    last = [line for line in content.splitlines() if line.strip()][-1]
+    turns[t][n]["args"]["content"] = content.rstrip("\n") + "\n" + last + "\n"
+    assert score(task, turns) < 1.0
