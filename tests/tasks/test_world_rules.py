@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import subprocess
 import sys
 from datetime import timedelta
@@ -23,7 +24,8 @@ from envcraft.tasks.corpus.compose import Library, SynthConfig, load_library, sy
 from envcraft.tasks.corpus.measures import ShardResult
 from envcraft.tasks.format.io import write_tasks
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.world.rules import generator_seed, world_violations
+from envcraft.tasks.world.distractors import add_distractors
+from envcraft.tasks.world.rules import generator_seed, late_state_times, world_violations
 
 SCAN = Path(__file__).resolve().parents[2] / "scripts" / "scan_worlds.py"
 # env of the shard -> the class found there before (seed 0, 10 tasks, as the default corpus)
@@ -179,3 +181,31 @@ def _generated_files(package: EnvPackage, task: Task) -> dict[str, str]:
     """What ``package``'s generator puts in a workspace for this task's seed."""
     seed = generator_seed(str(task.provenance["seed"]), package.id)
     return dict(package.env_class.generate(seed=seed, size=1, data=package.data).files)
+
+
+def test_an_s0_record_dated_after_the_clock(shards: dict[str, ShardResult], library: Library) -> None:
+    task = next(t for t in shards[PLANTED].tasks if "returns_desk" in t.envs)
+    planted = task.model_copy(deep=True)
+    order = next(iter(planted.initial_state["returns_desk"]["orders"].values()))
+    order["placed_at"] = iso(library.packages["returns_desk"].clock.base_time + timedelta(days=1))
+    assert [v for v in violations(planted, library) if v.startswith("future_times: returns_desk S0 /orders/")]
+
+
+def test_a_moved_time_slot_stays_in_the_past(library: Library) -> None:
+    """An order placed just before "now": its look-alike is never placed tomorrow."""
+    package = library.packages["returns_desk"]
+    start = package.clock.base_time
+    state = package.env_class.generate(seed=0, size=1, data=package.data).state.model_dump(mode="json")
+    key, order = next((k, o) for k, o in state["orders"].items() if o["status"] == "placed")
+    order["placed_at"] = iso(start - timedelta(minutes=30))
+    made_any = False
+    for seed in range(20):
+        states, made = add_distractors(
+            {"returns_desk": state},
+            [{"env": "returns_desk", "path": f"/orders/{key}"}],
+            {"returns_desk": package},
+            random.Random(seed),
+        )
+        made_any |= bool(made)
+        assert late_state_times(states["returns_desk"], start) == [], seed
+    assert made_any

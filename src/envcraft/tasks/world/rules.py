@@ -10,7 +10,8 @@ nothing). :func:`world_violations` names every such contradiction of a task, by 
   (:meth:`~envcraft.core.environment.Environment.rule_violations`);
 - ``foreign_files``: the workspace holds files that only another Claw environment makes;
 - ``future_times``: a workspace file carries a time after the clock start of the environment
-  that made it (a file the task made itself: after the earliest clock of the task's envs);
+  that made it (a file the task made itself: after the earliest clock of the task's envs), or
+  an S0 record says something already happened (``placed_at``, ``opened_at``) after it;
 - ``refused_lookalike``: the first write the reference makes on a record is refused when made
   on that record's look-alike;
 - ``fallback_owner``: the record a user names as the fallback, when the asked call fails ("if
@@ -43,6 +44,13 @@ from envcraft.tasks.graphs.effects import tool_effects
 _STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
 # A bare time of day opening a log line: read as on the day the clock starts.
 _LOG_TIME = re.compile(r"^(\d{2}):(\d{2}):(\d{2})\b", re.MULTILINE)
+# State fields naming a moment that has already happened (a schedule, an ETA, a landing time may
+# lie ahead; these may not).
+PAST_FIELDS = re.compile(
+    r"^(?:created|opened|closed|finished|received|sent|issued|placed|delivered|started|reconciled|"
+    r"updated|submitted|booked|cancelled|completed|resolved|acknowledged|posted|committed|logged|"
+    r"last_seen|requested|paid|refunded)_at$|^date$"
+)
 CLASSES = ("env_rules", "foreign_files", "future_times", "refused_lookalike", "fallback_owner")
 
 
@@ -146,12 +154,35 @@ def file_times(text: str, day: datetime) -> list[datetime]:
     return moments
 
 
+def late_state_times(state: Any, start: datetime, pointer: str = "") -> list[str]:
+    """``pointer: time`` of every field of ``state`` that names a past moment (:data:`PAST_FIELDS`)
+    yet lies after ``start``."""
+    found = []
+    if isinstance(state, dict):
+        for key, value in state.items():
+            here = f"{pointer}/{key}"
+            if isinstance(value, str) and PAST_FIELDS.match(str(key)):
+                moments = file_times(value, start)
+                if moments and moments[0] > start:
+                    found.append(f"{here}: {value}")
+            else:
+                found += late_state_times(value, start, here)
+    elif isinstance(state, list):
+        for index, value in enumerate(state):
+            found += late_state_times(value, start, f"{pointer}/{index}")
+    return found
+
+
 def _future_times(
     task: Task, packages: Mapping[str, EnvPackage], owners: Mapping[str, str]
 ) -> list[Violation]:
     starts = {env: packages[env].clock.base_time for env in task.envs}
     earliest = min(starts.values())
-    found = []
+    found = [
+        Violation("future_times", f"{env} S0 {late} is after the clock start {starts[env].isoformat()}")
+        for env, state in task.initial_state.items()
+        for late in late_state_times(state, starts[env])
+    ]
     for path, text in sorted(task.workspace.items()):
         start = starts.get(owners.get(path, ""), earliest)
         late = [m for m in file_times(text, start) if m > start]
