@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import date
 from typing import Any, Literal
 
 from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
 
 from .generate import generate_initial
-from .rules import render_csv
+from .rules import note_violations, render_csv
 from .state import ActionItem, NotesDeskState
 
 
@@ -33,6 +34,13 @@ class NotesDesk(ClawEnvironment):
             free=("note",),
         ),
     )
+
+    @classmethod
+    def rule_violations(cls, state: NotesDeskState, files: Mapping[str, str]) -> list[str]:
+        """A meeting note's counts agree with its own checklist (no "two items are still
+        unowned" above items that all have owners)."""
+        del state
+        return note_violations(files)
 
     @tool(
         produces=["item_id"],

@@ -1,13 +1,17 @@
-"""Domain rules of :class:`~.env.NotesDesk`: the CSV export format.
+"""Domain rules of :class:`~.env.NotesDesk`: the CSV export format, and what a note may claim.
 
 The tool that exports and the S0 generator (which ships an up-to-date export) both write it
 with :func:`render_csv`, so the file an agent finds and the file it writes agree.
+:func:`note_violations` holds a meeting note to its own checklist: a count of unowned items it
+states is the count its action items show (every item the desk tracks has an owner).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Mapping
 
 from .state import ActionItem
 
@@ -22,3 +26,23 @@ def render_csv(items: list[ActionItem]) -> str:
     for item in items:
         writer.writerow({field: getattr(item, field) for field in CSV_FIELDS})
     return buffer.getvalue()
+
+
+_NUMBERS = ("no", "one", "two", "three", "four", "five")  # a count in words: its index
+_UNOWNED_CLAIM = re.compile(r"\b(no|one|two|three|four|five|\d+) items? (?:is|are) still unowned\b", re.I)
+_ITEM = re.compile(r"^- \[[ x]\] (@\S+: )?", re.M)
+
+
+def note_violations(files: Mapping[str, str]) -> list[str]:
+    """Meeting notes whose text counts unowned action items their checklist does not have."""
+    problems = []
+    for path, text in sorted(files.items()):
+        if not (path.startswith("notes/") and path.endswith(".md")):
+            continue
+        unowned = sum(match.group(1) is None for match in _ITEM.finditer(text))
+        for claim in _UNOWNED_CLAIM.finditer(text):
+            word = claim.group(1).lower()
+            said = int(word) if word.isdigit() else _NUMBERS.index(word)
+            if said != unowned:
+                problems.append(f"{path} says {claim.group(0)!r}, its action items have {unowned} unowned")
+    return problems

@@ -1,5 +1,6 @@
 """Task synthesis: walk -> golden run -> one coherent job -> distractors -> file request ->
-intents -> verifier -> validation (mutations and adversarial agents) -> difficulty features.
+intents -> world rules -> verifier -> validation (mutations and adversarial agents) -> difficulty
+features.
 
 :func:`make_task` turns one sampled chain into a validated :class:`Task` or says why not.
 :func:`synthesize_shard` makes up to ``quota`` tasks for one environment from one seed —
@@ -38,6 +39,7 @@ from envcraft.tasks.verifier.synthesis import synthesize_verifier
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
 from envcraft.tasks.world.hiding import FileFact, hide_in_file
 from envcraft.tasks.world.requests import Request, request_file
+from envcraft.tasks.world.rules import generator_seed, lookalike_refusal, world_violations
 
 log = logging.getLogger("envcraft.tasks.corpus.compose")
 
@@ -169,6 +171,7 @@ def make_task(
         request_stage,
         lambda d: plan_stage(d, renderer),
         text_stage,
+        world_stage,
         verifier_stage,
         lambda d: validation_stage(d, validated),
     ]
@@ -192,6 +195,7 @@ class Draft:
     packages: dict[str, EnvPackage] = field(default_factory=dict)
     initial: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)  # S0 workspace path -> the env that made it
     run: GoldenRun | None = None
     envs: list[str] = field(default_factory=list)
     fact: FileFact | None = None
@@ -218,7 +222,9 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
     """S0 for the chain's environments, the chain run for real, cut down to one coherent job."""
     draft.packages = {e: draft.library.packages[e] for e in dict.fromkeys(s.env for s in draft.chain)}
     try:
-        draft.initial, draft.files = generate_initial(draft.packages, draft.tag, draft.config.size)
+        draft.initial, draft.files = generate_initial(
+            draft.packages, draft.tag, draft.config.size, draft.owners
+        )
     except GenerationError:
         return "generate"
     run = run_chain(
@@ -248,8 +254,8 @@ def cut_stage(draft: Draft) -> str | None:
     if len(draft.envs) < len(draft.packages):
         draft.packages = {e: draft.packages[e] for e in draft.envs}
         draft.initial = {e: draft.initial[e] for e in draft.envs}
-        if not draft.claw:
-            draft.files = {}
+        # only the files of the envs left: a notes desk holds no mailbox of an env cut away
+        draft.files = {p: t for p, t in draft.files.items() if draft.owners.get(p) in draft.packages}
         again = replay(run.calls, draft.packages, draft.initial, draft.files)
         if again is None:
             return "golden"
@@ -373,6 +379,13 @@ def verifier_stage(draft: Draft) -> str | None:
     return None
 
 
+def world_stage(draft: Draft) -> str | None:
+    """A world that contradicts itself (:mod:`envcraft.tasks.world.rules`) is no task."""
+    assert draft.task is not None
+    found = world_violations(draft.task, draft.packages, owners=draft.owners)
+    return f"world:{found[0].kind}" if found else None
+
+
 def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None:
     """Validation (golden, no-op, mutations, scripted agents); counted per adversarial policy."""
     assert draft.task is not None
@@ -441,9 +454,10 @@ class GenerationError(RuntimeError):
 
 
 def generate_initial(
-    packages: dict[str, EnvPackage], tag: str, size: int
+    packages: dict[str, EnvPackage], tag: str, size: int, owners: dict[str, str] | None = None
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Each environment's seeded S0, and the shared workspace (templates + generated files).
+    """Each environment's seeded S0, and the shared workspace (templates + generated files);
+    ``owners``, if given, gets the environment that made each file.
 
     Generators are environment code: any exception becomes :class:`GenerationError`, so one
     broken generator seed costs one task, not the run.
@@ -451,7 +465,7 @@ def generate_initial(
     initial: dict[str, dict[str, Any]] = {}
     files: dict[str, str] = {}
     for env, package in packages.items():
-        seed = int.from_bytes(hashlib.sha256(f"{tag}:{env}".encode()).digest()[:4], "big")
+        seed = generator_seed(tag, env)
         try:
             generated = package.env_class.generate(seed=seed, size=size, data=package.data)
             initial[env] = package.env_class.State.model_validate(
@@ -461,7 +475,10 @@ def generate_initial(
             log.warning("%s.generate(seed=%s) failed: %r", env, seed, exc)
             raise GenerationError(f"{env}: {exc!r}") from exc
         if package.kind == "claw":
-            files.update({**package.workspace_template, **generated.files})
+            made = {**package.workspace_template, **generated.files}
+            files.update(made)
+            if owners is not None:
+                owners.update(dict.fromkeys(made, env))
     return initial, files
 
 
@@ -482,6 +499,14 @@ def _with_distractors(
                 return False
         return True
 
+    calls = [(c.env, c.tool, c.args) for c in run.calls]
+    expected = {i for i, c in enumerate(run.calls) if c.expected_error}
+
+    def accepted(distractor: Distractor, states: dict[str, dict[str, Any]]) -> bool:
+        """The tools accept the look-alike where the chain writes to its original."""
+        refusal = lookalike_refusal(calls, expected, packages, states, run.files, distractor.to_json())
+        return refusal is None
+
     for limit in (MAX_DISTRACTORS, 1):
         states, made = add_distractors(
             run.initial,
@@ -491,6 +516,7 @@ def _with_distractors(
             limit=limit,
             files=run.files,
             accept=still_nameable,
+            usable=accepted,
         )
         if not made:
             break

@@ -7,9 +7,9 @@ or a *neighbouring time slot* (one timestamp shifted). Which fields a look-alike
 in is the environment's declaration (``Entity(vary=...)``); a collection declared without
 them gets no look-alikes, and an undeclared one (an environment without declarations) may
 vary any field. Every copy must pass the environment's ``State`` model and the semantic
-rules it declares (``Environment.rule_violations``), or it is dropped: a look-alike never
-breaks a rule of the world the agent reads about. The distractor paths go to the verifier
-synthesizer, which checks that they stay untouched.
+rules it declares (``Environment.rule_violations``), and name no past moment after the clock
+start, or it is dropped: a look-alike never breaks a rule of the world the agent reads about.
+The distractor paths go to the verifier synthesizer, which checks that they stay untouched.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ from envcraft.core.session import Session
 from envcraft.tasks.graphs.graph import ToolGraph
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, phrasebook
 from envcraft.tasks.values.args import id_kind
+from envcraft.tasks.world.rules import late_state_times
 
 MAX_DISTRACTORS = 3
+TRIES = 3  # copies tried per target when the tools refuse a look-alike
 NAME_FIELDS = ("name", "title", "full_name", "display_name", "label", "customer", "supplier")
 _TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:\d{2})?$")
@@ -59,30 +61,47 @@ def add_distractors(
     limit: int = MAX_DISTRACTORS,
     files: Mapping[str, str] | None = None,
     accept: Callable[[str, dict[str, Any]], bool] | None = None,
+    usable: Callable[[Distractor, dict[str, dict[str, Any]]], bool] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[Distractor]]:
     """A copy of ``initial`` with up to ``limit`` near-duplicates of the target entities, each one
-    valid for the environment's State model and semantic rules (and ``accept(env, state)``)."""
+    valid for the environment's State model and semantic rules (and ``accept(env, state)``).
+
+    ``usable(distractor, states)`` says whether the tools accept the look-alike where the task
+    acts on its original (a refused one tests nothing). A target whose copy is not usable, or
+    says something happened after the clock start (a slot moved past "now"), gets up to
+    ``TRIES`` copies in all (another field or shift), then the next target takes its turn."""
     states = {env: _copy(state) for env, state in initial.items()}
     made: list[Distractor] = []
     pool = [t for t in targets if _entity(states.get(t["env"], {}), t["path"]) is not None]
     rng.shuffle(pool)
-    for target in pool[:limit]:
+    budget = limit  # targets to try; one whose copies the tools all refuse hands its turn on
+    for target in pool:
+        if budget == 0:
+            break
+        budget -= 1
         env = target["env"]
         package = packages[env]
-        candidate = _copy(states[env])
-        distractor = _insert(candidate, env, target["path"], rng, phrasebook(package))
-        if distractor is None:
-            continue
-        try:
-            model = package.env_class.State.model_validate(candidate)
-        except ValidationError:
-            continue
-        if package.env_class.rule_violations(model, dict(files or {})):
-            continue
-        if accept is not None and not accept(env, candidate):
-            continue
-        states[env] = candidate
-        made.append(distractor)
+        for attempt in range(TRIES):
+            candidate = _copy(states[env])
+            distractor = _insert(candidate, env, target["path"], rng, phrasebook(package))
+            if distractor is None:
+                break
+            try:
+                model = package.env_class.State.model_validate(candidate)
+            except ValidationError:
+                break
+            if package.env_class.rule_violations(model, dict(files or {})):
+                break
+            if accept is not None and not accept(env, candidate):
+                break
+            if late_state_times(candidate, package.clock.base_time) or (  # an order placed tomorrow
+                usable is not None and not usable(distractor, {**states, env: candidate})
+            ):
+                budget += attempt == TRIES - 1
+                continue
+            states[env] = candidate
+            made.append(distractor)
+            break
     return states, made
 
 

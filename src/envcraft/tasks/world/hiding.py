@@ -26,8 +26,10 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from envcraft.core.clock import iso
 from envcraft.core.package import EnvPackage
 from envcraft.core.state import diff
 from envcraft.tasks.format.model import GoldenCall, Source
@@ -439,15 +441,23 @@ def _render(
             lines.append(f"- {noun} {label(key)}: {status}")
         return "\n".join(lines) + "\n", f"the {noun} that the handoff note in {path} flags as needing action"
     if fmt == "log":
-        lines = []
-        minute = rng.randint(0, 20)
+        entries: list[tuple[int, int, str]] = []  # (minute, second, text): minutes count up
+        gap = minute = rng.randint(0, 20)
         for key in keys:
             minute += rng.randint(3, 17)
-            clock = f"{8 + minute // 60:02d}:{minute % 60:02d}:{rng.randint(0, 59):02d}"
+            second = rng.randint(0, 59)
             if key == pick.value:
-                lines.append(f"{clock} WARN  {noun}={key} escalated, follow-up required")
+                entries.append((minute, second, f"WARN  {noun}={key} escalated, follow-up required"))
             else:
-                lines.append(f"{clock} {rng.choice(_CALM_LOGS)} {noun}={key}")
+                entries.append((minute, second, f"{rng.choice(_CALM_LOGS)} {noun}={key}"))
+        # The last entry lies gap + 1 minutes before the earliest clock of the task's envs (a log
+        # written after "now" contradicts the session).
+        start = min(p.clock.base_time for p in packages.values())
+        last = entries[-1][0]
+        lines = [
+            f"{iso(start - timedelta(minutes=last - m + gap + 1, seconds=-sec))} {text}"
+            for m, sec, text in entries
+        ]
         return "\n".join(lines) + "\n", f"the {noun} that the escalated entry in {path} names"
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -1,0 +1,211 @@
+"""Worlds that keep their own rules (envcraft.tasks.world.rules), on tasks synthesized for real.
+
+The shards below are the ones of the default seed-0 corpus (``tasks synth --envs all --n 10
+--seed 0``) in which each class of contradiction was found before the rules existed: a notes
+desk holding a mailbox, a handoff log written hours after the clock, a look-alike the tools
+refuse, a fallback itinerary of another traveler.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from envcraft.core.clock import iso, parse_time
+from envcraft.core.package import EnvPackage, builtin_ids
+from envcraft.tasks.corpus.compose import Library, SynthConfig, load_library, synthesize_shard
+from envcraft.tasks.corpus.measures import ShardResult
+from envcraft.tasks.format.io import write_tasks
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.world.distractors import add_distractors
+from envcraft.tasks.world.rules import generator_seed, late_state_times, world_violations
+
+SCAN = Path(__file__).resolve().parents[2] / "scripts" / "scan_worlds.py"
+# env of the shard -> the class found there before (seed 0, 10 tasks, as the default corpus)
+SHARDS = {
+    "notes_desk": "foreign_files",
+    "infra_recovery": "future_times",
+    "class_booking": "refused_lookalike",
+    "itinerary_rebooking": "fallback_owner",
+}
+PLANTED = "returns_desk"  # the shard whose tasks get a contradiction planted
+FIXED_AT_SOURCE = {"foreign_files", "future_times", "refused_lookalike"}  # made right, not only dropped
+
+
+@pytest.fixture(scope="module")
+def library() -> Library:
+    return load_library(builtin_ids())
+
+
+@pytest.fixture(scope="module")
+def shards(library: Library) -> dict[str, ShardResult]:
+    return {env: synthesize_shard(library, env, 0, 10, SynthConfig(seed=0)) for env in [*SHARDS, PLANTED]}
+
+
+def violations(task: Task, library: Library) -> list[str]:
+    packages = {env: library.packages[env] for env in task.envs}
+    return [str(v) for v in world_violations(task, packages, library.packages.values())]
+
+
+def kinds(task: Task, library: Library) -> set[str]:
+    return {v.split(":", 1)[0] for v in violations(task, library)}
+
+
+@pytest.mark.parametrize("env", sorted(SHARDS))
+def test_synthesized_worlds_keep_their_rules(
+    env: str, shards: dict[str, ShardResult], library: Library
+) -> None:
+    result = shards[env]
+    assert result.tasks
+    assert {t.id: violations(t, library) for t in result.tasks if violations(t, library)} == {}
+    kind = SHARDS[env]
+    if kind in FIXED_AT_SOURCE:  # composed right, not made and then dropped
+        assert result.rejected[f"world:{kind}"] == 0, result.rejected
+
+
+def test_claw_workspace_holds_only_its_envs_files(shards: dict[str, ShardResult]) -> None:
+    """The notes desk shard crosses into other Claw envs and cuts back: no mailbox stays."""
+    for task in shards["notes_desk"].tasks:
+        if task.envs == ["notes_desk"]:
+            assert not any(p.startswith(("mail/", "data/", "logs/", "stream/")) for p in task.workspace), (
+                task.id
+            )
+
+
+def test_a_handoff_log_ends_before_the_clock(shards: dict[str, ShardResult], library: Library) -> None:
+    logs = [
+        (task, path)
+        for task in shards["infra_recovery"].tasks
+        for path in task.workspace
+        if task.provenance.get("file_fact", {}).get("path") == path and path.endswith(".log")
+    ]
+    assert logs
+    for task, path in logs:
+        start = min(library.packages[e].clock.base_time for e in task.envs)
+        stamps = [parse_time(line.split(" ", 1)[0]) for line in task.workspace[path].splitlines()]
+        assert stamps == sorted(stamps) and all(s < start for s in stamps), (task.id, stamps)
+
+
+# -- each class is found when a real task's world is made to break it ---------------------------
+def test_another_envs_file_is_foreign(shards: dict[str, ShardResult], library: Library) -> None:
+    task = next(t for t in shards["notes_desk"].tasks if t.envs == ["notes_desk"])
+    mailbox = library.packages["mail_triage"]
+    planted = task.model_copy(deep=True)
+    planted.workspace.update(_generated_files(mailbox, task))
+    assert "foreign_files" in kinds(planted, library)
+    assert "foreign_files" not in kinds(task, library)
+
+
+def test_a_log_line_after_the_clock_is_found(shards: dict[str, ShardResult], library: Library) -> None:
+    task = shards["infra_recovery"].tasks[0]
+    path = next(p for p in sorted(task.workspace) if p.endswith("app.log"))
+    late = library.packages["infra_recovery"].clock.base_time + timedelta(hours=6)
+    planted = task.model_copy(deep=True)
+    planted.workspace[path] += f"{iso(late)} ERROR connection refused\n"
+    assert [v for v in violations(planted, library) if v.startswith(f"future_times: {path}")]
+    assert "future_times" not in kinds(task, library)
+
+
+def test_a_closed_lookalike_is_refused(shards: dict[str, ShardResult], library: Library) -> None:
+    """A look-alike order already cancelled: cancelling it is refused, so it tests nothing."""
+    task = next(
+        t
+        for t in shards["returns_desk"].tasks
+        if any(c.tool == "cancel_order" for c in t.reference.calls) and t.provenance["distractors"]
+    )
+    planted = task.model_copy(deep=True)
+    for distractor in task.provenance["distractors"]:
+        order = distractor["path"].rsplit("/", 1)[-1]
+        planted.initial_state["returns_desk"]["orders"][order]["status"] = "cancelled"
+    assert "refused_lookalike" in kinds(planted, library)
+    assert "refused_lookalike" not in kinds(task, library)
+
+
+def test_s0_against_its_envs_rules(shards: dict[str, ShardResult], library: Library) -> None:
+    task = next(t for t in shards["returns_desk"].tasks if "returns_desk" in t.envs)
+    planted = task.model_copy(deep=True)
+    order = next(iter(planted.initial_state["returns_desk"]["orders"].values()))
+    order["refunded_cents"] += 100  # no refund pays it
+    assert "env_rules" in kinds(planted, library)
+    assert "env_rules" not in kinds(task, library)
+
+
+def test_a_fallback_of_another_customer(shards: dict[str, ShardResult], library: Library) -> None:
+    """A failing cancel whose fallback is another customer's order: no person asks that."""
+    task = next(
+        t
+        for t in shards["returns_desk"].tasks
+        if (t.reference.calls[0].env, t.reference.calls[0].tool) == ("returns_desk", "cancel_order")
+    )
+    orders = task.initial_state["returns_desk"]["orders"]
+    first = task.reference.calls[0].args["order_id"]
+    other = next(o for o, r in orders.items() if r["customer_id"] != orders[first]["customer_id"])
+    planted = task.model_copy(deep=True)
+    fallback = copy.deepcopy(planted.reference.calls[0])
+    fallback.args["order_id"] = other
+    planted.reference.calls.append(fallback)
+    planted.provenance["steps"] = [{"call": 0, "kind": "error_recovery", "expected_error": "conflict"}]
+    assert "fallback_owner" in kinds(planted, library)
+
+
+# -- the scan script ----------------------------------------------------------------------------
+def test_scan_counts_each_class(tmp_path: Path, shards: dict[str, ShardResult], library: Library) -> None:
+    task = next(t for t in shards["notes_desk"].tasks if t.envs == ["notes_desk"])
+    planted = task.model_copy(deep=True)
+    planted.id = "planted"
+    planted.workspace.update(_generated_files(library.packages["mail_triage"], task))
+    write_tasks(tmp_path, [task, planted])
+    done = subprocess.run(
+        [sys.executable, str(SCAN), str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    report = json.loads(done.stdout)
+    assert report["tasks"] == 2 and report["tasks_with_any"] == 1
+    assert report["classes"]["foreign_files"]["tasks"] == 1
+    assert report["examples"]["foreign_files"][0].startswith("planted: mail/")
+
+
+def test_scan_refuses_a_missing_corpus(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(SCAN), str(tmp_path / "nope")], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"error: no tasks.jsonl in {tmp_path / 'nope'}"]
+
+
+def _generated_files(package: EnvPackage, task: Task) -> dict[str, str]:
+    """What ``package``'s generator puts in a workspace for this task's seed."""
+    seed = generator_seed(str(task.provenance["seed"]), package.id)
+    return dict(package.env_class.generate(seed=seed, size=1, data=package.data).files)
+
+
+def test_an_s0_record_dated_after_the_clock(shards: dict[str, ShardResult], library: Library) -> None:
+    task = next(t for t in shards[PLANTED].tasks if "returns_desk" in t.envs)
+    planted = task.model_copy(deep=True)
+    order = next(iter(planted.initial_state["returns_desk"]["orders"].values()))
+    order["placed_at"] = iso(library.packages["returns_desk"].clock.base_time + timedelta(days=1))
+    assert [v for v in violations(planted, library) if v.startswith("future_times: returns_desk S0 /orders/")]
+
+
+def test_a_moved_time_slot_stays_in_the_past(library: Library) -> None:
+    """An order placed just before "now": its look-alike is never placed tomorrow."""
+    package = library.packages["returns_desk"]
+    start = package.clock.base_time
+    state = package.env_class.generate(seed=0, size=1, data=package.data).state.model_dump(mode="json")
+    key, order = next((k, o) for k, o in state["orders"].items() if o["status"] == "placed")
+    order["placed_at"] = iso(start - timedelta(minutes=30))
+    made_any = False
+    for seed in range(20):
+        states, made = add_distractors(
+            {"returns_desk": state},
+            [{"env": "returns_desk", "path": f"/orders/{key}"}],
+            {"returns_desk": package},
+            random.Random(seed),
+        )
+        made_any |= bool(made)
+        assert late_state_times(states["returns_desk"], start) == [], seed
+    assert made_any
