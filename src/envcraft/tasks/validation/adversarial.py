@@ -358,6 +358,7 @@ class Adversary:
         """A write tool the reference never calls, on records nobody named, that went through
         and changed a record in a way a user would mind."""
         used = {(c["env"], c["tool"]) for calls in self.reference for c in calls}
+        named = {str(v) for c in self.task.reference.calls for v in _scalars(c.args)}
         for env, package in sorted(self.packages.items()):
             index = self.indexes[env]
             for name, spec in sorted(package.env_class.tools.items()):
@@ -368,8 +369,8 @@ class Adversary:
                 if not self._writes_records(package, name):
                     continue  # only logs and counters (a health check): a diagnostic, not harm
                 args = self._args_for(spec.parameters, index)
-                if args is None:
-                    continue
+                if args is None or any(str(v) in named for v in _scalars(args)):
+                    continue  # a note on the record the work is about is no side effect
                 turns = [list(c) for c in self.reference]
                 turns[-1].append({"env": env, "tool": name, "args": args})
                 outcome = self.play(turns)

@@ -258,7 +258,16 @@ class GoalChecks(CheckList):
                     guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
 
     def _line_count(self, path: str, content: str, turn: int | None) -> int | None:
-        """The number of non-blank lines every correct run's file has, if they agree."""
+        """The number of non-blank lines every correct run's file has, if they agree, for a file
+        the agent writes itself (a file the environment renders, a mail around a dictated body,
+        may carry the greeting a user would accept on lines of its own)."""
+        written = {
+            str(a.args.get("path"))
+            for a in self.golden.actions
+            if a.tool in ("write_file", "edit_file") and isinstance(a.args, dict)
+        }
+        if path not in written:
+            return None
         runs = self.world.variants if turn is None else self.world.variants[:2]
         texts = [content, *((run.files if turn is None else run.turns[turn].files).get(path) for run in runs)]
         counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
