@@ -65,8 +65,8 @@ def main() -> None:
         before = dict(totals)
         wall, cpu = time.perf_counter(), cpu_seconds()
         result = synth.synthesize_shard(library, env, 0, options.quota, synth.SynthConfig(seed=options.seed))
-        if isolated._default is not None:  # stop the verifier worker: its CPU time becomes countable
-            isolated._default.close()
+        for worker in isolated._defaults.values():  # stop the verifier workers: their CPU time counts
+            worker.close()
         wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
         spent = {k: totals[k] - before[k] for k in totals}
         calls = sum(len(task.reference.calls) for task in result.tasks)
