@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from envcraft.core.package import load_package
+from envcraft.core.package import builtin_ids, load_package
 from envcraft.core.phrasing import Template, TemplateError
 from envcraft.tasks.format.model import GoldenCall, Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.golden.run import replay
+from envcraft.tasks.phrasing import lint
 from envcraft.tasks.phrasing.intents import MAX_TURNS, ChainView, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
-from envcraft.tasks.phrasing.render import Persona, TemplateRenderer, personas
+from envcraft.tasks.phrasing.render import Persona, TemplateRenderer, draw_persona, personas, situations
 from envcraft.tasks.phrasing.words import imperative
 
 DESK = load_package("returns_desk")
@@ -188,7 +189,21 @@ def test_persona_set_is_diverse_and_shippable() -> None:
     texts = {TemplateRenderer().render(plan, p)[0] for p in people}
     assert len(texts) >= 20  # personas really change the voice
     chatty = Persona("p", "Ana", "shop owner", "friendly", "chatty")
-    assert "Ana" in TemplateRenderer().render(plan, chatty)[0]  # a chatty persona introduces itself
+    said = TemplateRenderer().render(plan, chatty)[0]
+    assert "Ana" not in said and "shop owner" not in said  # it shapes the text, never introduces itself
+    assert any(line in said for line in situations()["returns_desk"])  # a chatty one says why they write
+    assert [f for text in texts for f in lint.scan_turns("t", [text])] == []
+
+
+def test_a_persona_is_drawn_to_fit_the_environment() -> None:
+    """Who asks fits the desk: a fitness club's front desk, not a delivery driver, books classes."""
+    for env in builtin_ids():
+        fitting = {p.id for p in personas() if env in p.envs}
+        assert len(fitting) >= 3, env
+        drawn = {draw_persona(random.Random(seed), [env]).id for seed in range(60)}
+        assert drawn == fitting, env
+    assert draw_persona(random.Random(0), ["bfcl_gorilla_file_system"]).envs == ()  # no desk: a generic one
+    assert draw_persona(random.Random(0), ["bfcl_x", "notes_desk"]).envs != ()  # the first env with one
 
 
 def test_an_id_carried_in_free_text_is_asked_for_by_the_record_it_names() -> None:

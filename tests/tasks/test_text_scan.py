@@ -3,7 +3,16 @@ corpus has none of them: user turns read as a person with a goal, not as a templ
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.phrasing import lint
+
+ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
 
 
 def test_doubled_quotes() -> None:
@@ -78,3 +87,19 @@ def test_scan_turns_names_task_turn_and_check() -> None:
     ]
     assert lint.counts(found)["persona_prefix"] == 1
     assert set(lint.counts(found)) == {*lint.TURN_CHECKS, "repeated_values"}
+
+
+@pytest.mark.slow
+def test_a_default_style_corpus_has_no_artifacts(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [ENVCRAFT, "tasks", "synth", "--envs", "all", "--n", "5", "--seed", "0", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    tasks = read_tasks(tmp_path)
+    assert len(tasks) >= 40
+    findings = lint.scan(tasks)
+    assert findings == [], "\n".join(f"{f.task} turn {f.turn} {f.check}: {f.text}" for f in findings[:30])
