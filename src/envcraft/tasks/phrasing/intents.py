@@ -144,7 +144,9 @@ def plan_intents(
     said_by_turn: list[set[str]] = []
     for indices in turns:
         earlier = said_by_turn[-1] if said_by_turn else set()
-        said_by_turn.append(earlier | {m.text for i in indices if i in found for m in found[i].mentions})
+        said_by_turn.append(
+            earlier | {m.said_as or m.text for i in indices if i in found for m in found[i].mentions}
+        )
     for t, indices in enumerate(turns):
         planner.said = set(said_by_turn[t])
         for i in indices:
@@ -152,7 +154,9 @@ def plan_intents(
                 fact = planner.goal(i)
                 if fact is not None:
                     found[i] = fact
-                    said_by_turn[t] |= {m.text for m in fact.mentions}
+                    said_by_turn[t] |= {m.said_as or m.text for m in fact.mentions}
+                else:
+                    planner.label_untold(i, said_by_turn[-1])
     plan = IntentPlan([], closing)
     for indices in turns:
         plan.turns.append([found[i] for i in indices if i in found])
@@ -185,11 +189,9 @@ class _Planner:
         book = phrasebook(self.packages[call.env])
         mentions: dict[str, Mention] = {}
         if not self.view.mutating[i] and not call.expected_error:
-            if not self._result_used(i):
-                return None  # a lookup nothing later needs: the agent's business, not the user's
             needed = {a: v for a, v in call.args.items() if self._fact_needed(call, a, v)}
-            if not needed:
-                return None
+            if not needed or not self._result_used(i):  # (asked in this order, the seed's draws stay put)
+                return None  # a lookup nothing later needs: the agent's business, not the user's
             for arg, value in needed.items():
                 mentions[arg] = self._mention(i, arg, value)
             template = book.goals.get(call.tool)
@@ -244,6 +246,15 @@ class _Planner:
             other != key and (text := book.name_of(state, collection, other)) and self._is_said(text)
             for other in state.get(collection) or {}
         )
+
+    def label_untold(self, i: int, said: set[str]) -> None:
+        """A lookup no turn asks for: the records of S0 it reads are the agent's to find
+        (``named``), unless some turn states the id itself (``user``)."""
+        call = self.view.calls[i]
+        book = phrasebook(self.packages[call.env])
+        for arg, value in call.args.items():
+            if call.source(arg).kind == "user" and book.collection_of(self.view.initial[call.env], value):
+                call.provenance[arg] = "user" if any(says(text, value) for text in said) else "named"
 
     def _is_said(self, text: str) -> bool:
         """Whether ``text`` is already in what the turns say (inside a longer mention too)."""
@@ -310,6 +321,10 @@ class _Planner:
         label = str(source)
         pointer = self.view.pointers.get((call.env, value)) if source.kind == "file" else None
         if pointer is not None:  # the user points at the file line that holds it
+            collection = book.collection_of(state, value)
+            if collection is not None and i < len(self.view.calls) and self._is_said(pointer):
+                noun = book.entity(collection).noun
+                return Mention(i, arg, value, f"that {noun}", label, said_as=pointer)
             return Mention(i, arg, value, pointer, label)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
         if collection is not None and (call.env, value) in self.named:  # said once: referred back to
