@@ -52,9 +52,9 @@ def main() -> None:
     _, usable = lint_stage(refs)
     library = synth.load_library(usable)
     totals = {"golden": 0.0, "verifier": 0.0, "validate": 0.0}
-    synth.run_chain = timed(totals, "golden", synth.run_chain)  # type: ignore[assignment]
-    synth.synthesize_verifier = timed(totals, "verifier", synth.synthesize_verifier)  # type: ignore[assignment]
-    synth.validate = timed(totals, "validate", synth.validate)  # type: ignore[assignment]
+    synth.run_chain = timed(totals, "golden", synth.run_chain)
+    synth.synthesize_verifier = timed(totals, "verifier", synth.synthesize_verifier)
+    synth.validate = timed(totals, "validate", synth.validate)
 
     print(
         f"{'environment':22} {'tasks':>5} {'calls':>5} {'walks':>5} {'wall s':>7} {'cpu s':>6} "
