@@ -2,12 +2,14 @@
 
 For each environment it runs one synthesis shard of ``--quota`` tasks in this process (one
 core: walk, golden run, coherence, S0 + distractors, intents, verifier synthesis, validation by
-mutations and by the scripted adversarial agents) and prints validated tasks per second, walks
-tried and where the time went (golden runs vs. verifier synthesis vs. validation). Verifiers and
-sandboxed shells run in child processes; after each environment the shared verifier worker is
-stopped so its CPU time is counted too (``cpu s`` = this process + its children). Wall time is
-the figure on a dedicated core; on a loaded machine ``tasks/cpu s`` is the steadier one. No
-assertions. Run:
+mutations and by the scripted adversarial agents) and prints validated tasks per second, the
+validated reference calls per second (the task count alone rewards shallow tasks: a one-call task
+is cheaper to make than a five-call one, so the calls figure is the one that must not drop when
+tasks grow deeper), walks tried and where the time went (golden runs vs. verifier synthesis vs.
+validation). Verifiers and sandboxed shells run in child processes; after each environment the
+shared verifier worker is stopped so its CPU time is counted too (``cpu s`` = this process + its
+children). Wall time is the figure on a dedicated core; on a loaded machine ``t/cpu s`` and
+``c/cpu s`` are the steadier ones. No assertions. Run:
 ``.venv/bin/python bench/bench_tasks.py [--envs returns_desk,notes_desk|all] [--quota 20] [--seed 0]``.
 """
 
@@ -50,37 +52,43 @@ def main() -> None:
     _, usable = lint_stage(refs)
     library = synth.load_library(usable)
     totals = {"golden": 0.0, "verifier": 0.0, "validate": 0.0}
-    synth.run_chain = timed(totals, "golden", synth.run_chain)  # type: ignore[assignment]
-    synth.synthesize_verifier = timed(totals, "verifier", synth.synthesize_verifier)  # type: ignore[assignment]
-    synth.validate = timed(totals, "validate", synth.validate)  # type: ignore[assignment]
+    synth.run_chain = timed(totals, "golden", synth.run_chain)
+    synth.synthesize_verifier = timed(totals, "verifier", synth.synthesize_verifier)
+    synth.validate = timed(totals, "validate", synth.validate)
 
     print(
-        f"{'environment':22} {'tasks':>5} {'walks':>5} {'wall s':>7} {'cpu s':>6} {'tasks/s':>8} "
-        f"{'t/cpu s':>8} {'golden':>7} {'verif.':>7} {'valid.':>7}"
+        f"{'environment':22} {'tasks':>5} {'calls':>5} {'walks':>5} {'wall s':>7} {'cpu s':>6} "
+        f"{'tasks/s':>8} {'t/cpu s':>8} {'c/cpu s':>8} {'golden':>7} {'verif.':>7} {'valid.':>7}"
     )
-    all_tasks, all_wall, all_cpu = 0, 0.0, 0.0
+    all_tasks, all_calls, all_wall, all_cpu = 0, 0, 0.0, 0.0
     for env in sorted(library.graphs):
         before = dict(totals)
         wall, cpu = time.perf_counter(), cpu_seconds()
         result = synth.synthesize_shard(library, env, 0, options.quota, synth.SynthConfig(seed=options.seed))
-        if isolated._default is not None:  # stop the verifier worker: its CPU time becomes countable
-            isolated._default.close()
+        for worker in isolated._defaults.values():  # stop the verifier workers: their CPU time counts
+            worker.close()
         wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
         spent = {k: totals[k] - before[k] for k in totals}
-        all_tasks, all_wall, all_cpu = all_tasks + len(result.tasks), all_wall + wall, all_cpu + cpu
+        calls = sum(len(task.reference.calls) for task in result.tasks)
+        all_tasks, all_calls = all_tasks + len(result.tasks), all_calls + calls
+        all_wall, all_cpu = all_wall + wall, all_cpu + cpu
         print(
-            f"{env:22} {len(result.tasks):5d} {result.attempts:5d} {wall:7.2f} {cpu:6.2f} "
-            f"{len(result.tasks) / wall:8.2f} {len(result.tasks) / cpu:8.2f} {spent['golden']:7.2f} "
-            f"{spent['verifier']:7.2f} {spent['validate']:7.2f}"
+            f"{env:22} {len(result.tasks):5d} {calls:5d} {result.attempts:5d} {wall:7.2f} {cpu:6.2f} "
+            f"{len(result.tasks) / wall:8.2f} {len(result.tasks) / cpu:8.2f} {calls / cpu:8.2f} "
+            f"{spent['golden']:7.2f} {spent['verifier']:7.2f} {spent['validate']:7.2f}"
         )
     print(
-        f"{'all':22} {all_tasks:5d} {'':5} {all_wall:7.2f} {all_cpu:6.2f} {all_tasks / all_wall:8.2f} "
-        f"{all_tasks / all_cpu:8.2f}"
+        f"{'all':22} {all_tasks:5d} {all_calls:5d} {'':5} {all_wall:7.2f} {all_cpu:6.2f} "
+        f"{all_tasks / all_wall:8.2f} {all_tasks / all_cpu:8.2f} {all_calls / all_cpu:8.2f}"
     )
     minutes = 1000 / (all_tasks / all_cpu) / 60
     print(
         f"validated tasks per second per core: {all_tasks / all_wall:.2f} wall, "
         f"{all_tasks / all_cpu:.2f} per CPU second (1,000 tasks need ~{minutes:.1f} CPU-minutes)"
+    )
+    print(
+        f"validated reference calls per second per core: {all_calls / all_wall:.2f} wall, "
+        f"{all_calls / all_cpu:.2f} per CPU second ({all_calls / max(all_tasks, 1):.2f} calls per task)"
     )
 
 

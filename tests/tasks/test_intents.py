@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from envcraft.core.package import load_package
+from envcraft.core.package import builtin_ids, load_package
 from envcraft.core.phrasing import Template, TemplateError
 from envcraft.tasks.format.model import GoldenCall, Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.golden.run import replay
+from envcraft.tasks.phrasing import lint
 from envcraft.tasks.phrasing.intents import MAX_TURNS, ChainView, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
-from envcraft.tasks.phrasing.render import Persona, TemplateRenderer, personas
+from envcraft.tasks.phrasing.render import Persona, TemplateRenderer, draw_persona, personas, situations
 from envcraft.tasks.phrasing.words import imperative
 
 DESK = load_package("returns_desk")
@@ -138,8 +139,11 @@ def test_find_leaks_and_missing_values_catch_bad_text() -> None:
     good = TemplateRenderer().render(plan, personas()[1])
     assert find_leaks(as_task(run.calls, good, [[0, 1]], plan)) == []
     leaky = as_task(run.calls, [f"Cancel {order}, ordered by mistake."], [[0, 1]], plan)
-    if named:
-        assert find_leaks(leaky) == [{"turn": 0, "call": 1, "arg": "order_id", "value": order}]
+    if named:  # the untold lookup reads the same named order: its id is the agent's to find too
+        assert find_leaks(leaky) == [
+            {"turn": 0, "call": 0, "arg": "order_id", "value": order},
+            {"turn": 0, "call": 1, "arg": "order_id", "value": order},
+        ]
     silent = as_task(run.calls, ["Cancel my last order, please."], [[0, 1]], plan)
     missing = missing_user_values(silent)
     assert {m["arg"] for m in missing} >= {"reason"}
@@ -188,7 +192,21 @@ def test_persona_set_is_diverse_and_shippable() -> None:
     texts = {TemplateRenderer().render(plan, p)[0] for p in people}
     assert len(texts) >= 20  # personas really change the voice
     chatty = Persona("p", "Ana", "shop owner", "friendly", "chatty")
-    assert "Ana" in TemplateRenderer().render(plan, chatty)[0]  # a chatty persona introduces itself
+    said = TemplateRenderer().render(plan, chatty)[0]
+    assert "Ana" not in said and "shop owner" not in said  # it shapes the text, never introduces itself
+    assert any(line in said for line in situations()["returns_desk"])  # a chatty one says why they write
+    assert [f for text in texts for f in lint.scan_turns("t", [text])] == []
+
+
+def test_a_persona_is_drawn_to_fit_the_environment() -> None:
+    """Who asks fits the desk: a fitness club's front desk, not a delivery driver, books classes."""
+    for env in builtin_ids():
+        fitting = {p.id for p in personas() if env in p.envs}
+        assert len(fitting) >= 3, env
+        drawn = {draw_persona(random.Random(seed), [env]).id for seed in range(60)}
+        assert drawn == fitting, env
+    assert draw_persona(random.Random(0), ["bfcl_gorilla_file_system"]).envs == ()  # no desk: a generic one
+    assert draw_persona(random.Random(0), ["bfcl_x", "notes_desk"]).envs != ()  # the first env with one
 
 
 def test_an_id_carried_in_free_text_is_asked_for_by_the_record_it_names() -> None:
@@ -220,3 +238,53 @@ def test_an_id_carried_in_free_text_is_asked_for_by_the_record_it_names() -> Non
     plan = plan_intents(view, [[0, 1]], packages, random.Random(0))
     body = next(m for m in plan.mentions() if m.arg == "body")
     assert body.text == "“on it, details to follow.”, mentioning the id of that incident", body.text
+
+
+def _mail_plan(turns: list[list[int]]) -> tuple[list[str], Any]:
+    """A real mail_triage chain: a draft, its sending, a to-do on it and a flag on an S0 message
+    named twice, planned over ``turns`` and rendered by a terse persona (no greeting)."""
+    package = load_package("mail_triage")
+    world = package.env_class.generate(seed=1, data=package.data)
+    initial = {"mail_triage": world.state.model_dump(mode="json")}
+    message = next(iter(initial["mail_triage"]["messages"]))
+    to = ["Operations <ops@northwind.example>"]
+    calls = [
+        GoldenCall(
+            "mail_triage",
+            "compose_draft",
+            {"to": to, "subject": "Ops sync", "body": "Moved to Wednesday."},
+            {},
+            {},
+        ),
+        GoldenCall("mail_triage", "send_draft", {"draft_id": ""}, {"draft_id": "derived:0.draft_id"}, {}),
+        GoldenCall("mail_triage", "flag_message", {"message_id": message}, {"message_id": "named"}, {}),
+        GoldenCall(
+            "mail_triage",
+            "add_todo",
+            {"message_id": message, "text": "Call back."},
+            {"message_id": "named"},
+            {},
+        ),
+    ]
+    first = replay(calls[:1], {"mail_triage": package}, initial, world.files)
+    assert first is not None
+    calls[1].args["draft_id"] = first.calls[0].result["draft_id"]
+    run = replay(calls, {"mail_triage": package}, initial, world.files)
+    assert run is not None
+    view = ChainView(run.calls, run.initial, run.after, [True] * 4)
+    plan = plan_intents(view, turns, {"mail_triage": package}, random.Random(0))
+    terse = Persona("p", "Ana", "operations lead", "terse", "terse")
+    return TemplateRenderer().render(plan, terse), plan
+
+
+def test_follow_ups_refer_back_instead_of_dictating_steps_or_repeating_names() -> None:
+    texts, plan = _mail_plan([[0, 1, 2, 3]])
+    (text,) = texts
+    assert "saying “Moved to Wednesday.”, and send it." in text  # the step on the new draft joins it
+    assert "the new message" not in text and lint.scan_turns("t", texts) == []
+    flagged = next(m.text for m in plan.mentions() if m.call == 2)
+    assert text.count(flagged) == 1 and "for that message" in text  # named once, then "that message"
+    later, _ = _mail_plan([[0], [1, 2], [3]])
+    assert later[1].startswith("Send the message you created.")  # a later turn: what the agent made
+    assert "for that message" in later[2]
+    assert lint.scan_turns("t", later) == []

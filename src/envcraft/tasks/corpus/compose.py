@@ -32,7 +32,7 @@ from envcraft.tasks.graphs.walk import Coverage, Step, sample_walk
 from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
-from envcraft.tasks.phrasing.render import IntentRenderer, TemplateRenderer, personas
+from envcraft.tasks.phrasing.render import IntentRenderer, TemplateRenderer, draw_persona
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
@@ -314,7 +314,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
         plan = plan_intents(view, turns, draft.packages, rng, skip=skip, closing=closing)
     except Unnameable:
         return "unnameable"
-    persona = rng.choice(personas())
+    persona = draw_persona(rng, draft.envs)
     texts = renderer.render(plan, persona)
     turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
     calls = [

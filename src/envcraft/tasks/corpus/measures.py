@@ -123,6 +123,66 @@ def corpus_measures(tasks: list[Task]) -> dict[str, Any]:
             key: histogram(int(f.get(key, 0)) for f in features)
             for key in ("calls", "writes", "hidden_values", "distractors", "files_written")
         },
+        "per_task": per_task_distributions(tasks),
+    }
+
+
+SIZE_MEASURES = ("calls", "turns", "envs", "distinct_tools", "lookups")
+
+
+def task_size(task: Task) -> dict[str, int]:
+    """How much work one task is, from its reference: calls, user turns, environments, distinct
+    tools and lookups (read-only calls, as the task's difficulty features count them; 0 without)."""
+    features = (task.difficulty or {}).get("features", {})
+    return {
+        "calls": len(task.reference.calls),
+        "turns": len(task.turns),
+        "envs": len(task.envs),
+        "distinct_tools": len({(c.env, c.tool) for c in task.reference.calls}),
+        "lookups": int(features.get("reads", 0)),
+    }
+
+
+def per_task_distributions(tasks: Sequence[Task]) -> dict[str, Any]:
+    """:func:`task_size` as distributions (:func:`distribution`), over the whole set, per
+    environment (the one a task starts in, as ``envs.<env>.tasks`` counts) and per kind, so how
+    deep the tasks are shows at a glance: a median of one call is a shallow corpus."""
+
+    def of(group: Sequence[Task]) -> dict[str, Any]:
+        sizes = [task_size(t) for t in group]
+        return {key: distribution([s[key] for s in sizes]) for key in SIZE_MEASURES}
+
+    envs = sorted({t.envs[0] for t in tasks if t.envs})
+    kinds = sorted({t.kind for t in tasks})
+    return {
+        "overall": of(tasks),
+        "by_env": {env: of([t for t in tasks if t.envs and t.envs[0] == env]) for env in envs},
+        "by_kind": {kind: of([t for t in tasks if t.kind == kind]) for kind in kinds},
+    }
+
+
+def distribution(values: Sequence[int]) -> dict[str, Any]:
+    """``n``, ``min``, ``p25``, ``median``, ``p75``, ``max`` (quantiles interpolated linearly between
+    the two nearest values, rounded to 2 places) and the :func:`histogram`; zeros when empty."""
+    ordered = sorted(values)
+    if not ordered:
+        return {"n": 0, "min": 0, "p25": 0, "median": 0, "p75": 0, "max": 0, "histogram": {}}
+
+    def quantile(q: float) -> float:
+        position = q * (len(ordered) - 1)
+        low = int(position)
+        high = min(low + 1, len(ordered) - 1)
+        value = ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+        return int(value) if value == int(value) else round(value, 2)
+
+    return {
+        "n": len(ordered),
+        "min": ordered[0],
+        "p25": quantile(0.25),
+        "median": quantile(0.5),
+        "p75": quantile(0.75),
+        "max": ordered[-1],
+        "histogram": histogram(ordered),
     }
 
 

@@ -33,6 +33,7 @@ from envcraft.tasks.phrasing.words import imperative, join_facts, possessives, q
 from envcraft.tasks.values.args import value_at
 
 MAX_TURNS = 4
+REPEAT_QUOTE = 24  # free text this long, dictated again, is "the same as before"
 FREE_TEXT_PARAMS = re.compile(
     r"(^|_)(reason|note|notes|message|text|body|title|subject|comment|memo|summary|description|content)$"
 )
@@ -48,9 +49,12 @@ class Mention:
     value: Any
     text: str
     source: str  # the argument's provenance label after planning
+    # a back-reference ("that message") stands for what an earlier goal said in full: recorded
+    # as the mention, so the check that the user says it still reads the full words
+    said_as: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"call": self.call, "arg": self.arg, "text": self.text, "source": self.source}
+        return {"call": self.call, "arg": self.arg, "text": self.said_as or self.text, "source": self.source}
 
 
 @dataclass
@@ -64,6 +68,8 @@ class Goal:
     mentions: list[Mention] = field(default_factory=list)
     planned_error: bool = False  # the user expects this to be refused, then the next goal instead
     fact: bool = False  # a read-only call's facts (what only the user knows), not a goal
+    follows: bool = False  # acts on ("it") the record the goal before it in this turn made or acted on
+    about: bool = False  # a fact that only names what the turn's work is for ("For host web-1, ...")
 
 
 @dataclass
@@ -127,7 +133,7 @@ def plan_intents(
     Calls in ``skip`` are asked for by ``closing`` (the last turn's final sentence) instead of a
     goal. Call provenance is updated in place: a record named by description becomes ``named``.
     """
-    planner = _Planner(view, packages, rng)
+    planner = _Planner(view, packages, rng, {i: t for t, indices in enumerate(turns) for i in indices})
     found: dict[int, Goal] = {}
     for indices in turns:  # the goals first: a lookup needs a fact only if no goal says it
         for i in indices:
@@ -138,7 +144,9 @@ def plan_intents(
     said_by_turn: list[set[str]] = []
     for indices in turns:
         earlier = said_by_turn[-1] if said_by_turn else set()
-        said_by_turn.append(earlier | {m.text for i in indices if i in found for m in found[i].mentions})
+        said_by_turn.append(
+            earlier | {m.said_as or m.text for i in indices if i in found for m in found[i].mentions}
+        )
     for t, indices in enumerate(turns):
         planner.said = set(said_by_turn[t])
         for i in indices:
@@ -146,7 +154,9 @@ def plan_intents(
                 fact = planner.goal(i)
                 if fact is not None:
                     found[i] = fact
-                    said_by_turn[t] |= {m.text for m in fact.mentions}
+                    said_by_turn[t] |= {m.said_as or m.text for m in fact.mentions}
+                else:
+                    planner.label_untold(i, said_by_turn[-1])
     plan = IntentPlan([], closing)
     for indices in turns:
         plan.turns.append([found[i] for i in indices if i in found])
@@ -158,12 +168,21 @@ def plan_intents(
 
 
 class _Planner:
-    def __init__(self, view: ChainView, packages: Mapping[str, EnvPackage], rng: random.Random) -> None:
+    def __init__(
+        self, view: ChainView, packages: Mapping[str, EnvPackage], rng: random.Random, turn_of: dict[int, int]
+    ) -> None:
         self.view = view
         self.packages = packages
         self.rng = rng
+        self.turn_of = turn_of  # call index -> user turn
         self.said: set[str] = set()  # mention texts already in the turns
         self.named: dict[tuple[str, Any], tuple[str, str]] = {}  # how each record was said
+        self.named_in: dict[tuple[str, str], list[Any]] = {}  # (env, collection) -> keys said, in order
+        self.quoted: set[str] = set()  # free text already quoted in full
+        self.identified: set[tuple[int, str]] = set()  # (call, arg) whose mention says the value itself
+        self.last_goal: GoldenCall | None = None  # the goal planned just before, and its turn
+        self.last_turn = -1
+        self.pronoun: bool = False  # the goal being planned refers to its predecessor's record as "it"
 
     def goal(self, i: int) -> Goal | None:
         call = self.view.calls[i]
@@ -171,16 +190,18 @@ class _Planner:
         mentions: dict[str, Mention] = {}
         if not self.view.mutating[i] and not call.expected_error:
             needed = {a: v for a, v in call.args.items() if self._fact_needed(call, a, v)}
-            if not needed:
-                return None
+            if not needed or not self._result_used(i):  # (asked in this order, the seed's draws stay put)
+                return None  # a lookup nothing later needs: the agent's business, not the user's
             for arg, value in needed.items():
                 mentions[arg] = self._mention(i, arg, value)
             template = book.goals.get(call.tool)
             text = self._realize(template, call, mentions) if template else None
+            about = text is None
             if text is None:
-                text = join_facts([m.text for m in mentions.values()])
+                text = join_words([m.text for m in mentions.values()])
             self._remember(mentions)
-            return Goal(i, call.env, call.tool, text, list(mentions.values()), fact=True)
+            return Goal(i, call.env, call.tool, text, list(mentions.values()), fact=True, about=about)
+        self.pronoun = False
         for arg, value in call.args.items():
             mentions[arg] = self._mention(i, arg, value)
         template = book.goals.get(call.tool)
@@ -189,14 +210,56 @@ class _Planner:
             text = _fallback_goal(self.packages[call.env], call, mentions)
         used = [m for a, m in mentions.items() if template is None or a in template.fields()]
         missing = [m for a, m in mentions.items() if m not in used and self._must_say(call, a)]
-        if missing:  # the phrase leaves out a value the agent needs: say it as a fact
+        if missing:  # the phrase leaves out a value the agent needs: say it with the goal
             text += " (" + join_facts([m.text for m in missing]) + ")"
             used += missing
+        follows = self.pronoun and any(m.text == "it" for m in used)
         self._remember({m.arg: m for m in used})
-        return Goal(i, call.env, call.tool, text, used, planned_error=bool(call.expected_error))
+        self.last_goal, self.last_turn = call, self.turn_of.get(i, -1)
+        text = _single_words(text, [m.text for m in used])
+        return Goal(
+            i, call.env, call.tool, text, used, planned_error=bool(call.expected_error), follows=follows
+        )
 
     def _remember(self, mentions: Mapping[str, Mention]) -> None:
-        self.said |= {m.text for m in mentions.values()}
+        self.said |= {m.said_as or m.text for m in mentions.values()}
+
+    def _result_used(self, i: int) -> bool:
+        """Whether a later call needs a value from call ``i``'s result that its own words do not
+        say (an id carried in free text, or an argument of a call not planned yet): a goal that
+        names the record it acts on needs no lookup told to it."""
+        return any(
+            (j, arg) not in self.identified
+            for j, later in enumerate(self.view.calls[i + 1 :], start=i + 1)
+            for arg in later.args
+            if later.source(arg).from_call and later.source(arg).call == i
+        )
+
+    def _said_inside(self, env: str, collection: str, key: str, name: str) -> bool:
+        """Whether an earlier mention already said ``name`` inside its own (a class inside a
+        booking's name), and no other record of the collection was said that way: "that class"."""
+        if not self._is_said(name):
+            return False
+        state = self.view.initial[env]
+        book = phrasebook(self.packages[env])
+        return not any(
+            other != key and (text := book.name_of(state, collection, other)) and self._is_said(text)
+            for other in state.get(collection) or {}
+        )
+
+    def label_untold(self, i: int, said: set[str]) -> None:
+        """A lookup no turn asks for: the records of S0 it reads are the agent's to find
+        (``named``), unless some turn states the id itself (``user``)."""
+        call = self.view.calls[i]
+        book = phrasebook(self.packages[call.env])
+        for arg, value in call.args.items():
+            if call.source(arg).kind == "user" and book.collection_of(self.view.initial[call.env], value):
+                call.provenance[arg] = "user" if any(says(text, value) for text in said) else "named"
+
+    def _is_said(self, text: str) -> bool:
+        """Whether ``text`` is already in what the turns say (inside a longer mention too)."""
+        folded = text.lower()
+        return any(folded in said.lower() for said in self.said)
 
     def _fact_needed(self, call: GoldenCall, arg: str, value: Any) -> bool:
         """A read's argument the user must supply: an identifying S0 value not said yet."""
@@ -207,10 +270,10 @@ class _Planner:
         book = phrasebook(self.packages[call.env])
         if book.collection_of(state, value) is not None:
             mention = self._mention(len(self.view.calls), arg, value, call=call)
-            return mention.text not in self.said
+            return not self._is_said(mention.said_as or mention.text)
         if not isinstance(value, str) or FREE_TEXT_PARAMS.search(arg) or arg in ("query", "q", "search"):
             return False
-        return _held_by_record(state, value) and show_value(value) not in self.said
+        return _held_by_record(state, value) and not self._is_said(show_value(value))
 
     def _must_say(self, call: GoldenCall, arg: str) -> bool:
         return call.source(arg).kind in ("user", "named", "file")  # file: the pointer to it
@@ -248,6 +311,8 @@ class _Planner:
             mention = self._scalar(i, call, arg, value, source)
         if i < len(self.view.calls):
             call.provenance[arg] = mention.source
+            if source.kind != "embed":
+                self.identified.add((i, arg))
         return mention
 
     def _scalar(self, i: int, call: GoldenCall, arg: str, value: Any, source: Source) -> Mention:
@@ -256,11 +321,20 @@ class _Planner:
         label = str(source)
         pointer = self.view.pointers.get((call.env, value)) if source.kind == "file" else None
         if pointer is not None:  # the user points at the file line that holds it
+            collection = book.collection_of(state, value)
+            if collection is not None and i < len(self.view.calls) and self._is_said(pointer):
+                noun = book.entity(collection).noun
+                return Mention(i, arg, value, f"that {noun}", label, said_as=pointer)
             return Mention(i, arg, value, pointer, label)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
-        if collection is not None and (call.env, value) in self.named:  # said once, said the same way
+        if collection is not None and (call.env, value) in self.named:  # said once: referred back to
             text, kind = self.named[(call.env, value)]
-            return Mention(i, arg, value, text, kind if kind == "user" or not source.from_call else label)
+            kind = kind if kind == "user" or not source.from_call else label
+            if i < len(self.view.calls) and self.named_in.get((call.env, collection)) == [value]:
+                return Mention(i, arg, value, f"that {book.entity(collection).noun}", kind, said_as=text)
+            return Mention(i, arg, value, text, kind)
+        if collection is not None and i < len(self.view.calls):
+            self.named_in.setdefault((call.env, collection), []).append(value)
         if collection is not None:  # a record of S0
             entity = book.entity(collection)
             name = book.name_of(state, collection, value)
@@ -274,12 +348,18 @@ class _Planner:
                 raise Unnameable(f"no declared name tells {call.env}:{collection}/{value} apart")
             kind = "user" if says(name, value) else "named"  # a name may hold the id itself
             self.named[(call.env, value)] = (name, kind)
-            return Mention(i, arg, value, name, kind if kind == "user" or not source.from_call else label)
+            kind = kind if kind == "user" or not source.from_call else label
+            if i < len(self.view.calls) and self._said_inside(call.env, collection, value, name):
+                return Mention(i, arg, value, f"that {entity.noun}", kind, said_as=name)
+            return Mention(i, arg, value, name, kind)
         created = self._created(i, call.env, value)
         if created is not None:
             return Mention(i, arg, value, created, label)
         if source.kind == "embed":
-            return Mention(i, arg, value, self._embedded(call, value, source), label)
+            text, named = self._embedded(i, call, value, source)
+            if named and i < len(self.view.calls):
+                self.identified.add((i, arg))
+            return Mention(i, arg, value, text, label)
         if source.from_call:
             holder = self._holder(call.env, value)
             if holder is not None:
@@ -290,6 +370,10 @@ class _Planner:
                 return Mention(i, arg, value, show_value(value), "user")
             raise Unnameable(f"{call.tool}.{arg}: a value from an earlier result with no declared name")
         if isinstance(value, str) and (FREE_TEXT_PARAMS.search(arg) or " " in value.strip()):
+            if value in self.quoted and len(value) >= REPEAT_QUOTE and i < len(self.view.calls):
+                return Mention(i, arg, value, "the same as before", "user", said_as=quote(value))
+            if i < len(self.view.calls):
+                self.quoted.add(value)
             return Mention(i, arg, value, quote(value), "user")
         prop = self.packages[call.env].env_class.tools[call.tool].parameters["properties"].get(arg, {})
         if (
@@ -300,25 +384,34 @@ class _Planner:
             return Mention(i, arg, value, humanize(value), "user")  # a code from a fixed list, said in words
         return Mention(i, arg, value, show_value(value, "when" if is_time(value) else None), "user")
 
-    def _embedded(self, call: GoldenCall, value: Any, source: Source) -> str:
-        """Free text that must carry a value from another step: its own words, and which value."""
+    def _embedded(self, i: int, call: GoldenCall, value: Any, source: Source) -> tuple[str, bool]:
+        """Free text that must carry a value from another step: its own words, and which value
+        (by the words the user used for it, when the user said it to the step that found it);
+        and whether those words name the value itself (no lookup needs telling)."""
         carried = value_at(self.view.calls[source.call or 0].result, source.path or "")
         rest = str(value)
         if isinstance(carried, str) and carried in rest:
             rest = rest.split(carried, 1)[1].lstrip(": ").strip()
         origin = self.view.calls[source.call or 0]
-        created = self._created(len(self.view.calls), origin.env, carried)
+        created = self._created(i, origin.env, carried, pronoun=False)
         field = (source.path or "value").rsplit(".", 1)[-1]
+        asked = [a for a, v in origin.args.items() if v == carried and origin.source(a).kind == "user"]
+        named = False
         if created is not None:
-            what = f"the id of {created.removeprefix('the id of ')}"
+            what = f"{created} by its id"
+        elif asked and isinstance(carried, str) and (origin.env, carried) not in self.named:
+            # a record the user names only here (to a lookup): "mentioning host notify-b1"
+            what, named = self._mention(len(self.view.calls), asked[0], carried, call=origin).text, True
         elif field.endswith("_id"):  # "incident_id": the id of that incident
             what = f"the id of that {humanize(field.removesuffix('_id'))}"
         else:
             what = f"that {humanize(field)}"
-        return f"{quote(rest)}, mentioning {what}"
+        return f"{quote(rest)}, mentioning {what}", named
 
-    def _created(self, i: int, env: str, value: Any) -> str | None:
-        """ "the new return" for a record an earlier call of this chain created."""
+    def _created(self, i: int, env: str, value: Any, pronoun: bool = True) -> str | None:
+        """A record an earlier call of this chain created, as the user refers back to it: "it"
+        when the goal just before in this turn made or acted on it, "the new return" elsewhere in
+        the same turn, "the return you created" in a later turn."""
         if not isinstance(value, str):
             return None
         book = phrasebook(self.packages[env])
@@ -330,10 +423,24 @@ class _Planner:
                 continue
             noun = book.entity(collection).noun
             fresh = [k for k in after[collection] if k not in before.get(collection, {})]
-            if len(fresh) == 1:
-                return f"the new {noun}"
-            name = book.name_of(after, collection, value)
-            return f"the new {noun} ({name})" if name else None
+            name = book.name_of(after, collection, value) if len(fresh) > 1 else None
+            if len(fresh) > 1 and not name:
+                return None
+            turn, creator_turn = self.turn_of.get(i), self.turn_of.get(j)
+            last = self.last_goal
+            if (
+                pronoun
+                and turn is not None
+                and last is not None
+                and self.last_turn == turn
+                and not self.pronoun
+                and value in _leaf_values([last.args, last.result])
+            ):
+                self.pronoun = True
+                return "it"
+            if turn is not None and creator_turn is not None and turn > creator_turn:
+                return f"the {noun} you created" + (f" ({name})" if name else "")
+            return f"the new {noun}" + (f" ({name})" if name else "")
         return None
 
     def _holder(self, env: str, value: Any) -> str | None:
@@ -376,3 +483,15 @@ def _fallback_goal(package: EnvPackage, call: GoldenCall, mentions: Mapping[str,
     action = imperative(spec.description.split("\n", 1)[0])
     values = [m.text for m in mentions.values() if m.source in ("user", "named") or m.text.startswith("the ")]
     return f"{action}: {join_words(values)}" if values else action
+
+
+_DOUBLED = re.compile(r"(?<![\w-])(\w+)\s+\1(?!\w)", re.IGNORECASE)
+
+
+def _single_words(text: str, keep: Sequence[str]) -> str:
+    """A goal phrase whose words meet a mention's ("in period {period}" + "period 2025-12") says
+    the word once, unless that would cut a mention or quoted text."""
+    single = _DOUBLED.sub(r"\1", text)
+    if single != text and all(k in single for k in keep) and single.count("“") == text.count("“"):
+        return single
+    return text

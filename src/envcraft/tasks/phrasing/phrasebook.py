@@ -128,8 +128,12 @@ class Phrasebook:
         return None
 
     def id_phrase(self, collection: str, key: str) -> str:
-        """A record by its id, as a user who holds it says it: ``order ORD-100012``."""
-        return f"{self.entity(collection).noun} {key}"
+        """A record by its id, as a user who holds it says it: ``order ORD-100012``; an id that
+        starts with the noun stands alone (``SKU-13408``, not ``SKU SKU-13408``)."""
+        noun = self.entity(collection).noun
+        if re.match(re.escape(noun.split()[-1]) + r"(?![A-Za-z])", key, re.IGNORECASE):
+            return key
+        return f"{noun} {key}"
 
     def _render_record(
         self, state: Mapping[str, Any], record: Any, template: Template, depth: int, key: str = ""

@@ -10,24 +10,35 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Protocol
 
 from envcraft.tasks.phrasing.intents import Goal, IntentPlan
-from envcraft.tasks.phrasing.words import article, capital, lower_first, possessives
+from envcraft.tasks.phrasing.phrasebook import join_words
+from envcraft.tasks.phrasing.words import capital, lower_first, possessives
 
 PERSONAS_FILE = Path(__file__).with_name("personas.json")
+DESKS_FILE = Path(__file__).with_name("desks.json")
 
 
 @dataclass(frozen=True)
 class Persona:
+    """Who is asking: a name, the job that puts them at this desk, a tone and how much they say.
+
+    ``envs`` are the environments a person in this role would work in (empty: any, the pool for
+    environments no persona names). The persona shapes the text (greeting, the situation they
+    mention, how they close) but never introduces itself: nobody opens a request with their CV.
+    """
+
     id: str
     name: str
     role: str
     tone: str
     verbosity: str
+    envs: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return f"{self.id}: {self.name}, {self.role} ({self.tone}, {self.verbosity})"
@@ -36,7 +47,33 @@ class Persona:
 @cache
 def personas() -> tuple[Persona, ...]:
     """The shipped persona set (``personas.json``)."""
-    return tuple(Persona(**p) for p in json.loads(PERSONAS_FILE.read_text(encoding="utf-8")))
+    return tuple(
+        Persona(**{**p, "envs": tuple(p.get("envs", ()))})
+        for p in json.loads(PERSONAS_FILE.read_text(encoding="utf-8"))
+    )
+
+
+PERSONA_DRAW = 40  # one draw of this size per task, whatever the pool: the draws after it stay put
+
+
+def draw_persona(rng: random.Random, envs: Sequence[str]) -> Persona:
+    """A persona who would run this desk: one of those made for the task's first environment
+    that has any (a cross-environment task is asked by the person the work starts with), else
+    one of the generic ones. It takes one ``randrange(PERSONA_DRAW)`` from ``rng`` (what drawing
+    from the former 40-persona list took), so the tasks of a seed stay the tasks they were."""
+    draw = rng.randrange(PERSONA_DRAW)
+    pool = personas()
+    fitting = next(
+        ([p for p in pool if env in p.envs] for env in envs if any(env in p.envs for p in pool)), []
+    )
+    fitting = fitting or [p for p in pool if not p.envs] or list(pool)
+    return fitting[draw % len(fitting)]
+
+
+@cache
+def situations() -> dict[str, tuple[str, ...]]:
+    """Per environment, sentences a person at that desk opens with: why they are writing."""
+    return {env: tuple(lines) for env, lines in json.loads(DESKS_FILE.read_text(encoding="utf-8")).items()}
 
 
 class IntentRenderer(Protocol):
@@ -46,43 +83,43 @@ class IntentRenderer(Protocol):
 
 
 # -- the offline renderer --------------------------------------------------------------------------
-OPENERS = {
-    "formal": (
-        "Good day. Could you please help me with the following.",
-        "Hello, I would appreciate your help.",
-    ),
-    "casual": ("Hey!", "Hi there,"),
+# A greeting per tone (a terse person skips it); what follows it is the situation, not filler.
+GREETINGS = {
+    "formal": ("Hello.", "Good morning.", "Good afternoon.", ""),
+    "casual": ("Hey!", "Hi there!", "Hey there.", ""),
     "terse": ("",),
-    "friendly": ("Hi! Hope you're doing well.", "Hello! Thanks for helping out."),
-    "anxious": ("Hi, sorry, I'm a bit stressed about this.", "Hello, I really need this sorted today."),
-    "impatient": ("I need this done now.", "Quick one, please."),
-    "cheerful": ("Hi hi! Fun one today.", "Hello! Happy to have you on this."),
-    "methodical": ("Hello. Here is what I need, in order.", "Hi. Here is exactly what I need."),
-    "apologetic": ("Sorry to bother you!", "Apologies for the trouble, but I need a hand."),
-    "skeptical": ("Last time this went wrong, so please be careful.", "Let's get this right this time."),
+    "friendly": ("Hi!", "Hello!", "Hi, hope your day is going well.", "Morning!"),
+    "anxious": ("Hi, sorry to rush you.", "Hi, I need a hand.", "Hi, this is a bit urgent.", ""),
+    "impatient": ("", "Right.", "Okay."),
+    "cheerful": ("Hi!", "Morning!", "Hello there!", "Good morning!"),
+    "methodical": ("Hello.", "Hi.", "Good morning.", ""),
+    "apologetic": ("Sorry to bother you.", "Hi, sorry for the trouble.", "Sorry, me again.", "Hi."),
+    "skeptical": ("Hi.", "Hello.", "Okay.", ""),
 }
+# How a later turn picks up after the agent answered the last one.
 CONNECTORS = {
-    "formal": ("Thank you. Next, please", "Very good. Now please"),
-    "casual": ("Cool, now", "Nice. Next up:"),
-    "terse": ("Next:", "Now"),
-    "friendly": ("Thanks so much! Now could you", "Great, thank you! Next, please"),
-    "anxious": ("Okay, thank you. Now, please", "Phew. Next, could you"),
-    "impatient": ("Fine. Now", "Next:"),
-    "cheerful": ("Awesome! Now", "Yay, thanks! Next,"),
-    "methodical": ("Done? Good. Next,", "Good. The next thing:"),
-    "apologetic": ("Thanks, and sorry again, but could you also", "Sorry, one more thing:"),
-    "skeptical": ("Assuming that worked, now", "Double-check that, then"),
+    "formal": ("Thank you. One more thing:", "Thank you. Also,"),
+    "casual": ("Cool. Also,", "Nice. Now"),
+    "terse": ("Also:", "Now"),
+    "friendly": ("Thanks! One more thing:", "Great, thank you! Now"),
+    "anxious": ("Okay, thank you. One more thing:", "Okay, good. Now"),
+    "impatient": ("Next:", "Now"),
+    "cheerful": ("Great! Now", "Perfect, thanks! Also,"),
+    "methodical": ("Good. Next,", "Thanks. Next,"),
+    "apologetic": ("Sorry, one more thing:", "Thanks, and sorry, but also"),
+    "skeptical": ("Okay. Now", "Fine. Next,"),
 }
+# How a chatty person ends: what they want back, in their tone.
 CLOSINGS = {
-    "formal": "Thank you in advance.",
+    "formal": "Please confirm once it is done.",
     "casual": "Thanks!",
-    "friendly": "You're the best, thanks!",
-    "anxious": "Please let me know when it's done.",
-    "impatient": "Be quick.",
-    "cheerful": "Thanks a bunch!",
-    "methodical": "Tell me when each part is done.",
-    "apologetic": "Sorry again, and thank you.",
-    "skeptical": "Tell me exactly what you changed.",
+    "friendly": "Thanks so much!",
+    "anxious": "Please let me know as soon as it's done.",
+    "impatient": "Let me know when it's done.",
+    "cheerful": "Thanks a lot!",
+    "methodical": "Please tell me what you changed.",
+    "apologetic": "Sorry for the extra work, and thank you.",
+    "skeptical": "Tell me what you changed so I can check it.",
 }
 THEN = ("then", "after that", "and then")
 
@@ -95,43 +132,59 @@ class TemplateRenderer:
 
     def render(self, plan: IntentPlan, persona: Persona) -> list[str]:
         rng = random.Random(f"{self.seed}:{persona.id}")
+        env = next((g.env for goals in plan.turns for g in goals), "")
         messages = []
         for t, goals in enumerate(plan.turns):
             body = self._body(goals, rng)
             if t == len(plan.turns) - 1 and plan.closing:
                 body = f"{body} {plan.closing}".strip()
-            messages.append(possessives(self._voice(persona, t, body, rng)))
+            last = t == len(plan.turns) - 1
+            messages.append(possessives(self._voice(persona, env, t, last, body, rng)))
         return messages
 
     def _body(self, goals: list[Goal], rng: random.Random) -> str:
         sentences: list[str] = []
-        facts = [g.text for g in goals if g.fact]
+        facts = [g.text for g in goals if g.fact and not g.about]
+        about = [g.text for g in goals if g.about]
         steps = [g for g in goals if not g.fact]
         i = 0
-        clauses: list[str] = []
+        clauses: list[list[str]] = []  # each: a goal and what the user then wants done with its record
         while i < len(steps):
             goal = steps[i]
             if goal.planned_error and i + 1 < len(steps):
-                clauses.append(f"try to {goal.text}; if that is not possible, {steps[i + 1].text} instead")
+                clauses.append([f"try to {goal.text}; if that is not possible, {steps[i + 1].text} instead"])
                 i += 2
                 continue
-            clauses.append(goal.text)
+            if goal.follows and clauses:  # acts on what the clause before makes: one sentence
+                clauses[-1].append(goal.text)
+            else:
+                clauses.append([goal.text])
             i += 1
-        for n, clause in enumerate(clauses):
+        for n, (first, *then) in enumerate(clauses):
             lead = "" if n == 0 else rng.choice(THEN).capitalize() + " "
+            if n == 0 and about:  # what the work is for, said with the work
+                lead = f"for {join_words(about)}, "
+            if len(then) == 1:
+                first += f", and {then[0]}"
+            elif then:
+                first += f", {join_words(then)}"
+            clause = first
             sentences.append(capital(f"{lead}{clause}".strip()) + ".")
+        if about and not clauses:
+            sentences.append(f"It's about {join_words(about)}.")
         sentences = [capital(f) + "." for f in facts] + sentences
         return " ".join(sentences)
 
-    def _voice(self, persona: Persona, turn: int, body: str, rng: random.Random) -> str:
+    def _voice(self, persona: Persona, env: str, turn: int, last: bool, body: str, rng: random.Random) -> str:
+        if persona.verbosity == "terse":
+            return body
         if turn == 0:
-            opener = rng.choice(OPENERS.get(persona.tone, ("",)))
-            if persona.verbosity == "chatty":
-                opener = f"{opener} I'm {persona.name}, {article(persona.role)} {persona.role}.".strip()
-            parts = [opener, body] if persona.verbosity != "terse" else [body]
+            parts = [rng.choice(GREETINGS.get(persona.tone, ("",)))]
+            if persona.verbosity == "chatty" and situations().get(env):
+                parts.append(rng.choice(situations()[env]))
+            parts.append(body)
         else:
-            connector = rng.choice(CONNECTORS.get(persona.tone, ("Next,",)))
-            parts = [connector, lower_first(body)] if persona.verbosity != "terse" else [body]
-        if persona.verbosity == "chatty" and persona.tone in CLOSINGS:
+            parts = [rng.choice(CONNECTORS.get(persona.tone, ("Next,",))), lower_first(body)]
+        if last and persona.verbosity == "chatty" and persona.tone in CLOSINGS:  # said once, at the end
             parts.append(CLOSINGS[persona.tone])
         return " ".join(p for p in parts if p)

@@ -19,8 +19,8 @@ def quote(value: Any) -> str:
 
 
 def join_facts(texts: list[str]) -> str:
-    """Facts only the user knows, as one clause ("it concerns X and Y")."""
-    return "it concerns " + join_words(texts)
+    """Values only the user knows that a goal phrase leaves out, said with it ("for X and Y")."""
+    return "for " + join_words(texts)
 
 
 NOT_VERBS = frozenset({"a", "an", "the", "this", "one", "returns", "tool", "helper", "internal"})
@@ -63,11 +63,6 @@ def capital(text: str) -> str:
 def lower_first(text: str) -> str:
     """Lower-case the first letter unless the first word is an acronym ("SKU", "CSV")."""
     return text if text[1:2].isupper() else text[:1].lower() + text[1:]
-
-
-def article(word: str) -> str:
-    """``"a"`` or ``"an"`` before ``word``."""
-    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def says(text: str, value: Any) -> bool:
