@@ -85,6 +85,23 @@ class GuardChecks(CheckList):
                 paths=kept,
                 **extra,
             )
+        if after_files or before_files:  # a Claw task: no file nobody asked for
+            made = set(self.world.exogenous_files)
+            for run in self._runs(turn):
+                start = (
+                    run.initial_files
+                    if turn is None
+                    else (run.turns[turn - 1].files if turn else run.initial_files)
+                )
+                end = run.files if turn is None else run.turns[turn].files
+                made |= set(end) - set(start)
+            self._add(
+                f"{prefix}no other workspace file created",
+                "guard",
+                kind="no_new_files",
+                allowed=sorted(made),
+                **extra,
+            )
 
     def _collection_guards(self, env: str, distractors: set[str], turn: int | None) -> None:
         book = self.world.books[env]

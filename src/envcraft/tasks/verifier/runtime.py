@@ -704,6 +704,8 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     if kind == "files_unchanged":  # guard: every listed file exactly as before
         kept = [files.get(p) == before_files.get(p) for p in check["paths"]]
         return sum(kept) / len(kept)
+    if kind == "no_new_files":  # guard: no file created but those a correct run creates
+        return float(all(p in before_files or p in check["allowed"] for p in files))
     after = get(states.get(check["env"], MISSING), check["path"])
     before = get(before_states.get(check["env"], MISSING), check["path"])
     return _state_check(kind, check, after, before)
