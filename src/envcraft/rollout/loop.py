@@ -291,7 +291,7 @@ async def _play(
                 with clock.part("tools"):
                     if call.name in hidden:
                         result = _not_offered(call.name)
-                    elif tool is not None and (tool.system or offload):
+                    elif tool is not None and (tool.system or tool.service or offload):
                         result = await asyncio.to_thread(episode.call_exposed, call.name, args)
                     else:
                         result = episode.call_exposed(call.name, args)

@@ -2,17 +2,20 @@
 
 A task runs in the bare workspace environment (:mod:`envcraft.integrations.clawbench`) under
 the OpenClaw profile, whose system tools stand in for the benchmark's sandbox tools
-(:data:`TOOL_MAP`). Its workspace holds the task's ``sandbox_files`` at the paths the
-benchmark's container has them under ``/workspace``; its one user turn is ``prompt.text``.
+(:data:`TOOL_MAP`); the tools of its mock services reach them (:mod:`.services`: started
+for each episode on loopback in its own network namespace). Its workspace holds the task's
+``sandbox_files`` at the paths the benchmark's container has them under ``/workspace``; its
+one user turn is ``prompt.text``.
 The verifier is :mod:`.harness` with the task's ``task.yaml`` data, its ``grader.py`` and the
 ``claw_eval`` modules the grader needs, all copied from the checkout into the task (the
 output directory's ``tasks.jsonl``: the user's data), so the task's own grader scores the
 episode in the isolated worker, given read-only pydantic and yaml and a scratch ``/workspace``
 (see :mod:`envcraft.sandbox.extras`).
 
-Only tasks whose grading is automated import: what the grader needs beyond that (a judge, a
-mock service, the web, a simulated user, media or browser grading, binary files) is the
-reason a task is skipped.
+Only tasks whose grading is automated import: what the grader needs beyond that (a judge,
+the web, a simulated user, media or browser grading, binary files) is the reason a task is
+skipped. A grader that builds on another task's (``load_peer_grader("T007zh_...")``, the
+English variants) gets that grader's source too.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from envcraft.core.package import EnvPackage
 from envcraft.integrations.claweval import harness
+from envcraft.integrations.claweval.services import service_problem, services_block
 from envcraft.sandbox.extras import Extras, marker
 from envcraft.tasks.format.model import Reference, Task, Turn, Verifier
 
@@ -49,6 +53,7 @@ PACKAGE_FILES = (
 )
 ALLOWED_IMPORTS = ("claw_eval.graders.base", "claw_eval.models")
 _CLAW_IMPORT = re.compile(r"^\s*(?:from|import)\s+(claw_eval[\w.]*)", re.M)
+_PEER = re.compile(r"load_peer_grader\(\s*[\"']([\w.-]+)[\"']")
 _JUDGE = re.compile(r"\bjudge\s*\.\s*\w+\s*\(|\bjudge\s*\(")
 _BINARY = re.compile(
     r"/workspace/[\w./-]+\.(?:dat|bin|db|db-wal|wal|sqlite|xlsx|docx|pdf|png|jpe?g|gif|mp[34]|zip)\b"
@@ -85,17 +90,44 @@ def grader_problem(source: str) -> str | None:
     for name in _CLAW_IMPORT.findall(source):
         if not name.startswith(ALLOWED_IMPORTS):
             return f"its grader.py imports {name} (media or browser grading): not built yet"
-    if "load_peer_grader" in source:
-        return "its grader.py loads another task's grader: not built yet"
     if _JUDGE.search(source):
         return "its grader.py calls an LLM judge: not built for Claw-Eval yet"
     return None
 
 
+def peer_graders(tasks_dir: Path, source: str) -> dict[str, str] | str:
+    """The graders ``source`` loads with ``load_peer_grader`` (task id -> source, transitively),
+    or why one cannot be used."""
+    peers: dict[str, str] = {}
+    pending = _PEER.findall(source)
+    if "load_peer_grader" in source and not pending:
+        return "its grader.py loads another task's grader by a name not written out"
+    while pending:
+        peer = pending.pop()
+        if peer in peers:
+            continue
+        path = tasks_dir / peer / "grader.py"
+        if ".." in Path(peer).parts or not path.is_file():
+            return f"its grader.py loads the grader of {peer}, which the checkout does not have"
+        text = path.read_text(encoding="utf-8")
+        problem = grader_problem(text)
+        if problem:
+            return problem.replace("its grader.py", f"the grader of {peer} it builds on")
+        peers[peer] = text
+        pending.extend(_PEER.findall(text))
+    return peers
+
+
 def convert(
-    task: dict[str, Any], task_dir: Path, sources: dict[str, str], package: EnvPackage, kind: str
+    task: dict[str, Any],
+    task_dir: Path,
+    sources: dict[str, str],
+    package: EnvPackage,
+    kind: str,
+    out: Path,
 ) -> Task | Skipped:
-    """The envcraft task of ``task`` (its files read from ``task_dir``), or why not."""
+    """The envcraft task of ``task`` (its files read from ``task_dir``), or why not; the files
+    its services need are copied under ``out``."""
     task_id, category = str(task.get("task_id", task_dir.name)), str(task.get("category", ""))
 
     def skip(reason: str) -> Skipped:
@@ -108,11 +140,16 @@ def convert(
     problem = grader_problem(grader)
     if problem:
         return skip(problem)
+    checkout = task_dir.parent.parent
+    peers = peer_graders(task_dir.parent, grader)
+    if isinstance(peers, str):
+        return skip(peers)
     prompt = str((task.get("prompt") or {}).get("text") or "").strip()
     if not prompt:
         return skip("no prompt.text")
     names = [str(t.get("name")) for t in task.get("tools") or [] if isinstance(t, dict)]
-    unmapped = [n for n in names if n not in TOOL_MAP]
+    served = {str(e.get("tool_name")) for e in task.get("tool_endpoints") or [] if isinstance(e, dict)}
+    unmapped = [n for n in names if n not in TOOL_MAP and n not in served]
     if unmapped:
         return skip(f"declares tools with no system-tool counterpart: {', '.join(unmapped)}")
     for key in ("env_snapshot_files", "local_grader_files"):
@@ -130,15 +167,22 @@ def convert(
     grader_files = _read_files(task_dir, task.get("sandbox_grader_files") or [])
     if isinstance(grader_files, str):
         return skip(grader_files)
+    problem = service_problem(checkout, task)
+    if problem:
+        return skip(problem)
     grading = {
         "task": task,
         "grader": grader,
+        "peers": peers,
         "modules": sources,
         "tool_names": {ours: theirs for theirs, ours in TOOL_MAP.items()},
         "grader_files": grader_files,
         "snapshot_commands": commands,
         "snapshot_timeout": int((task.get("environment") or {}).get("env_snapshot_timeout", 10)),
     }
+    provenance: dict[str, Any] = {}
+    if task.get("services"):
+        provenance["services"] = services_block(checkout, task, out)
     return Task(
         id=task_id,
         envs=[package.manifest.id],
@@ -165,7 +209,9 @@ def convert(
                 "scoring": kind,
                 "tools": names,
                 "timeout_seconds": (task.get("environment") or {}).get("timeout_seconds"),
+                "services": [str(s.get("name")) for s in task.get("services") or []],
             },
+            **provenance,
         },
     )
 

@@ -96,8 +96,9 @@ class Score:
 
 
 def build_context(outcome: Outcome) -> dict[str, Any]:
-    """The JSON ``ctx`` a verifier reads (nothing in it is shared with the live sessions)."""
-    return {
+    """The JSON ``ctx`` a verifier reads (nothing in it is shared with the live sessions);
+    ``services`` only for a task with mock services (what they saw)."""
+    ctx = {
         "initial": outcome.initial,
         "final": outcome.final,
         "initial_files": outcome.initial_files,
@@ -105,6 +106,9 @@ def build_context(outcome: Outcome) -> dict[str, Any]:
         "turns": [{"final": t.final, "files": t.files} for t in outcome.turns],
         "actions": [a.to_json() for a in outcome.actions],
     }
+    if outcome.services:
+        ctx["services"] = outcome.services
+    return ctx
 
 
 def run_verifier(
