@@ -56,6 +56,11 @@ class AbstractGrader:
             return 0.0
         return sum(d.response_status < 400 for d in dispatches) / len(dispatches)
 """,
+    "graders/llm_judge.py": '''"""Fixture judge: the importer reads its two system prompts."""
+
+_SYSTEM_PROMPT = "Judge the conversation. Reply with JSON: score and reasoning."
+_ACTIONS_SYSTEM_PROMPT = "Judge the actions. Reply with JSON: score and reasoning."
+''',
     "models/__init__.py": "",
     "models/content.py": """from __future__ import annotations
 
@@ -222,9 +227,23 @@ tools: []
 scoring_components:
   - {name: quality, weight: 1.0, check: {type: llm_judge}}
 """
-JUDGED_GRADER = ANSWER_GRADER.replace(
-    "said = ", "said = judge.evaluate(task.prompt, '', '', '').score > 0.5 or "
-)
+# Asks its judge once about the essay and, when that passes, once more about the title: the
+# second question exists only once the first is answered (two judge rounds).
+JUDGED_GRADER = """from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class EssayGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        if judge is None:  # as under Claw-Eval's --no-judge
+            return DimensionScores(completion=0.0, robustness=1.0)
+        essay = self.final_text(messages)
+        body = judge.evaluate("Write an essay.", essay, "", "Is it an essay?").score
+        title = judge.evaluate("Write an essay.", essay, "", "Has it a title?").score if body > 0.5 else 0.0
+        return DimensionScores(completion=(body + title) / 2, robustness=1.0)
+"""
+VISUAL_TASK = JUDGED_TASK.replace("Z03_essay", "Z13_poster")
+VISUAL_GRADER = JUDGED_GRADER.replace("judge.evaluate(", "judge.evaluate_visual(")
 MEDIA_TASK = "task_id: Z04_clock\ncategory: web_dev\nprompt: {text: Draw a clock.}\n"
 MEDIA_GRADER = "from claw_eval.graders.webpage_grader import WebpageGrader\n"
 SEARCH_TASK = """task_id: Z05_search
@@ -386,6 +405,7 @@ def write_checkout(root: Path) -> Path:
         ("Z06", SERVICE_TASK, SERVICE_GRADER),
         ("Z11", SERVICE_TASK.replace("Z06_inbox", "Z11_inbox_en"), PEER_GRADER),
         ("Z12", MISSING_SERVICE_TASK, SERVICE_GRADER),
+        ("Z13", VISUAL_TASK, VISUAL_GRADER),
         ("Z07", USER_TASK, ANSWER_GRADER),
         ("Z08", WEB_TASK, ANSWER_GRADER),
         ("Z09", BINARY_TASK, ANSWER_GRADER),
@@ -419,11 +439,18 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(imported: Path) -> None:
     summary = json.loads((imported / "import.json").read_text())
-    assert summary["files"] == 12 and summary["imported"] == 4
-    assert summary["imported_by_grading_type"] == {"automated": 3, "grader_only": 1}
-    assert summary["imported_by_category"] == {"communication": 2, "knowledge": 1, "terminal": 1}
+    assert summary["files"] == 13 and summary["imported"] == 5
+    assert summary["imported_by_grading_type"] == {"automated": 3, "grader_only": 1, "llm_judge": 1}
+    assert summary["imported_by_category"] == {
+        "communication": 2,
+        "content": 1,
+        "knowledge": 1,
+        "terminal": 1,
+    }
     reasons = {s["id"]: s["reason"] for s in summary["skipped"]}
-    assert reasons["Z03_essay"] == "its grader.py calls an LLM judge: not built for Claw-Eval yet"
+    assert reasons["Z13_poster"] == (
+        "its grader.py calls judge.evaluate_visual(...) (only evaluate and evaluate_actions are built)"
+    )
     assert "imports claw_eval.graders.webpage_grader" in reasons["Z04_clock"]
     assert reasons["Z05_search"] == "declares tools with no system-tool counterpart: WebSearch"
     assert reasons["Z12_calendar"] == "its service mailbox has no server under mock_services/ in the checkout"
@@ -449,6 +476,10 @@ def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(i
 def _agent(request: ChatRequest) -> Any:
     """Counts the words with the shell, writes the count, says it is done; answers Paris."""
     text = json.dumps(request.messages)
+    if request.messages[0]["content"].startswith("Judge the conversation"):
+        return _judge(request)
+    if "Write an essay" in text:
+        return "Title: The Sea. The sea folds light into the old cliff stone."
     if "capital of France" in text:
         return "Paris"
     if "phishing" in text:
@@ -462,6 +493,12 @@ def _agent(request: ChatRequest) -> Any:
         "content": "",
         "tool_calls": [{"id": "c", "function": {"name": "exec", "arguments": args}}],
     }
+
+
+def _judge(request: ChatRequest) -> str:
+    """The judge: 0.9 for the essay, 0.4 for its title (Claw-Eval's JSON reply, fenced)."""
+    score = 0.9 if "Is it an essay?" in request.messages[1]["content"] else 0.4
+    return f'```json\n{{"score": {score}, "reasoning": "fine"}}\n```'
 
 
 def _inbox_step(request: ChatRequest) -> Any:
@@ -505,3 +542,15 @@ def test_a_do_nothing_run_scores_zero(imported: Path, tmp_path: Path) -> None:
 def test_a_bad_checkout_is_a_one_line_error(tmp_path: Path) -> None:
     proc = envcraft("import", "claw-eval", tmp_path, "--out", tmp_path / "o")
     assert proc.returncode == 2 and "no tasks/ directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_grader_that_calls_its_judge_gets_the_judge_models_answers(imported: Path, tmp_path: Path) -> None:
+    judged = {t.id: t for t in read_tasks(imported / "tasks")}["Z03_essay"]
+    assert judged.provenance["grading"]["judge"] == "grader"
+    with_judge = _eval(imported, tmp_path / "judged", _agent, "--judge", "agent")
+    # Two rounds: the title question was asked once the essay question had its answer.
+    assert with_judge["Z03_essay#0"]["score"] == round(0.75 * (0.9 + 0.4) / 2 + 0.25, 4)
+    without = _eval(imported, tmp_path / "plain", _agent)
+    assert without["Z03_essay#0"]["score"] == 0.25  # judge=None, as under Claw-Eval's --no-judge
+    meta = json.loads((tmp_path / "plain" / "eval.json").read_text())["meta"]
+    assert "Z03_essay" in meta["imported"]["automated_part_only"]

@@ -12,14 +12,18 @@ output directory's ``tasks.jsonl``: the user's data), so the task's own grader s
 episode in the isolated worker, given read-only pydantic and yaml and a scratch ``/workspace``
 (see :mod:`envcraft.sandbox.extras`).
 
-Only tasks whose grading is automated import: what the grader needs beyond that (a judge,
-the web, a simulated user, media or browser grading, binary files) is the reason a task is
+A grader that calls Claw-Eval's LLM judge (``judge.evaluate``, ``judge.evaluate_actions``)
+imports with the judge's system prompts read from the checkout's ``llm_judge.py``; with
+``--judge MODEL`` the eval answers its requests (:mod:`.harness`), without one it gets
+``judge=None`` as under Claw-Eval's ``--no-judge``. What a grader needs beyond that (the web,
+a simulated user, media, browser or visual grading, binary files) is the reason a task is
 skipped. A grader that builds on another task's (``load_peer_grader("T007zh_...")``, the
 English variants) gets that grader's source too.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -54,7 +58,9 @@ PACKAGE_FILES = (
 ALLOWED_IMPORTS = ("claw_eval.graders.base", "claw_eval.models")
 _CLAW_IMPORT = re.compile(r"^\s*(?:from|import)\s+(claw_eval[\w.]*)", re.M)
 _PEER = re.compile(r"load_peer_grader\(\s*[\"']([\w.-]+)[\"']")
-_JUDGE = re.compile(r"\bjudge\s*\.\s*\w+\s*\(|\bjudge\s*\(")
+_JUDGE = re.compile(r"\bjudge\s*\.\s*(\w+)\s*\(|\bjudge\s*\(")
+JUDGE_METHODS = ("evaluate", "evaluate_actions")
+JUDGE_PROMPTS = {"evaluate": "_SYSTEM_PROMPT", "evaluate_actions": "_ACTIONS_SYSTEM_PROMPT"}
 _BINARY = re.compile(
     r"/workspace/[\w./-]+\.(?:dat|bin|db|db-wal|wal|sqlite|xlsx|docx|pdf|png|jpe?g|gif|mp[34]|zip)\b"
 )
@@ -90,9 +96,34 @@ def grader_problem(source: str) -> str | None:
     for name in _CLAW_IMPORT.findall(source):
         if not name.startswith(ALLOWED_IMPORTS):
             return f"its grader.py imports {name} (media or browser grading): not built yet"
-    if _JUDGE.search(source):
-        return "its grader.py calls an LLM judge: not built for Claw-Eval yet"
+    for found in _JUDGE.finditer(source):
+        if found.group(1) not in JUDGE_METHODS:
+            call = f"judge.{found.group(1)}" if found.group(1) else "judge"
+            return f"its grader.py calls {call}(...) (only evaluate and evaluate_actions are built)"
     return None
+
+
+def calls_judge(source: str) -> bool:
+    return _JUDGE.search(source) is not None
+
+
+def judge_prompts(checkout: Path) -> dict[str, str] | str:
+    """Claw-Eval's judge system prompts (method -> text) from the checkout's ``llm_judge.py``."""
+    path = checkout / "src" / "claw_eval" / "graders" / "llm_judge.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        return f"the checkout's llm_judge.py cannot be read ({exc})"
+    constants: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and isinstance(node.value.value, str):
+                    constants[target.id] = node.value.value
+    missing = [name for name in JUDGE_PROMPTS.values() if name not in constants]
+    if missing:
+        return f"the checkout's llm_judge.py has no {', '.join(missing)}"
+    return {method: constants[name] for method, name in JUDGE_PROMPTS.items()}
 
 
 def peer_graders(tasks_dir: Path, source: str) -> dict[str, str] | str:
@@ -170,8 +201,13 @@ def convert(
     problem = service_problem(checkout, task)
     if problem:
         return skip(problem)
+    judged = calls_judge(grader) or any(calls_judge(p) for p in peers.values())
+    prompts = judge_prompts(checkout) if judged else {}
+    if isinstance(prompts, str):
+        return skip(prompts)
     grading = {
         "task": task,
+        "judge_prompts": prompts,
         "grader": grader,
         "peers": peers,
         "modules": sources,
@@ -201,6 +237,7 @@ def convert(
                 "weights": {"automated": 1.0, "llm_judge": 0.0},
                 "reads_transcript": True,
                 "skip": None,
+                **({"judge": "grader"} if judged else {}),
             },
             BENCHMARK: {
                 "dir": task_dir.name,

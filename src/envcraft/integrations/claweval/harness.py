@@ -19,14 +19,26 @@ after an episode, on envcraft's:
 * the services' audits (``ctx["services"]["audit"]``) are the grader's ``audit_data``;
 * the task's grader class (the ``AbstractGrader`` subclass its ``grader.py`` defines; one it
   builds on with ``load_peer_grader`` is loaded from the copied source in ``GRADING["peers"]``)
-  grades them without a judge, and the score is the benchmark's ``compute_task_score``.
+  grades them, and the score is the benchmark's ``compute_task_score``.
+
+**The judge.** A grader that calls Claw-Eval's ``LLMJudge`` (``judge.evaluate(...)``,
+``judge.evaluate_actions(...)``) gets :class:`Judge` when the eval has a judge model, and
+``None`` otherwise (Claw-Eval's ``--no-judge``). The worker has no network, so a request
+is answered from ``ctx["judge_answers"]`` (the judge model's reply text, keyed by the
+request's hash); a request with no answer yet is returned in ``judge_requests`` (Claw-Eval's
+own system prompt and user message, copied from the checkout) and scores 0 meanwhile. The
+host (:mod:`envcraft.rollout.grading`) asks the judge model and grades again with the
+answers, until the grader asks nothing new: the grader is deterministic given its judge's
+replies, so the last grading is the one Claw-Eval would give with those replies.
 """
 
+import hashlib
 import importlib.abc
 import importlib.util
 import inspect
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -200,6 +212,77 @@ def _load_peer(task_id: str, tasks_dir: Any = None) -> type:
     raise ValueError(f"No AbstractGrader subclass found in the grader of {task_id}")
 
 
+class JudgeResult:
+    """What Claw-Eval's judge returns: a clamped ``score`` and its ``reasoning``."""
+
+    def __init__(self, score: float, reasoning: str) -> None:
+        self.score, self.reasoning = score, reasoning
+
+
+def parse_judge_reply(raw: str) -> JudgeResult:
+    """Claw-Eval's ``LLMJudge`` reply parsing (code fences, the first ``{...}``, a regex
+    fallback); a reply with no score is a 0 (Claw-Eval would ask again)."""
+    raw = re.sub(r"^```(?:json)?\s*", "", raw.strip())
+    raw = re.sub(r"\s*```$", "", raw.strip())
+    found = re.search(r"\{[^{}]*\}", raw)
+    if found:
+        raw = found.group(0)
+    try:
+        parsed = json.loads(raw)
+        score, reasoning = parsed["score"], parsed["reasoning"]
+    except (ValueError, KeyError, TypeError):
+        score_m = re.search(r'"score"\s*:\s*([0-9.]+)', raw)
+        reason_m = re.search(r'"reasoning"\s*:\s*"((?:[^"\\]|\\.)*)"', raw)
+        if not score_m:
+            return JudgeResult(0.0, "the judge's reply holds no score")
+        score, reasoning = score_m.group(1), reason_m.group(1) if reason_m else ""
+    try:
+        value = float(score)
+    except (TypeError, ValueError):
+        return JudgeResult(0.0, "the judge's reply holds no score")
+    return JudgeResult(max(0.0, min(1.0, value)), str(reasoning))
+
+
+class Judge:
+    """Claw-Eval's ``LLMJudge`` in the worker: answers from ``ctx["judge_answers"]`` or asks."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.requests: list[dict[str, Any]] = []
+
+    def _ask(self, system: str, user: str) -> JudgeResult:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        key = hashlib.sha256(json.dumps(messages, sort_keys=True).encode("utf-8")).hexdigest()
+        if key in self.answers:
+            return parse_judge_reply(self.answers[key])
+        if all(r["key"] != key for r in self.requests):
+            self.requests.append({"key": key, "messages": messages})
+        return JudgeResult(0.0, "awaiting the judge")
+
+    def evaluate(self, task_prompt: str, conversation: str, actions_summary: str, rubric: str) -> JudgeResult:
+        user = (
+            f"## Task Prompt\n{task_prompt}\n\n"
+            f"## Conversation\n{conversation}\n\n"
+            f"## Actions Taken\n{actions_summary}\n\n"
+            f"## Rubric\n{rubric}"
+        )
+        return self._ask(GRADING["judge_prompts"]["evaluate"], user)
+
+    def evaluate_actions(self, task_prompt: str, artifacts: str, rubric: str) -> JudgeResult:
+        user = (
+            f"## Task Prompt\n{task_prompt}\n\n"
+            f"## Agent Actions (from server audit log)\n{artifacts}\n\n"
+            f"## Rubric\n{rubric}"
+        )
+        return self._ask(GRADING["judge_prompts"]["evaluate_actions"], user)
+
+    def get_call_log(self) -> list[dict[str, Any]]:
+        return []
+
+    def reset_call_log(self) -> None:
+        return None
+
+
 def _grader() -> Any:
     import claw_eval.graders.base as base
     from claw_eval.graders.base import AbstractGrader
@@ -230,11 +313,16 @@ def verify(ctx: dict[str, Any]) -> dict[str, Any]:
     messages, dispatches = trace(ctx.get("messages") or [], services.get("calls"))
     grader = _grader()
     params = inspect.signature(grader.grade).parameters
-    kwargs: dict[str, Any] = {"audit_data": services.get("audit") or {}, "judge": None}
+    answers = ctx.get("judge_answers")
+    judge = Judge(answers) if isinstance(answers, dict) and GRADING.get("judge_prompts") else None
+    kwargs: dict[str, Any] = {"audit_data": services.get("audit") or {}, "judge": judge}
     if "media_events" in params:
         kwargs["media_events"] = []
     if "env_snapshot" in params and GRADING.get("snapshot_commands"):
         kwargs["env_snapshot"] = env_snapshot(ctx.get("files") or {})
     scores = grader.grade(messages, dispatches, task, **kwargs)
     components = {k: float(getattr(scores, k)) for k in ("completion", "robustness", "safety")}
-    return {"score": float(compute_task_score(scores)), "components": components}
+    result: dict[str, Any] = {"score": float(compute_task_score(scores)), "components": components}
+    if judge is not None and judge.requests:
+        result["judge_requests"] = judge.requests
+    return result
