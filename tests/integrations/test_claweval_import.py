@@ -371,8 +371,25 @@ INBOX = [
 MISSING_SERVICE_TASK = SERVICE_TASK.replace("Z06_inbox", "Z12_calendar").replace("mailbox/", "calendar/")
 USER_TASK = """task_id: Z07_loan
 category: user_agent
-user_agent: {enabled: true, persona: "A renter who knows their rent is 900."}
-prompt: {text: "Can I afford it?"}
+user_agent: {enabled: true, persona: "A renter who knows their rent is 900.", max_rounds: 3}
+prompt: {text: "Can I afford the flat?"}
+"""
+# Full marks only when the user revealed the rent in a [user_agent] message and the answer uses it.
+USER_GRADER = """from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class LoanGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        told = any(
+            b.text.startswith("[user_agent]") and "900" in b.text
+            for m in messages
+            if m.message.role == "user"
+            for b in m.message.content
+            if b.type == "text"
+        )
+        used = "900" in self.final_text(messages)
+        return DimensionScores(completion=0.5 * told + 0.5 * used, robustness=1.0)
 """
 WEB_TASK = """task_id: Z08_news
 category: research
@@ -406,7 +423,7 @@ def write_checkout(root: Path) -> Path:
         ("Z11", SERVICE_TASK.replace("Z06_inbox", "Z11_inbox_en"), PEER_GRADER),
         ("Z12", MISSING_SERVICE_TASK, SERVICE_GRADER),
         ("Z13", VISUAL_TASK, VISUAL_GRADER),
-        ("Z07", USER_TASK, ANSWER_GRADER),
+        ("Z07", USER_TASK, USER_GRADER),
         ("Z08", WEB_TASK, ANSWER_GRADER),
         ("Z09", BINARY_TASK, ANSWER_GRADER),
     ]
@@ -439,9 +456,10 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(imported: Path) -> None:
     summary = json.loads((imported / "import.json").read_text())
-    assert summary["files"] == 13 and summary["imported"] == 5
-    assert summary["imported_by_grading_type"] == {"automated": 3, "grader_only": 1, "llm_judge": 1}
+    assert summary["files"] == 13 and summary["imported"] == 6
+    assert summary["imported_by_grading_type"] == {"automated": 3, "grader_only": 2, "llm_judge": 1}
     assert summary["imported_by_category"] == {
+        "user_agent": 1,
         "communication": 2,
         "content": 1,
         "knowledge": 1,
@@ -454,7 +472,6 @@ def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(i
     assert "imports claw_eval.graders.webpage_grader" in reasons["Z04_clock"]
     assert reasons["Z05_search"] == "declares tools with no system-tool counterpart: WebSearch"
     assert reasons["Z12_calendar"] == "its service mailbox has no server under mock_services/ in the checkout"
-    assert reasons["Z07_loan"].startswith("plays with a simulated user")
     assert reasons["Z08_news"] == "needs the internet (live web service web_real)"
     assert "binary file /workspace/out.bin" in reasons["Z09_pack"]
     assert reasons["Z10"].startswith("unreadable task.yaml")
@@ -478,6 +495,12 @@ def _agent(request: ChatRequest) -> Any:
     text = json.dumps(request.messages)
     if request.messages[0]["content"].startswith("Judge the conversation"):
         return _judge(request)
+    if request.messages[0]["content"].startswith("You play a user"):
+        return _user(request)
+    if "afford the flat" in text:  # asks, then answers with what the user revealed
+        return (
+            "With a rent of 900 you can afford it." if "rent is 900" in text else "What is your monthly rent?"
+        )
     if "Write an essay" in text:
         return "Title: The Sea. The sea folds light into the old cliff stone."
     if "capital of France" in text:
@@ -499,6 +522,13 @@ def _judge(request: ChatRequest) -> str:
     """The judge: 0.9 for the essay, 0.4 for its title (Claw-Eval's JSON reply, fenced)."""
     score = 0.9 if "Is it an essay?" in request.messages[1]["content"] else 0.4
     return f'```json\n{{"score": {score}, "reasoning": "fine"}}\n```'
+
+
+def _user(request: ChatRequest) -> str:
+    """The simulated user: says the rent only when asked for it, then is done."""
+    seen = request.messages[1]["content"].split("\n\nReply to the assistant")[0]
+    assert "A renter who knows their rent is 900." in request.messages[0]["content"]
+    return "My rent is 900." if seen.endswith("[Assistant]: What is your monthly rent?") else "[DONE]"
 
 
 def _inbox_step(request: ChatRequest) -> Any:
@@ -554,3 +584,21 @@ def test_a_grader_that_calls_its_judge_gets_the_judge_models_answers(imported: P
     assert without["Z03_essay#0"]["score"] == 0.25  # judge=None, as under Claw-Eval's --no-judge
     meta = json.loads((tmp_path / "plain" / "eval.json").read_text())["meta"]
     assert "Z03_essay" in meta["imported"]["automated_part_only"]
+
+
+def test_a_user_agent_task_is_played_with_the_user_model_and_skipped_without(
+    imported: Path, tmp_path: Path
+) -> None:
+    played = _eval(imported, tmp_path / "user", _agent, "--user", "agent")
+    assert played["Z07_loan#0"]["score"] == 1.0  # asked, was told in a [user_agent] message, used it
+    trajectory = next(
+        t
+        for t in map(json.loads, (tmp_path / "user" / "trajectories.jsonl").read_text().splitlines())
+        if t["task_id"] == "Z07_loan"
+    )
+    users = [m["content"] for m in trajectory["messages"] if m["role"] == "user"]
+    assert users == ["Can I afford the flat?", "[user_agent]\nMy rent is 900."]
+    without = _eval(imported, tmp_path / "nouser", _agent)
+    assert "Z07_loan#0" not in without
+    meta = json.loads((tmp_path / "nouser" / "eval.json").read_text())["meta"]
+    assert meta["imported"]["skipped"]["plays with a simulated user and no --user model"] == ["Z07_loan"]

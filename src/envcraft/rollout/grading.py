@@ -34,6 +34,7 @@ from typing import Any
 
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message
+from envcraft.rollout.user_sim import NO_USER, simulated_user
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier.scoring import Score, run_verifier
@@ -66,12 +67,15 @@ class Plan:
         }
 
 
-def plan(tasks: Sequence[Task], *, judge: bool) -> Plan:
-    """Split ``tasks`` by what this eval can score (see the module docstring)."""
+def plan(tasks: Sequence[Task], *, judge: bool, user: bool = False) -> Plan:
+    """Split ``tasks`` by what this eval can score (see the module docstring); a task with a
+    simulated user is skipped without a ``user`` model."""
     chosen = Plan([])
     for task in tasks:
         grading = grading_of(task) or {}
         reason = grading.get("skip")
+        if not reason and not user and simulated_user(task) is not None:
+            reason = NO_USER
         if not reason and grading.get("type") == "llm_judge" and not judge:
             reason = NO_JUDGE
         if reason:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,8 @@ PACKAGE_FILES = (
     "models/tool.py",
     "models/trace.py",
 )
-ALLOWED_IMPORTS = ("claw_eval.graders.base", "claw_eval.models")
+# Copied when the checkout has them: the base of the simulated-user tasks' graders.
+OPTIONAL_FILES = ("graders/user_agent_clarify_base.py",)
 _CLAW_IMPORT = re.compile(r"^\s*(?:from|import)\s+(claw_eval[\w.]*)", re.M)
 _PEER = re.compile(r"load_peer_grader\(\s*[\"']([\w.-]+)[\"']")
 _JUDGE = re.compile(r"\bjudge\s*\.\s*(\w+)\s*\(|\bjudge\s*\(")
@@ -80,9 +82,11 @@ def package_sources(checkout: Path) -> dict[str, str] | str:
     """The copied ``claw_eval`` modules (dotted name -> source), or why they cannot be read."""
     root = checkout / "src" / "claw_eval"
     sources: dict[str, str] = {}
-    for rel in PACKAGE_FILES:
+    for rel in PACKAGE_FILES + OPTIONAL_FILES:
         path = root / rel
         if not path.is_file():
+            if rel in OPTIONAL_FILES:
+                continue
             return f"the checkout has no src/claw_eval/{rel}"
         parts = ["claw_eval", *rel[: -len(".py")].split("/")]
         if parts[-1] == "__init__":
@@ -91,10 +95,10 @@ def package_sources(checkout: Path) -> dict[str, str] | str:
     return sources
 
 
-def grader_problem(source: str) -> str | None:
-    """Why a ``grader.py`` cannot score without more than the copied package, or None."""
+def grader_problem(source: str, modules: Collection[str]) -> str | None:
+    """Why a ``grader.py`` cannot score without more than the copied ``modules``, or None."""
     for name in _CLAW_IMPORT.findall(source):
-        if not name.startswith(ALLOWED_IMPORTS):
+        if name not in modules:
             return f"its grader.py imports {name} (media or browser grading): not built yet"
     for found in _JUDGE.finditer(source):
         if found.group(1) not in JUDGE_METHODS:
@@ -126,7 +130,7 @@ def judge_prompts(checkout: Path) -> dict[str, str] | str:
     return {method: constants[name] for method, name in JUDGE_PROMPTS.items()}
 
 
-def peer_graders(tasks_dir: Path, source: str) -> dict[str, str] | str:
+def peer_graders(tasks_dir: Path, source: str, modules: Collection[str]) -> dict[str, str] | str:
     """The graders ``source`` loads with ``load_peer_grader`` (task id -> source, transitively),
     or why one cannot be used."""
     peers: dict[str, str] = {}
@@ -141,7 +145,7 @@ def peer_graders(tasks_dir: Path, source: str) -> dict[str, str] | str:
         if ".." in Path(peer).parts or not path.is_file():
             return f"its grader.py loads the grader of {peer}, which the checkout does not have"
         text = path.read_text(encoding="utf-8")
-        problem = grader_problem(text)
+        problem = grader_problem(text, modules)
         if problem:
             return problem.replace("its grader.py", f"the grader of {peer} it builds on")
         peers[peer] = text
@@ -168,11 +172,11 @@ def convert(
     if not grader_path.is_file():
         return skip("no grader.py")
     grader = grader_path.read_text(encoding="utf-8")
-    problem = grader_problem(grader)
+    problem = grader_problem(grader, sources)
     if problem:
         return skip(problem)
     checkout = task_dir.parent.parent
-    peers = peer_graders(task_dir.parent, grader)
+    peers = peer_graders(task_dir.parent, grader, sources)
     if isinstance(peers, str):
         return skip(peers)
     prompt = str((task.get("prompt") or {}).get("text") or "").strip()
@@ -201,7 +205,9 @@ def convert(
     problem = service_problem(checkout, task)
     if problem:
         return skip(problem)
-    judged = calls_judge(grader) or any(calls_judge(p) for p in peers.values())
+    used = set(_CLAW_IMPORT.findall("\n".join([grader, *peers.values()])))
+    bases = [sources[m] for m in used if m in sources]
+    judged = any(calls_judge(text) for text in [grader, *peers.values(), *bases])
     prompts = judge_prompts(checkout) if judged else {}
     if isinstance(prompts, str):
         return skip(prompts)
@@ -219,6 +225,14 @@ def convert(
     provenance: dict[str, Any] = {}
     if task.get("services"):
         provenance["services"] = services_block(checkout, task, out)
+    user = task.get("user_agent") or {}
+    if user.get("enabled"):
+        provenance["user_agent"] = {
+            "persona": str(user.get("persona") or ""),
+            "max_rounds": int(user.get("max_rounds") or 3),
+            "system_prompt_suffix": str(user.get("system_prompt_suffix") or ""),
+            "prefix": "[user_agent]\n",  # how Claw-Eval marks the simulated user's messages
+        }
     return Task(
         id=task_id,
         envs=[package.manifest.id],

@@ -2,7 +2,6 @@
 
 What a Claw-Eval task needs before envcraft can run it, in the order it is checked:
 
-* ``user_agent.enabled``: a simulated user (``--user MODEL``), not built yet;
 * ``web_real`` services reach the live web: the task needs the internet (other services are
   the task's mock HTTP services, ``mock_services/<name>``, FastAPI, which every episode starts
   on loopback inside its own network namespace: :mod:`envcraft.integrations.claweval.services`);
@@ -35,7 +34,6 @@ from envcraft.tasks.format.io import write_json, write_tasks
 from envcraft.tasks.format.model import Task
 
 SUMMARY_FILE = "import.json"
-USER_AGENT = "plays with a simulated user (--user): not built yet"
 INTERNET = "needs the internet (live web service {names})"
 
 
@@ -56,9 +54,7 @@ def grading_kind(task: dict[str, Any]) -> str:
 
 
 def skip_reason(task: dict[str, Any]) -> str | None:
-    """What the task needs that envcraft does not have yet: a user or the internet (or None)."""
-    if (task.get("user_agent") or {}).get("enabled"):
-        return USER_AGENT
+    """What the task needs that envcraft does not have: the internet (or None)."""
     names = sorted({str(s.get("name")) for s in task.get("services") or [] if isinstance(s, dict)})
     online = [n for n in names if n.startswith("web_real")]
     if online:
