@@ -82,3 +82,34 @@ def test_a_service_that_dies_is_a_clear_error_with_its_output(tmp_path: Path) ->
     (root / "server.py").write_text("raise SystemExit('no fixtures here')\n")
     with pytest.raises(ServiceError, match=r"service 'svc' did not start: .*no fixtures here"):
         ServiceSandbox(_services(root))
+
+
+def test_an_episode_whose_services_do_not_start_is_a_task_error(tmp_path: Path) -> None:
+    from envcraft.integrations.clawbench.package import write_workspace_package
+    from envcraft.tasks.format.model import Reference, Task, Turn, Verifier
+    from envcraft.tasks.play.episode import Episode
+    from envcraft.tasks.play.outcome import ExecutionError
+
+    package = write_workspace_package(tmp_path / "out")
+    root = _root(tmp_path, "broken")
+    (root / "server.py").write_text("raise SystemExit('boom')\n")
+    service = {"name": "svc", "argv": ["python", "server.py"], "port": PORT, "health": "/health"}
+    env = package.manifest.id
+    task = Task(
+        id="t",
+        envs=[env],
+        kind="claw",
+        turns=[Turn(user="hi")],
+        initial_state={env: {}},
+        workspace={},
+        verifier=Verifier(source="def verify(ctx):\n    return {'score': 0.0}\n"),
+        reference=Reference(calls=[], final_hash=""),
+        provenance={
+            "packages": {env: str(package.root)},
+            "services": {"root": str(root), "services": [service]},
+        },
+    )
+    with pytest.raises(
+        ExecutionError, match=r"mock services did not start: service 'svc' did not start: .*boom"
+    ):
+        Episode.open(task)

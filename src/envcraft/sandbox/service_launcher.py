@@ -20,7 +20,7 @@ import time
 CHUNK = 65536
 
 
-def _pump(source, target):
+def _pump(source: socket.socket, target: socket.socket) -> None:
     try:
         while True:
             data = source.recv(CHUNK)
@@ -35,7 +35,7 @@ def _pump(source, target):
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-def _serve(client, port):
+def _serve(client: socket.socket, port: int) -> None:
     try:
         upstream = socket.create_connection(("127.0.0.1", port), timeout=5)
     except OSError:
@@ -46,7 +46,7 @@ def _serve(client, port):
     _pump(client, upstream)
 
 
-def _relay(path, port):
+def _relay(path: str, port: int) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
@@ -55,7 +55,7 @@ def _relay(path, port):
         threading.Thread(target=_serve, args=(client, port), daemon=True).start()
 
 
-def main():
+def main() -> None:
     config = json.loads(sys.argv[1])
     procs = []
     for service in config["services"]:
