@@ -602,3 +602,18 @@ def test_a_user_agent_task_is_played_with_the_user_model_and_skipped_without(
     assert "Z07_loan#0" not in without
     meta = json.loads((tmp_path / "nouser" / "eval.json").read_text())["meta"]
     assert meta["imported"]["skipped"]["plays with a simulated user and no --user model"] == ["Z07_loan"]
+
+
+def test_the_verl_export_lists_a_service_tasks_service_tools(imported: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "verl"
+    proc = envcraft(
+        "export", "--tasks", imported / "tasks", "--format", "verl", "--out", out, "--val-fraction", "0.99"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [r for f in sorted(out.rglob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    inbox = next(r for r in rows if r["extra_info"]["task_id"] == "Z06_inbox")
+    assert {"mail_list", "mail_move", "exec"} <= set(inbox["extra_info"]["tool_selection"])
+    schemas = {t["function"]["name"]: t for t in json.loads(inbox["extra_info"]["tools"])}
+    assert schemas["mail_move"]["function"]["parameters"]["required"] == ["id", "folder"]

@@ -37,6 +37,22 @@ def declared_services(provenance: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and value.get("services") else None
 
 
+def tool_schema(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """The OpenAI function-tool form of a declared service tool (its JSON Schema as given)."""
+    parameters = tool.get("parameters") or {"type": "object", "properties": {}}
+    description = str(tool.get("description") or "")
+    return {
+        "type": "function",
+        "function": {"name": str(tool["name"]), "description": description, "parameters": parameters},
+    }
+
+
+def service_tools(provenance: Any) -> dict[str, dict[str, Any]]:
+    """The task's service tools (name -> OpenAI schema), without starting anything (exporters)."""
+    spec = declared_services(provenance)
+    return {str(t["name"]): tool_schema(t) for t in (spec or {}).get("tools") or []}
+
+
 class EpisodeServices:
     """One episode's started services and the tools that reach them."""
 
@@ -48,10 +64,7 @@ class EpisodeServices:
 
     def schema(self, name: str) -> dict[str, Any]:
         """The OpenAI function-tool form of a service tool (its declared JSON Schema)."""
-        tool = self.tools[name]
-        parameters = tool.get("parameters") or {"type": "object", "properties": {}}
-        function = {"name": name, "description": str(tool.get("description") or ""), "parameters": parameters}
-        return {"type": "function", "function": function}
+        return tool_schema(self.tools[name])
 
     def env_of(self, name: str) -> str:
         return SERVICE_ENV_PREFIX + str(self.tools[name].get("service", ""))
