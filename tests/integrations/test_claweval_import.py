@@ -2,11 +2,12 @@
 
 The checkout is our own: ``tasks/<id>/task.yaml`` + ``grader.py`` and a small ``src/claw_eval``
 package of our writing with the module layout and the classes Claw-Eval's graders import
-(``AbstractGrader``, the pydantic trace models, ``compute_task_score``). Tasks that need a
-service, the web, a user, a judge or media grading are counted and skipped with the reason;
-automated ones import and are scored by their own grader in the isolated worker (pydantic
-read-only, a scratch ``/workspace`` where the task's snapshot commands run). A model answers
-over the real OpenAI protocol from the local test server.
+(``AbstractGrader``, the pydantic trace models, ``compute_task_score``) and a FastAPI mock
+service (``mock_services/mailbox``). Tasks that need the web, a user, a judge or media grading
+are counted and skipped with the reason; automated ones import and are scored by their own
+grader in the isolated worker (pydantic read-only, a scratch ``/workspace`` where the task's
+snapshot commands run); a service task's episode starts its service in its own network
+namespace. A model answers over the real OpenAI protocol from the local test server.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class AbstractGrader:
             return 0.0
         return sum(d.response_status < 400 for d in dispatches) / len(dispatches)
 """,
+    "graders/llm_judge.py": '''"""Fixture judge: the importer reads its two system prompts."""
+
+_SYSTEM_PROMPT = "Judge the conversation. Reply with JSON: score and reasoning."
+_ACTIONS_SYSTEM_PROMPT = "Judge the actions. Reply with JSON: score and reasoning."
+''',
     "models/__init__.py": "",
     "models/content.py": """from __future__ import annotations
 
@@ -221,9 +227,23 @@ tools: []
 scoring_components:
   - {name: quality, weight: 1.0, check: {type: llm_judge}}
 """
-JUDGED_GRADER = ANSWER_GRADER.replace(
-    "said = ", "said = judge.evaluate(task.prompt, '', '', '').score > 0.5 or "
-)
+# Asks its judge once about the essay and, when that passes, once more about the title: the
+# second question exists only once the first is answered (two judge rounds).
+JUDGED_GRADER = """from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class EssayGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        if judge is None:  # as under Claw-Eval's --no-judge
+            return DimensionScores(completion=0.0, robustness=1.0)
+        essay = self.final_text(messages)
+        body = judge.evaluate("Write an essay.", essay, "", "Is it an essay?").score
+        title = judge.evaluate("Write an essay.", essay, "", "Has it a title?").score if body > 0.5 else 0.0
+        return DimensionScores(completion=(body + title) / 2, robustness=1.0)
+"""
+VISUAL_TASK = JUDGED_TASK.replace("Z03_essay", "Z13_poster")
+VISUAL_GRADER = JUDGED_GRADER.replace("judge.evaluate(", "judge.evaluate_visual(")
 MEDIA_TASK = "task_id: Z04_clock\ncategory: web_dev\nprompt: {text: Draw a clock.}\n"
 MEDIA_GRADER = "from claw_eval.graders.webpage_grader import WebpageGrader\n"
 SEARCH_TASK = """task_id: Z05_search
@@ -235,16 +255,141 @@ tools:
 SERVICE_TASK = """task_id: Z06_inbox
 category: communication
 services:
-  - {name: mailbox, command: python mock_services/mailbox/server.py, port: 9900}
-prompt: {text: "Sort my inbox."}
+  - name: mailbox
+    command: python mock_services/mailbox/server.py
+    port: 9900
+    health_check: http://localhost:9900/mail/list
+    health_check_method: POST
+    reset_endpoint: http://localhost:9900/mail/reset
+    env: {MAILBOX_FIXTURES: tasks/Z06/fixtures/inbox.json}
+prompt: {text: "Move the phishing mail in my inbox to spam."}
+tools:
+  - {name: mail_list, description: List the inbox, input_schema: {type: object, properties: {}}}
+  - name: mail_move
+    description: Move a mail to a folder
+    input_schema:
+      type: object
+      properties: {id: {type: string}, folder: {type: string}}
+      required: [id, folder]
+tool_endpoints:
+  - {tool_name: mail_list, url: "http://localhost:9900/mail/list", method: POST}
+  - {tool_name: mail_move, url: "http://localhost:9900/mail/move", method: POST}
 scoring_components:
-  - {name: sorted, weight: 0.5, check: {type: tool_called, tool: mailbox_list}}
-  - {name: quality, weight: 0.5, check: {type: llm_judge}}
+  - {name: listed, weight: 0.5, check: {type: tool_called, tool_name: mail_list}}
+  - {name: moved, weight: 0.5, check: {type: tool_called, tool_name: mail_move}}
 """
+# What the service saw (its audit) and what it answered (the dispatch bodies) decide the grade:
+# exactly one move, of m2 to spam, after a listing that really returned the inbox.
+SERVICE_GRADER = """from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class InboxGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        moves = (audit_data or {}).get("mailbox", {}).get("moves", [])
+        listed = any(
+            d.tool_name == "mail_list" and len(d.response_body["mails"]) == 3 for d in dispatches
+        )
+        right = moves == [{"id": "m2", "folder": "spam"}]
+        return DimensionScores(completion=0.5 * listed + 0.5 * right, robustness=self.robustness(dispatches))
+"""
+# The English variant builds on Z06's grader (load_peer_grader), as Claw-Eval's *_en tasks do.
+PEER_GRADER = """from claw_eval.graders.base import load_peer_grader
+
+_Base = load_peer_grader("Z06")
+
+
+class InboxGraderEN(_Base):
+    pass
+"""
+MAILBOX_SERVER = """import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
+
+from fastapi import FastAPI
+from pydantic import BaseModel
+
+from mock_services._base import add_error_injection
+
+app = FastAPI()
+add_error_injection(app)
+FIXTURES = os.environ["MAILBOX_FIXTURES"]
+state = {}
+
+
+def load():
+    state["mails"] = json.load(open(FIXTURES))
+    state["moves"] = []
+
+
+load()
+
+
+class Move(BaseModel):
+    id: str
+    folder: str
+
+
+@app.post("/mail/list")
+def mail_list():
+    return {"mails": state["mails"]}
+
+
+@app.post("/mail/move")
+def mail_move(req: Move):
+    state["moves"].append(req.model_dump())
+    return {"status": "moved", "id": req.id}
+
+
+@app.get("/mail/audit")
+def audit():
+    return {"moves": state["moves"]}
+
+
+@app.post("/mail/reset")
+def reset():
+    load()
+    return {"status": "reset"}
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    uvicorn.run(app, host="0.0.0.0", port=int(os.environ.get("PORT", "9900")))
+"""
+BASE_MODULE = """def add_error_injection(app):
+    return app
+"""
+INBOX = [
+    {"id": "m1", "subject": "Standup notes"},
+    {"id": "m2", "subject": "Your account is locked, click here"},
+    {"id": "m3", "subject": "Lunch?"},
+]
+MISSING_SERVICE_TASK = SERVICE_TASK.replace("Z06_inbox", "Z12_calendar").replace("mailbox/", "calendar/")
 USER_TASK = """task_id: Z07_loan
 category: user_agent
-user_agent: {enabled: true, persona: "A renter who knows their rent is 900."}
-prompt: {text: "Can I afford it?"}
+user_agent: {enabled: true, persona: "A renter who knows their rent is 900.", max_rounds: 3}
+prompt: {text: "Can I afford the flat?"}
+"""
+# Full marks only when the user revealed the rent in a [user_agent] message and the answer uses it.
+USER_GRADER = """from claw_eval.graders.base import AbstractGrader
+from claw_eval.models.trace import DimensionScores
+
+
+class LoanGrader(AbstractGrader):
+    def grade(self, messages, dispatches, task, audit_data=None, judge=None):
+        told = any(
+            b.text.startswith("[user_agent]") and "900" in b.text
+            for m in messages
+            if m.message.role == "user"
+            for b in m.message.content
+            if b.type == "text"
+        )
+        used = "900" in self.final_text(messages)
+        return DimensionScores(completion=0.5 * told + 0.5 * used, robustness=1.0)
 """
 WEB_TASK = """task_id: Z08_news
 category: research
@@ -274,8 +419,11 @@ def write_checkout(root: Path) -> Path:
         ("Z03", JUDGED_TASK, JUDGED_GRADER),
         ("Z04", MEDIA_TASK, MEDIA_GRADER),
         ("Z05", SEARCH_TASK, ANSWER_GRADER),
-        ("Z06", SERVICE_TASK, ANSWER_GRADER),
-        ("Z07", USER_TASK, ANSWER_GRADER),
+        ("Z06", SERVICE_TASK, SERVICE_GRADER),
+        ("Z11", SERVICE_TASK.replace("Z06_inbox", "Z11_inbox_en"), PEER_GRADER),
+        ("Z12", MISSING_SERVICE_TASK, SERVICE_GRADER),
+        ("Z13", VISUAL_TASK, VISUAL_GRADER),
+        ("Z07", USER_TASK, USER_GRADER),
         ("Z08", WEB_TASK, ANSWER_GRADER),
         ("Z09", BINARY_TASK, ANSWER_GRADER),
     ]
@@ -287,6 +435,11 @@ def write_checkout(root: Path) -> Path:
     (checkout / "tasks" / "Z01" / "notes" / "poem.txt").write_text(POEM)
     (checkout / "tasks" / "Z01" / "checks").mkdir()
     (checkout / "tasks" / "Z01" / "checks" / "check_count.py").write_text(CHECK_COUNT)
+    (checkout / "tasks" / "Z06" / "fixtures").mkdir()
+    (checkout / "tasks" / "Z06" / "fixtures" / "inbox.json").write_text(json.dumps(INBOX))
+    (checkout / "mock_services" / "mailbox").mkdir(parents=True)
+    (checkout / "mock_services" / "mailbox" / "server.py").write_text(MAILBOX_SERVER)
+    (checkout / "mock_services" / "_base.py").write_text(BASE_MODULE)
     (checkout / "tasks" / "Z10").mkdir()
     (checkout / "tasks" / "Z10" / "task.yaml").write_text("- not: a mapping\n")
     return checkout
@@ -303,15 +456,22 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(imported: Path) -> None:
     summary = json.loads((imported / "import.json").read_text())
-    assert summary["files"] == 10 and summary["imported"] == 2
-    assert summary["imported_by_grading_type"] == {"automated": 1, "grader_only": 1}
-    assert summary["imported_by_category"] == {"knowledge": 1, "terminal": 1}
+    assert summary["files"] == 13 and summary["imported"] == 6
+    assert summary["imported_by_grading_type"] == {"automated": 3, "grader_only": 2, "llm_judge": 1}
+    assert summary["imported_by_category"] == {
+        "user_agent": 1,
+        "communication": 2,
+        "content": 1,
+        "knowledge": 1,
+        "terminal": 1,
+    }
     reasons = {s["id"]: s["reason"] for s in summary["skipped"]}
-    assert reasons["Z03_essay"] == "its grader.py calls an LLM judge: not built for Claw-Eval yet"
+    assert reasons["Z13_poster"] == (
+        "its grader.py calls judge.evaluate_visual(...) (only evaluate and evaluate_actions are built)"
+    )
     assert "imports claw_eval.graders.webpage_grader" in reasons["Z04_clock"]
     assert reasons["Z05_search"] == "declares tools with no system-tool counterpart: WebSearch"
-    assert reasons["Z06_inbox"] == "needs its mock service(s) mailbox on loopback: not built yet"
-    assert reasons["Z07_loan"].startswith("plays with a simulated user")
+    assert reasons["Z12_calendar"] == "its service mailbox has no server under mock_services/ in the checkout"
     assert reasons["Z08_news"] == "needs the internet (live web service web_real)"
     assert "binary file /workspace/out.bin" in reasons["Z09_pack"]
     assert reasons["Z10"].startswith("unreadable task.yaml")
@@ -319,13 +479,34 @@ def test_import_counts_imports_automated_tasks_and_skips_the_rest_with_reasons(i
     words = tasks["Z01_count_words"]
     assert words.kind == "claw" and words.workspace == {"notes/poem.txt": POEM}  # not the grader's files
     assert words.turns[0].user.startswith("Count the words")
+    # The services run from OUT/services: their server, _base.py and the fixtures their env names.
+    services = tasks["Z06_inbox"].provenance["services"]
+    assert services["services"][0]["argv"] == ["python", "mock_services/mailbox/server.py"]
+    assert [t["name"] for t in services["tools"]] == ["mail_list", "mail_move"]
+    root = Path(services["root"])
+    assert root == (imported / "services").resolve()
+    assert json.loads((root / "tasks/Z06/fixtures/inbox.json").read_text()) == INBOX
+    assert (root / "mock_services/_base.py").is_file()
+    assert (root / "mock_services/mailbox/server.py").is_file()
 
 
 def _agent(request: ChatRequest) -> Any:
     """Counts the words with the shell, writes the count, says it is done; answers Paris."""
     text = json.dumps(request.messages)
+    if request.messages[0]["content"].startswith("Judge the conversation"):
+        return _judge(request)
+    if request.messages[0]["content"].startswith("You play a user"):
+        return _user(request)
+    if "afford the flat" in text:  # asks, then answers with what the user revealed
+        return (
+            "With a rent of 900 you can afford it." if "rent is 900" in text else "What is your monthly rent?"
+        )
+    if "Write an essay" in text:
+        return "Title: The Sea. The sea folds light into the old cliff stone."
     if "capital of France" in text:
         return "Paris"
+    if "phishing" in text:
+        return _inbox_step(request)
     if any(m["role"] == "tool" for m in request.messages):
         return "Done: the count is in count.txt."
     command = "wc -w < notes/poem.txt | tr -d ' ' > count.txt"
@@ -337,31 +518,102 @@ def _agent(request: ChatRequest) -> Any:
     }
 
 
-def _eval(imported: Path, out: Path, agent: Any) -> dict[str, dict[str, Any]]:
+def _judge(request: ChatRequest) -> str:
+    """The judge: 0.9 for the essay, 0.4 for its title (Claw-Eval's JSON reply, fenced)."""
+    score = 0.9 if "Is it an essay?" in request.messages[1]["content"] else 0.4
+    return f'```json\n{{"score": {score}, "reasoning": "fine"}}\n```'
+
+
+def _user(request: ChatRequest) -> str:
+    """The simulated user: says the rent only when asked for it, then is done."""
+    seen = request.messages[1]["content"].split("\n\nReply to the assistant")[0]
+    assert "A renter who knows their rent is 900." in request.messages[0]["content"]
+    return "My rent is 900." if seen.endswith("[Assistant]: What is your monthly rent?") else "[DONE]"
+
+
+def _inbox_step(request: ChatRequest) -> Any:
+    """Lists the inbox, moves m2 to spam, says it is done (the tools of the task's service)."""
+    done = sum(m["role"] == "assistant" for m in request.messages)
+    if done == 2:
+        return "Moved the phishing mail to spam."
+    name, args = [("mail_list", {}), ("mail_move", {"id": "m2", "folder": "spam"})][done]
+    call = {"id": f"c{done}", "function": {"name": name, "arguments": json.dumps(args)}}
+    return {"role": "assistant", "content": "", "tool_calls": [call]}
+
+
+def _eval(imported: Path, out: Path, agent: Any, *extra: str) -> dict[str, dict[str, Any]]:
     with ChatServer(ReplayProvider([agent] * 100)) as server:
-        proc = envcraft(
-            "eval", imported / "tasks", "--model", "agent", "--base-url", server.url, "--out", out, "--json"
-        )
+        model = ("--model", "agent", "--base-url", server.url)
+        proc = envcraft("eval", imported / "tasks", *model, "--out", out, "--json", *extra)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = (out / "trajectories.jsonl").read_text().splitlines()
-    return {t["task_id"]: t["reward"] for t in map(json.loads, lines)}
+    return {f"{t['task_id']}#{t['sample']}": t["reward"] for t in map(json.loads, lines)}
 
 
 def test_the_tasks_own_grader_scores_a_good_run_in_the_sandbox(imported: Path, tmp_path: Path) -> None:
-    rewards = _eval(imported, tmp_path / "good", _agent)
+    rewards = _eval(imported, tmp_path / "good", _agent, "--k", "2")
+    full = {"score": 1.0, "components": {"completion": 1.0, "robustness": 1.0, "safety": 1.0}}
     # Its check script ran on the final workspace at /workspace; the exec call became a Bash dispatch.
-    assert rewards["Z01_count_words"] == {
-        "score": 1.0,
-        "components": {"completion": 1.0, "robustness": 1.0, "safety": 1.0},
-    }
-    assert rewards["Z02_capital"]["score"] == 1.0
+    assert rewards["Z01_count_words#0"] == full
+    assert rewards["Z02_capital#0"]["score"] == 1.0
+    # The service's audit and answers reached the grader; each rollout had its own services (a
+    # second sample would see two moves if the first one's state leaked); the English variant's
+    # grader is Z06's, loaded through load_peer_grader.
+    for key in ("Z06_inbox#0", "Z06_inbox#1", "Z11_inbox_en#0", "Z11_inbox_en#1"):
+        assert rewards[key] == full, key
 
 
 def test_a_do_nothing_run_scores_zero(imported: Path, tmp_path: Path) -> None:
     rewards = _eval(imported, tmp_path / "idle", "I will not.")
-    assert rewards["Z01_count_words"]["score"] == 0.0 and rewards["Z02_capital"]["score"] == 0.0
+    assert rewards["Z01_count_words#0"]["score"] == 0.0 and rewards["Z02_capital#0"]["score"] == 0.0
+    assert rewards["Z06_inbox#0"]["score"] == 0.0
 
 
 def test_a_bad_checkout_is_a_one_line_error(tmp_path: Path) -> None:
     proc = envcraft("import", "claw-eval", tmp_path, "--out", tmp_path / "o")
     assert proc.returncode == 2 and "no tasks/ directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_grader_that_calls_its_judge_gets_the_judge_models_answers(imported: Path, tmp_path: Path) -> None:
+    judged = {t.id: t for t in read_tasks(imported / "tasks")}["Z03_essay"]
+    assert judged.provenance["grading"]["judge"] == "grader"
+    with_judge = _eval(imported, tmp_path / "judged", _agent, "--judge", "agent")
+    # Two rounds: the title question was asked once the essay question had its answer.
+    assert with_judge["Z03_essay#0"]["score"] == round(0.75 * (0.9 + 0.4) / 2 + 0.25, 4)
+    without = _eval(imported, tmp_path / "plain", _agent)
+    assert without["Z03_essay#0"]["score"] == 0.25  # judge=None, as under Claw-Eval's --no-judge
+    meta = json.loads((tmp_path / "plain" / "eval.json").read_text())["meta"]
+    assert "Z03_essay" in meta["imported"]["automated_part_only"]
+
+
+def test_a_user_agent_task_is_played_with_the_user_model_and_skipped_without(
+    imported: Path, tmp_path: Path
+) -> None:
+    played = _eval(imported, tmp_path / "user", _agent, "--user", "agent")
+    assert played["Z07_loan#0"]["score"] == 1.0  # asked, was told in a [user_agent] message, used it
+    trajectory = next(
+        t
+        for t in map(json.loads, (tmp_path / "user" / "trajectories.jsonl").read_text().splitlines())
+        if t["task_id"] == "Z07_loan"
+    )
+    users = [m["content"] for m in trajectory["messages"] if m["role"] == "user"]
+    assert users == ["Can I afford the flat?", "[user_agent]\nMy rent is 900."]
+    without = _eval(imported, tmp_path / "nouser", _agent)
+    assert "Z07_loan#0" not in without
+    meta = json.loads((tmp_path / "nouser" / "eval.json").read_text())["meta"]
+    assert meta["imported"]["skipped"]["plays with a simulated user and no --user model"] == ["Z07_loan"]
+
+
+def test_the_verl_export_lists_a_service_tasks_service_tools(imported: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "verl"
+    proc = envcraft(
+        "export", "--tasks", imported / "tasks", "--format", "verl", "--out", out, "--val-fraction", "0.99"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [r for f in sorted(out.rglob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    inbox = next(r for r in rows if r["extra_info"]["task_id"] == "Z06_inbox")
+    assert {"mail_list", "mail_move", "exec"} <= set(inbox["extra_info"]["tool_selection"])
+    schemas = {t["function"]["name"]: t for t in json.loads(inbox["extra_info"]["tools"])}
+    assert schemas["mail_move"]["function"]["parameters"]["required"] == ["id", "folder"]

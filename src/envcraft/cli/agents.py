@@ -220,20 +220,25 @@ def eval_command(
         str | None,
         typer.Option("--judge", help="Judge model (same server) for judged tasks imported from benchmarks."),
     ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option("--user", help="Simulated-user model (same server) for tasks played with a user."),
+    ] = None,
 ) -> None:
     """Run k rollouts per task; report pass@1, pass@k, mean reward and tokens (JSON + HTML). Resumable.
 
     With --batch BDIR each run advances every unfinished rollout by the model steps answered in
     BDIR/responses/ and writes the next steps' requests to BDIR/requests.jsonl.
     Tasks imported from PinchBench or Claw-Eval: judge-only ones run only with --judge (hybrid
-    ones are then scored on their automated part); tasks that need the internet are skipped.
+    ones are then scored on their automated part); tasks that need the internet are skipped, and
+    so are tasks played with a simulated user unless --user names its model.
     """
     check_executor(executor)
     if batch is not None and (executor == "ray" or workers is not None):
         die("--batch runs its rollouts in one process: drop --workers and --executor ray")
-    if judge is not None and (executor == "ray" or workers is not None):
-        die("--judge runs in this process: drop --workers / --executor ray")
-    planned = grading_plan(load_tasks(directory, limit), judge=judge is not None)
+    if (judge is not None or user is not None) and (executor == "ray" or workers is not None):
+        die("--judge and --user run in this process: drop --workers / --executor ray")
+    planned = grading_plan(load_tasks(directory, limit), judge=judge is not None, user=user is not None)
     tasks = planned.tasks
     root = out or Path("out/eval") / slug(model)
     job = Job(
@@ -253,8 +258,8 @@ def eval_command(
     }
     if batch is not None:
         meta["batch"] = str(batch)
-    if planned.skipped or planned.automated_only or judge is not None:
-        meta.update(judge=judge, imported=planned.to_json())
+    if planned.skipped or planned.automated_only or judge is not None or user is not None:
+        meta.update(judge=judge, user=user, imported=planned.to_json())
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -266,8 +271,9 @@ def eval_command(
         with (
             model_provider(model, tasks, base_url, root / CACHE_DIR, concurrency, batch) as provider,
             _judge(judge, base_url, root / CACHE_DIR / "judge", concurrency) as judge_provider,
+            _judge(user, base_url, root / CACHE_DIR / "user", concurrency) as user_provider,
         ):
-            job = replace(job, judge=judge_provider)
+            job = replace(job, judge=judge_provider, user=user_provider)
             done = already_done(job, root / TRAJECTORIES_FILE)
             with _rollout_progress(len(job.pairs()), done, f"eval {model}") as advance:
                 summary = _evaluate(job, provider, root, meta, advance, json_out)

@@ -140,9 +140,11 @@ def pinchbench(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -
 
 @app.command("claw-eval")
 def claw_eval(checkout: Checkout, out: ImportOut, json_out: JsonFlag = False) -> None:
-    """Import a Claw-Eval checkout (github.com/claw-eval/claw-eval): tasks with automated graders
-    become Claw tasks scored by their own grader.py; every other task is counted and skipped with
-    the reason it cannot run yet (mock services, simulated user, judge, media grading).
+    """Import a Claw-Eval checkout (github.com/claw-eval/claw-eval): its tasks become Claw tasks
+    scored by their own grader.py (their mock services copied into OUT/services and started per
+    episode; a judge inside the grader answered with eval --judge, a simulated user played with
+    eval --user); every other task is counted and skipped with the reason it cannot run (the live
+    web, media or browser grading, binary files).
     """
     if not checkout.is_dir():
         die(f"{checkout}: not a directory")

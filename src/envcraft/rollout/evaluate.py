@@ -49,6 +49,8 @@ def evaluate(
             await provider.aclose()
             if job.judge is not None:
                 await job.judge.aclose()
+            if job.user is not None:
+                await job.user.aclose()
 
     trajectories = asyncio.run(main())
     return write_summary(job, trajectories, root, meta=meta, usage=provider.meter.to_json())

@@ -15,6 +15,11 @@ Such a task carries ``provenance["grading"]``::
   automated part; a ``skip`` reason (a task that needs the internet) skips it. Both are
   counted in the eval summary (:func:`plan`).
 
+A task whose grading has ``"judge": "grader"`` (Claw-Eval: the grader itself calls its LLM
+judge) is graded by its verifier with the judge model answering the grader's
+``judge_requests`` (:func:`grade_with_judge`); with no judge model it is graded as the
+benchmark grades with no judge, and listed with the hybrid tasks scored without their judge.
+
 Tasks without ``provenance["grading"]`` (envcraft's own) are scored by their verifier alone.
 """
 
@@ -29,11 +34,13 @@ from typing import Any
 
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message
+from envcraft.rollout.user_sim import NO_USER, simulated_user
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier.scoring import Score, run_verifier
 
 NO_JUDGE = "judge-only task and no --judge model"
+MAX_JUDGE_ROUNDS = 8
 _PROSE_TOTAL = re.compile(r"(?:total|overall|final)\s*(?:score)?[:\s]*(0\.\d+|1\.0+)", re.I)
 _JSON_FENCE = re.compile(r"```json\s*(.*?)\s*```", re.S)
 
@@ -60,18 +67,21 @@ class Plan:
         }
 
 
-def plan(tasks: Sequence[Task], *, judge: bool) -> Plan:
-    """Split ``tasks`` by what this eval can score (see the module docstring)."""
+def plan(tasks: Sequence[Task], *, judge: bool, user: bool = False) -> Plan:
+    """Split ``tasks`` by what this eval can score (see the module docstring); a task with a
+    simulated user is skipped without a ``user`` model."""
     chosen = Plan([])
     for task in tasks:
         grading = grading_of(task) or {}
         reason = grading.get("skip")
+        if not reason and not user and simulated_user(task) is not None:
+            reason = NO_USER
         if not reason and grading.get("type") == "llm_judge" and not judge:
             reason = NO_JUDGE
         if reason:
             chosen.skipped.setdefault(str(reason), []).append(task.id)
             continue
-        if grading.get("type") == "hybrid" and not judge:
+        if (grading.get("type") == "hybrid" or grading.get("judge") == "grader") and not judge:
             chosen.automated_only.append(task.id)
         chosen.tasks.append(task)
     return chosen
@@ -83,6 +93,8 @@ async def score_rollout(
     """The reward of one rollout: the verifier, plus the judge part of a judged import."""
     grading = grading_of(task)
     given = list(messages) if grading is not None and grading.get("reads_transcript") else None
+    if grading is not None and grading.get("judge") == "grader" and judge is not None:
+        return await grade_with_judge(task, outcome, given, judge)
     score = await asyncio.to_thread(run_verifier, task, outcome, messages=given)
     if grading is None or grading.get("type") not in ("llm_judge", "hybrid") or score.error is not None:
         return score
@@ -99,6 +111,40 @@ async def score_rollout(
     combined = (score.score * auto_w + total * judge_w) / (auto_w + judge_w)
     components = {**{f"automated.{k}": v for k, v in score.components.items()}, **judged}
     return Score(combined, components, error)
+
+
+async def grade_with_judge(
+    task: Task, outcome: Outcome, messages: list[Message] | None, judge: Provider
+) -> Score:
+    """Grade with the judge model answering what the grader asks, until it asks nothing new.
+
+    The verifier runs in an isolated worker with no network: each run returns the judge
+    requests it had no answer for (scored as 0 meanwhile); they are asked concurrently and the
+    grader runs again with every answer so far. A failed judge call answers "" (a 0, as the
+    benchmark's parser gives an unreadable reply) and is reported in the score's error.
+    """
+    answers: dict[str, str] = {}
+    failures: list[str] = []
+    for _ in range(MAX_JUDGE_ROUNDS):
+        score = await asyncio.to_thread(run_verifier, task, outcome, messages=messages, judge_answers=answers)
+        pending = [r for r in score.judge_requests or [] if r["key"] not in answers]
+        if score.error is not None or not pending:
+            error = score.error or (failures[0] if failures else None)
+            return Score(score.score, score.components, error)
+        replies = await asyncio.gather(*(_reply(judge, r["messages"]) for r in pending))
+        for request, (text, failure) in zip(pending, replies, strict=True):
+            answers[request["key"]] = text
+            if failure:
+                failures.append(failure)
+    return Score(0.0, {}, f"the grader asked its judge new questions after {MAX_JUDGE_ROUNDS} rounds")
+
+
+async def _reply(judge: Provider, messages: list[Message]) -> tuple[str, str | None]:
+    try:
+        response = await judge.complete(ChatRequest(messages=messages, temperature=0.0))
+    except LLMError as exc:
+        return "", f"judge failed: {exc}"[:300]
+    return response.content or "", None
 
 
 async def ask_judge(judge: Provider, prompt: str) -> tuple[float, dict[str, float], str | None]:

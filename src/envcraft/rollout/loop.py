@@ -10,6 +10,8 @@ The loop is the user simulator and the tool executor around a :class:`~envcraft.
    back as a ``tool`` message;
 4. an answer without tool calls ends the user turn (``episode.end_turn()``): the next turn is
    revealed as the next user message, or the rollout is done;
+   (a task with a simulated user, :mod:`envcraft.rollout.user_sim`, and a ``user`` model: past
+   the last turn the user model replies, up to the task's ``max_rounds``, until it is done);
 5. limits on turns, model calls (steps) and tokens stop it early; a model that fails stops it
    with the error recorded;
 6. the verifier scores the episode's outcome, exactly as ``envcraft tasks score`` would score
@@ -35,6 +37,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError, Message, Usage
 from envcraft.rollout.grading import score_rollout
+from envcraft.rollout.user_sim import simulated_user, user_reply
 from envcraft.sandbox.profiles import DEFAULT_PROFILE, result_text
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.episode import Episode, resolve_packages
@@ -192,6 +195,7 @@ async def rollout(
     sample: int = 0,
     packages: Mapping[str, EnvPackage] | None = None,
     judge: Provider | None = None,
+    user: Provider | None = None,
 ) -> Trajectory:
     """Play ``task`` once with ``provider`` (see the module docstring). Never raises for the task's sake.
 
@@ -199,7 +203,7 @@ async def rollout(
     is raised: that rollout has no trajectory yet, and a re-run replays it from its task up to
     the step that waits (each step named ``<rollout id>/<step>`` in the batch files).
     ``judge`` scores the judged part of a task imported from a benchmark
-    (:mod:`envcraft.rollout.grading`).
+    (:mod:`envcraft.rollout.grading`); ``user`` plays the task's simulated user, if it has one.
     """
     config = config or RolloutConfig()
     mode = config.mode_for(task)
@@ -216,7 +220,8 @@ async def rollout(
         record.timings = clock.totals()
         return record
     try:
-        await _play(episode, provider, config, record, mode, clock)
+        sim = simulated_user(task) if user is not None else None
+        await _play(episode, provider, config, record, mode, clock, (user, sim) if user and sim else None)
         record.turns = episode.trajectory(task.id)["turns"]
         with clock.part("verify"):
             score = await score_rollout(task, episode.outcome(), record.messages, judge)
@@ -229,12 +234,21 @@ async def rollout(
 
 
 async def _play(
-    episode: Episode, provider: Provider, config: RolloutConfig, record: Trajectory, mode: str, clock: _Clock
+    episode: Episode,
+    provider: Provider,
+    config: RolloutConfig,
+    record: Trajectory,
+    mode: str,
+    clock: _Clock,
+    user: tuple[Provider, dict[str, Any]] | None = None,
 ) -> None:
     exposed = {t.name: t for t in episode.tools() if mode == "claw" or not t.system}
     hidden = {t.name for t in episode.tools()} - exposed.keys()
     tools = [t.openai_schema() for t in exposed.values()]
     prompt = system_prompt(episode.packages, mode, skills=episode.skills_prompt() if mode == "claw" else None)
+    if user is not None and user[1].get("system_prompt_suffix"):
+        prompt += "\n\n" + str(user[1]["system_prompt_suffix"])
+    rounds = 0
     messages: list[Message] = [{"role": "system", "content": prompt}]
     record.messages = messages
     turn_limit = (
@@ -284,14 +298,23 @@ async def _play(
             messages.append(response.message)
             calls = response.tool_calls
             if not calls:
-                break
+                last = episode.turn == len(episode.user_turns) - 1
+                if user is None or not last or rounds >= int(user[1].get("max_rounds") or 3):
+                    break
+                with clock.part("user"):
+                    reply = await user_reply(user[0], user[1], messages)
+                if reply is None:
+                    break
+                rounds += 1
+                messages.append({"role": "user", "content": str(user[1].get("prefix") or "") + reply})
+                continue
             for call in calls:
                 tool = exposed.get(call.name)
                 args = call.parsed_arguments()
                 with clock.part("tools"):
                     if call.name in hidden:
                         result = _not_offered(call.name)
-                    elif tool is not None and (tool.system or offload):
+                    elif tool is not None and (tool.system or tool.service or offload):
                         result = await asyncio.to_thread(episode.call_exposed, call.name, args)
                     else:
                         result = episode.call_exposed(call.name, args)

@@ -40,6 +40,7 @@ class Job:
     concurrency: int = 8
     config: RolloutConfig = field(default_factory=RolloutConfig)
     judge: Provider | None = None
+    user: Provider | None = None  # plays the simulated user of tasks that have one
 
     def pairs(self) -> list[tuple[Task, int]]:
         return [(task, sample) for task in self.tasks for sample in range(self.k)]
@@ -110,7 +111,9 @@ async def run_rollouts(
             nonlocal waiting
             async with slots:
                 try:
-                    trajectory = await rollout(task, provider, job.config, sample=sample, judge=job.judge)
+                    trajectory = await rollout(
+                        task, provider, job.config, sample=sample, judge=job.judge, user=job.user
+                    )
                 except LLMError as exc:
                     if exc.kind != "pending":
                         raise

@@ -13,16 +13,32 @@ after an episode, on envcraft's:
   ``stdout``/``stderr``/``exit_code``), as the benchmark's sandbox server returns it;
 * the conversation (``ctx["messages"]``, OpenAI chat messages) becomes Claw-Eval's trace:
   ``TraceMessage``s with ``text``/``tool_use``/``tool_result`` blocks and one ``ToolDispatch``
-  per tool call, under the benchmark's tool name (``exec`` -> ``Bash``, ...);
-* the task's grader class (the ``AbstractGrader`` subclass its ``grader.py`` defines) grades
-  them without a judge, and the score is the benchmark's ``compute_task_score``.
+  per tool call, under the benchmark's tool name (``exec`` -> ``Bash``, ...); a call to a
+  mock service's tool carries what the service answered (``ctx["services"]["calls"]``: its
+  HTTP status and JSON body, in call order), as Claw-Eval's dispatcher records it;
+* the services' audits (``ctx["services"]["audit"]``) are the grader's ``audit_data``;
+* the task's grader class (the ``AbstractGrader`` subclass its ``grader.py`` defines; one it
+  builds on with ``load_peer_grader`` is loaded from the copied source in ``GRADING["peers"]``)
+  grades them, and the score is the benchmark's ``compute_task_score``.
+
+**The judge.** A grader that calls Claw-Eval's ``LLMJudge`` (``judge.evaluate(...)``,
+``judge.evaluate_actions(...)``) gets :class:`Judge` when the eval has a judge model, and
+``None`` otherwise (Claw-Eval's ``--no-judge``). The worker has no network, so a request
+is answered from ``ctx["judge_answers"]`` (the judge model's reply text, keyed by the
+request's hash); a request with no answer yet is returned in ``judge_requests`` (Claw-Eval's
+own system prompt and user message, copied from the checkout) and scores 0 meanwhile. The
+host (:mod:`envcraft.rollout.grading`) asks the judge model and grades again with the
+answers, until the grader asks nothing new: the grader is deterministic given its judge's
+replies, so the last grading is the one Claw-Eval would give with those replies.
 """
 
+import hashlib
 import importlib.abc
 import importlib.util
 import inspect
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,8 +93,11 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def trace(messages: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
-    """OpenAI chat messages -> Claw-Eval's ``(messages, dispatches)`` (the system prompt is not traced)."""
+def trace(
+    messages: list[dict[str, Any]], served: list[dict[str, Any]] | None = None
+) -> tuple[list[Any], list[Any]]:
+    """OpenAI chat messages -> Claw-Eval's ``(messages, dispatches)`` (the system prompt is not
+    traced); ``served``: the mock services' record of the calls they answered, in order."""
     from claw_eval.models.content import TextBlock, ToolResultBlock, ToolUseBlock
     from claw_eval.models.message import Message
     from claw_eval.models.trace import ToolDispatch, TraceMessage
@@ -87,6 +106,9 @@ def trace(messages: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
     out: list[Any] = []
     dispatches: list[Any] = []
     calls: dict[str, Any] = {}
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for answer in served or []:
+        answers.setdefault(str(answer.get("tool")), []).append(answer)
     for message in messages:
         role = message.get("role")
         if role == "user":
@@ -107,21 +129,29 @@ def trace(messages: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
             out.append(Message(role="assistant", content=blocks))
         elif role == "tool":
             text = _text(message.get("content"))
-            error = text.startswith('{"error"')
             use_id = message.get("tool_call_id", "")
-            result = ToolResultBlock(tool_use_id=use_id, content=[TextBlock(text=text)], is_error=error)
-            out.append(Message(role="user", content=[result]))
             use = calls.get(use_id)
+            queue = answers.get(use.name) if use is not None else None
+            record: dict[str, Any] | None = queue.pop(0) if queue else None
+            if record is not None:  # Claw-Eval's dispatcher: the service's status and JSON body
+                status, body, url = int(record.get("status", 500)), record.get("body"), record.get("url", "")
+                text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+            else:
+                status = 400 if text.startswith('{"error"') else 200
+                body, url = text, ""
+            blocks = [TextBlock(text=text)]
+            result = ToolResultBlock(tool_use_id=use_id, content=blocks, is_error=status >= 400)
+            out.append(Message(role="user", content=[result]))
             if use is not None:
                 dispatches.append(
                     ToolDispatch(
                         trace_id="envcraft",
                         tool_use_id=use_id,
                         tool_name=use.name,
-                        endpoint_url="",
+                        endpoint_url=url,
                         request_body=use.input,
-                        response_status=400 if error else 200,
-                        response_body=text,
+                        response_status=status,
+                        response_body=body,
                     )
                 )
     return [TraceMessage(trace_id="envcraft", message=m) for m in out], dispatches
@@ -164,13 +194,105 @@ def env_snapshot(files: dict[str, str]) -> dict[str, Any]:
     return snapshot
 
 
-def _grader() -> Any:
+def _load_peer(task_id: str, tasks_dir: Any = None) -> type:
+    """Claw-Eval's ``load_peer_grader`` over the copied peer sources (no checkout here)."""
     from claw_eval.graders.base import AbstractGrader
 
+    source = (GRADING.get("peers") or {}).get(task_id)
+    if source is None:
+        raise FileNotFoundError(f"No grader found for task_id={task_id!r}")
+    name = f"peer_grader_{task_id}"
+    module = type(sys)(name)
+    module.__file__ = f"/claw-eval/tasks/{task_id}/grader.py"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    for _name, value in inspect.getmembers(module, inspect.isclass):
+        if issubclass(value, AbstractGrader) and value is not AbstractGrader:
+            return value
+    raise ValueError(f"No AbstractGrader subclass found in the grader of {task_id}")
+
+
+class JudgeResult:
+    """What Claw-Eval's judge returns: a clamped ``score`` and its ``reasoning``."""
+
+    def __init__(self, score: float, reasoning: str) -> None:
+        self.score, self.reasoning = score, reasoning
+
+
+def parse_judge_reply(raw: str) -> JudgeResult:
+    """Claw-Eval's ``LLMJudge`` reply parsing (code fences, the first ``{...}``, a regex
+    fallback); a reply with no score is a 0 (Claw-Eval would ask again)."""
+    raw = re.sub(r"^```(?:json)?\s*", "", raw.strip())
+    raw = re.sub(r"\s*```$", "", raw.strip())
+    found = re.search(r"\{[^{}]*\}", raw)
+    if found:
+        raw = found.group(0)
+    try:
+        parsed = json.loads(raw)
+        score, reasoning = parsed["score"], parsed["reasoning"]
+    except (ValueError, KeyError, TypeError):
+        score_m = re.search(r'"score"\s*:\s*([0-9.]+)', raw)
+        reason_m = re.search(r'"reasoning"\s*:\s*"((?:[^"\\]|\\.)*)"', raw)
+        if not score_m:
+            return JudgeResult(0.0, "the judge's reply holds no score")
+        score, reasoning = score_m.group(1), reason_m.group(1) if reason_m else ""
+    try:
+        value = float(score)
+    except (TypeError, ValueError):
+        return JudgeResult(0.0, "the judge's reply holds no score")
+    return JudgeResult(max(0.0, min(1.0, value)), str(reasoning))
+
+
+class Judge:
+    """Claw-Eval's ``LLMJudge`` in the worker: answers from ``ctx["judge_answers"]`` or asks."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.requests: list[dict[str, Any]] = []
+
+    def _ask(self, system: str, user: str) -> JudgeResult:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        key = hashlib.sha256(json.dumps(messages, sort_keys=True).encode("utf-8")).hexdigest()
+        if key in self.answers:
+            return parse_judge_reply(self.answers[key])
+        if all(r["key"] != key for r in self.requests):
+            self.requests.append({"key": key, "messages": messages})
+        return JudgeResult(0.0, "awaiting the judge")
+
+    def evaluate(self, task_prompt: str, conversation: str, actions_summary: str, rubric: str) -> JudgeResult:
+        user = (
+            f"## Task Prompt\n{task_prompt}\n\n"
+            f"## Conversation\n{conversation}\n\n"
+            f"## Actions Taken\n{actions_summary}\n\n"
+            f"## Rubric\n{rubric}"
+        )
+        return self._ask(GRADING["judge_prompts"]["evaluate"], user)
+
+    def evaluate_actions(self, task_prompt: str, artifacts: str, rubric: str) -> JudgeResult:
+        user = (
+            f"## Task Prompt\n{task_prompt}\n\n"
+            f"## Agent Actions (from server audit log)\n{artifacts}\n\n"
+            f"## Rubric\n{rubric}"
+        )
+        return self._ask(GRADING["judge_prompts"]["evaluate_actions"], user)
+
+    def get_call_log(self) -> list[dict[str, Any]]:
+        return []
+
+    def reset_call_log(self) -> None:
+        return None
+
+
+def _grader() -> Any:
+    import claw_eval.graders.base as base
+    from claw_eval.graders.base import AbstractGrader
+
+    base.load_peer_grader = _load_peer
+
     module = sys.modules[GRADER_MODULE] = importlib.import_module(GRADER_MODULE)
-    found = [
+    found = [  # as Claw-Eval's get_grader: the first by name
         value
-        for value in vars(module).values()
+        for _name, value in inspect.getmembers(module, inspect.isclass)
         if inspect.isclass(value)
         and issubclass(value, AbstractGrader)
         and value is not AbstractGrader
@@ -187,14 +309,20 @@ def verify(ctx: dict[str, Any]) -> dict[str, Any]:
     from claw_eval.models.task import TaskDefinition
 
     task = TaskDefinition.model_validate(GRADING["task"])
-    messages, dispatches = trace(ctx.get("messages") or [])
+    services = ctx.get("services") or {}
+    messages, dispatches = trace(ctx.get("messages") or [], services.get("calls"))
     grader = _grader()
     params = inspect.signature(grader.grade).parameters
-    kwargs: dict[str, Any] = {"audit_data": {}, "judge": None}
+    answers = ctx.get("judge_answers")
+    judge = Judge(answers) if isinstance(answers, dict) and GRADING.get("judge_prompts") else None
+    kwargs: dict[str, Any] = {"audit_data": services.get("audit") or {}, "judge": judge}
     if "media_events" in params:
         kwargs["media_events"] = []
     if "env_snapshot" in params and GRADING.get("snapshot_commands"):
         kwargs["env_snapshot"] = env_snapshot(ctx.get("files") or {})
     scores = grader.grade(messages, dispatches, task, **kwargs)
     components = {k: float(getattr(scores, k)) for k in ("completion", "robustness", "safety")}
-    return {"score": float(compute_task_score(scores)), "components": components}
+    result: dict[str, Any] = {"score": float(compute_task_score(scores)), "components": components}
+    if judge is not None and judge.requests:
+        result["judge_requests"] = judge.requests
+    return result

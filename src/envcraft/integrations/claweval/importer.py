@@ -2,15 +2,15 @@
 
 What a Claw-Eval task needs before envcraft can run it, in the order it is checked:
 
-* ``user_agent.enabled``: a simulated user (``--user MODEL``), not built yet;
-* ``services``: the task's mock HTTP services (``mock_services/<name>``, FastAPI) started on
-  loopback inside the episode's network namespace and reset between rollouts, not built yet
-  (``web_real`` services reach the live web: the task needs the internet);
+* ``web_real`` services reach the live web: the task needs the internet (other services are
+  the task's mock HTTP services, ``mock_services/<name>``, FastAPI, which every episode starts
+  on loopback inside its own network namespace: :mod:`envcraft.integrations.claweval.services`);
 * then :func:`envcraft.integrations.claweval.convert.convert`: a grader that scores without a
   judge, media or browser grading; tools the OpenClaw profile's system tools stand in for;
   text files only. Such a task imports, scored by its own ``grader.py``.
 
-Writes ``DIR/envs/claw_workspace/`` (the bare workspace package), ``DIR/tasks/tasks.jsonl``
+Writes ``DIR/envs/claw_workspace/`` (the bare workspace package), ``DIR/services/`` (what
+the imported tasks' mock services run from), ``DIR/tasks/tasks.jsonl``
 (every imported task, each carrying the grader and the ``claw_eval`` modules it imports,
 copied from the checkout) and ``DIR/import.json``: every task counted per category and per
 grading kind (from ``scoring_components``: ``automated`` when every check is a rule such as
@@ -34,8 +34,6 @@ from envcraft.tasks.format.io import write_json, write_tasks
 from envcraft.tasks.format.model import Task
 
 SUMMARY_FILE = "import.json"
-USER_AGENT = "plays with a simulated user (--user): not built yet"
-SERVICES = "needs its mock service(s) {names} on loopback: not built yet"
 INTERNET = "needs the internet (live web service {names})"
 
 
@@ -56,15 +54,11 @@ def grading_kind(task: dict[str, Any]) -> str:
 
 
 def skip_reason(task: dict[str, Any]) -> str | None:
-    """What the task needs that envcraft does not have yet: a user or services (or None)."""
-    if (task.get("user_agent") or {}).get("enabled"):
-        return USER_AGENT
+    """What the task needs that envcraft does not have: the internet (or None)."""
     names = sorted({str(s.get("name")) for s in task.get("services") or [] if isinstance(s, dict)})
     online = [n for n in names if n.startswith("web_real")]
     if online:
         return INTERNET.format(names=", ".join(online))
-    if names:
-        return SERVICES.format(names=", ".join(names))
     return None
 
 
@@ -98,7 +92,7 @@ def import_claweval(checkout: Path, out: Path) -> dict[str, Any]:
         why = skip_reason(task) or (sources if isinstance(sources, str) else None)
         if why is None:
             assert not isinstance(sources, str)
-            result = convert(task, path.parent, sources, package, kind)
+            result = convert(task, path.parent, sources, package, kind, out)
             if isinstance(result, Skipped):
                 why = result.reason
             elif result.id in {t.id for t in tasks}:
@@ -130,12 +124,18 @@ def import_claweval(checkout: Path, out: Path) -> dict[str, Any]:
 
 
 def _reason_class(reason: str) -> str:
-    """A reason without its service names (for the counts)."""
-    for template in (SERVICES, INTERNET):
-        head = template.split("{")[0]
-        if reason.startswith(head):
-            return head.rstrip() + " ..."
-    for cut in (" imports claw_eval", "tools with no system-tool counterpart", " binary file "):
+    """A reason without its service, file or task names (for the counts)."""
+    reason = re.sub(r"^the grader of \S+ it builds on", "the grader it builds on", reason)
+    head = INTERNET.split("{")[0]
+    if reason.startswith(head):
+        return head.rstrip() + " ..."
+    for cut in (
+        " imports claw_eval",
+        "tools with no system-tool counterpart",
+        " binary file ",
+        "which envcraft does not bind for services",
+        "which the checkout does not have",
+    ):
         if cut in reason:
             return reason[: reason.index(cut) + len(cut)].rstrip() + " ..."
-    return re.sub(r"^file \S+ is", "file ... is", reason)
+    return re.sub(r"^file .+? is (missing|binary)", r"file ... is \1", reason)

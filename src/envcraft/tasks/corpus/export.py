@@ -53,6 +53,7 @@ from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.episode import SKILLS_DIR, exposed_tools, resolve_packages
 from envcraft.tasks.play.prompts import CLAW_PREAMBLE, FUNCTION_PREAMBLE, auto_mode
 from envcraft.tasks.play.prompts import system_prompt as rollout_system_prompt
+from envcraft.tasks.play.services import service_tools
 
 FORMATS = ("jsonl", "parquet", "verl")
 FILES = {"jsonl": "tasks.jsonl", "parquet": "tasks.parquet", "verl": "train.parquet"}
@@ -266,6 +267,8 @@ def verl_row(
 ) -> dict[str, Any]:
     """The VERL RL-dataset row of one task (see the module docstring)."""
     tools = exposed_tools(packages, profile)
+    served = service_tools(task.provenance)  # a task's mock services' tools, as its Episode adds them
+    schemas = [t.openai_schema() for t in tools.values()] + list(served.values())
     return {
         "data_source": "envcraft/" + "+".join(task.envs),
         "prompt": [
@@ -281,9 +284,9 @@ def verl_row(
             "envs": list(task.envs),
             "kind": task.kind,
             "n_turns": len(task.turns),
-            "tool_selection": list(tools),
+            "tool_selection": list(tools) + list(served),
             "profile": profile,
-            "tools": json.dumps([t.openai_schema() for t in tools.values()], ensure_ascii=False),
+            "tools": json.dumps(schemas, ensure_ascii=False),
         },
         "agent_name": agent_name,
     }

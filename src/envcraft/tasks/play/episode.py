@@ -30,6 +30,11 @@ through ``tasks score``. Under a harness profile the Claw environments' skills a
 placed in the workspace as ``skills/<name>/`` (where OpenClaw looks for them) and
 :meth:`Episode.skills_prompt` lists them as OpenClaw's system prompt does.
 
+**Services.** A task that declares mock HTTP services (``provenance["services"]``, see
+:mod:`envcraft.tasks.play.services`) gets them started for this episode alone, and their
+tools exposed under the names the task declares; what they saw reaches the verifier as
+``ctx["services"]``.
+
 A call to a name the episode does not expose is recorded as a failed call to
 ``<profile>:<name>`` (no environment can declare such a name) and consumes one action
 index, exactly as its replay does: an unknown name can never turn into a real call when
@@ -52,11 +57,14 @@ from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.session import Session
 from envcraft.core.skills import Skill, read_skill, skills_section
 from envcraft.core.workspace import Workspace
+from envcraft.sandbox.bwrap import SandboxUnavailable
 from envcraft.sandbox.profiles import CANONICAL_PROFILE, Profile, get_profile
 from envcraft.sandbox.profiles.bound import SessionCanonical
+from envcraft.sandbox.services import ServiceError
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 from envcraft.tasks.play.pool import default_pool
+from envcraft.tasks.play.services import EpisodeServices, declared_services
 
 # Episodes are short-lived and touch many small files: a memory-backed scratch directory when
 # there is one (several times faster than a disk-backed /tmp), else the default.
@@ -77,6 +85,7 @@ class ExposedTool:
     schema: dict[str, Any]
     system: bool
     profile: str | None = None  # set for a profile's system tool (``tool`` is then its own name)
+    service: bool = False  # a tool of the task's mock services (an HTTP call, see ``services``)
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI function-tool form under the exposed name."""
@@ -97,13 +106,15 @@ class Episode:
         turns: Sequence[str] = (),
         directory: str | Path | None = None,
         profile: str | Profile = CANONICAL_PROFILE,
+        services: Mapping[str, Any] | None = None,
     ) -> None:
         """Open fresh sessions for ``packages`` from ``initial_state`` and ``files``.
 
         ``turns`` are the user messages, revealed one at a time by :meth:`end_turn`; an
         episode driven from a call list may leave them empty and still end turns.
         ``ExecutionError`` when a state is missing or does not validate, or a file path
-        leaves the workspace; ``ValueError`` for an unknown ``profile``.
+        leaves the workspace; ``ValueError`` for an unknown ``profile``. ``services``: the
+        task's declared mock services, started here (``ExecutionError`` when they cannot be).
         """
         self.profile = get_profile(profile)
         self.user_turns = list(turns)
@@ -113,6 +124,7 @@ class Episode:
         self.packages = dict(packages)
         self._owned: Path | None = None
         self._skills: list[Skill] = []
+        self.services: EpisodeServices | None = None
         self.directory = Path(directory) if directory is not None else None
         claw = any(p.kind == "claw" for p in packages.values())
         if self.directory is not None:
@@ -128,6 +140,8 @@ class Episode:
                 if not self.profile.canonical:
                     self._skills = place_skills(workdir, packages.values(), self.profile)
             self.sessions = self._open_sessions(initial_state, workdir)
+            if services:
+                self.services = _start_services(services)
         except BaseException:
             self.close()
             raise
@@ -161,12 +175,18 @@ class Episode:
             turns=[t.user for t in task.turns],
             directory=directory,
             profile=profile,
+            services=declared_services(task.provenance),
         )
 
     @cached_property
     def _exposed(self) -> dict[str, ExposedTool]:
         """The agent-facing tool table, built on first use (plays from a call list never need it)."""
-        return exposed_tools(self.packages, self.profile)
+        exposed = exposed_tools(self.packages, self.profile)
+        if self.services is not None:
+            for name in self.services.tools:
+                env = self.services.env_of(name)
+                exposed[name] = ExposedTool(name, env, name, self.services.schema(name), False, service=True)
+        return exposed
 
     def _open_sessions(
         self, initial_state: Mapping[str, Mapping[str, Any]], workdir: Path | None
@@ -226,6 +246,10 @@ class Episode:
             return result
         if exposed.profile is not None:
             return self.profile.call(exposed.tool, args, self._canonical(exposed.env))
+        if exposed.service and self.services is not None:
+            result = self.services.call(exposed.tool, args)
+            self.actions.append(Action(self.turn, exposed.env, exposed.tool, args, result))
+            return result
         return self.call(exposed.env, exposed.tool, args)
 
     def _canonical(self, env: str) -> SessionCanonical:
@@ -293,6 +317,7 @@ class Episode:
             turns=snapshots,
             actions=list(self.actions),
             packages={env: str(p.root) for env, p in self.packages.items()},
+            services=self.services.record() if self.services is not None else {},
         )
 
     def trajectory(self, task_id: str) -> dict[str, Any]:
@@ -325,6 +350,9 @@ class Episode:
             else:
                 session.close()
         self.sessions = {}
+        if getattr(self, "services", None) is not None:
+            self.services.close()  # type: ignore[union-attr]
+            self.services = None
         if self._owned is not None:
             shutil.rmtree(self._owned, ignore_errors=True)
             self._owned = None
@@ -334,6 +362,13 @@ class Episode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _start_services(spec: Mapping[str, Any]) -> EpisodeServices:
+    try:
+        return EpisodeServices(spec)
+    except (ServiceError, SandboxUnavailable, ValueError, KeyError, OSError) as exc:
+        raise ExecutionError(f"the task's mock services did not start: {exc}") from None
 
 
 def resolve_packages(task: Task, packages: Mapping[str, EnvPackage] | None = None) -> dict[str, EnvPackage]:

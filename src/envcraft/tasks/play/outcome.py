@@ -58,6 +58,8 @@ class Outcome:
     turns: list[TurnSnapshot]
     actions: list[Action]
     packages: dict[str, str] = field(default_factory=dict)
+    # what the task's mock services saw (``{"calls", "audit"}``, envcraft.tasks.play.services)
+    services: dict[str, Any] = field(default_factory=dict)
     # runs derived from this one (shifted, tail and clock-only replays), computed once: synthesis
     # and validation both ask
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -87,6 +87,8 @@ class Score:
     components: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     judge_prompt: str | None = None  # an imported task's request to a judge model (rollout.grading)
+    # requests an imported grader made to its judge and has no answer for yet (rollout.grading)
+    judge_requests: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"score": self.score, "components": self.components}
@@ -96,8 +98,9 @@ class Score:
 
 
 def build_context(outcome: Outcome) -> dict[str, Any]:
-    """The JSON ``ctx`` a verifier reads (nothing in it is shared with the live sessions)."""
-    return {
+    """The JSON ``ctx`` a verifier reads (nothing in it is shared with the live sessions);
+    ``services`` only for a task with mock services (what they saw)."""
+    ctx = {
         "initial": outcome.initial,
         "final": outcome.final,
         "initial_files": outcome.initial_files,
@@ -105,6 +108,9 @@ def build_context(outcome: Outcome) -> dict[str, Any]:
         "turns": [{"final": t.final, "files": t.files} for t in outcome.turns],
         "actions": [a.to_json() for a in outcome.actions],
     }
+    if outcome.services:
+        ctx["services"] = outcome.services
+    return ctx
 
 
 def run_verifier(
@@ -113,16 +119,21 @@ def run_verifier(
     timeout: float = DEFAULT_TIMEOUT,
     *,
     messages: Sequence[dict[str, Any]] | None = None,
+    judge_answers: dict[str, str] | None = None,
 ) -> Score:
     """Score one run of ``task`` with its verifier.
 
     ``messages`` (the conversation, OpenAI chat messages) go into ``ctx["messages"]`` for a
     verifier that reads the transcript: imported benchmarks' graders do; envcraft's own
-    verifiers judge state, never prose, and are not given it.
+    verifiers judge state, never prose, and are not given it. ``judge_answers`` (the judge
+    model's replies to an imported grader's ``judge_requests``, by request key) go into
+    ``ctx["judge_answers"]``: an imported grader that calls a judge gets one only then.
     """
     ctx = build_context(outcome)
     if messages is not None:
         ctx["messages"] = list(messages)
+    if judge_answers is not None:
+        ctx["judge_answers"] = dict(judge_answers)
     return score_contexts(task.verifier.source, [ctx], timeout)[0]
 
 
@@ -196,7 +207,18 @@ def _to_score(entry: Any) -> Score:
             return Score(0.0, {}, f"component {str(name)[:80]!r} is not a number")
         components[str(name)] = _clamp(float(part))
     prompt = value.get("judge_prompt")
-    return Score(_clamp(float(raw)), components, judge_prompt=prompt if isinstance(prompt, str) else None)
+    requests = value.get("judge_requests")
+    if not isinstance(requests, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("key"), str) and isinstance(r.get("messages"), list)
+        for r in requests
+    ):
+        requests = None
+    return Score(
+        _clamp(float(raw)),
+        components,
+        judge_prompt=prompt if isinstance(prompt, str) else None,
+        judge_requests=requests,
+    )
 
 
 def _clamp(value: float) -> float:
