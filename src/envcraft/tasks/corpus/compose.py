@@ -34,6 +34,7 @@ from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, TemplateRenderer, draw_persona
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
+from envcraft.tasks.validation.exercised import unexercised_choices
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
@@ -388,7 +389,9 @@ def world_stage(draft: Draft) -> str | None:
 
 def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None:
     """Validation (golden, no-op, mutations, scripted agents); counted per adversarial policy."""
-    assert draft.task is not None
+    assert draft.task is not None and draft.outcome is not None
+    if unexercised_choices(draft.task, draft.outcome, draft.packages):
+        return "unexercised"  # the user states a choice the world never puts to the test
     report = validate(draft.task, golden=draft.outcome)
     if validated is not None:
         validated["reached"] += 1
