@@ -564,8 +564,8 @@ class Adversary:
         """The reference with every dictated text (see :func:`dictated`) changed by ``change``."""
         turns = [
             [
-                {**c, "args": {**c["args"], **{a: change(a, c["args"][a]) for a in dictated(c)}}}
-                if dictated(c)
+                {**c, "args": {**c["args"], **{a: change(a, c["args"][a]) for a in texts}}}
+                if (texts := [a for a in dictated(c) if not self._keys_a_record(c["env"], c["args"][a])])
                 else c
                 for c in calls
             ]
@@ -574,6 +574,11 @@ class Adversary:
         if turns == self.reference:
             return []
         return [Trial(kind, expect, self.play(turns))]
+
+    def _keys_a_record(self, env: str, value: str) -> bool:
+        """Whether ``value`` is the key of a record (a counter's name): it names, it is not said."""
+        states = (self.task.initial_state.get(env, {}), self._golden.final.get(env, {}))
+        return any(isinstance(field, dict) and value in field for state in states for field in state.values())
 
     def _read_calls(self, count: int) -> list[Call]:
         """Lookups a curious agent might make: read-only tools with arguments from S0."""
