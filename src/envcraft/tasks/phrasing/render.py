@@ -121,6 +121,8 @@ CLOSINGS = {
     "apologetic": "Sorry for the extra work, and thank you.",
     "skeptical": "Tell me what you changed so I can check it.",
 }
+# After a tone's own connectors are used up: a person does not open every turn the same way.
+PLAIN_CONNECTORS = ("Next,", "Also,", "And now", "Then")
 THEN = ("then", "after that", "and then")
 
 
@@ -129,11 +131,15 @@ class TemplateRenderer:
 
     def __init__(self, seed: int | str = 0) -> None:
         self.seed = seed
+        self._connectors: list[str] = []  # the openers of this task's later turns, in order
 
     def render(self, plan: IntentPlan, persona: Persona) -> list[str]:
         rng = random.Random(f"{self.seed}:{persona.id}")
         env = next((g.env for goals in plan.turns for g in goals), "")
         messages = []
+        connectors = list(CONNECTORS.get(persona.tone, ()))
+        rng.shuffle(connectors)  # each used once, so no two turns open alike
+        self._connectors = [*connectors, *(c for c in PLAIN_CONNECTORS if c not in connectors)]
         for t, goals in enumerate(plan.turns):
             body = self._body(goals, rng)
             if t == len(plan.turns) - 1 and plan.closing:
@@ -184,7 +190,7 @@ class TemplateRenderer:
                 parts.append(rng.choice(situations()[env]))
             parts.append(body)
         else:
-            parts = [rng.choice(CONNECTORS.get(persona.tone, ("Next,",))), lower_first(body)]
+            parts = [self._connectors[(turn - 1) % len(self._connectors)], lower_first(body)]
         if last and persona.verbosity == "chatty" and persona.tone in CLOSINGS:  # said once, at the end
             parts.append(CLOSINGS[persona.tone])
         return " ".join(p for p in parts if p)
