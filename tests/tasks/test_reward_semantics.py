@@ -167,3 +167,23 @@ def test_a_line_written_twice_in_an_asked_file_is_not_paid(tasks: list[Task]) ->
     last = [line for line in content.splitlines() if line.strip()][-1]
     turns[t][n]["args"]["content"] = content.rstrip("\n") + "\n" + last + "\n"
     assert score(task, turns) < 1.0
+
+
+def test_an_invented_row_in_an_asked_table_is_not_paid(tasks: list[Task]) -> None:
+    """The user asks for one row per item; a row nobody asked for ("status,done") is not the table."""
+    task = first(
+        tasks,
+        lambda t: any(
+            c.tool == "write_file" and str(c.args.get("path", "")).endswith(".csv") for c in t.reference.calls
+        ),
+    )
+    turns = reference(task)
+    t, n = next(
+        (t, n)
+        for t, calls in enumerate(turns)
+        for n, c in enumerate(calls)
+        if c["tool"] == "write_file" and c["args"]["path"].endswith(".csv")
+    )
+    turns[t][n]["args"]["content"] = turns[t][n]["args"]["content"].rstrip("\n") + "\nstatus,done\n"
+    assert score(task, reference(task)) == 1.0
+    assert score(task, turns) < 1.0

@@ -220,8 +220,6 @@ class GoalChecks(CheckList):
                     request = asked[path]
                     if not all(self.world.holds(env, where) for env, where in request.sources):
                         continue  # a correct run could hold another value: nothing fair to ask for
-                    markdown = request.format == "markdown" and new is not None
-                    count = self._line_count(path, new, None) if markdown and new is not None else None
                     self._add(
                         f"file {path} holds what was asked",
                         "goal",
@@ -230,7 +228,6 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
-                        **({"line_count": count} if count is not None else {}),
                     )
                     continue
                 if new is None:
@@ -244,6 +241,7 @@ class GoalChecks(CheckList):
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
                 count = self._line_count(path, new, turn) if fmt == "lines" else None
+                later = self._later_lines(path, new, turn) if fmt == "lines" else []
                 self._add(
                     f"{prefix}file {path} {label}",
                     "goal",
@@ -252,10 +250,24 @@ class GoalChecks(CheckList):
                     format=fmt,
                     expected=expected,
                     **({"line_count": count} if count is not None else {}),
+                    **({"later_lines": later} if later else {}),
                     **extra,
                 )
                 if turn is not None and self.golden.files.get(path) == new:
                     guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
+
+    def _later_lines(self, path: str, content: str, turn: int | None) -> list[str]:
+        """The lines a later turn adds to this file, in every correct run: at the end of ``turn``
+        they must not be there yet (a later turn's note written early)."""
+        if turn is None:
+            return []
+        now = set(vr.parse_file(content, "lines"))
+        later: set[str] | None = None
+        for run in [self.golden, *self.world.variants]:
+            final = run.files.get(path)
+            lines = set(vr.parse_file(final, "lines")) if final is not None else set()
+            later = lines if later is None else later & lines
+        return sorted(line for line in (later or set()) - now if any(ch.isalnum() for ch in line))
 
     def _line_count(self, path: str, content: str, turn: int | None) -> int | None:
         """The number of non-blank lines every correct run's file has, if they agree, for a file

@@ -548,8 +548,9 @@ def content_matches(content: str, fmt: str, expected: Any) -> bool:
         return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
     if fmt == "lines":
         return lines_match(parsed, expected)
-    if fmt == "markdown":
-        return all(
+    if fmt == "markdown":  # each asked section holds its texts, and no line is written twice
+        said = [line for line in norm_text(content).split("\n") if _WORD.search(line)]
+        return len(set(said)) == len(said) and all(
             name in parsed and all(t.lower() in parsed[name].lower() for t in texts)
             for name, texts in expected.items()
         )
@@ -593,7 +594,8 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
             if hit is None:
                 return False
             runs.pop(hit)
-    return True
+    written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
+    return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
 
 
 def _is_block(entry: Any) -> bool:
@@ -694,6 +696,9 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
             return 0.0
         spec = check.get("only_ids")
         if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
+            return 0.0
+        later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
+        if later and any(line in later for line in parse_file(content, "lines")):
             return 0.0
         count = check.get("line_count")  # a text file: no line added, none repeated
         if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:

@@ -185,7 +185,7 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
     asks = _and([f"“{i.key}” set to {i.what}" for i in items])
     if fmt == "json":
         content = json.dumps({i.key: i.value for i in items}, indent=2) + "\n"
-        expected: dict[str, Any] = {"$fields": {i.key: i.value for i in items}}
+        expected: dict[str, Any] = {i.key: i.value for i in items}  # these keys, no invented ones
         return content, expected, f"Finally, save a JSON object in {path} with {asks}."
     if fmt == "csv":
         out = io.StringIO()
@@ -193,7 +193,7 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         writer.writerow(["item", "value"])
         writer.writerows([i.key, i.value] for i in items)
         rows = [[norm_cell(i.key), norm_cell(i.value)] for i in items]
-        expected = {"header": ["item", "value"], "rows": rows, "exact": False}
+        expected = {"header": ["item", "value"], "rows": rows, "exact": True}  # no invented row
         lines = _and([f"“{i.key}” ({i.what})" for i in items])
         return (
             out.getvalue(),
