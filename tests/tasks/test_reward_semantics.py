@@ -187,3 +187,33 @@ def test_an_invented_row_in_an_asked_table_is_not_paid(tasks: list[Task]) -> Non
     turns[t][n]["args"]["content"] = turns[t][n]["args"]["content"].rstrip("\n") + "\nstatus,done\n"
     assert score(task, reference(task)) == 1.0
     assert score(task, turns) < 1.0
+
+
+def test_a_composed_text_carries_what_was_asked_and_no_invented_claim(tasks: list[Task]) -> None:
+    """A to-do or memo the agent writes to mention a record's id: another separator is its own
+    wording (paid); a claim nobody made ("approved by finance") is not."""
+
+    def composed(task: Task) -> tuple[int, int, str] | None:
+        turns = reference(task)
+        flat = [(t, n) for t, calls in enumerate(turns) for n in range(len(calls))]
+        for index, call in enumerate(task.reference.calls):
+            for name, label in call.provenance.items():
+                value = call.args.get(name)
+                if label.startswith("embed:") and isinstance(value, str) and ": " in value:
+                    return (*flat[index], name)
+        return None
+
+    task = first(tasks, lambda t: composed(t) is not None)
+    found = composed(task)
+    assert found is not None
+    t, n, name = found
+    text = reference(task)[t][n]["args"][name]
+
+    def with_text(changed: str) -> Turns:  # the agent writes its text the same wherever it goes
+        turns = reference(task)
+        for call in (c for calls in turns for c in calls):
+            call["args"] = {k: changed if v == text else v for k, v in call["args"].items()}
+        return turns
+
+    assert score(task, with_text(text.replace(": ", " - ", 1))) == 1.0
+    assert score(task, with_text(f"{text.rstrip('.')}, approved by finance.")) < 1.0

@@ -29,7 +29,7 @@ FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 NAME_LIMIT = 60
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
 MAX_CHOICES = 4
-SEQUENCE_FIELDS = frozenset({"seq", "sequence", "position"})
+SEQUENCE_FIELDS = frozenset({"seq", "sequence", "position", "version", "revision"})
 SEQUENCE_SUFFIXES = ("_no", "_seq", "_number")
 # Arguments that carry a message the user dictated ($says); other free text (a name, a title, a
 # reason) is $text. Both read the words within reason (see the runtime's docstring).
@@ -407,7 +407,8 @@ def text_pattern(text: str, embedded: list[str], param: str) -> Any:
     if embedded:
         value = embedded[0]
         rest = text.split(value, 1)[1].lstrip(": ").strip() if value in text else ""
-        return {"$composed": {"says": rest, "carries": embedded}}
+        framing = set(vr.words(text)) - set(vr.words(rest)) - {w for v in embedded for w in vr.words(v)}
+        return {"$composed": {"says": rest, "carries": embedded, "framing": sorted(framing)}}
     return {"$says": text} if param in BODY_PARAMS else {"$text": text}
 
 

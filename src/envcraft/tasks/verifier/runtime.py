@@ -106,7 +106,9 @@ _FOLD = str.maketrans(
     }
 )  # fmt: skip
 _WORD = re.compile(r"[^\W_]+(?:(?:['\-./@_+&]|(?<=\d)[,:](?=\d))[^\W_]+)*")
-_BREAK = re.compile(r"[.!?;:\n(),\[\]\"]")  # what may end a clause before or after dictated words
+_BREAK = re.compile(
+    r"[.!?;:\n(),\[\]\"\-\u2013\u2014]"
+)  # what may end a clause before or after dictated words
 _CONTRACTIONS = tuple(
     (re.compile(pattern, re.IGNORECASE), full)
     for pattern, full in (
@@ -133,6 +135,10 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     " please kindly thanks thank you so much very many a lot in advance just quick fyi"
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
     " respectfully cordially br thx ty later have nice great weekend"
+)
+MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
+    "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
+    " new on in from and at as with by here"
 )
 NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
 RETRACTIONS = _vocabulary(
@@ -222,8 +228,10 @@ def says(text: Any, dictated: Any) -> bool:
 
 def composed(text: Any, spec: Any) -> bool:
     """Whether the agent's ``text`` carries every value of ``spec["carries"]`` (as whole words)
-    and says ``spec["says"]`` (if any) as a clause of its own, with no negation or retraction
-    word outside them: the framing is the agent's to choose, what it means is not."""
+    and says ``spec["says"]`` (if any) as a clause of its own, and every other word is framing:
+    a courtesy, a word that points at a record ("see order ..."), or a word of
+    ``spec["framing"]`` (the reference's own framing). The wording is the agent's to choose; a
+    claim nobody asked for ("approved by finance") is not framing."""
     if not isinstance(text, str) or not isinstance(spec, dict):
         return False
     folded = _folded(text)
@@ -243,7 +251,11 @@ def composed(text: Any, spec: Any) -> bool:
         if not clause:
             return False
         used[clause[0] : clause[0] + len(phrase)] = [True] * len(phrase)
-    return not any(not u and w in NEGATIONS | RETRACTIONS for w, u in zip(lowered, used, strict=True))
+    framing = spec.get("framing")
+    if framing is None:  # a verifier from before framings were recorded: only meaning words are out
+        return not any(not u and w in NEGATIONS | RETRACTIONS for w, u in zip(lowered, used, strict=True))
+    allowed = POLITE | MENTION | frozenset(framing)
+    return all(u or w in allowed for w, u in zip(lowered, used, strict=True))
 
 
 def _clause(text: str, spans: list[Span], first: int, end: int) -> bool:
