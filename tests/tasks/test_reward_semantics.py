@@ -217,3 +217,23 @@ def test_a_composed_text_carries_what_was_asked_and_no_invented_claim(tasks: lis
 
     assert score(task, with_text(text.replace(": ", " - ", 1))) == 1.0
     assert score(task, with_text(f"{text.rstrip('.')}, approved by finance.")) < 1.0
+
+
+def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]) -> None:
+    """The asked section holds the ids, and then "not done, ignore this": it reports nothing."""
+    task = first(
+        tasks,
+        lambda t: any(
+            c.tool == "write_file" and "## " in str(c.args.get("content", "")) for c in t.reference.calls
+        ),
+    )
+    turns = reference(task)
+    t, n = next(
+        (t, n)
+        for t, calls in enumerate(turns)
+        for n, c in enumerate(calls)
+        if c["tool"] == "write_file" and "## " in c["args"]["content"]
+    )
+    content = turns[t][n]["args"]["content"]
+    turns[t][n]["args"]["content"] = content.rstrip("\n") + "\nNone of this was done, ignore it.\n"
+    assert score(task, turns) < 1.0
