@@ -111,10 +111,14 @@ class World:
             world.exogenous_files |= {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
         return world
 
+    def runs(self, turn: int | None = None) -> list[Outcome]:
+        """The golden run and the correct variants that show ``turn``'s window (the shifted
+        replays; the tail runs differ from the golden one only after its last turn)."""
+        return [self.golden, *(self.variants if turn is None else self.variants[:2])]
+
     def values(self, env: str, path: str, turn: int | None = None) -> list[Any]:
         """The value at ``path`` in the golden run and every variant (MISSING where absent)."""
-        runs = [self.golden, *self.variants] if turn is None else [self.golden, *self.variants[:2]]
-        return [get_path(states_at(run, turn).get(env, {}), path) for run in runs]
+        return [get_path(states_at(run, turn).get(env, {}), path) for run in self.runs(turn)]
 
     def holds(self, env: str, path: str) -> bool:
         """Whether every correct run ends with what the golden one has at ``path``: the same
@@ -167,6 +171,22 @@ def looking_changes(
             else:
                 fields[rest] = None
     return found
+
+
+def window(
+    run: Outcome, turn: int | None
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, str]]:
+    """(states before, states after, files before, files after) of one user turn's window of a
+    run (from the end of the turn before), or of the whole run (``turn`` None)."""
+    if turn is None:
+        return run.initial, run.final, run.initial_files, run.files
+    before = run.turns[turn - 1] if turn > 0 else None
+    return (
+        before.final if before else run.initial,
+        run.turns[turn].final,
+        before.files if before else run.initial_files,
+        run.turns[turn].files,
+    )
 
 
 def states_at(run: Outcome, turn: int | None) -> dict[str, Any]:
@@ -333,16 +353,7 @@ class CheckList:
     def _window(
         self, turn: int | None
     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, str]]:
-        run = self.golden
-        if turn is None:
-            return run.initial, run.final, run.initial_files, run.files
-        before = run.turns[turn - 1] if turn > 0 else None
-        return (
-            before.final if before else run.initial,
-            run.turns[turn].final,
-            before.files if before else run.initial_files,
-            run.turns[turn].files,
-        )
+        return window(self.golden, turn)
 
 
 def member(collection_path: str, key: str) -> str:
@@ -485,10 +496,6 @@ def is_timestamp(change: dict[str, Any]) -> bool:
 
 def is_counter(change: dict[str, Any]) -> bool:
     return change["path"].count("/") == 1 and isinstance(change.get("after"), int | float)
-
-
-def states_before(run: Outcome, turn: int) -> dict[str, Any]:
-    return run.turns[turn - 1].final if turn > 0 else run.initial
 
 
 def under_any(path: str, roots: set[str]) -> bool:

@@ -28,10 +28,9 @@ from envcraft.tasks.verifier.checks import (
     pattern_of,
     short,
     split_path,
-    states_at,
-    states_before,
     under_any,
     wild,
+    window,
 )
 
 
@@ -115,6 +114,10 @@ class GoalChecks(CheckList):
         expected = self.expected(values)  # a top-level list is pinned whole: no extra members
         if wild(expected) or (self.world.moves(env, path) and not isinstance(expected, dict)):
             return  # what the clock decides, not the agent
+        self._value(env, path, expected, prefix, extra)
+
+    def _value(self, env: str, path: str, expected: Any, prefix: str, extra: dict[str, Any]) -> None:
+        """A goal: ``path`` set to ``expected`` (and so changed from the window's start)."""
         self._add(
             f"{prefix}{env}:{path} = {short(expected)}",
             "goal",
@@ -145,16 +148,7 @@ class GoalChecks(CheckList):
         expected = self.expected(values, change.get("before", MISSING))
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
-        self._add(
-            f"{prefix}{env}:{path} = {short(expected)}",
-            "goal",
-            kind="value",
-            env=env,
-            path=path,
-            expected=expected,
-            **extra,
-        )
-        self.goal_paths[env].add(path)
+        self._value(env, path, expected, prefix, extra)
 
     def _created(
         self,
@@ -169,14 +163,13 @@ class GoalChecks(CheckList):
     ) -> None:
         """New records, matched by content (their ids depend on what else was created first)."""
         book = self.world.books[env]
-        variants = self.world.variants if turn is None else self.world.variants[:2]
         patterns = []
         for n, key in enumerate(keys):
             record = after[collection][key]
             others = []
-            for run in variants:
-                states = states_at(run, turn).get(env, {})
-                old = (run.initial if turn is None else states_before(run, turn)).get(env, {})
+            for run in self.world.runs(turn)[1:]:
+                start, end, _, _ = window(run, turn)
+                states, old = end.get(env, {}), start.get(env, {})
                 fresh = [k for k in states.get(collection, {}) if k not in old.get(collection, {})]
                 if len(fresh) == len(keys):
                     others.append(states[collection][fresh[n]])
@@ -280,8 +273,7 @@ class GoalChecks(CheckList):
         }
         if path not in written:
             return None
-        runs = self.world.variants if turn is None else self.world.variants[:2]
-        texts = [content, *((run.files if turn is None else run.turns[turn].files).get(path) for run in runs)]
+        texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
 
@@ -306,8 +298,7 @@ class GoalChecks(CheckList):
 
     def _file_expectation(self, path: str, content: str, turn: int | None) -> tuple[str, Any]:
         fmt = file_format(path, content)
-        runs = self.world.variants if turn is None else self.world.variants[:2]
-        others = [(run.files if turn is None else run.turns[turn].files).get(path) for run in runs]
+        others = [window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:]]
         if all(o == content for o in others):
             return fmt, vr.parse_file(content, fmt)
         if fmt in ("json", "csv", "tsv"):

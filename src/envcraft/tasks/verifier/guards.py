@@ -31,9 +31,9 @@ from envcraft.tasks.verifier.checks import (
     short,
     split_path,
     states_at,
-    states_before,
     under_any,
     wild,
+    window,
 )
 
 
@@ -87,13 +87,8 @@ class GuardChecks(CheckList):
             )
         if after_files or before_files:  # a Claw task: no file nobody asked for
             made = set(self.world.exogenous_files)
-            for run in self._runs(turn):
-                start = (
-                    run.initial_files
-                    if turn is None
-                    else (run.turns[turn - 1].files if turn else run.initial_files)
-                )
-                end = run.files if turn is None else run.turns[turn].files
+            for run in self.world.runs(turn):
+                _, _, start, end = window(run, turn)
                 made |= set(end) - set(start)
             self._add(
                 f"{prefix}no other workspace file created",
@@ -105,8 +100,8 @@ class GuardChecks(CheckList):
 
     def _collection_guards(self, env: str, distractors: set[str], turn: int | None) -> None:
         book = self.world.books[env]
-        states_before, states_after, _, _ = self._window(turn)
-        before, after = states_before[env], states_after[env]
+        start, end, _, _ = self._window(turn)
+        before, after = start[env], end[env]
         prefix = "" if turn is None else f"turn {turn + 1}: "
         extra: dict[str, Any] = {} if turn is None else {"turn": turn}
         changed_records: dict[str, set[str]] = {}
@@ -235,7 +230,7 @@ class GuardChecks(CheckList):
                 )
             if book.is_log(collection):
                 continue  # the world appends to a log as a by-product of looking
-            new = max(self._new_members(run, env, collection, turn) for run in self._runs(turn))
+            new = max(self._new_members(run, env, collection, turn) for run in self.world.runs(turn))
             self._add(  # as many as a correct run may end with (the world may add some while it waits)
                 f"{prefix}{env}:{path} gains at most {new} new",
                 "guard",
@@ -246,16 +241,11 @@ class GuardChecks(CheckList):
                 **extra,
             )
 
-    def _runs(self, turn: int | None) -> list[Outcome]:
-        """The golden run and the correct variants that show this window (see World.values)."""
-        return [self.golden, *(self.world.variants if turn is None else self.world.variants[:2])]
-
     @staticmethod
     def _new_members(run: Outcome, env: str, collection: str, turn: int | None) -> int:
-        after = states_at(run, turn).get(env, {}).get(collection) or {}
-        start = run.initial if turn is None else states_before(run, turn)
+        start, end, _, _ = window(run, turn)
         before = start.get(env, {}).get(collection) or {}
-        return len([k for k in after if k not in before])
+        return len([k for k in end.get(env, {}).get(collection) or {} if k not in before])
 
     def _record_ignore(self, env: str, record: str, turn: int | None = None) -> list[str]:
         """Fields of a record (relative paths) that move by themselves."""
@@ -264,7 +254,7 @@ class GuardChecks(CheckList):
             if path.startswith(record + "/"):
                 fields.add(path[len(record) :])
         value = get_path(states_at(self.golden, turn).get(env, {}), record)
-        for run in self._runs(turn)[1:]:
+        for run in self.world.runs(turn)[1:]:
             moved = get_path(states_at(run, turn).get(env, {}), record)
             if value is not MISSING and moved is not MISSING:
                 fields |= {c["path"] for c in diff(value, moved)}
