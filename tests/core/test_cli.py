@@ -176,7 +176,8 @@ def test_envs_show_lists_enum_values_and_an_example_state() -> None:
 HELP_PAGES = [
     [], ["envs"], ["envs", "list"], ["envs", "show"], ["envs", "check"], ["session"], ["session", "new"],
     ["session", "show"], ["call"], ["run"], ["export"], ["tasks"], ["tasks", "synth"], ["tasks", "check"],
-    ["tasks", "replay"], ["tasks", "score"], ["scenarios", "list"], ["import", "bfcl"],
+    ["tasks", "replay"], ["tasks", "score"], ["scenarios", "list"], ["import", "bfcl"], ["library"],
+    ["library", "add"], ["library", "check"], ["library", "readme"], ["library", "unpack"],
 ]  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from envcraft.cli.library import is_library_ref, library_envs
 from envcraft.cli.output import console, die, json_text, print_json
 from envcraft.core import EnvPackage, PackageError, Session, builtin_ids, load_package
 from envcraft.core.lint import LintReport, builtin_package_dirs, lint_package
@@ -147,19 +148,26 @@ def _first(value: Any) -> Any:
 
 @app.command("check")
 def check(
-    env: Annotated[str | None, typer.Argument(help="Built-in id or package directory.")] = None,
+    env: Annotated[
+        str | None, typer.Argument(help="Built-in id, package directory, or 'library' (every library env).")
+    ] = None,
     all_envs: Annotated[bool, typer.Option("--all", help="Check every built-in environment.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Check packages against the environment contract (exit 1 when any has errors)."""
     if (env is None) == (not all_envs):
-        die("give one environment (id or directory) or --all")
+        die("give one environment (id or directory), 'library' or --all")
+    many = all_envs or is_library_ref(env)
+    if all_envs:
+        dirs: list[str | Path] = list(builtin_package_dirs())
+    else:
+        dirs = list(library_envs()) if is_library_ref(env) else [env or ""]
     try:
-        reports = [lint_package(p) for p in builtin_package_dirs()] if all_envs else [lint_package(env or "")]
+        reports = [lint_package(p) for p in dirs]
     except PackageError as exc:
         die(str(exc))
     if json_out:
-        print_json([r.model_dump() for r in reports] if all_envs else reports[0].model_dump())
+        print_json([r.model_dump() for r in reports] if many else reports[0].model_dump())
     else:
         for report in reports:
             _print_report(report)

@@ -18,6 +18,7 @@ from envcraft.cli import (
     export,
     help_format,
     importers,
+    library,
     llm,
     playing,
     run,
@@ -40,6 +41,7 @@ app.add_typer(session.session_app, name="session")
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(importers.app, name="import")
+app.add_typer(library.app, name="library")
 app.command("call")(session.call)
 app.command("run")(run.run_command)
 app.command("export")(export.export_command)

@@ -12,6 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
+from envcraft.cli.library import is_library_ref, library_envs
 from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.core.package import PackageError, builtin_ids
 from envcraft.executor import ExecutorError
@@ -45,7 +46,10 @@ def run_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the whole run.")] = 0,
     envs: Annotated[
         str,
-        typer.Option("--envs", help="Comma-separated ids, package paths or folders of packages, or 'all'."),
+        typer.Option(
+            "--envs",
+            help="Comma-separated ids, package paths or folders of packages, 'library', or 'all' (built-in).",
+        ),
     ] = "all",
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Processes (default: cores).")
@@ -118,7 +122,8 @@ def unmet_targets(targets: dict[str, Any]) -> list[str]:
 def synth_command(
     out: Annotated[Path, typer.Option("--out", help="Task-set directory to write.")],
     envs: Annotated[
-        str, typer.Option("--envs", help="Comma-separated ids or package paths, or 'all'.")
+        str,
+        typer.Option("--envs", help="Comma-separated ids or package paths, 'library', or 'all' (built-in)."),
     ] = "all",
     n: Annotated[int, typer.Option("--n", min=1, help="Tasks per environment.")] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Seed.")] = 0,
@@ -190,7 +195,10 @@ def _env_list(value: str) -> list[str] | None:
 
 
 def _expand(ref: str) -> list[str]:
-    """A folder of packages (such as ``envcraft synth``'s ``OUT/envs``) stands for each package in it."""
+    """A folder of packages (such as ``envcraft synth``'s ``OUT/envs``) stands for each package in it,
+    ``library`` for every library environment (unpacked into the cache)."""
+    if is_library_ref(ref):
+        return library_envs()
     path = Path(ref)
     if path.is_dir() and not (path / "envcraft.toml").is_file():
         packages = sorted(str(p.parent) for p in path.glob("*/envcraft.toml"))

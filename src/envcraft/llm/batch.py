@@ -176,6 +176,19 @@ class BatchProvider(Provider):
         return response
 
 
+def batch_answers(directory: str | Path) -> dict[str, ChatResponse]:
+    """The answered requests of a batch directory by ``custom_id``, read only (a
+    :class:`BatchProvider` rewrites ``requests.jsonl``; whoever reads answers for their record,
+    as the library does, must not)."""
+    found = {}
+    for key, line in _read_outputs(Path(directory) / RESPONSES_DIR):
+        try:
+            found[key] = _answer(line)
+        except LLMError:
+            continue
+    return found
+
+
 def _retry_reason(line: dict[str, Any]) -> LLMError | None:
     """The error of an output line that another try may not have (else None)."""
     try:

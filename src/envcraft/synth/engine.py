@@ -166,8 +166,7 @@ class SynthEngine:
     # -- one candidate ----------------------------------------------------------------------
     def _candidate(self, spec: ScenarioSpec) -> Candidate:
         directory = self.out / "candidates" / spec.id
-        what = {k: v for k, v in self.options.to_json().items() if k != "workers"}  # same work, any pace
-        spec_hash = _hash(spec.model_dump_json() + json.dumps(what, sort_keys=True))
+        spec_hash = spec_key(spec, self.options.to_json())
         path = directory / RECORD_FILE
         if path.is_file():
             try:
@@ -230,7 +229,7 @@ class SynthEngine:
             else:
                 attempt.changed = parsed != files or number == 1
                 files = parsed
-                attempt.files_hash = _files_hash(files)
+                attempt.files_hash = files_hash(files)
                 if not attempt.changed:
                     attempt.report = record.attempts[-1].report
                 else:
@@ -343,7 +342,16 @@ def _report(response_stage: StageResult) -> AuditReport:
     return AuditReport(stages=[response_stage])
 
 
-def _files_hash(files: Mapping[str, str]) -> str:
+def spec_key(spec: ScenarioSpec, options: Mapping[str, Any]) -> str:
+    """A record's ``spec_hash``: the spec and the options that change the work (not ``workers``:
+    the same work at any pace), so a record is redone exactly when its answer could differ.
+    ``options`` is :meth:`EngineOptions.to_json` (as ``synth.json`` records it)."""
+    what = {k: v for k, v in options.items() if k != "workers"}
+    return _hash(spec.model_dump_json() + json.dumps(what, sort_keys=True))
+
+
+def files_hash(files: Mapping[str, str]) -> str:
+    """An attempt's ``files_hash``: the package it left (what the library re-checks answers against)."""
     return _hash(json.dumps(dict(sorted(files.items())), ensure_ascii=False))
 
 

@@ -32,7 +32,7 @@ def summarize(records: list[CandidateRecord], options: EngineOptions, model: str
     accepted = [r for r in records if r.status == "accepted"]
     funnel = {"generated": len(records)}
     for stage in STAGES:
-        funnel[stage] = sum(1 for r in records if _passed(r, stage))
+        funnel[stage] = sum(1 for r in records if passed_stage(r, stage))
     causes: Counter[str] = Counter()
     for record in records:
         best = record.best
@@ -62,7 +62,9 @@ def summarize(records: list[CandidateRecord], options: EngineOptions, model: str
     }
 
 
-def _passed(record: CandidateRecord, stage: str) -> bool:
+def passed_stage(record: CandidateRecord, stage: str) -> bool:
+    """Whether the candidate's best attempt passed ``stage`` (the funnel's count, here and in the
+    library's README)."""
     best = record.best
     if best is None:
         return False
