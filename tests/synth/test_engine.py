@@ -237,20 +237,69 @@ def test_the_cli_runs_the_engine_over_http(spec_file: Path, tmp_path: Path) -> N
 
 
 def test_workers_take_several_candidates_at_once(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with ChatServer(ReplayProvider([_for_the_asked_id, _for_the_asked_id]), api_key=KEY) as server:
+        summary = run_job(
+            load_specs(_two_specs(tmp_path)), out, over_http(server, out), EngineOptions(workers=2)
+        )
+    assert summary["accepted"] == 2
+    assert sorted(p.name for p in (out / "envs").iterdir()) == ["library_annex", "library_loans"]
+
+
+def _two_specs(tmp_path: Path) -> list[str]:
     specs = []
     for env_id in ("library_loans", "library_annex"):
         path = tmp_path / f"{env_id}.toml"
         path.write_text(SPEC_TOML.replace('id = "library_loans"', f'id = "{env_id}"'), encoding="utf-8")
         specs.append(str(path))
+    return specs
 
-    def for_the_asked_id(request: Any) -> str:
-        env_id = "library_annex" if "`library_annex`" in request.messages[1]["content"] else "library_loans"
-        files = good_files()
-        files["envcraft.toml"] = files["envcraft.toml"].replace('"library_loans"', f'"{env_id}"')
-        return answer(files)
 
-    out = tmp_path / "out"
-    with ChatServer(ReplayProvider([for_the_asked_id, for_the_asked_id]), api_key=KEY) as server:
-        summary = run_job(load_specs(specs), out, over_http(server, out), EngineOptions(workers=2))
-    assert summary["accepted"] == 2
-    assert sorted(p.name for p in (out / "envs").iterdir()) == ["library_annex", "library_loans"]
+def _for_the_asked_id(request: Any) -> str:
+    env_id = "library_annex" if "`library_annex`" in request.messages[1]["content"] else "library_loans"
+    files = good_files()
+    files["envcraft.toml"] = files["envcraft.toml"].replace('"library_loans"', f'"{env_id}"')
+    return answer(files)
+
+
+def test_synth_on_ray_makes_the_records_of_one_process(tmp_path: Path) -> None:
+    """``--executor ray``: each candidate a Ray task; the same requests, packages and verdicts."""
+    pytest.importorskip("ray")
+    specs = _two_specs(tmp_path)
+    made = {}
+    for executor in ("local", "ray"):
+        out = tmp_path / executor
+        with ChatServer(ReplayProvider([_for_the_asked_id] * 2), api_key=KEY) as server:
+            done = subprocess.run(
+                [
+                    *(str(ENVCRAFT), "synth", *specs, "--out", str(out), "--model", "recorded"),
+                    *("--base-url", server.url, "--workers", "2", "--executor", executor, "--json"),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+                env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": KEY, "HOME": str(tmp_path)},
+            )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["accepted"] == 2
+        made[executor] = [
+            (r["id"], r["status"], [(a["request_key"], a["files_hash"]) for a in r["attempts"]])
+            for r in json.loads((out / "synth.json").read_text())["candidates"]
+        ]
+    assert made["ray"] == made["local"]
+
+
+def test_synth_with_batch_files_refuses_ray(spec_file: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            *(str(ENVCRAFT), "synth", str(spec_file), "--out", str(tmp_path / "out"), "--model", "m"),
+            *("--batch", str(tmp_path / "batch"), "--executor", "ray"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and "drop --executor ray" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "batch").exists()

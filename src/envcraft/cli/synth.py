@@ -9,11 +9,13 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from envcraft.cli.executor_options import ExecutorOption, RayAddressOption, check_executor
 from envcraft.cli.output import console, die, err_console, print_json
+from envcraft.executor import ExecutorError, open_executor
 from envcraft.llm import LLMError
 from envcraft.synth.audit import AuditConfig
 from envcraft.synth.engine import CandidateRecord, EngineOptions
-from envcraft.synth.job import explain, load_specs, make_provider, run_job
+from envcraft.synth.job import explain, load_specs, make_provider, run_job, run_job_on
 from envcraft.synth.retrieval import RetrievalUnavailable
 from envcraft.synth.spec import ScenarioSpec, SpecError
 
@@ -49,13 +51,19 @@ def synth_command(
     explain_only: Annotated[
         bool, typer.Option("--explain", help="Rank archetypes and size the prompt; no model is called.")
     ] = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Synthesize environments: archetypes -> LLM code -> audits -> bounded repair.
 
     Accepted packages go to OUT/envs/<id>/ (use them with `envcraft run --envs OUT/envs`);
-    OUT/synth.json and OUT/report.html say what happened to every candidate.
+    OUT/synth.json and OUT/report.html say what happened to every candidate. With --executor ray
+    each candidate is a Ray task (--workers at a time); locally they share one process.
     """
+    check_executor(executor)
+    if executor == "ray" and batch is not None:
+        die("--batch keeps its requests in one process: drop --executor ray")
     try:
         loaded = load_specs(specs)
         if explain_only:
@@ -82,7 +90,14 @@ def synth_command(
             accepted += record.status == "accepted"
             bar.update(job, advance=1, description=f"synthesizing: {accepted} accepted")
 
-        summary = run_job(loaded, out, provider, options, update)
+        if executor == "ray":
+            try:
+                with open_executor(executor, workers=workers, address=ray_address) as pool:
+                    summary = run_job_on(pool, loaded, out, provider.model, base_url, options, update)
+            except (ExecutorError, LLMError) as exc:
+                die(str(exc))
+        else:
+            summary = run_job(loaded, out, provider, options, update)
     if json_out:
         print_json({k: v for k, v in summary.items() if k != "candidates"})
         return

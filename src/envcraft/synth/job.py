@@ -4,16 +4,19 @@
 ``catalog:general`` / ``catalog:claw``; ``explain`` ranks the archetypes for a spec and
 sizes its prompt without a model; ``make_provider`` builds the model client (an
 OpenAI-compatible server behind the response cache, or Batch API files); ``run_job`` runs the
-engine and writes the outputs.
+engine and writes the outputs in this process, ``run_job_on`` with each candidate a job of an
+executor (``envcraft synth --executor ray``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from envcraft.executor import Executor
 from envcraft.llm import BatchProvider, CachedProvider, OpenAIProvider, Provider
 from envcraft.synth.catalog import scenarios
 from envcraft.synth.engine import CandidateRecord, EngineOptions, SynthEngine
@@ -97,3 +100,44 @@ def run_job(
     summary = summarize(records, options, provider.model)
     write_outputs(out, summary)
     return summary
+
+
+def run_job_on(
+    executor: Executor,
+    specs: list[ScenarioSpec],
+    out: Path,
+    model: str,
+    base_url: str | None,
+    options: EngineOptions,
+    progress: Callable[[CandidateRecord], None] | None = None,
+) -> dict[str, Any]:
+    """:func:`run_job` with each candidate a job of ``executor`` (``executor.workers`` at a time).
+
+    A job opens its own model client (the key from its worker's ``OPENAI_API_KEY``, never sent
+    through the executor) and writes into the shared ``out``, whose caches and records are
+    content-keyed and atomic, so the records are the ones one process makes and a run resumes
+    as the in-process one does."""
+    one = replace(options, workers=1)
+    jobs = [(spec, str(out), model, base_url, one) for spec in specs]
+    records: dict[int, CandidateRecord] = {}
+    for index, data in executor.run(synthesize_candidate, jobs):
+        records[index] = CandidateRecord.model_validate(data)
+        if progress is not None:
+            progress(records[index])
+    summary = summarize([records[i] for i in range(len(specs))], options, model)
+    write_outputs(out, summary)
+    return summary
+
+
+def synthesize_candidate(
+    spec: ScenarioSpec, out: str, model: str, base_url: str | None, options: EngineOptions
+) -> dict[str, Any]:
+    """One executor job: one candidate through the engine into ``out``; its record as JSON."""
+    provider = make_provider(model, base_url, None, Path(out))
+
+    async def go() -> list[CandidateRecord]:
+        async with provider:
+            return await SynthEngine(provider, Path(out), options).run([spec])
+
+    (record,) = asyncio.run(go())
+    return record.model_dump(mode="json")
