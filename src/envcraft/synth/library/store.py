@@ -220,6 +220,7 @@ def add(root: Path, out: Path, batch: Path | None = None) -> Added:
 def write_readme(root: Path, run: Path | None = None) -> Path:
     """``root/README.md`` generated from the library's candidates and packages, and the tasks per
     environment of an ``envcraft run`` over it: ``run``'s (kept in ``root/run.json``) or the last kept."""
+    root.mkdir(parents=True, exist_ok=True)
     if run is not None:
         try:
             summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
