@@ -254,6 +254,15 @@ def test_run_envs_library_uses_the_cache_and_resumes(lib: Path, tmp_path: Path) 
     assert json.loads((copy / "run.json").read_text())["tasks"] == summary["corpus"]["tasks"]
 
 
+def test_tasks_synth_envs_library_writes_a_task_set(lib: Path, tmp_path: Path) -> None:
+    env = {"ENVCRAFT_LIBRARY": str(lib), "ENVCRAFT_CACHE": str(tmp_path / "cache")}
+    out = tmp_path / "set"
+    done = envcraft("tasks", "synth", "--envs", "library", "--n", "3", "--out", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    assert len(tasks) >= 3 and {env for task in tasks for env in task["envs"]} == {"library_loans"}
+
+
 def test_an_empty_library_is_a_one_line_error(tmp_path: Path) -> None:
     env = {"ENVCRAFT_LIBRARY": str(tmp_path / "none"), "ENVCRAFT_CACHE": str(tmp_path / "cache")}
     for args in (("run", "--envs", "library", "--out", str(tmp_path / "run")), ("envs", "check", "library")):
