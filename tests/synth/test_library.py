@@ -294,3 +294,11 @@ def test_a_batch_run_is_added_from_its_output_files_without_touching_them(tmp_pa
     assert json.loads(done.stdout)["added"] == ["library_loans"]
     assert {p: p.read_bytes() for p in batch.rglob("*") if p.is_file()} == before
     assert library.read_entry(library.archives(root)[0]).answers == {1: answer(good_files())}
+
+
+def test_the_repository_library_readme_is_generated_from_its_records(tmp_path: Path) -> None:
+    """library/README.md is what `envcraft library readme` writes (no hand edits, never stale)."""
+    copy = tmp_path / "library"
+    shutil.copytree(REPO_LIBRARY, copy)
+    library.write_readme(copy)
+    assert (copy / "README.md").read_text() == (REPO_LIBRARY / "README.md").read_text()

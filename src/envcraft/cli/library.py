@@ -75,7 +75,7 @@ def check(root: LibraryDir = None, json_out: JsonFlag = False) -> None:
         for why in failed.values():
             console.print(why, highlight=False, soft_wrap=True)
         console.print(
-            f"{len(results) - len(failed)} of {count(len(results), 'package')} are, byte for byte, "
+            f"{len(results) - len(failed)} of {len(results)} library packages are byte for byte "
             "what their answers give"
         )
     raise typer.Exit(1 if failed else 0)

@@ -52,7 +52,8 @@ def render_readme(
         "## Funnel",
         "",
         "Candidates whose best attempt passed each audit stage, in order (a candidate is one run "
-        "of the engine on one spec: its first answer and its repairs).",
+        "of the engine on one spec: its first answer and its repairs; a re-run of an id, after a "
+        "prompt rule say, is another candidate).",
         "",
         "| stage | tool | Claw | all |",
         "|---|---|---|---|",
