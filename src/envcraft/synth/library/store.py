@@ -225,7 +225,7 @@ def write_readme(root: Path, run: Path | None = None) -> Path:
         try:
             summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
             kept = {
-                "options": summary["options"],
+                "options": {k: v for k, v in summary["options"].items() if k != "workers"},  # any pace
                 "tasks": summary["corpus"]["tasks"],
                 "envs": {env: row["tasks"] for env, row in sorted(summary["corpus"]["envs"].items())},
             }
