@@ -169,6 +169,12 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     kind = check.get("kind")
     if kind == "file":
         path = check["path"]
+        like = check.get("path_like")  # a file the env numbers: the first such file written
+        if like is not None:
+            path = next(
+                (p for p in sorted(files) if runtime.matches(p, like) and files[p] != before_files.get(p)),
+                path,
+            )
         content = files.get(path)
         if content is None:
             had = "no such file"
@@ -199,6 +205,8 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
         return f"{where} as before", _some(changes(before, after, check.get("ignore", [])))
     if kind == "others_unchanged":
         return f"other members of {where} as before", _others(check, after, before)
+    if kind in ("no_extra", "created_in"):
+        after = runtime.live(ctx, check, after)
     if kind == "no_extra":
         new = _new_keys(after, before)
         return f"at most {check['count']} new in {where}", f"{len(new)} new: {_some(new)}"

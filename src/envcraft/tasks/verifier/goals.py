@@ -8,6 +8,8 @@ S0 (or to the turn before), so a do-nothing run fails every one.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ from envcraft.tasks.verifier.checks import (
     generated,
     generated_change,
     guard_on_time,
+    id_shaped,
     is_counter,
     pattern_of,
     short,
@@ -194,6 +197,7 @@ class GoalChecks(CheckList):
             env=env,
             path=f"/{escape_token(collection)}",
             expected=patterns,
+            **({"voided_by": voided} if (voided := self.world.voiders.get(env)) else {}),
             **extra,
         )
         self.goal_paths[env].add(f"/{escape_token(collection)}")
@@ -221,19 +225,32 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
+                        **self._renamed(request),
                     )
                     continue
+                rendered = path not in self.agent_files
+                like = id_shaped(path, self.created) if rendered else path
+                where = {"path_like": like} if isinstance(like, dict) else {}  # a path the env numbers
                 if new is None:
-                    self._add(f"{prefix}file {path} deleted", "goal", kind="file_absent", path=path, **extra)
+                    self._add(
+                        f"{prefix}file {path} deleted",
+                        "goal",
+                        kind="file_absent",
+                        path=path,
+                        **where,
+                        **extra,
+                    )
                     if turn is not None and path not in self.golden.files:
                         guard_on_time(self.checks[-1])
                     continue
                 fmt, expected = self._file_expectation(path, new, turn)
                 expected = self.file_pattern(fmt, expected)
+                if rendered:
+                    expected = self.ids_free(expected)  # the env's own lines name what it numbered
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
-                count = self._line_count(path, new, turn) if fmt == "lines" else None
+                count = self._line_count(path, new, turn, expected) if fmt == "lines" else None
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
                 self._add(
                     f"{prefix}file {path} {label}",
@@ -242,6 +259,7 @@ class GoalChecks(CheckList):
                     path=path,
                     format=fmt,
                     expected=expected,
+                    **where,
                     **({"line_count": count} if count is not None else {}),
                     **({"later_lines": later} if later else {}),
                     **extra,
@@ -262,20 +280,38 @@ class GoalChecks(CheckList):
             later = lines if later is None else later & lines
         return sorted(line for line in (later or set()) - now if any(ch.isalnum() for ch in line))
 
-    def _line_count(self, path: str, content: str, turn: int | None) -> int | None:
-        """The number of non-blank lines every correct run's file has, if they agree, for a file
-        the agent writes itself (a file the environment renders, a mail around a dictated body,
+    def _line_count(self, path: str, content: str, turn: int | None, expected: Any) -> int | None:
+        """The number of non-blank lines every correct run's file has, if they agree: no line
+        added, none repeated. For a file the agent writes itself, and for one the environment
+        renders from records (an incident's timeline: a note appended to it by an unasked call
+        is a line too many) unless it holds text the user dictated as a message (a mail's body
         may carry the greeting a user would accept on lines of its own)."""
-        written = {
-            str(a.args.get("path"))
-            for a in self.golden.actions
-            if a.tool in ("write_file", "edit_file") and isinstance(a.args, dict)
-        }
-        if path not in written:
+        if path not in self.agent_files and dictated_message(expected):
             return None
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
+
+    def _renamed(self, request: FileRequest) -> dict[str, Any]:
+        """For an answer that gives the id of a record the run created ("the id of the new
+        message"): where that record lives, so the runtime reads the run's own new record's id as
+        the golden one (a draft discarded and written again has another id, and is the answer)."""
+        text = json.dumps(request.expected)
+        found: dict[str, Any] = {}
+        for key in sorted(self.created):
+            if not re.search(r"(?<![A-Za-z0-9])" + re.escape(key) + r"(?![0-9])", text):
+                continue
+            for env, book in self.world.books.items():
+                collection = book.collection_of(self.golden.final[env], key)
+                if collection is not None:
+                    voided = self.world.voiders.get(env)
+                    found[key] = {
+                        "env": env,
+                        "path": f"/{escape_token(collection)}",
+                        **({"voided_by": voided} if voided else {}),
+                    }
+                    break
+        return {"renamed": found} if found else {}
 
     def _only_ids(self, request: FileRequest) -> dict[str, Any]:
         """For a table or a section that gives record ids: no other id of their shape but those of
@@ -318,3 +354,12 @@ class GoalChecks(CheckList):
         for other in others:
             stable &= set(vr.parse_file(other, "lines")) if other is not None else set()
         return "lines", [line for line in vr.parse_file(content, "lines") if line in stable and line.strip()]
+
+
+def dictated_message(pattern: Any) -> bool:
+    """Whether a file pattern holds a dictated message (``$says``, ``$composed``, ``$block``)."""
+    if isinstance(pattern, dict):
+        return any(k in ("$says", "$composed", "$block") or dictated_message(v) for k, v in pattern.items())
+    if isinstance(pattern, list):
+        return any(dictated_message(v) for v in pattern)
+    return False
