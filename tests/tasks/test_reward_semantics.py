@@ -267,24 +267,53 @@ def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]
 
 def redone(task: Task, tool: str, undo: str, key: str) -> tuple[Turns, Turns, Turns]:
     """The reference with its first ``tool`` call done, voided with ``undo`` and done again (later
-    calls name the new record), and the two wrong twins: the call done twice with nothing voided,
-    and the record voided and never made again."""
+    calls name what the redone call made: its new ids), and the two wrong twins: the call done
+    twice with nothing voided, and the record voided and never made again."""
     turns = reference(task)
     t, n = next((t, n) for t, calls in enumerate(turns) for n, c in enumerate(calls) if c["tool"] == tool)
     call = turns[t][n]
-    first = execute(task, [*turns[:t], turns[t][: n + 1]]).actions[-1].result[key]
-    void = {"env": call["env"], "tool": undo, "args": {key: first}}
+    made = execute(task, [*turns[:t], turns[t][: n + 1]]).actions[-1].result
+    void = {"env": call["env"], "tool": undo, "args": {key: made[key]}}
     again = [*turns[:t], [*turns[t][: n + 1], void, copy.deepcopy(call)]]
-    second = execute(task, again).actions[-1].result[key]
+    remade = execute(task, again).actions[-1].result
+    ids = {v: remade[k] for k, v in made.items() if isinstance(v, str) and v != remade.get(k)}
 
     def renamed(value: Any) -> Any:
-        return value.replace(first, second) if isinstance(value, str) else value
+        for old, new in ids.items():
+            value = value.replace(old, new) if isinstance(value, str) else value
+        return value
 
     rest = [[{**c, "args": {k: renamed(v) for k, v in c["args"].items()}} for c in calls] for calls in turns]
     redo = [*turns[:t], [*again[t], *rest[t][n + 1 :]], *rest[t + 1 :]]
     twice = [*turns[:t], [*turns[t][: n + 1], copy.deepcopy(call), *turns[t][n + 1 :]], *turns[t + 1 :]]
     voided = [*turns[:t], [*turns[t][: n + 1], void], *[[] for _ in turns[t + 1 :]]]
     return redo, twice, voided
+
+
+def test_every_step_undone_and_redone_is_paid_and_its_wrong_twins_are_not(tasks: list[Task]) -> None:
+    """Over the corpus: every reference call whose record the env can void (``undoes``) redone
+    (made, voided, made again) is paid 1; made twice (where the env takes a second one) or voided
+    and not made again is not. Later calls and the files a draft's reply or a report names use
+    the redone record's ids."""
+    voids = {
+        ("mail_triage", "compose_draft"): ("discard_draft", "draft_id"),
+        ("mail_triage", "draft_reply"): ("discard_draft", "draft_id"),
+        ("mail_triage", "draft_forward"): ("discard_draft", "draft_id"),
+        ("inventory_ledger", "begin_transaction"): ("rollback_transaction", "journal_id"),
+    }
+    played = 0
+    for task in tasks:
+        step = next(((c.env, c.tool) for c in task.reference.calls if (c.env, c.tool) in voids), None)
+        if step is None:
+            continue
+        redo, twice, voided = redone(task, step[1], *voids[step])
+        assert score(task, redo) == 1.0, task.id
+        twice_run = execute(task, twice)
+        if not any(isinstance(a.result.get("error"), dict) for a in twice_run.actions):
+            assert run_verifier(task, twice_run).score < 1.0, task.id
+        assert score(task, voided) < 1.0, task.id
+        played += 1
+    assert played >= 8
 
 
 def test_a_journal_rolled_back_and_opened_again_is_one_journal(tasks: list[Task]) -> None:

@@ -9,6 +9,7 @@ checks; :mod:`envcraft.tasks.verifier.synthesis` runs them in order.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -312,6 +313,7 @@ class CheckList:
         while unique in self._names:
             unique, n = f"{name} #{n}", n + 1
         self._names.add(unique)
+        spec.update(self.renames({k: v for k, v in spec.items() if k != "turn"}, spec.get("turn")))
         self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
 
     def expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
@@ -381,6 +383,33 @@ class CheckList:
         if isinstance(value, dict) and all(not str(k).startswith("$") or k in ID_HOLDERS for k in value):
             return {k: self.ids_free(v) for k, v in value.items()}
         return value
+
+    def renames(self, spec: Any, turn: int | None = None) -> dict[str, Any]:
+        """``{"renamed": ...}`` for a check whose spec names a record the run created (its path, its
+        expected value, the records it excepts; see the runtime's ``renamed``): per collection of
+        such a record, the golden run's live new ids at the check's moment, in the order it made
+        them; ``{}`` if it names none."""
+        text = json.dumps(spec)
+        named = [
+            k for k in self.created if re.search(r"(?<![A-Za-z0-9])" + re.escape(k) + r"(?![0-9])", text)
+        ]
+        found: dict[str, Any] = {}
+        states = states_at(self.golden, turn)
+        for key in sorted(named):
+            for env, book in self.world.books.items():
+                collection = book.collection_of(states.get(env, {}), key)
+                if collection is None or f"{env}:{collection}" in found:
+                    continue
+                old = self.golden.initial[env].get(collection) or {}
+                made = sorted((k for k in states[env][collection] if k not in old), key=vr.made_order)
+                voided = self.world.voiders.get(env)
+                found[f"{env}:{collection}"] = {
+                    "env": env,
+                    "path": f"/{escape_token(collection)}",
+                    "ids": made,
+                    **({"voided_by": voided} if voided else {}),
+                }
+        return {"renamed": found} if found else {}
 
     def _in_line(self, line: str) -> Any:
         header = HEADER.fullmatch(line)

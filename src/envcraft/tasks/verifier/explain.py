@@ -189,8 +189,12 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "files_unchanged":
         changed = [p for p in check["paths"] if files.get(p) != before_files.get(p)]
         return "files as they were", "changed: " + _some(changed)
-    after = runtime.get(states.get(check["env"], runtime.MISSING), check["path"])
-    before = runtime.get(before_states.get(check["env"], runtime.MISSING), check["path"])
+    path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))  # a new record: this run's
+    after = runtime.get(states.get(check["env"], runtime.MISSING), path)
+    before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
+    if kind in ("no_extra", "created_in"):
+        after = runtime.live(ctx, check, after)  # what the run voided is not there
+    after, before = runtime.renamed(ctx, check, after), runtime.renamed(ctx, check, before)
     where = f"{check['env']}:{check['path']}"
     if kind == "value":
         same = runtime.same(after, before)
@@ -205,8 +209,6 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
         return f"{where} as before", _some(changes(before, after, check.get("ignore", [])))
     if kind == "others_unchanged":
         return f"other members of {where} as before", _others(check, after, before)
-    if kind in ("no_extra", "created_in"):
-        after = runtime.live(ctx, check, after)
     if kind == "no_extra":
         new = _new_keys(after, before)
         return f"at most {check['count']} new in {where}", f"{len(new)} new: {_some(new)}"

@@ -8,8 +8,6 @@ S0 (or to the turn before), so a do-nothing run fails every one.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -225,7 +223,6 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
-                        **self._renamed(request),
                     )
                     continue
                 rendered = path not in self.agent_files
@@ -291,27 +288,6 @@ class GoalChecks(CheckList):
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
-
-    def _renamed(self, request: FileRequest) -> dict[str, Any]:
-        """For an answer that gives the id of a record the run created ("the id of the new
-        message"): where that record lives, so the runtime reads the run's own new record's id as
-        the golden one (a draft discarded and written again has another id, and is the answer)."""
-        text = json.dumps(request.expected)
-        found: dict[str, Any] = {}
-        for key in sorted(self.created):
-            if not re.search(r"(?<![A-Za-z0-9])" + re.escape(key) + r"(?![0-9])", text):
-                continue
-            for env, book in self.world.books.items():
-                collection = book.collection_of(self.golden.final[env], key)
-                if collection is not None:
-                    voided = self.world.voiders.get(env)
-                    found[key] = {
-                        "env": env,
-                        "path": f"/{escape_token(collection)}",
-                        **({"voided_by": voided} if voided else {}),
-                    }
-                    break
-        return {"renamed": found} if found else {}
 
     def _only_ids(self, request: FileRequest) -> dict[str, Any]:
         """For a table or a section that gives record ids: no other id of their shape but those of

@@ -34,8 +34,8 @@ file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A plain string that 
 address matches the same address written with or without a display name, in any case
 (``CS Team <cs-team@x.example>`` is ``cs-team@x.example``). A ``no_extra`` or ``created_in``
 check with ``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
-with ``path_like`` reads any file of that shape, with ``renamed`` the run's own new record's id
-as the golden one (:func:`renamed`).
+with ``path_like`` reads any file of that shape; any check with ``renamed`` reads the ids of
+the run's own live new records as the golden run's ids (:func:`renamed`).
 
 Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
 after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
@@ -803,11 +803,23 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
         return float(
             all(p in before_files or p in check["allowed"] or any(matches(p, a) for a in like) for p in files)
         )
-    after = get(states.get(check["env"], MISSING), check["path"])
-    before = get(before_states.get(check["env"], MISSING), check["path"])
+    names = renaming(ctx, check)
+    path = path_in_run(check["path"], names)
+    after = get(states.get(check["env"], MISSING), path)
+    before = get(before_states.get(check["env"], MISSING), path)
     if kind in ("no_extra", "created_in"):
         after = live(ctx, check, after)
+    if names:
+        after, before = _rename(after, names), _rename(before, names)
     return _state_check(kind, check, after, before)
+
+
+def path_in_run(path: str, names: dict[str, str]) -> str:
+    """A check's path with the golden run's ids of new records as this run has them."""
+    inverse = {gold: mine for mine, gold in names.items() if not gold.endswith(" voided>")}
+    if not inverse:
+        return path
+    return "/".join(inverse.get(part, part) for part in path.split("/"))
 
 
 def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
@@ -826,26 +838,61 @@ def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
     return float(content_matches(content, check["format"], check["expected"]))
 
 
-def renamed(ctx: dict[str, Any], check: dict[str, Any], content: Any) -> Any:
-    """``content`` with the run's own new record written as the golden run's id where the check
-    asks for the id of a record the run created (``check["renamed"]``: golden id -> the
-    collection it is new in): when the run has exactly one live new record there, its id is
-    read as the golden one, and the golden id itself (a record this run voided) as no id."""
+def renamed(ctx: dict[str, Any], check: dict[str, Any], value: Any) -> Any:
+    """``value`` (a file's content, a record, a field) with the ids of the records the run
+    created written as the golden run's where the check names one (``check["renamed"]``: per
+    collection, ``{"env", "path", "ids": the golden run's live new ids in the order it made them,
+    "voided_by"}``): the run's live new records of that collection, in the order it made them,
+    are the golden run's, and an id the golden run made that this run voided is no id. A draft
+    discarded and written again is the draft; a reply to it points at it."""
+    return _rename(value, renaming(ctx, check))
+
+
+def _rename(value: Any, names: dict[str, str]) -> Any:
+    if not names or value is MISSING:
+        return value
+    pattern = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(re.escape(k) for k in names) + r")(?![0-9])")
+    return _renamed(value, pattern, functools.partial(_swapped, names))
+
+
+def renaming(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, str]:
     spec = check.get("renamed")
-    if not spec or not isinstance(content, str):
-        return content
+    if not spec or "initial" not in ctx:
+        return {}
     states, _ = snapshot(ctx, check.get("turn"))
-    for gold, where in spec.items():
+    names: dict[str, str] = {}
+    for where in spec.values():
         moment = {"env": where["env"], "voided_by": where.get("voided_by"), "turn": check.get("turn")}
         after = live(ctx, moment, get(states.get(where["env"], MISSING), where["path"]))
         before = get(ctx["initial"].get(where["env"], MISSING), where["path"])
         old = before if isinstance(before, dict) else {}
-        new = [k for k in after if k not in old] if isinstance(after, dict) else []
-        if len(new) == 1 and new[0] != gold:
-            swap = {new[0]: gold, gold: "<" + gold + " voided>"}
-            pattern = r"(?<![A-Za-z0-9])(" + re.escape(new[0]) + "|" + re.escape(gold) + r")(?![0-9])"
-            content = re.sub(pattern, functools.partial(_swapped, swap), content)
-    return content
+        made = sorted((k for k in after if k not in old), key=made_order) if isinstance(after, dict) else []
+        if len(made) != len(where["ids"]):
+            continue  # not the same number of records: nothing to pair them by
+        for mine, gold in zip(made, where["ids"], strict=True):
+            if mine != gold:
+                names[mine] = gold
+                names.setdefault(gold, "<" + gold + " voided>")
+    return names
+
+
+def made_order(key: str) -> tuple[str, int, str]:
+    """The order an environment numbers what it creates: ``MSG-0009`` before ``MSG-0010``."""
+    digits = re.search(r"(\d+)$", key)
+    return (key[: digits.start()] if digits else key, int(digits.group(1)) if digits else -1, key)
+
+
+def _renamed(value: Any, pattern: "re.Pattern[str]", swap: Any) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(swap, value)
+    if isinstance(value, list):
+        return [_renamed(v, pattern, swap) for v in value]
+    if isinstance(value, dict):  # the keys too: a collection's records by their (new) ids
+        return {
+            pattern.sub(swap, k) if isinstance(k, str) else k: _renamed(v, pattern, swap)
+            for k, v in value.items()
+        }
+    return value
 
 
 def _swapped(swap: dict[str, str], match: "re.Match[str]") -> str:
