@@ -426,3 +426,16 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
     failed = [k for k, v in result.components.items() if v < 1.0]
     assert failed and result.score < 1.0
     assert not [k for k in failed if k.endswith("(on time)")], failed
+
+
+def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(tasks: list[Task]) -> None:
+    """The dictated title of a new record is a goal of its own, named by its words: the item made
+    with "(per on-call)" after its title fails that goal, not the whole record (it scored 0)."""
+    task = first(tasks, lambda t: [c.tool for c in t.reference.calls if c.turn == 0] == ["add_action_item"])
+    turns = reference(task)
+    call = turns[0][0]
+    call["args"]["title"] = call["args"]["title"].rstrip(".") + " (per on-call)"
+    result = run_verifier(task, execute(task, turns))
+    failed = [k for k, v in result.components.items() if v < 1.0]
+    assert 0.0 < result.score < 1.0
+    assert failed and all("with the title" in k for k in failed), failed

@@ -13,7 +13,7 @@ from typing import Any
 
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
-from envcraft.tasks.phrasing.phrasebook import is_time
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     ID_LIKE,
@@ -188,16 +188,34 @@ class GoalChecks(CheckList):
                     continue  # timestamps, the record's own id, what the world numbers: bookkeeping
                 fields[name] = expected
             patterns.append({"$fields": fields})
+        noun = book.entity(collection).noun
+        voided = self.world.voiders.get(env)
+        said = sorted({name for p in patterns for name, value in p["$fields"].items() if dictated(value)})
         self._add(
-            f"{prefix}{env}:/{collection} gains {len(keys)} new {book.entity(collection).noun}",
+            f"{prefix}{env}:/{collection} gains {len(keys)} new {noun}",
             "goal",
             kind="created_in",
             env=env,
             path=f"/{escape_token(collection)}",
-            expected=patterns,
-            **({"voided_by": voided} if (voided := self.world.voiders.get(env)) else {}),
+            expected=[
+                {"$fields": {k: v for k, v in p["$fields"].items() if k not in said}} for p in patterns
+            ],
+            **({"voided_by": voided} if voided else {}),
             **extra,
         )
+        for name in said:  # the words the user dictated for it: a goal of their own (a title)
+            texts = [{"$fields": {name: p["$fields"][name]}} for p in patterns if name in p["$fields"]]
+            self._add(
+                f"{prefix}{env}:/{collection} gains {len(texts)} new {noun} with the {humanize(name)} "
+                + short(texts[0]["$fields"][name]),
+                "goal",
+                kind="created_in",
+                env=env,
+                path=f"/{escape_token(collection)}",
+                expected=texts,
+                **({"voided_by": voided} if voided else {}),
+                **extra,
+            )
         self.goal_paths[env].add(f"/{escape_token(collection)}")
 
     def file_goals(self, requests: Sequence[FileRequest]) -> None:
@@ -339,3 +357,16 @@ def dictated_message(pattern: Any) -> bool:
     if isinstance(pattern, list):
         return any(dictated_message(v) for v in pattern)
     return False
+
+
+def dictated(pattern: Any) -> bool:
+    """Whether a field's pattern is text the user dictated (``$text``, ``$says``, ``$composed``,
+    or one inside an env's own words): read as a goal of its own, so a record made right with its
+    words not as dictated ("duplicate request (per on-call)") is half the work, and the failing
+    check names the words."""
+    if not isinstance(pattern, dict) or len(pattern) != 1:
+        return False
+    op, arg = next(iter(pattern.items()))
+    if op == "$framed":
+        return dictated(arg[1])
+    return op in ("$text", "$says", "$composed")
