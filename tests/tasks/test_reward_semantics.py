@@ -42,6 +42,32 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return read_tasks(out)
 
 
+@pytest.fixture(scope="module")
+def infra_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
+    out = tmp_path_factory.mktemp("infra")
+    done = subprocess.run(
+        [
+            ENVCRAFT,
+            "tasks",
+            "synth",
+            "--envs",
+            "infra_recovery",
+            "--n",
+            "10",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return read_tasks(out)
+
+
 def reference(task: Task) -> Turns:
     turns: Turns = [[] for _ in task.turns]
     for call in task.reference.calls:
@@ -237,3 +263,179 @@ def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]
     content = turns[t][n]["args"]["content"]
     turns[t][n]["args"]["content"] = content.rstrip("\n") + "\nNone of this was done, ignore it.\n"
     assert score(task, turns) < 1.0
+
+
+def redone(task: Task, tool: str, undo: str, key: str) -> tuple[Turns, Turns, Turns]:
+    """The reference with its first ``tool`` call done, voided with ``undo`` and done again (later
+    calls name what the redone call made: its new ids), and the two wrong twins: the call done
+    twice with nothing voided, and the record voided and never made again."""
+    turns = reference(task)
+    t, n = next((t, n) for t, calls in enumerate(turns) for n, c in enumerate(calls) if c["tool"] == tool)
+    call = turns[t][n]
+    made = execute(task, [*turns[:t], turns[t][: n + 1]]).actions[-1].result
+    void = {"env": call["env"], "tool": undo, "args": {key: made[key]}}
+    again = [*turns[:t], [*turns[t][: n + 1], void, copy.deepcopy(call)]]
+    remade = execute(task, again).actions[-1].result
+    ids = {v: remade[k] for k, v in made.items() if isinstance(v, str) and v != remade.get(k)}
+
+    def renamed(value: Any) -> Any:
+        for old, new in ids.items():
+            value = value.replace(old, new) if isinstance(value, str) else value
+        return value
+
+    rest = [[{**c, "args": {k: renamed(v) for k, v in c["args"].items()}} for c in calls] for calls in turns]
+    redo = [*turns[:t], [*again[t], *rest[t][n + 1 :]], *rest[t + 1 :]]
+    twice = [*turns[:t], [*turns[t][: n + 1], copy.deepcopy(call), *turns[t][n + 1 :]], *turns[t + 1 :]]
+    voided = [*turns[:t], [*turns[t][: n + 1], void], *[[] for _ in turns[t + 1 :]]]
+    return redo, twice, voided
+
+
+def test_every_step_undone_and_redone_is_paid_and_its_wrong_twins_are_not(tasks: list[Task]) -> None:
+    """Over the corpus: every reference call whose record the env can void (``undoes``) redone
+    (made, voided, made again) is paid 1; made twice (where the env takes a second one) or voided
+    and not made again is not. Later calls and the files a draft's reply or a report names use
+    the redone record's ids."""
+    voids = {
+        ("mail_triage", "compose_draft"): ("discard_draft", "draft_id"),
+        ("mail_triage", "draft_reply"): ("discard_draft", "draft_id"),
+        ("mail_triage", "draft_forward"): ("discard_draft", "draft_id"),
+        ("inventory_ledger", "begin_transaction"): ("rollback_transaction", "journal_id"),
+    }
+    played = 0
+    for task in tasks:
+        step = next(((c.env, c.tool) for c in task.reference.calls if (c.env, c.tool) in voids), None)
+        if step is None:
+            continue
+        redo, twice, voided = redone(task, step[1], *voids[step])
+        assert score(task, redo) == 1.0, task.id
+        twice_run = execute(task, twice)
+        if not any(isinstance(a.result.get("error"), dict) for a in twice_run.actions):
+            assert run_verifier(task, twice_run).score < 1.0, task.id
+        assert score(task, voided) < 1.0, task.id
+        played += 1
+    assert played >= 8
+
+
+def test_a_journal_rolled_back_and_opened_again_is_one_journal(tasks: list[Task]) -> None:
+    """A record the run made and voided (the env's ``undoes`` declaration) is no extra record;
+    two live journals, or the asked one rolled back, are not the work."""
+    task = first(tasks, lambda t: "begin_transaction" in tools(t))
+    redo, twice, voided = redone(task, "begin_transaction", "rollback_transaction", "journal_id")
+    assert score(task, redo) == 1.0
+    assert score(task, twice) < 1.0
+    assert score(task, voided) < 1.0
+
+
+def test_a_draft_discarded_and_written_again_is_one_draft(tasks: list[Task]) -> None:
+    """The draft's file, thread and message hold ids the environment numbers: the redone draft
+    (another id) is read by content; a second live draft, or none, is not the work."""
+    task = first(tasks, lambda t: "compose_draft" in tools(t) or "draft_reply" in tools(t))
+    tool = "compose_draft" if "compose_draft" in tools(task) else "draft_reply"
+    redo, twice, voided = redone(task, tool, "discard_draft", "draft_id")
+    assert score(task, redo) == 1.0
+    assert score(task, twice) < 1.0
+    assert score(task, voided) < 1.0
+
+
+def test_an_item_linked_to_its_meeting_note_is_paid(tasks: list[Task]) -> None:
+    """The user never says which meeting note an action item comes from: the tool's default
+    ("" - none) is not the only right outcome, so linking the note the item comes from (the
+    env declares ``meeting`` a field it leaves to the agent) is paid; what the user stated
+    (the due date) is still pinned."""
+    task = first(
+        tasks,
+        lambda t: any(c.tool == "add_action_item" and "meeting" not in c.args for c in t.reference.calls),
+    )
+    notes = sorted(p for p in task.workspace if p.startswith("notes/"))
+    turns = reference(task)
+    call = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
+    call["args"]["meeting"] = notes[-1]
+    assert score(task, turns) == 1.0
+    call["args"]["due"] = "2026-12-31"
+    assert score(task, turns) < 1.0
+
+
+def test_a_note_appended_to_an_incident_nobody_named_is_not_paid(infra_tasks: list[Task]) -> None:
+    """Taking a host out of rotation writes a line to its service's open incident; a note added
+    to that incident's record too is a line nobody asked for (the record file is the env's, not
+    the agent's, and changes nothing else)."""
+    task = first(infra_tasks, lambda t: tools(t)[-1] == "drain_host" and len(t.turns) == 1)
+    incident = next(
+        c["path"].removeprefix("ops/incident-").removesuffix(".md")
+        for c in task.verifier.checks
+        if c["kind"] == "file" and c["path"].startswith("ops/incident-")
+    )
+    assert incident not in named(task)
+    turns = reference(task)
+    note = {
+        "env": "infra_recovery",
+        "tool": "append_ops_note",
+        "args": {"incident_id": incident, "note": "Looked fine."},
+    }
+    assert score(task, turns) == 1.0
+    assert score(task, [*turns[:-1], [*turns[-1], note]]) < 1.0
+
+
+def test_a_greeting_names_the_addressee_or_nobody(tasks: list[Task]) -> None:
+    """A dictated message inside a greeting: "Hi <the traveler>," or "Hello," is the message;
+    "Hi <another traveler of the world>," is a message to someone else."""
+    task = first(tasks, lambda t: "notify_traveler" in tools(t))
+    call = next(c for c in task.reference.calls if c.tool == "notify_traveler")
+    state = task.initial_state["itinerary_rebooking"]
+    traveler = state["travelers"][state["itineraries"][call.args["itinerary_id"]]["traveler_id"]]["name"]
+    other = next(v["name"] for v in state["travelers"].values() if v["name"] != traveler)
+
+    def greeted(greeting: str) -> float:
+        turns = reference(task)
+        for c in (c for calls in turns for c in calls if c["tool"] == "notify_traveler"):
+            c["args"]["message"] = greeting + c["args"]["message"]
+        return score(task, turns)
+
+    assert greeted(f"Hi {traveler.split()[0]},\n\n") == 1.0
+    assert greeted("Hello,\n\n") == 1.0
+    assert greeted(f"Hi {other.split()[0]},\n\n") < 1.0
+
+
+def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
+    """Dictated text with a qualifier added ("(per on-call)") is not the user's words (only a
+    greeting, courtesies, a sign-off and names may stand around them), but it was written on
+    time: the turn's on-time guards ask whether the work was done then, not whether it is right
+    (its goal does), so the mistake does not also halve the reward per turn like a late one."""
+
+    def texts(task: Task) -> list[tuple[int, str]]:
+        return [
+            (i, name)
+            for i, c in enumerate(task.reference.calls)
+            if c.turn == 0 and c.tool not in ("write_file", "edit_file")
+            for name, value in c.args.items()
+            if name in ("reason", "text", "title", "memo") and isinstance(value, str) and " " in value
+        ]
+
+    def on_time(task: Task) -> bool:
+        return any(
+            c["name"].endswith("(on time)") and "text" in str(c.get("expected")) for c in task.verifier.checks
+        )
+
+    task = first(tasks, lambda t: len(t.turns) > 1 and bool(texts(t)) and on_time(t))
+    turns, flat = reference(task), [c for calls in reference(task) for c in calls]
+    index, name = texts(task)[0]
+    qualified = flat[index]["args"][name].rstrip(".") + " (per on-call)"
+    t, n = task.reference.calls[index].turn, sum(1 for c in task.reference.calls[:index] if c.turn == 0)
+    turns[t][n]["args"][name] = qualified
+    result = run_verifier(task, execute(task, turns))
+    failed = [k for k, v in result.components.items() if v < 1.0]
+    assert failed and result.score < 1.0
+    assert not [k for k in failed if k.endswith("(on time)")], failed
+
+
+def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(tasks: list[Task]) -> None:
+    """The dictated title of a new record is a goal of its own, named by its words: the item made
+    with "(per on-call)" after its title fails that goal, not the whole record (it scored 0)."""
+    task = first(tasks, lambda t: [c.tool for c in t.reference.calls if c.turn == 0] == ["add_action_item"])
+    turns = reference(task)
+    call = turns[0][0]
+    call["args"]["title"] = call["args"]["title"].rstrip(".") + " (per on-call)"
+    result = run_verifier(task, execute(task, turns))
+    failed = [k for k, v in result.components.items() if v < 1.0]
+    assert 0.0 < result.score < 1.0
+    assert failed and all("with the title" in k for k in failed), failed

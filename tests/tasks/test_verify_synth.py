@@ -82,10 +82,12 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
     assert [s.score for s in scores] == [1.0, 0.0]
     assert all(v == 1.0 for v in scores[0].components.values())
     on_time = [c for c in task.verifier.checks if c["name"].endswith("(on time)")]
-    # turn 1's new ticket is still there at the end: checked at the end of turn 1 as a guard
+    # turn 1's new ticket is still there at the end: checked at the end of turn 1 as a guard (the
+    # ticket, and its dictated title: a goal of its own)
     assert [(c["role"], c["kind"], c["path"], c["turn"]) for c in on_time] == [
         ("guard", "created_in", "/tickets", 0)
-    ]
+    ] * 2
+    assert "with the title" in on_time[1]["name"]
     guards = {
         (c["kind"], c["path"]): c
         for c in task.verifier.checks

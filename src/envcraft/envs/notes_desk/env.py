@@ -31,7 +31,7 @@ class NotesDesk(ClawEnvironment):
             "action item",
             ("the action item “{title}”", "{owner}'s action item “{title}”, due {due:date}"),
             vary=("due", "owner"),
-            free=("note",),
+            free=("note", "meeting"),  # which meeting note an item links to: the agent's bookkeeping
         ),
     )
 

@@ -63,7 +63,7 @@ from typing import Any, Literal
 from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage
 from envcraft.core.pointer import escape_token, unescape_token
-from envcraft.core.state import canonical_json, diff
+from envcraft.core.state import canonical_json, diff, get_path
 from envcraft.tasks.format.model import Source, Task
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
@@ -71,6 +71,7 @@ from envcraft.tasks.play.episode import Episode
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.values.args import StateIndex, user_values, value_at
 from envcraft.tasks.verifier.checks import BODY_PARAMS
+from envcraft.tasks.verifier.runtime import untimed
 
 Expect = Literal["below_1", "exactly_1"]
 WRONG: tuple[str, ...] = (
@@ -402,11 +403,14 @@ class Adversary:
         return []
 
     def _harmful(self, outcome: Outcome) -> bool:
-        """Whether a run changed a record the golden run left alone in a way a user would mind:
-        not only log records, free fields, counters or timestamps."""
+        """Whether a run changed a record the golden run left alone in a way a user would mind
+        (not only log records, free fields, counters or timestamps), or a workspace file (a line
+        the golden run's file lacks: a note appended to an incident's record). A record the golden
+        run changes may end otherwise only because the extra call moved the clock (a drain that
+        completes): that is not the extra call's harm."""
         for env, final in outcome.final.items():
             book = phrasebook(self.packages[env])
-            gold = self._golden.final[env]
+            gold, start = self._golden.final[env], self._golden.initial[env]
             for change in diff(gold, final):
                 parts = change["path"].split("/")
                 collection = unescape_token(parts[1]) if len(parts) > 1 else ""
@@ -416,6 +420,20 @@ class Adversary:
                     continue
                 if is_time(change.get("after")) or is_time(change.get("before")):
                     continue
+                record = "/".join(parts[:3])
+                if get_path(gold, record) != get_path(start, record):
+                    continue  # the work's own record: the clock's doing
+                return True
+        gold_files = self._golden.files
+        for path in set(gold_files) | set(outcome.files):
+            mine, theirs = outcome.files.get(path), gold_files.get(path)
+            if mine is None or theirs is None:
+                if mine != theirs:
+                    return True
+                continue
+            if {untimed(line) for line in mine.splitlines()} - {
+                untimed(line) for line in theirs.splitlines()
+            }:
                 return True
         return False
 

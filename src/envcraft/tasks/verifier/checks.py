@@ -9,6 +9,7 @@ checks; :mod:`envcraft.tasks.verifier.synthesis` runs them in order.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +22,16 @@ from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
 from envcraft.tasks.play.execute import clock_run, run_calls, shifted_runs, tail_runs
-from envcraft.tasks.play.outcome import Outcome
+from envcraft.tasks.play.outcome import Action, Outcome
 from envcraft.tasks.values.args import value_at
 from envcraft.tasks.verifier import runtime as vr
 
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 NAME_LIMIT = 60
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
+ID_HOLDERS = ("$fields", "$items", "$members", "has", "lacks")  # patterns whose values may be ids
+_NAME_WORD = re.compile(r"[^\W\d_]{2,}")
+ID_SHAPE = re.compile(r"[A-Za-z]+[-_]?\d+")  # an id an environment numbers: a prefix and digits
 MAX_CHOICES = 4
 SEQUENCE_FIELDS = frozenset({"seq", "sequence", "position", "version", "revision"})
 SEQUENCE_SUFFIXES = ("_no", "_seq", "_number")
@@ -53,8 +57,12 @@ class FileRequest:
 
 
 def guard_on_time(check: dict[str, Any]) -> None:
+    """A turn's goal the end of the run still shows, made a guard that the work was done in time
+    (``on_time``: the runtime also passes it when the turn ended as the run ends, so a value
+    written wrong on time costs its goal once, not the goal and a halving)."""
     check["role"] = "guard"
     check["name"] += " (on time)"
+    check["on_time"] = True
 
 
 def asked_values(request: FileRequest) -> list[str]:
@@ -92,6 +100,8 @@ class World:
     exogenous_files: set[str] = field(default_factory=set)
     # env -> collection -> what looking at a record changes in it (see looking_changes)
     looked: dict[str, dict[str, dict[str, list[Any] | None]]] = field(default_factory=dict)
+    # env -> the [tool, parameter] calls that void a record the run created (see voiding_calls)
+    voiders: dict[str, list[list[str]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, golden: Outcome) -> World:
@@ -100,6 +110,7 @@ class World:
         tails = tail_runs(golden)
         world = cls(golden, [*shifted_runs(golden), *tails], books)
         world.looked = looking_changes(golden, packages, books)
+        world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
         clock = clock_run(golden)
         for env in golden.final:
             paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
@@ -134,6 +145,24 @@ class World:
             return True
         gold, *others = self.values(env, path)
         return any(not vr.same(gold, other) for other in others)
+
+
+def voiding_calls(package: EnvPackage) -> list[list[str]]:
+    """The ``[tool, parameter]`` calls that void a record: a tool declared to undo another
+    (``undoes``) that consumes the kind of id the undone tool produces (``cancel_booking`` undoes
+    ``book_class``, which produces a ``booking_id``: the booking it names is void, whatever its
+    status is called). A record the run created and voided is no extra record: booking, cancelling
+    and booking again is the work done once. (``remove_line`` undoes ``add_receipt_line``, which
+    produces no journal: the journal it names stays live.)"""
+    tools = package.env_class.tools
+    found = []
+    for name, spec in sorted(tools.items()):
+        params = spec.parameters.get("properties", {})
+        undone = [tools[u].annotations.produces for u in spec.annotations.undoes if u in tools]
+        for kind in spec.annotations.consumes:
+            if kind in params and any(kind in produced for produced in undone):
+                found.append([name, kind])
+    return found
 
 
 def looking_changes(
@@ -268,21 +297,37 @@ class CheckList:
         self.checks: list[dict[str, Any]] = []
         self._names: set[str] = set()
         self.named = named_records(golden, world.books)
-        self.texts = free_texts(golden)
+        self.texts = free_texts(golden, world.books)
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
+        self.created = created_keys(golden, world.books)
+        # files the agent writes itself; every other file the run changes, an env renders
+        self.agent_files = {
+            str(a.args.get("path"))
+            for a in golden.actions
+            if a.tool in ("write_file", "edit_file") and isinstance(a.args, dict)
+        }
 
     def _add(self, name: str, role: str, **spec: Any) -> None:
         unique, n = name, 2
         while unique in self._names:
             unique, n = f"{name} #{n}", n + 1
         self._names.add(unique)
+        spec.update(self.renames({k: v for k, v in spec.items() if k != "turn"}, spec.get("turn")))
         self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
 
     def expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
         """The pattern for a value a goal sets: free text the run passed by its words within reason
         (:func:`text_pattern`; inside an env's own words, :func:`frame`), a list of flags or labels
-        by what was added and removed (other members may come and go), else :func:`pattern_of`."""
+        by what was added and removed (other members may come and go), else :func:`pattern_of`;
+        the ids of records the run created inside a list or a record by their shape
+        (:meth:`ids_free`). A value that is itself such an id stays as it is: the same shape
+        would accept the id it held before (a dataset's recipe put back), and a goal's record
+        is named by the golden run's id anyway."""
+        found = self._expected(values, before)
+        return found if isinstance(found, str) else self.ids_free(found)
+
+    def _expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
         gold = values[0]
         if (
             scalar_list(gold)
@@ -300,9 +345,9 @@ class CheckList:
             if (added or removed) and same_change:
                 return {"$members": {"has": added, "lacks": removed}}
         if isinstance(gold, str):
-            for text, embedded, param in self.texts:
+            for text, embedded, param, names in self.texts:
                 if gold == text or (text and text in gold and len(text) > 8):
-                    said = text_pattern(text, embedded, param)
+                    said = text_pattern(text, embedded, param, names)
                     if gold == text:
                         return said
                     if all(vr.same(gold, v) for v in values if v is not MISSING):
@@ -323,9 +368,48 @@ class CheckList:
         if fmt != "lines" or not isinstance(expected, list):
             return expected
         lines = [self._in_line(line) if isinstance(line, str) else line for line in expected]
-        for text, embedded, param in self.texts:
-            lines = as_block(lines, text, text_pattern(text, embedded, param))
+        for text, embedded, param, names in self.texts:
+            lines = as_block(lines, text, text_pattern(text, embedded, param, names))
         return lines
+
+    def ids_free(self, value: Any) -> Any:
+        """``value`` with every id of a record the run created read by its shape (``$ids``): an
+        environment numbers what it creates by what was created before, so redoing a step (a
+        draft discarded and written again) gives the same work another id."""
+        if isinstance(value, str):
+            return id_shaped(value, self.created)
+        if isinstance(value, list):
+            return [self.ids_free(v) for v in value]
+        if isinstance(value, dict) and all(not str(k).startswith("$") or k in ID_HOLDERS for k in value):
+            return {k: self.ids_free(v) for k, v in value.items()}
+        return value
+
+    def renames(self, spec: Any, turn: int | None = None) -> dict[str, Any]:
+        """``{"renamed": ...}`` for a check whose spec names a record the run created (its path, its
+        expected value, the records it excepts; see the runtime's ``renamed``): per collection of
+        such a record, the golden run's live new ids at the check's moment, in the order it made
+        them; ``{}`` if it names none."""
+        text = json.dumps(spec)
+        named = [
+            k for k in self.created if re.search(r"(?<![A-Za-z0-9])" + re.escape(k) + r"(?![0-9])", text)
+        ]
+        found: dict[str, Any] = {}
+        states = states_at(self.golden, turn)
+        for key in sorted(named):
+            for env, book in self.world.books.items():
+                collection = book.collection_of(states.get(env, {}), key)
+                if collection is None or f"{env}:{collection}" in found:
+                    continue
+                old = self.golden.initial[env].get(collection) or {}
+                made = sorted((k for k in states[env][collection] if k not in old), key=vr.made_order)
+                voided = self.world.voiders.get(env)
+                found[f"{env}:{collection}"] = {
+                    "env": env,
+                    "path": f"/{escape_token(collection)}",
+                    "ids": made,
+                    **({"voided_by": voided} if voided else {}),
+                }
+        return {"renamed": found} if found else {}
 
     def _in_line(self, line: str) -> Any:
         header = HEADER.fullmatch(line)
@@ -334,9 +418,9 @@ class CheckList:
         return self._in_text(line)
 
     def _in_text(self, value: str) -> Any:
-        for text, embedded, param in self.texts:
+        for text, embedded, param, names in self.texts:
             if value == text or (len(text) > 8 and text in value):
-                said = text_pattern(text, embedded, param)
+                said = text_pattern(text, embedded, param, names)
                 return said if value == text else frame(value, text, said)
         return value
 
@@ -382,13 +466,49 @@ def named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple
     return found
 
 
-def free_texts(golden: Outcome) -> list[tuple[str, list[str], str]]:
+def created_keys(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[str]:
+    """The ids of the records the run created (at any turn's end), shaped like ids (``MSG-0010``)."""
+    found: set[str] = set()
+    for env, book in books.items():
+        for collection in book.collections:
+            before = golden.initial[env].get(collection) or {}
+            for states in [golden.final, *(t.final for t in golden.turns)]:
+                records = states.get(env, {}).get(collection)
+                if isinstance(records, dict):
+                    found |= {k for k in records if k not in before and ID_SHAPE.fullmatch(k)}
+    return found
+
+
+def id_shaped(text: str, ids: set[str]) -> Any:
+    """``text`` as an ``$ids`` pattern where it holds one of ``ids`` as a whole word (each read as
+    its prefix and any digits), else ``text`` itself."""
+    found = [i for i in ids if i in text]
+    if not found:
+        return text
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9])("
+        + "|".join(re.escape(i) for i in sorted(found, key=len, reverse=True))
+        + r")(?![0-9])"
+    )
+    parts, last = [], 0
+    for hit in pattern.finditer(text):
+        parts += [text[last : hit.start()], hit.group(1).rstrip("0123456789")]
+        last = hit.end()
+    if not parts:
+        return text
+    return {"$ids": [*parts, text[last:]]}
+
+
+def free_texts(
+    golden: Outcome, books: Mapping[str, Phrasebook]
+) -> list[tuple[str, list[str], str, dict[str, list[str]]]]:
     """Free text the run passed (``$text`` / ``$says`` / ``$composed`` checks): (text, the values a
-    composed one must carry, the argument's name)."""
+    composed one must carry, the argument's name, the names it may greet or sign with)."""
     found = []
     for action in golden.actions:
         if not isinstance(action.args, dict):
             continue
+        names: dict[str, list[str]] | None = None
         for name, value in action.args.items():
             if not isinstance(value, str) or " " not in value.strip():
                 continue
@@ -396,7 +516,68 @@ def free_texts(golden: Outcome) -> list[tuple[str, list[str], str]]:
             embedded: list[str] = []
             if source.kind == "embed":
                 embedded = [carried(golden, source, value)]
-            found.append((value, embedded, name))
+            if names is None:
+                names = addressed(golden, books, action)
+            found.append((value, embedded, name, names))
+    return found
+
+
+def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) -> dict[str, list[str]]:
+    """The names a greeting or a sign-off around a text this call passes may hold (lower-cased):
+    ``names``, the words of the records the call names and of those they point at (the message
+    replied to and its sender, the itinerary and its traveler), of its other arguments and result
+    (the addresses it writes to) and of the environment's top-level values (the mailbox owner): a
+    greeting names the addressee; and ``others``, the names of the other records of those
+    collections (the other travelers, the other senders): no sign-off may name them either (the
+    sender, the user, is no record: "Kind regards, Rosa" is hers to add). "Hi Liam," in a message
+    to Daniel names someone the message is not for."""
+    book = books.get(action.env)
+    states = [golden.initial.get(action.env, {}), golden.final.get(action.env, {})]
+    seen: set[str] = set()
+    near: list[Any] = [action.args, action.result]
+    kinds: set[str] = set()
+    todo = [v for v in scalars(action.args) if isinstance(v, str)]
+    for depth in range(2):  # the records the call names, and those they point at
+        found = []
+        for key in todo:
+            for state in states:
+                collection = book.collection_of(state, key) if book is not None and key not in seen else None
+                if collection is not None:
+                    kinds.add(collection)
+                    near.append(state[collection][key])
+                    found += [v for v in scalars(state[collection][key]) if isinstance(v, str) and v != key]
+            seen.add(key)
+        todo = found if depth == 0 else []
+    for state in states:
+        near += [v for k, v in state.items() if book is None or k not in book.collections]
+    names = {w.lower() for t in near for v in scalars(t) if isinstance(v, str) for w in _NAME_WORD.findall(v)}
+    others = {
+        w.lower()
+        for state in states
+        for collection in sorted(kinds)
+        for key, record in (state.get(collection) or {}).items()
+        if key not in seen
+        for text in person_names(record)
+        for w in _NAME_WORD.findall(text)
+    }
+    return {"names": sorted(names), "others": sorted(others - names)}
+
+
+def person_names(record: Any) -> list[str]:
+    """The names of people a record holds: fields called ``*name*`` and the display names of
+    ``Name <address>`` strings."""
+    found: list[str] = []
+    if isinstance(record, dict):
+        for key, value in record.items():
+            if isinstance(value, str) and "name" in str(key).lower() and "@" not in value:
+                found.append(value)
+            else:
+                found += person_names(value)
+    elif isinstance(record, list):
+        for value in record:
+            found += person_names(value)
+    elif isinstance(record, str) and "<" in record and "@" in record:
+        found.append(record.split("<", 1)[0])
     return found
 
 
@@ -411,16 +592,20 @@ def carried(golden: Outcome, source: Source, text: str) -> str:
     return ids[0] if ids else text
 
 
-def text_pattern(text: str, embedded: list[str], param: str) -> Any:
+def text_pattern(
+    text: str, embedded: list[str], param: str, names: dict[str, list[str]] | None = None
+) -> Any:
     """How a free text is read: composed (carrying values) by those values and its own dictated
     words (``$composed``), a dictated message or note by its words within reason (``$says``), a
-    name or a title likewise (``$text``); see :mod:`envcraft.tasks.verifier.runtime`."""
+    name or a title likewise (``$text``), with ``names`` the words a greeting or a sign-off around
+    it may name (:func:`addressed`); see :mod:`envcraft.tasks.verifier.runtime`."""
     if embedded:
         value = embedded[0]
         rest = text.split(value, 1)[1].lstrip(": ").strip() if value in text else ""
         framing = set(vr.words(text)) - set(vr.words(rest)) - {w for v in embedded for w in vr.words(v)}
         return {"$composed": {"says": rest, "carries": embedded, "framing": sorted(framing)}}
-    return {"$says": text} if param in BODY_PARAMS else {"$text": text}
+    op = "$says" if param in BODY_PARAMS else "$text"
+    return {op: text} if names is None else {op: {"text": text, **names}}
 
 
 def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:
@@ -518,6 +703,8 @@ def _display(value: Any) -> Any:
         return _Kind(value["$any"])
     if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("$"):
         op, arg = next(iter(value.items()))
+        if op in ("$says", "$text") and isinstance(arg, dict):
+            arg = arg["text"]  # the names a greeting may hold are no part of a check's name
         return _Kind(f"{op[1:]} {arg!r}")
     if isinstance(value, dict):
         return {k: _display(v) for k, v in value.items()}

@@ -169,6 +169,12 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     kind = check.get("kind")
     if kind == "file":
         path = check["path"]
+        like = check.get("path_like")  # a file the env numbers: the first such file written
+        if like is not None:
+            path = next(
+                (p for p in sorted(files) if runtime.matches(p, like) and files[p] != before_files.get(p)),
+                path,
+            )
         content = files.get(path)
         if content is None:
             had = "no such file"
@@ -183,8 +189,12 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "files_unchanged":
         changed = [p for p in check["paths"] if files.get(p) != before_files.get(p)]
         return "files as they were", "changed: " + _some(changed)
-    after = runtime.get(states.get(check["env"], runtime.MISSING), check["path"])
-    before = runtime.get(before_states.get(check["env"], runtime.MISSING), check["path"])
+    path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))  # a new record: this run's
+    after = runtime.get(states.get(check["env"], runtime.MISSING), path)
+    before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
+    if kind in ("no_extra", "created_in"):
+        after = runtime.live(ctx, check, after)  # what the run voided is not there
+    after, before = runtime.renamed(ctx, check, after), runtime.renamed(ctx, check, before)
     where = f"{check['env']}:{check['path']}"
     if kind == "value":
         same = runtime.same(after, before)

@@ -13,7 +13,7 @@ from typing import Any
 
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
-from envcraft.tasks.phrasing.phrasebook import is_time
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     ID_LIKE,
@@ -24,6 +24,7 @@ from envcraft.tasks.verifier.checks import (
     generated,
     generated_change,
     guard_on_time,
+    id_shaped,
     is_counter,
     pattern_of,
     short,
@@ -187,15 +188,34 @@ class GoalChecks(CheckList):
                     continue  # timestamps, the record's own id, what the world numbers: bookkeeping
                 fields[name] = expected
             patterns.append({"$fields": fields})
+        noun = book.entity(collection).noun
+        voided = self.world.voiders.get(env)
+        said = sorted({name for p in patterns for name, value in p["$fields"].items() if dictated(value)})
         self._add(
-            f"{prefix}{env}:/{collection} gains {len(keys)} new {book.entity(collection).noun}",
+            f"{prefix}{env}:/{collection} gains {len(keys)} new {noun}",
             "goal",
             kind="created_in",
             env=env,
             path=f"/{escape_token(collection)}",
-            expected=patterns,
+            expected=[
+                {"$fields": {k: v for k, v in p["$fields"].items() if k not in said}} for p in patterns
+            ],
+            **({"voided_by": voided} if voided else {}),
             **extra,
         )
+        for name in said:  # the words the user dictated for it: a goal of their own (a title)
+            texts = [{"$fields": {name: p["$fields"][name]}} for p in patterns if name in p["$fields"]]
+            self._add(
+                f"{prefix}{env}:/{collection} gains {len(texts)} new {noun} with the {humanize(name)} "
+                + short(texts[0]["$fields"][name]),
+                "goal",
+                kind="created_in",
+                env=env,
+                path=f"/{escape_token(collection)}",
+                expected=texts,
+                **({"voided_by": voided} if voided else {}),
+                **extra,
+            )
         self.goal_paths[env].add(f"/{escape_token(collection)}")
 
     def file_goals(self, requests: Sequence[FileRequest]) -> None:
@@ -223,17 +243,29 @@ class GoalChecks(CheckList):
                         **self._only_ids(request),
                     )
                     continue
+                rendered = path not in self.agent_files
+                like = id_shaped(path, self.created) if rendered else path
+                where = {"path_like": like} if isinstance(like, dict) else {}  # a path the env numbers
                 if new is None:
-                    self._add(f"{prefix}file {path} deleted", "goal", kind="file_absent", path=path, **extra)
+                    self._add(
+                        f"{prefix}file {path} deleted",
+                        "goal",
+                        kind="file_absent",
+                        path=path,
+                        **where,
+                        **extra,
+                    )
                     if turn is not None and path not in self.golden.files:
                         guard_on_time(self.checks[-1])
                     continue
                 fmt, expected = self._file_expectation(path, new, turn)
                 expected = self.file_pattern(fmt, expected)
+                if rendered:
+                    expected = self.ids_free(expected)  # the env's own lines name what it numbered
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
-                count = self._line_count(path, new, turn) if fmt == "lines" else None
+                count = self._line_count(path, new, turn, expected) if fmt == "lines" else None
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
                 self._add(
                     f"{prefix}file {path} {label}",
@@ -242,6 +274,7 @@ class GoalChecks(CheckList):
                     path=path,
                     format=fmt,
                     expected=expected,
+                    **where,
                     **({"line_count": count} if count is not None else {}),
                     **({"later_lines": later} if later else {}),
                     **extra,
@@ -262,16 +295,13 @@ class GoalChecks(CheckList):
             later = lines if later is None else later & lines
         return sorted(line for line in (later or set()) - now if any(ch.isalnum() for ch in line))
 
-    def _line_count(self, path: str, content: str, turn: int | None) -> int | None:
-        """The number of non-blank lines every correct run's file has, if they agree, for a file
-        the agent writes itself (a file the environment renders, a mail around a dictated body,
+    def _line_count(self, path: str, content: str, turn: int | None, expected: Any) -> int | None:
+        """The number of non-blank lines every correct run's file has, if they agree: no line
+        added, none repeated. For a file the agent writes itself, and for one the environment
+        renders from records (an incident's timeline: a note appended to it by an unasked call
+        is a line too many) unless it holds text the user dictated as a message (a mail's body
         may carry the greeting a user would accept on lines of its own)."""
-        written = {
-            str(a.args.get("path"))
-            for a in self.golden.actions
-            if a.tool in ("write_file", "edit_file") and isinstance(a.args, dict)
-        }
-        if path not in written:
+        if path not in self.agent_files and dictated_message(expected):
             return None
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
@@ -318,3 +348,25 @@ class GoalChecks(CheckList):
         for other in others:
             stable &= set(vr.parse_file(other, "lines")) if other is not None else set()
         return "lines", [line for line in vr.parse_file(content, "lines") if line in stable and line.strip()]
+
+
+def dictated_message(pattern: Any) -> bool:
+    """Whether a file pattern holds a dictated message (``$says``, ``$composed``, ``$block``)."""
+    if isinstance(pattern, dict):
+        return any(k in ("$says", "$composed", "$block") or dictated_message(v) for k, v in pattern.items())
+    if isinstance(pattern, list):
+        return any(dictated_message(v) for v in pattern)
+    return False
+
+
+def dictated(pattern: Any) -> bool:
+    """Whether a field's pattern is text the user dictated (``$text``, ``$says``, ``$composed``,
+    or one inside an env's own words): read as a goal of its own, so a record made right with its
+    words not as dictated ("duplicate request (per on-call)") is half the work, and the failing
+    check names the words."""
+    if not isinstance(pattern, dict) or len(pattern) != 1:
+        return False
+    op, arg = next(iter(pattern.items()))
+    if op == "$framed":
+        return dictated(arg[1])
+    return op in ("$text", "$says", "$composed")

@@ -23,6 +23,7 @@ from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier.checks import (
     CheckList,
     generated_change,
+    id_shaped,
     is_counter,
     is_free,
     is_timestamp,
@@ -90,11 +91,14 @@ class GuardChecks(CheckList):
             for run in self.world.runs(turn):
                 _, _, start, end = window(run, turn)
                 made |= set(end) - set(start)
+            shaped = [id_shaped(p, self.created) for p in sorted(made) if p not in self.agent_files]
+            like = [p for p in shaped if isinstance(p, dict)]  # a file the env names by an id it numbers
             self._add(
                 f"{prefix}no other workspace file created",
                 "guard",
                 kind="no_new_files",
                 allowed=sorted(made),
+                **({"allowed_like": like} if like else {}),
                 **extra,
             )
 
@@ -231,6 +235,7 @@ class GuardChecks(CheckList):
             if book.is_log(collection):
                 continue  # the world appends to a log as a by-product of looking
             new = max(self._new_members(run, env, collection, turn) for run in self.world.runs(turn))
+            voided = self.world.voiders.get(env)
             self._add(  # as many as a correct run may end with (the world may add some while it waits)
                 f"{prefix}{env}:{path} gains at most {new} new",
                 "guard",
@@ -238,6 +243,7 @@ class GuardChecks(CheckList):
                 env=env,
                 path=path,
                 count=new,
+                **({"voided_by": voided} if voided else {}),  # a record made and voided is none
                 **extra,
             )
 

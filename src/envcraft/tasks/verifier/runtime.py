@@ -28,9 +28,14 @@ matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail h
 ``{"$members": {"has": [...], "lacks": [...]}}`` a list that holds the first and none of the
 second (flags and labels: other members may come and go); ``{"$items": [patterns]}`` a list of
 as many items, each pattern matched by a distinct item in any order (records matched by
-content: line numbers and ids the world assigns are left out). A plain string that is an e-mail
+content: line numbers and ids the world assigns are left out); ``{"$ids": [text, prefix, text,
+...]}`` text naming ids the environment numbered (each prefix followed by any digits: a draft's
+file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A plain string that is an e-mail
 address matches the same address written with or without a display name, in any case
-(``CS Team <cs-team@x.example>`` is ``cs-team@x.example``).
+(``CS Team <cs-team@x.example>`` is ``cs-team@x.example``). A ``no_extra`` or ``created_in``
+check with ``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
+with ``path_like`` reads any file of that shape; any check with ``renamed`` reads the ids of
+the run's own live new records as the golden run's ids (:func:`renamed`).
 
 Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
 after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
@@ -134,7 +139,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     "hi hello hey dear greetings good morning afternoon evening day all team everyone there folks"
     " please kindly thanks thank you so much very many a lot in advance just quick fyi"
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
-    " respectfully cordially br thx ty later have nice great weekend"
+    " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
@@ -183,18 +188,25 @@ def _name(word: str) -> bool:
     return word[:1].isupper() and word.isalpha() and word.lower() not in _NOT_NAMES
 
 
-def _polite(text: str, spans: list[Span], side: range) -> tuple[bool, int]:
+def _polite(
+    text: str,
+    spans: list[Span],
+    side: range,
+    allowed: frozenset[str] | None = None,
+    others: frozenset[str] = frozenset(),
+) -> tuple[bool, int]:
     """Whether the words ``side`` (before or after dictated words) are only greetings, courtesies,
     sign-offs and names, and how many names: a name follows a polite word ("Hi Ana", "Best,
     Rosa"), stands on a line of names alone (a signature), or opens the text before a comma
-    ("Ana, ..."). "Delayed. Running late" does not pass on a capital letter."""
+    ("Ana, ..."). "Delayed. Running late" does not pass on a capital letter. A name must be one
+    of ``allowed`` (when given) and none of ``others``."""
     names, polite = 0, False
     for i in side:
         word, start, end = spans[i]
         if word.lower() in POLITE:
             polite = True
             continue
-        if not _name(word):
+        if not _name(word) or word.lower() in others or (allowed is not None and word.lower() not in allowed):
             return False, names
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
@@ -208,19 +220,24 @@ def _polite(text: str, spans: list[Span], side: range) -> tuple[bool, int]:
     return True, names
 
 
-def says(text: Any, dictated: Any) -> bool:
+def says(
+    text: Any, dictated: Any, names: frozenset[str] | None = None, others: frozenset[str] = frozenset()
+) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring): they
     stand in it as one run of words, and the other words are greetings, courtesies, sign-offs
     and names ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is
-    confirmed."; "Not running late." does not say "Running late.")."""
+    confirmed."; "Not running late." does not say "Running late."). ``names``: the only names
+    (lower-cased) a greeting before the words may hold (the addressee's); ``others``: names no
+    word around them may hold (other people of the world; the sender, the user, may sign): "Hi
+    Liam" in a message to Daniel is not the message."""
     if not isinstance(text, str):
         return False
     folded = _folded(text)
     spans = _spans(folded)
     phrase = words(dictated)
     for i in _find([w.lower() for w, _, _ in spans], phrase):
-        head, head_names = _polite(folded, spans, range(i))
-        tail, tail_names = _polite(folded, spans, range(i + len(phrase), len(spans)))
+        head, head_names = _polite(folded, spans, range(i), names, others)
+        tail, tail_names = _polite(folded, spans, range(i + len(phrase), len(spans)), None, others)
         if head and tail and head_names + tail_names <= _NAMES:
             return True
     return False
@@ -307,6 +324,8 @@ def matches(value: Any, pattern: Any) -> bool:
         if op == "$one_of":
             return any(matches(value, p) for p in arg)
         if op in ("$text", "$says"):  # dictated words, read within reason
+            if isinstance(arg, dict):  # with the names a greeting may hold, and those none may
+                return says(value, arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())))
             return says(value, arg)
         if op == "$composed":
             return composed(value, arg)
@@ -314,13 +333,15 @@ def matches(value: Any, pattern: Any) -> bool:
             return framed(value, arg)
         if op == "$addresses":
             return isinstance(value, str) and addresses(value) == addresses(" ".join(arg))
+        if op == "$ids":  # text naming ids the environment numbered: ["Message-ID: <", "MSG-", "@x>"]
+            return isinstance(value, str) and _id_shape(tuple(arg)).fullmatch(value) is not None
         if op == "$contains":
             return isinstance(value, str) and all(str(a).lower() in value.lower() for a in arg)
         if op == "$members":  # a list holding these members and not those (others may come and go)
             return (
                 isinstance(value, list)
-                and all(v in value for v in arg.get("has", []))
-                and not any(v in value for v in arg.get("lacks", []))
+                and all(_member(value, v) for v in arg.get("has", []))
+                and not any(_member(value, v) for v in arg.get("lacks", []))
             )
         if op == "$items":
             return isinstance(value, list) and rows_match(value, arg, True)
@@ -342,6 +363,20 @@ def matches(value: Any, pattern: Any) -> bool:
         mail = address(pattern)
         return mail is not None and address(value) == mail
     return kind_of(value) == kind_of(pattern) and value == pattern
+
+
+def _member(values: list[Any], pattern: Any) -> bool:
+    """Whether a list holds ``pattern``: a member as written, or one matching an ``$ids`` pattern."""
+    if isinstance(pattern, dict):
+        return any(matches(v, pattern) for v in values)
+    return pattern in values
+
+
+@functools.lru_cache(maxsize=1024)
+def _id_shape(parts: tuple[str, ...]) -> "re.Pattern[str]":
+    """An ``$ids`` pattern as a regular expression: text as written, each id prefix followed by
+    digits (``["mail/drafts/", "MSG-", ".eml"]`` is ``mail/drafts/MSG-<digits>.eml``)."""
+    return re.compile("".join(re.escape(p) + (r"\d+" if i % 2 else "") for i, p in enumerate(parts)))
 
 
 def same(a: Any, b: Any) -> bool:
@@ -706,35 +741,184 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
 
 
 def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
-    """One check's score in [0, 1]. "Before" is S0 for end-of-run checks, else the previous turn."""
+    """One check's score in [0, 1]. "Before" is S0 for end-of-run checks, else the previous turn.
+    An ``on_time`` guard (a turn's goal the end still shows) asks whether the work was done by
+    the turn's end, not whether it is right (its goal at the end asks that): it passes as its
+    goal would, or when the turn changed its subject to what the run ends with."""
+    value = _run_check(ctx, check)
+    if value < 1.0 and check.get("on_time") and _done_then(ctx, check):
+        return 1.0
+    return value
+
+
+def _done_then(ctx: dict[str, Any], check: dict[str, Any]) -> bool:
+    """Whether the turn of ``check`` changed its subject to what the end of the run shows."""
+    turn = check["turn"]
+    states, files = snapshot(ctx, turn)
+    before_states, before_files = snapshot(ctx, turn - 1)
+    if check["kind"] == "file":
+        then = files.get(check["path"])
+        return (
+            then is not None
+            and then != before_files.get(check["path"])
+            and then == ctx["files"].get(check["path"])
+        )
+    if "env" not in check:
+        return False
+    env, path = check["env"], check["path"]
+    then, before, end = (get(s.get(env, MISSING), path) for s in (states, before_states, ctx["final"]))
+    if check["kind"] == "created_in":
+        then, before, end = (live(ctx, check, v) for v in (then, before, end))
+        made = (
+            [k for k in then if k not in before]
+            if isinstance(then, dict) and isinstance(before, dict)
+            else []
+        )
+        return len(made) >= len(check["expected"]) and all(k in end and same(then[k], end[k]) for k in made)
+    return then is not MISSING and not same(then, before) and same(then, end)
+
+
+def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     turn = check.get("turn")
     states, files = snapshot(ctx, turn)
     before_states, before_files = snapshot(ctx, -1 if turn is None else turn - 1)
     kind = check["kind"]
     if kind == "file":  # written with the expected content (and so changed from before)
-        content = files.get(check["path"])
-        if content is None or content == before_files.get(check["path"]):
-            return 0.0
-        spec = check.get("only_ids")
-        if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
-            return 0.0
-        later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
-        if later and any(line in later for line in parse_file(content, "lines")):
-            return 0.0
-        count = check.get("line_count")  # a text file: no line added, none repeated
-        if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
-            return 0.0
-        return float(content_matches(content, check["format"], check["expected"]))
+        like = check.get("path_like")  # a file the env names by an id it numbered: any such file
+        paths = [check["path"]] if like is None else sorted(p for p in files if matches(p, like))
+        return max(
+            (_file_check(check, renamed(ctx, check, files.get(p)), before_files.get(p)) for p in paths),
+            default=0.0,
+        )
     if kind == "file_absent":
+        like = check.get("path_like")
+        if like is not None:
+            return float(any(p not in files for p in before_files if matches(p, like)))
         return float(check["path"] not in files and check["path"] in before_files)
     if kind == "files_unchanged":  # guard: every listed file exactly as before
         kept = [files.get(p) == before_files.get(p) for p in check["paths"]]
         return sum(kept) / len(kept)
     if kind == "no_new_files":  # guard: no file created but those a correct run creates
-        return float(all(p in before_files or p in check["allowed"] for p in files))
-    after = get(states.get(check["env"], MISSING), check["path"])
-    before = get(before_states.get(check["env"], MISSING), check["path"])
+        like = check.get("allowed_like", [])
+        return float(
+            all(p in before_files or p in check["allowed"] or any(matches(p, a) for a in like) for p in files)
+        )
+    names = renaming(ctx, check)
+    path = path_in_run(check["path"], names)
+    after = get(states.get(check["env"], MISSING), path)
+    before = get(before_states.get(check["env"], MISSING), path)
+    if kind in ("no_extra", "created_in"):
+        after = live(ctx, check, after)
+    if names:
+        after, before = _rename(after, names), _rename(before, names)
     return _state_check(kind, check, after, before)
+
+
+def path_in_run(path: str, names: dict[str, str]) -> str:
+    """A check's path with the golden run's ids of new records as this run has them."""
+    inverse = {gold: mine for mine, gold in names.items() if not gold.endswith(" voided>")}
+    if not inverse:
+        return path
+    return "/".join(inverse.get(part, part) for part in path.split("/"))
+
+
+def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
+    """A ``file`` check on one file's content (None: no such file) and its content before."""
+    if content is None or content == before:
+        return 0.0
+    spec = check.get("only_ids")
+    if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
+        return 0.0
+    later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
+    if later and any(line in later for line in parse_file(content, "lines")):
+        return 0.0
+    count = check.get("line_count")  # a text file: no line added, none repeated
+    if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
+        return 0.0
+    return float(content_matches(content, check["format"], check["expected"]))
+
+
+def renamed(ctx: dict[str, Any], check: dict[str, Any], value: Any) -> Any:
+    """``value`` (a file's content, a record, a field) with the ids of the records the run
+    created written as the golden run's where the check names one (``check["renamed"]``: per
+    collection, ``{"env", "path", "ids": the golden run's live new ids in the order it made them,
+    "voided_by"}``): the run's live new records of that collection, in the order it made them,
+    are the golden run's, and an id the golden run made that this run voided is no id. A draft
+    discarded and written again is the draft; a reply to it points at it."""
+    return _rename(value, renaming(ctx, check))
+
+
+def _rename(value: Any, names: dict[str, str]) -> Any:
+    if not names or value is MISSING:
+        return value
+    pattern = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(re.escape(k) for k in names) + r")(?![0-9])")
+    return _renamed(value, pattern, functools.partial(_swapped, names))
+
+
+def renaming(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, str]:
+    spec = check.get("renamed")
+    if not spec or "initial" not in ctx:
+        return {}
+    states, _ = snapshot(ctx, check.get("turn"))
+    names: dict[str, str] = {}
+    for where in spec.values():
+        moment = {"env": where["env"], "voided_by": where.get("voided_by"), "turn": check.get("turn")}
+        after = live(ctx, moment, get(states.get(where["env"], MISSING), where["path"]))
+        before = get(ctx["initial"].get(where["env"], MISSING), where["path"])
+        old = before if isinstance(before, dict) else {}
+        made = sorted((k for k in after if k not in old), key=made_order) if isinstance(after, dict) else []
+        if len(made) != len(where["ids"]):
+            continue  # not the same number of records: nothing to pair them by
+        for mine, gold in zip(made, where["ids"], strict=True):
+            if mine != gold:
+                names[mine] = gold
+                names.setdefault(gold, "<" + gold + " voided>")
+    return names
+
+
+def made_order(key: str) -> tuple[str, int, str]:
+    """The order an environment numbers what it creates: ``MSG-0009`` before ``MSG-0010``."""
+    digits = re.search(r"(\d+)$", key)
+    return (key[: digits.start()] if digits else key, int(digits.group(1)) if digits else -1, key)
+
+
+def _renamed(value: Any, pattern: "re.Pattern[str]", swap: Any) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(swap, value)
+    if isinstance(value, list):
+        return [_renamed(v, pattern, swap) for v in value]
+    if isinstance(value, dict):  # the keys too: a collection's records by their (new) ids
+        return {
+            pattern.sub(swap, k) if isinstance(k, str) else k: _renamed(v, pattern, swap)
+            for k, v in value.items()
+        }
+    return value
+
+
+def _swapped(swap: dict[str, str], match: "re.Match[str]") -> str:
+    return swap[match.group(1)]
+
+
+def live(ctx: dict[str, Any], check: dict[str, Any], members: Any) -> Any:
+    """``members`` without the records the run voided by the check's moment: a successful call of
+    a ``check["voided_by"]`` ``[tool, parameter]`` named them (a booking cancelled, a journal
+    rolled back). Made and voided is not made: booking, cancelling and booking again is one
+    booking; a voided record neither counts as extra nor as the one asked for."""
+    spec = check.get("voided_by")
+    if not spec or not isinstance(members, dict):
+        return members
+    turn = check.get("turn")
+    void = set()
+    for action in ctx.get("actions", []):
+        args, result = action.get("args"), action.get("result")
+        if action.get("env") != check["env"] or not isinstance(args, dict):
+            continue
+        if (isinstance(result, dict) and isinstance(result.get("error"), dict)) or (
+            turn is not None and action.get("turn", 0) > turn
+        ):
+            continue  # a call that failed voids nothing; one made later, nothing yet
+        void |= {str(args.get(param)) for tool, param in spec if action.get("tool") == tool and param in args}
+    return {key: value for key, value in members.items() if key not in void}
 
 
 def verify(ctx: dict[str, Any]) -> dict[str, Any]:
