@@ -165,15 +165,21 @@ def test_a_dictated_message_with_a_greeting_scores_one_and_other_words_do_not() 
 
 
 def test_a_reason_is_still_the_words_given() -> None:
+    """A short text field (a cancellation's reason, a to-do's text) padded with words of the
+    agent's own is not the words given."""
     played = 0
     for task in _tasks():
-        if not any(c.tool == "cancel_order" for c in task.reference.calls):
-            continue
-        assert score_trajectory(task, reference_turns(task)).score == 1.0
-        padded = _with_arg(task, "cancel_order", "reason", lambda r: f"Customer says: {r}, please hurry")
-        assert score_trajectory(task, padded).score < 1.0, task.id
-        played += 1
+        asked = [(t, a) for t, a in (("cancel_order", "reason"), ("add_todo", "text")) if _calls(task, t)]
+        for tool, arg in asked:
+            assert score_trajectory(task, reference_turns(task)).score == 1.0
+            padded = _with_arg(task, tool, arg, lambda r: f"Customer says: {r}, please hurry")
+            assert score_trajectory(task, padded).score < 1.0, task.id
+            played += 1
     assert played >= 1
+
+
+def _calls(task: Task, tool: str) -> bool:
+    return any(c.tool == tool for c in task.reference.calls)
 
 
 def _rewritten(task: Task, change: Any) -> list[list[dict[str, Any]]]:
@@ -229,3 +235,17 @@ def test_the_text_policies_apply_to_tasks_with_text_and_come_out_as_they_must() 
             assert trial.passes(score.score), (task.id, trial.kind, score.components)
             seen.add(trial.kind)
     assert seen == set(kinds)
+
+
+def test_a_dictated_text_in_a_json_line_is_read_as_text_not_as_its_escapes() -> None:
+    """From event_stream (n10 seed 5151): a dead-letter note the env writes into a JSONL line;
+    a greeting around the dictated words is escaped there (``\\n``), and the line was pinned as
+    text around them, so a right note ("Hi,\\n\\nfollow up next week\\n\\nThanks!") failed."""
+    line = {"$json": {"dlq_id": "DLQ-0001", "note": {"$says": "Follow up next week."}, "offset": 34}}
+    right = json.dumps({"dlq_id": "DLQ-0001", "note": "Hi,\n\nfollow up next week\n\nThanks!", "offset": 34})
+    assert vr.content_matches(right + "\n", "lines", [line])
+    negated = json.dumps({"dlq_id": "DLQ-0001", "note": "Do not follow up next week.", "offset": 34})
+    assert not vr.content_matches(negated, "lines", [line])
+    other = json.dumps({"dlq_id": "DLQ-0002", "note": "Follow up next week.", "offset": 34})
+    assert not vr.content_matches(other, "lines", [line])
+    assert not vr.matches("not json {", line) and not vr.matches(7, line)

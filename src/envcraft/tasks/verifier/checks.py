@@ -367,10 +367,24 @@ class CheckList:
             return {**expected, "rows": self._in_values(expected["rows"])}
         if fmt != "lines" or not isinstance(expected, list):
             return expected
-        lines = [self._in_line(line) if isinstance(line, str) else line for line in expected]
+        lines = [
+            self._in_json(line) or self._in_line(line) if isinstance(line, str) else line for line in expected
+        ]
         for text, embedded, param, names in self.texts:
             lines = as_block(lines, text, text_pattern(text, embedded, param, names))
         return lines
+
+    def _in_json(self, line: str) -> dict[str, Any] | None:
+        """A JSON line holding a dictated text as one of its values, as ``$json``: the text is
+        read within reason as a value, where its escapes (a greeting's ``\\n``) would break it."""
+        if not line.startswith(("{", "[")):
+            return None
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            return None
+        pattern = self._in_values(parsed)
+        return {"$json": pattern} if pattern != parsed else None
 
     def ids_free(self, value: Any) -> Any:
         """``value`` with every id of a record the run created read by its shape (``$ids``): an

@@ -23,6 +23,8 @@ Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any val
 pattern, after]}`` a string that starts with ``before``, ends with ``after`` and whose middle
 matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail header);
 ``{"$addresses": [addresses]}`` a string listing the same e-mail addresses (a ``To:`` header);
+``{"$json": pattern}`` a string that is JSON whose value matches ``pattern`` (a line of a JSONL
+file an env renders, holding dictated text: the text is read as text, not as its escapes);
 ``{"$block": pattern}`` only in a ``lines`` file check (:func:`lines_match`);
 ``{"$fields": {key: pattern}}`` a dict whose listed keys match (other keys are free);
 ``{"$members": {"has": [...], "lacks": [...]}}`` a list that holds the first and none of the
@@ -331,6 +333,8 @@ def matches(value: Any, pattern: Any) -> bool:
             return composed(value, arg)
         if op == "$framed":
             return framed(value, arg)
+        if op == "$json":
+            return isinstance(value, str) and matches(_json_or_missing(value), arg)
         if op == "$addresses":
             return isinstance(value, str) and addresses(value) == addresses(" ".join(arg))
         if op == "$ids":  # text naming ids the environment numbered: ["Message-ID: <", "MSG-", "@x>"]
@@ -363,6 +367,13 @@ def matches(value: Any, pattern: Any) -> bool:
         mail = address(pattern)
         return mail is not None and address(value) == mail
     return kind_of(value) == kind_of(pattern) and value == pattern
+
+
+def _json_or_missing(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return MISSING
 
 
 def _member(values: list[Any], pattern: Any) -> bool:
