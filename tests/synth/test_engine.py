@@ -212,25 +212,7 @@ def test_an_accepted_environment_yields_validated_tasks_through_envcraft_run(
 def test_the_cli_runs_the_engine_over_http(spec_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with ChatServer(ReplayProvider([answer(good_files())]), api_key=KEY) as server:
-        done = subprocess.run(
-            [
-                str(ENVCRAFT),
-                "synth",
-                str(spec_file),
-                "--out",
-                str(out),
-                "--model",
-                "recorded",
-                "--base-url",
-                server.url,
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-            env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": KEY, "HOME": str(tmp_path)},
-        )
+        done = synth_cli([str(spec_file), "--out", str(out), "--base-url", server.url], tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["accepted"] == 1
     assert (out / "envs" / "library_loans" / "envcraft.toml").is_file()
@@ -244,6 +226,18 @@ def test_workers_take_several_candidates_at_once(tmp_path: Path) -> None:
         )
     assert summary["accepted"] == 2
     assert sorted(p.name for p in (out / "envs").iterdir()) == ["library_annex", "library_loans"]
+
+
+def synth_cli(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    """``envcraft synth ARGS --model recorded --json`` in a bare environment (no host keys)."""
+    return subprocess.run(
+        [str(ENVCRAFT), "synth", *args, "--model", "recorded", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": KEY, "HOME": str(home)},
+    )
 
 
 def _two_specs(tmp_path: Path) -> list[str]:
@@ -270,16 +264,19 @@ def test_synth_on_ray_makes_the_records_of_one_process(tmp_path: Path) -> None:
     for executor in ("local", "ray"):
         out = tmp_path / executor
         with ChatServer(ReplayProvider([_for_the_asked_id] * 2), api_key=KEY) as server:
-            done = subprocess.run(
+            done = synth_cli(
                 [
-                    *(str(ENVCRAFT), "synth", *specs, "--out", str(out), "--model", "recorded"),
-                    *("--base-url", server.url, "--workers", "2", "--executor", executor, "--json"),
+                    *specs,
+                    "--out",
+                    str(out),
+                    "--base-url",
+                    server.url,
+                    "--workers",
+                    "2",
+                    "--executor",
+                    executor,
                 ],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-                env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": KEY, "HOME": str(tmp_path)},
+                tmp_path,
             )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["accepted"] == 2

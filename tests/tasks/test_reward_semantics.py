@@ -30,35 +30,18 @@ Turns = list[list[dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
-    out = tmp_path_factory.mktemp("semantics")
-    done = subprocess.run(
-        [ENVCRAFT, "tasks", "synth", "--envs", ENVS, "--n", "10", "--seed", "0", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return read_tasks(out)
+    return synthesized(tmp_path_factory.mktemp("semantics"), ENVS)
 
 
 @pytest.fixture(scope="module")
 def infra_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
-    out = tmp_path_factory.mktemp("infra")
+    return synthesized(tmp_path_factory.mktemp("infra"), "infra_recovery")
+
+
+def synthesized(out: Path, envs: str) -> list[Task]:
+    """``envcraft tasks synth --envs ENVS --n 10 --seed 0``, as a user makes a task set."""
     done = subprocess.run(
-        [
-            ENVCRAFT,
-            "tasks",
-            "synth",
-            "--envs",
-            "infra_recovery",
-            "--n",
-            "10",
-            "--seed",
-            "0",
-            "--out",
-            str(out),
-        ],
+        [ENVCRAFT, "tasks", "synth", "--envs", envs, "--n", "10", "--seed", "0", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=1200,
