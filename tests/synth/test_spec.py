@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import tarfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from envcraft.synth.catalog import load_catalog, target_envs
+from envcraft.synth.engine import spec_key
+from envcraft.synth.job import load_specs
 from envcraft.synth.spec import SpecError, env_id_for, load_spec
 
 TOML = """\
@@ -86,3 +92,46 @@ def test_unknown_references_are_refused(tmp_path: Path) -> None:
 def test_env_ids_from_titles() -> None:
     assert env_id_for("Library Loans!") == "library_loans"
     assert env_id_for("3D printing farm") == "env_3d_printing_farm"
+
+
+def test_a_catalog_variant_is_built_around_one_keyword_of_its_scenario() -> None:
+    first, second = load_spec("messaging-communication@1"), load_spec("messaging-communication@2")
+    assert first == load_spec("messaging-communication") and not first.focus
+    assert second.focus == "email" and second.id == "messaging_communication_email"
+    assert second.source == "catalog:messaging-communication@2"
+    assert "Focus: email." in second.render() and "Focus" not in first.render()
+    assert "email" in second.text().splitlines()
+
+
+@pytest.mark.parametrize(
+    "ref", ["messaging-communication@0", "messaging-communication@7", "messaging-communication@x"]
+)
+def test_a_variant_out_of_range_is_one_line_that_says_the_range(ref: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec(ref)
+    assert "messaging-communication@" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_catalog_paper_makes_the_papers_139_environments_with_its_per_scenario_counts() -> None:
+    specs = load_specs(["catalog:paper"])
+    assert len(specs) == 139 and len({s.id for s in specs}) == 139
+    assert sum(s.kind == "tool" for s in specs) == 70 and sum(s.kind == "claw" for s in specs) == 69
+    per_scenario = Counter(s.source.removeprefix("catalog:").partition("@")[0] for s in specs)
+    assert set(per_scenario) == {s.id for s in load_catalog()}
+    for scenario in load_catalog():
+        if scenario.n_envs is not None:
+            assert per_scenario[scenario.id] == scenario.n_envs == target_envs()[scenario.id]
+        else:
+            assert per_scenario[scenario.id] >= 1
+
+
+def test_a_spec_without_a_focus_hashes_as_the_library_recorded_it() -> None:
+    """The library's records were made before `focus` existed; their spec hashes still match."""
+    archive = Path(__file__).parents[2] / "library" / "envs" / "banking_trading.tar.xz"
+    with tarfile.open(archive) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("record.json"))
+        handle = tar.extractfile(member)
+        assert handle is not None
+        record = json.load(handle)
+    assert spec_key(load_spec("banking-trading"), record["options"]) == record["spec_hash"]
+    assert spec_key(load_spec("banking-trading@2"), record["options"]) != record["spec_hash"]

@@ -24,7 +24,8 @@ def synth_command(
     specs: Annotated[
         list[str],
         typer.Argument(
-            help="Catalog ids, spec files (.toml/.md), or catalog / catalog:general / catalog:claw."
+            help="Catalog ids (id@K: its K-th environment), spec files (.toml/.md), or catalog / "
+            "catalog:general / catalog:claw / catalog:paper (each scenario as often as the paper's 139 need)."
         ),
     ],
     out: Annotated[Path | None, typer.Option("--out", help="Output directory (resumable).")] = None,

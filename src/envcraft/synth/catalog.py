@@ -18,6 +18,8 @@ from envcraft.core.package import ARCHETYPES
 
 Category = Literal["general", "claw"]
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+# Environments the paper built per category (its Table 2): what `target_envs` spreads over the catalog.
+PAPER_ENVS: dict[str, int] = {"general": 70, "claw": 69}
 
 
 class Scenario(BaseModel):
@@ -76,3 +78,27 @@ def get_scenario(scenario_id: str) -> Scenario:
         if scenario.id == scenario_id:
             return scenario
     raise KeyError(f"no scenario '{scenario_id}'")
+
+
+@cache
+def target_envs() -> dict[str, int]:
+    """How many environments to build per scenario so the catalog totals the paper's 70 + 69.
+
+    A row the paper gives a count for keeps it; the rest of its category's total is spread over
+    the rows without one, one each and then one more to the earliest rows, in catalog order (the
+    paper does not say how its remaining environments fall; an even spread is the least claim).
+    """
+    targets: dict[str, int] = {}
+    for category, total in PAPER_ENVS.items():
+        rows = scenarios(category)  # type: ignore[arg-type]
+        unknown = [s for s in rows if s.n_envs is None]
+        left = total - sum(s.n_envs for s in rows if s.n_envs is not None)
+        if unknown and left < len(unknown):
+            raise CatalogError(
+                f"{category}: {left} environments left for {len(unknown)} rows without a count"
+            )
+        for row in rows:
+            targets[row.id] = row.n_envs if row.n_envs is not None else 0
+        for index, row in enumerate(unknown):
+            targets[row.id] = left // len(unknown) + (1 if index < left % len(unknown) else 0)
+    return targets

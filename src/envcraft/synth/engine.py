@@ -347,7 +347,9 @@ def spec_key(spec: ScenarioSpec, options: Mapping[str, Any]) -> str:
     the same work at any pace), so a record is redone exactly when its answer could differ.
     ``options`` is :meth:`EngineOptions.to_json` (as ``synth.json`` records it)."""
     what = {k: v for k, v in options.items() if k != "workers"}
-    return _hash(spec.model_dump_json() + json.dumps(what, sort_keys=True))
+    # a spec without a focus hashes as it did before the field existed (recorded hashes stay valid)
+    dumped = spec.model_dump_json(exclude=None if spec.focus else {"focus"})
+    return _hash(dumped + json.dumps(what, sort_keys=True))
 
 
 def files_hash(files: Mapping[str, str]) -> str:

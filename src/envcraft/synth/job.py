@@ -1,8 +1,9 @@
 """One ``envcraft synth`` job: specs in, ``OUT/envs`` + ``OUT/synth.json`` + ``OUT/report.html`` out.
 
-``load_specs`` reads catalog ids, spec files and the selectors ``catalog`` /
-``catalog:general`` / ``catalog:claw``; ``explain`` ranks the archetypes for a spec and
-sizes its prompt without a model; ``make_provider`` builds the model client (an
+``load_specs`` reads catalog ids (``<id>@K`` for a scenario's K-th environment), spec files
+and the selectors ``catalog`` / ``catalog:general`` / ``catalog:claw`` / ``catalog:paper``
+(every scenario as many times as the paper's 139 environments need); ``explain`` ranks the
+archetypes for a spec and sizes its prompt without a model; ``make_provider`` builds the model client (an
 OpenAI-compatible server behind the response cache, or Batch API files); ``run_job`` runs the
 engine and writes the outputs in this process, ``run_job_on`` with each candidate a job of an
 executor (``envcraft synth --executor ray``).
@@ -18,16 +19,18 @@ from typing import Any
 
 from envcraft.executor import Executor
 from envcraft.llm import BatchProvider, CachedProvider, OpenAIProvider, Provider
-from envcraft.synth.catalog import scenarios
+from envcraft.synth.catalog import scenarios, target_envs
 from envcraft.synth.engine import CandidateRecord, EngineOptions, SynthEngine
 from envcraft.synth.prompt import first_messages
 from envcraft.synth.references import DEFAULT_BUDGET, render_reference
 from envcraft.synth.report import summarize, write_outputs
 from envcraft.synth.retrieval import rank_archetypes, reference_roots
-from envcraft.synth.spec import ScenarioSpec, SpecError, from_scenario, load_spec
+from envcraft.synth.spec import ScenarioSpec, SpecError, from_scenario, load_spec, variant
 from envcraft.synth.tokens import count_tokens, tokenizer_name
 
 CATALOG_SELECTORS = {"catalog": None, "catalog:general": "general", "catalog:claw": "claw"}
+# every scenario as many times as `target_envs` says (<id>, <id>@2, ...): the paper's 139
+PAPER_SELECTOR = "catalog:paper"
 
 
 def load_specs(refs: list[str]) -> list[ScenarioSpec]:
@@ -37,6 +40,9 @@ def load_specs(refs: list[str]) -> list[ScenarioSpec]:
         if ref in CATALOG_SELECTORS:
             category = CATALOG_SELECTORS[ref]
             specs += [from_scenario(s) for s in scenarios(category)]  # type: ignore[arg-type]
+        elif ref == PAPER_SELECTOR:
+            targets = target_envs()
+            specs += [variant(s, k) for s in scenarios() for k in range(1, targets[s.id] + 1)]
         else:
             specs.append(load_spec(ref))
     if not specs:

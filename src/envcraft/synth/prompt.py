@@ -165,7 +165,8 @@ committed only if the call succeeds). Tool parameters are flat: str, int, float,
 `Literal[...]` or lists of these, each documented under `Args:`, with a `Returns:` section. Tool
 names are snake_case verbs and never reset, step, state, close, now, fail, lookup, data, workspace,
 repository or base_time.
-**`@tool(...)`.** `read_only=True` for a tool that changes nothing; `produces=[...]` /
+**`@tool(...)`.** `read_only=True` for a tool that changes nothing (it fires no clock-driven
+event and advances no counter: apply those in the tools that write); `produces=[...]` /
 `consumes=[...]` the id parameters a tool creates or needs (they shape the tool graph);
 `undoes=[...]` the tools whose effect this one takes back (no task asks for both on one record);
 `goal="..."` how a user asks for what the tool does, never naming a tool or parameter. A goal
@@ -212,7 +213,8 @@ parameter names. Each skill ends with a worked example: a fenced block tagged `{
 audit runs them in order on `generate(seed={EXAMPLE_SEED}, size={EXAMPLE_SIZE})`, each skill's example in a
 fresh session of its own (skills share no state), and every call must succeed, so use ids your
 generator really makes for that seed. Tools that only succeed after earlier steps are best shown
-this way."""
+this way. The front matter is YAML: quote a `description` that holds `: ` or `#`. A JSON argument
+sits in single quotes, so it holds no apostrophe (write around it, or use `--name value`)."""
 
 RESPONSE_FORMAT = """\
 ## Response format (parsed strictly)

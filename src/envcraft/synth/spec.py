@@ -55,6 +55,9 @@ class ScenarioSpec(BaseModel):
     keywords: tuple[str, ...] = ()
     archetypes: tuple[str, ...] = ()  # the catalog's hand labels, where it has them
     source: str  # "catalog:<id>" or the file it was read from
+    # the part of the scenario this environment is built around, when a scenario has several
+    # (a catalog variant ``<id>@K``); empty for the scenario as a whole
+    focus: str = ""
 
     @field_validator("id")
     @classmethod
@@ -74,6 +77,8 @@ class ScenarioSpec(BaseModel):
     def text(self) -> str:
         """The spec as one text: what retrieval ranks archetypes by."""
         parts = [self.title, self.description, *self.entities, *self.operations, *self.rules]
+        if self.focus:
+            parts.append(self.focus)
         if self.keywords:
             parts.append(", ".join(self.keywords))
         return "\n".join(parts)
@@ -82,6 +87,12 @@ class ScenarioSpec(BaseModel):
         """The spec as the prompt shows it."""
         lines = [f"Title: {self.title}", f"Environment id: {self.id}", f"Kind: {self.kind}", ""]
         lines += [self.description]
+        if self.focus:
+            lines += [
+                "",
+                f"Focus: {self.focus}. This scenario gets several environments; build this one around "
+                f"{self.focus}: its records, tools and rules are about that, not the scenario in general.",
+            ]
         for name in _LIST_SECTIONS:
             items = getattr(self, name)
             if items:
@@ -112,6 +123,26 @@ def from_scenario(scenario: Scenario) -> ScenarioSpec:
     )
 
 
+def variant(scenario: Scenario, number: int) -> ScenarioSpec:
+    """The ``number``-th environment of a catalog scenario (``<id>@<number>``).
+
+    The first is the scenario as a whole; the K-th (K >= 2) is built around the scenario's K-th
+    keyword, so the environments of one scenario differ in what they are about, and its id says
+    which (``messaging_communication`` -> ``messaging_communication_email``).
+    """
+    spec = from_scenario(scenario)
+    if number == 1:
+        return spec
+    if not 2 <= number <= len(scenario.keywords):
+        raise SpecError(
+            f"'{scenario.id}@{number}': variants run from 1 to {len(scenario.keywords)} "
+            "(one per keyword of the scenario)"
+        )
+    focus = scenario.keywords[number - 1]
+    env_id = env_id_for(f"{scenario.id} {focus}")
+    return spec.model_copy(update={"id": env_id, "focus": focus, "source": f"catalog:{scenario.id}@{number}"})
+
+
 def load_spec(ref: str | Path) -> ScenarioSpec:
     """A spec from a catalog id or a ``.toml`` / ``.md`` file; :class:`SpecError` says why not."""
     path = Path(ref)
@@ -125,8 +156,11 @@ def load_spec(ref: str | Path) -> ScenarioSpec:
         if path.suffix.lower() == ".toml":
             return _from_toml(text, path)
         return _from_markdown(text, path)
+    name, at, number = str(ref).partition("@")
+    if at and not number.isdigit():
+        raise SpecError(f"'{ref}': a catalog variant is <scenario id>@<number>, e.g. {name}@2")
     try:
-        return from_scenario(get_scenario(str(ref)))
+        return variant(get_scenario(name), int(number) if at else 1)
     except KeyError:
         known = len(load_catalog())
         raise SpecError(
