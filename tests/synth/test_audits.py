@@ -382,3 +382,26 @@ def test_a_hand_written_builtin_environment_passes_the_audits() -> None:
     report = audit_package(BUILTIN_ROOT / "returns_desk", AuditConfig(stages=stages))  # type: ignore[arg-type]
     assert report.passed, [f.message for f in report.errors()]
     assert report.stage("yield").facts["tasks"] >= 3  # type: ignore[union-attr]
+
+
+def test_a_goal_phrase_that_repeats_its_records_noun_is_a_yield_finding_naming_turn_and_tools(
+    tmp_path: Path,
+) -> None:
+    """The order's name template already says "the order ..."; a goal phrase that says it again
+    ("cancel the order {order_id}") puts "the order the order" into every task about an order."""
+    import shutil
+
+    from envcraft.core.package import BUILTIN_ROOT
+
+    root = tmp_path / "returns_desk"
+    shutil.copytree(BUILTIN_ROOT / "returns_desk", root)
+    env = root / "env.py"
+    source = env.read_text(encoding="utf-8")
+    assert source.count("{order_id}") >= 2
+    env.write_text(source.replace(" {order_id}", " the order {order_id}"), encoding="utf-8")
+    stages = ("static", "dependencies", "load", "s0", "explore", "yield")
+    report = audit_package(root, AuditConfig(stages=stages))  # type: ignore[arg-type]
+    found = [f for f in report.errors() if f.code == "text:doubled_words"]
+    assert found, [f.message for f in report.errors()]
+    assert all("the order the order" in f.message.casefold() and f.tool for f in found)
+    assert {"task", "turn", "tools"} <= set(found[0].detail)

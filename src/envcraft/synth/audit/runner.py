@@ -378,6 +378,7 @@ def stage_yield(context: Context) -> StageResult:
             f"(rejected: {rejected}); tools need chains of calls whose effects a verifier can check"
         )
         findings.append(Finding(stage="yield", code="yield", message=message))
+    findings += text_findings(shard.tasks, package.id)
     exploration = context.exploration or Exploration()
     for key, count in shard.tool_ok.items():
         env, _, tool = key.partition(".")
@@ -392,6 +393,46 @@ def stage_yield(context: Context) -> StageResult:
         "covered_tools": sorted(t for t in domain_tools(package) if exploration.successes[t]),
     }
     return stage_result("yield", findings, time.monotonic() - started, facts)
+
+
+# The text checks whose cause is the environment's own phrasing: a goal phrase or an Entity name
+# template (the engine's turn framing is checked by its own test over the default corpus).
+AUTHORED_TEXT_CHECKS = ("doubled_quotes", "doubled_words", "nested_prefixes")
+
+
+def text_findings(tasks: list[Any], env_id: str) -> list[Finding]:
+    """A user turn rendered from this environment's phrases that reads as generated text.
+
+    The data engine writes turns from each tool's ``goal`` phrase and each Entity's ``names``; a
+    phrase that quotes its own placeholder (``"{note}"``: free text is already quoted) or repeats
+    the noun its name template already says ("the record record R-1") puts the same seam into
+    every task the environment yields. The finding names the turn, the snippet and the tools of
+    that turn, so the phrase to change is found without reading the engine.
+    """
+    from envcraft.tasks.phrasing import lint
+
+    findings: list[Finding] = []
+    for task in tasks:
+        turns = [turn.user for turn in task.turns]
+        for found in lint.scan_turns(task.id, turns):
+            if found.check not in AUTHORED_TEXT_CHECKS:
+                continue
+            tools = sorted({c.tool for c in task.reference.calls if c.turn == found.turn and c.env == env_id})
+            message = (
+                f"{found.check.replace('_', ' ')} {found.text!r} in a user turn written from this "
+                f"environment's goal phrases and entity names ({', '.join(tools) or 'no tool of its own'}): "
+                f"{turns[found.turn]!r}; fix the goal phrase or the Entity names template that says it"
+            )
+            findings.append(
+                Finding(
+                    stage="yield",
+                    code=f"text:{found.check}",
+                    message=message,
+                    tool=tools[0] if tools else "",
+                    detail={"task": task.id, "turn": found.turn, "tools": tools},
+                )
+            )
+    return findings
 
 
 STAGE_RUNNERS: dict[str, Callable[[Context], StageResult]] = {

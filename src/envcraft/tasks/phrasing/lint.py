@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from envcraft.tasks.format.model import Task
 
 _DOUBLED_QUOTES = re.compile(r"“\s*“|”\s*”|\"\s*\"|“\s*”")
-_DOUBLED_WORD = re.compile(r"(?<![\w-])(\w+)\s+\1(?!\w)", re.IGNORECASE)
+# one to three words said twice in a row ("period period", "record quarantined record quarantined")
+_DOUBLED_WORD = re.compile(r"(?<![\w-])(\w+(?:\s+\w+){0,2})\s+\1(?!\w)", re.IGNORECASE)
 _PERSONA_PREFIX = re.compile(r"\bI(?:'m| am) [A-Z][\w-]*, (?:an?|the) [^.!?]{2,60}[.!?]")
 _CHAIN_LEFTOVER = re.compile(r"\bit concerns\b", re.IGNORECASE)
 _NESTED_PREFIX = re.compile(r"(?:\b[A-Z]\w* [A-Z][A-Z0-9]*-\d+:\s*){2,}")
@@ -59,7 +60,8 @@ def doubled_quotes(text: str) -> list[str]:
 
 
 def doubled_words(text: str) -> list[str]:
-    """A word said twice in a row: ``period period 2026-01``, ``SKU SKU-10217``, ``run RUN-0003``."""
+    """Words said twice in a row: ``period period 2026-01``, ``SKU SKU-10217``, ``run RUN-0003``,
+    ``quarantined record quarantined record`` (up to three words)."""
     return [m.group(0) for m in _DOUBLED_WORD.finditer(text)]
 
 
