@@ -118,6 +118,26 @@ def test_a_flag_on_a_message_nobody_named_is_not_paid(tasks: list[Task]) -> None
     assert score(task, turns) < 1.0
 
 
+def test_one_side_effect_costs_once_at_every_turns_end_it_shows(tasks: list[Task]) -> None:
+    """A flag on another message in turn 1 of a longer task stays to the end: the guard of the
+    run's end and its copy at turn 1's end both see it. One effect halves the reward once
+    (it halved it once per copy: 0.25); done early, the copy at the turn's end alone sees it."""
+    task = first(tasks, lambda t: t.envs == ["mail_triage"] and len(t.turns) > 1)
+    messages = task.initial_state["mail_triage"]["messages"]
+    other = next(
+        m for m in sorted(messages) if m not in named(task) and "flagged" not in messages[m]["flags"]
+    )
+    flag = {"env": "mail_triage", "tool": "flag_message", "args": {"message_id": other}}
+    unflag = {"env": "mail_triage", "tool": "flag_message", "args": {"message_id": other, "flagged": False}}
+    slip = reference(task)
+    slip[0].append(flag)
+    assert score(task, slip) == 0.5
+    undone = reference(task)
+    undone[0].append(flag)
+    undone[1].insert(0, unflag)
+    assert score(task, undone) == 0.5
+
+
 def test_reading_other_messages_is_still_paid(tasks: list[Task]) -> None:
     """Reading marks a message "seen": what looking does is no side effect."""
     task = first(tasks, lambda t: t.envs == ["mail_triage"])

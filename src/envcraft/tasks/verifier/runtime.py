@@ -10,8 +10,9 @@ checks in-process (robustness filtering, validation), so both sides agree by con
 the final state, the files, a snapshot per user turn and the action log). Each check has a
 ``role``: ``goal`` checks say what the user asked for and must *change* relative to the
 window's start; ``guard`` checks say what must be left alone. The score is the weighted
-mean of the goals, halved for every guard the run breaks (``HARM``), so a run that changes
-nothing scores 0 and a harmful write costs half the reward, however many guards there are
+mean of the goals, halved for every guard the run breaks (``HARM``; a guard's copies at the end
+of the run and at each turn's end share a ``subject`` and halve it once, :func:`harms`), so a
+run that changes nothing scores 0 and a harmful write costs half the reward, however many guards there are
 (a mean over the guards made one harmful write cost 1/n of it: 0.95-0.99, a signal an RL
 learner barely sees).
 
@@ -940,7 +941,6 @@ def score(checks: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
     """``{"score", "components"}`` of ``checks`` on ``ctx`` (reads ``ctx``, never changes it)."""
     components: dict[str, float] = {}
     achieved = wanted = 0.0
-    broken = 0
     for check in checks:
         try:
             value = run_check(ctx, check)
@@ -950,9 +950,22 @@ def score(checks: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
         if check["role"] == "goal":
             achieved += check["weight"] * value
             wanted += check["weight"]
-        elif check["role"] == "guard" and value < 1.0:
-            broken += 1
         elif check["role"] != "guard":
             raise ValueError("unknown check role " + repr(check["role"]))
     goal = achieved / wanted if wanted else 0.0
-    return {"score": goal * HARM**broken, "components": components}
+    return {"score": goal * HARM ** harms(checks, components), "components": components}
+
+
+def harms(checks: list[dict[str, Any]], components: dict[str, float]) -> int:
+    """How many harms the broken guards show: one per ``subject`` (what a guard protects: a
+    record, a field, a collection's other records, the workspace), however many of its copies
+    broke. The same guard stands at the end of the run and at the end of each turn's window, so
+    one unasked write shows in both: it costs one halving, not one per copy (a guard without a
+    subject is its own)."""
+    return len(
+        {
+            check.get("subject", check["name"])
+            for check in checks
+            if check["role"] == "guard" and components.get(check["name"], 0.0) < 1.0
+        }
+    )
