@@ -19,7 +19,9 @@ import pytest
 
 from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.play.execute import execute
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute, execute_reference
+from envcraft.tasks.validation.adversarial import Adversary, dictated
 from envcraft.tasks.verifier.scoring import run_verifier
 
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
@@ -442,3 +444,23 @@ def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(task
     failed = [k for k, v in result.components.items() if v < 1.0]
     assert 0.0 < result.score < 1.0
     assert failed and all("with the title" in k for k in failed), failed
+
+
+def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(tasks: list[Task]) -> None:
+    """A mail task that searches the inbox by the words the user gives ("Apex invoices") before it
+    writes a dictated to-do and a forward. Negating or retracting the search words cannot fail
+    (no verifier reads a lookup's words), so the text policies rewrite only the writes' texts:
+    before, they rewrote the query too, and a task whose only text was a lookup's counted as one
+    the policy held on."""
+    task = copy.deepcopy(first(tasks, lambda t: "search_messages" in tools(t)))
+    search = next(c for c in task.reference.calls if c.tool == "search_messages")
+    search.args = {**search.args, "query": f"{search.args['query']} invoices"}  # the user's words
+    assert dictated(search.model_dump()) == ["query"]
+    trials, _ = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
+    texts = [t for t in trials if t.kind in ("negation", "retraction", "cosmetic_text")]
+    assert {t.kind for t in texts} == {"negation", "retraction", "cosmetic_text"}
+    for trial in texts:
+        calls = [c for turn in trial.outcome.turn_calls() for c in turn]
+        assert [c["args"] for c in calls if c["tool"] == "search_messages"] == [search.args], trial.kind
+        written = [c["args"] for c in calls if c["tool"] in ("add_todo", "draft_forward")]
+        assert written != [c.args for c in task.reference.calls if c.tool in ("add_todo", "draft_forward")]
