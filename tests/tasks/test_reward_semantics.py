@@ -464,3 +464,24 @@ def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(task
         assert [c["args"] for c in calls if c["tool"] == "search_messages"] == [search.args], trial.kind
         written = [c["args"] for c in calls if c["tool"] in ("add_todo", "draft_forward")]
         assert written != [c.args for c in task.reference.calls if c.tool in ("add_todo", "draft_forward")]
+
+
+def test_a_message_to_the_wrong_traveler_is_a_harm_not_only_a_goal_missed(tasks: list[Task]) -> None:
+    """The message the user asked for, sent to the traveler of another trip: the asked message is
+    missing (a goal) and a message went to someone nobody named (a harm, as a change to another
+    record is). It kept the other goals' credit: 0.8 of a task with five goals."""
+    played = 0
+    for task in tasks:
+        if "notify_traveler" not in tools(task):
+            continue
+        trips = sorted(task.initial_state["itinerary_rebooking"]["itineraries"])
+        turns = reference(task)
+        for call in (c for turn in turns for c in turn if c["tool"] == "notify_traveler"):
+            call["args"]["itinerary_id"] = next(i for i in trips if i != call["args"]["itinerary_id"])
+        outcome = execute(task, turns)
+        sent = [a for a in outcome.actions if a.tool == "notify_traveler"]
+        if any("error" in a.result for a in sent):
+            continue  # that traveler cannot be reached: no message went out
+        assert run_verifier(task, outcome).score < 0.5, task.id
+        played += 1
+    assert played >= 3

@@ -301,6 +301,9 @@ class CheckList:
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
         self.created = created_keys(golden, world.books)
+        # (env, collection path, turn) -> the asked new records of a window, without their dictated
+        # text: who and what they are (goals fill it; a guard holds every new record to it)
+        self.made: dict[tuple[str, str, int | None], list[Any]] = {}
         # files the agent writes itself; every other file the run changes, an env renders
         self.agent_files = {
             str(a.args.get("path"))

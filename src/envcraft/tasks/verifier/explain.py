@@ -194,7 +194,7 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))  # a new record: this run's
     after = runtime.get(states.get(check["env"], runtime.MISSING), path)
     before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
-    if kind in ("no_extra", "created_in"):
+    if kind in ("no_extra", "created_in", "only_asked"):
         after = runtime.live(ctx, check, after)  # what the run voided is not there
     after, before = runtime.renamed(ctx, check, after), runtime.renamed(ctx, check, before)
     where = f"{check['env']}:{check['path']}"
@@ -214,7 +214,7 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "no_extra":
         new = _new_keys(after, before)
         return f"at most {check['count']} new in {where}", f"{len(new)} new: {_some(new)}"
-    if kind == "created_in":
+    if kind in ("created_in", "only_asked"):
         new = _new_keys(after, before)
         members = [after[k] for k in new] if isinstance(after, dict) else []
         return f"new in {where}: {short(check['expected'])}", (

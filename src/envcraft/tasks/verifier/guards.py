@@ -223,7 +223,8 @@ class GuardChecks(CheckList):
             if book.is_log(collection):
                 continue  # the world appends to a log as a by-product of looking
             new = max(self._new_members(run, env, collection, turn) for run in self.world.runs(turn))
-            voided = self.world.voiders.get(env)
+            voided = {"voided_by": v} if (v := self.world.voiders.get(env)) else {}  # made and voided: none
+            subject = f"new {env} {path}"  # too many new records, or one of another person: one harm
             self._guard(  # as many as a correct run may end with (the world may add some while it waits)
                 f"{env}:{path} gains at most {new} new",
                 turn,
@@ -231,18 +232,30 @@ class GuardChecks(CheckList):
                 env=env,
                 path=path,
                 count=new,
-                **({"voided_by": voided} if voided else {}),  # a record made and voided is none
+                subject=subject,
+                **voided,
             )
+            asked = self.made.get((env, path, turn))
+            if asked and not any(under_any(p, {path}) for p in world_made):
+                noun = book.entity(collection).noun
+                self._guard(  # a message to the wrong traveler: the asked one missing AND a harm
+                    f"every new {noun} of {env} is one asked for",
+                    turn,
+                    kind="only_asked",
+                    env=env,
+                    path=path,
+                    expected=asked,
+                    subject=subject,
+                    **voided,
+                )
 
     def _guard(self, name: str, turn: int | None, **spec: Any) -> None:
         """A guard of the whole run (``turn`` None) or of one turn's window. Both copies protect
         the same thing, their ``subject`` (the kind of check, its record or field): one unasked
         write that both see costs one halving (the runtime's ``harms``)."""
-        subject = " ".join(str(spec[k]) for k in ("kind", "env", "path") if k in spec)
+        spec.setdefault("subject", " ".join(str(spec[k]) for k in ("kind", "env", "path") if k in spec))
         window = {} if turn is None else {"turn": turn}
-        self._add(
-            name if turn is None else f"turn {turn + 1}: {name}", "guard", subject=subject, **spec, **window
-        )
+        self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
 
     @staticmethod
     def _new_members(run: Outcome, env: str, collection: str, turn: int | None) -> int:

@@ -738,6 +738,10 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         now = after if isinstance(after, dict) else {}
         old = before if isinstance(before, dict) else {}
         return float(sum(1 for k in now if k not in old) <= check["count"])
+    if kind == "only_asked":  # every new member is one of the asked records (none for someone else)
+        old = before if isinstance(before, dict) else {}
+        new = [v for k, v in after.items() if k not in old] if isinstance(after, dict) else []
+        return float(all(any(matches(member, p) for p in check["expected"]) for member in new))
     if kind == "created_in":  # a distinct new member per expected record
         new = [v for k, v in after.items() if k not in before] if isinstance(after, dict) else []
         if not isinstance(before, dict):
@@ -819,7 +823,7 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     path = path_in_run(check["path"], names)
     after = get(states.get(check["env"], MISSING), path)
     before = get(before_states.get(check["env"], MISSING), path)
-    if kind in ("no_extra", "created_in"):
+    if kind in ("no_extra", "created_in", "only_asked"):
         after = live(ctx, check, after)
     if names:
         after, before = _rename(after, names), _rename(before, names)
