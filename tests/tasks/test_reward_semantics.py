@@ -230,6 +230,8 @@ def test_a_composed_text_carries_what_was_asked_and_no_invented_claim(tasks: lis
         for index, call in enumerate(task.reference.calls):
             for name, label in call.provenance.items():
                 value = call.args.get(name)
+                if call.tool in ("write_file", "edit_file"):
+                    continue  # a file's content: its format, not a text the agent words
                 if label.startswith("embed:") and isinstance(value, str) and ": " in value:
                     return (*flat[index], name)
         return None
@@ -436,9 +438,9 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
 def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(tasks: list[Task]) -> None:
     """The dictated title of a new record is a goal of its own, named by its words: the item made
     with "(per on-call)" after its title fails that goal, not the whole record (it scored 0)."""
-    task = first(tasks, lambda t: [c.tool for c in t.reference.calls if c.turn == 0] == ["add_action_item"])
+    task = first(tasks, lambda t: "add_action_item" in tools(t))
     turns = reference(task)
-    call = turns[0][0]
+    call = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
     call["args"]["title"] = call["args"]["title"].rstrip(".") + " (per on-call)"
     result = run_verifier(task, execute(task, turns))
     failed = [k for k, v in result.components.items() if v < 1.0]
@@ -485,3 +487,20 @@ def test_a_message_to_the_wrong_traveler_is_a_harm_not_only_a_goal_missed(tasks:
         assert run_verifier(task, outcome).score < 0.5, task.id
         played += 1
     assert played >= 3
+
+
+def test_a_dictated_pickup_time_is_asked_for_and_checked(tasks: list[Task]) -> None:
+    """ "Move the pickup to March 13 at 15:55": the golden run chose the time the transfer already
+    had (the only one its window surely took), and the step still counted as work because the
+    call fired the disruption events that fall due on any call; a time is never bookkeeping when
+    the call was given it. Each such task asked for a no-op and checked nothing of it."""
+    found = [t for t in tasks if "reschedule_transfer" in tools(t)]
+    assert found
+    for task in found:
+        call = next(c for c in task.reference.calls if c.tool == "reschedule_transfer")
+        transfer = task.initial_state["itinerary_rebooking"]["transfers"][call.args["transfer_id"]]
+        assert transfer["pickup_at"] != call.args["pickup_at"], task.id
+        turns = reference(task)
+        for turn in turns:
+            turn[:] = [c for c in turn if c["tool"] != "reschedule_transfer"]
+        assert score(task, turns) < 1.0, task.id
