@@ -191,6 +191,11 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "files_unchanged":
         changed = [p for p in check["paths"] if files.get(p) != before_files.get(p)]
         return "files as they were", "changed: " + _some(changed)
+    if kind == "files_either":
+        other = [
+            p for p, allowed in check["paths"].items() if runtime.untimed(files.get(p) or "") not in allowed
+        ]
+        return "files as a correct run leaves them", "otherwise: " + _some(other)
     path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))  # a new record: this run's
     after = runtime.get(states.get(check["env"], runtime.MISSING), path)
     before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)

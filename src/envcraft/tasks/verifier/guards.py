@@ -20,6 +20,7 @@ from typing import Any
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.play.outcome import Outcome
+from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     CheckList,
     generated_change,
@@ -70,10 +71,11 @@ class GuardChecks(CheckList):
             )
         for env in sorted(after):
             self._collection_guards(env, {p for e, p in distractors if e == env}, turn)
+        windows = [window(run, turn) for run in self.world.runs(turn)]  # a recovery rewrites a sink file
         kept = sorted(
             p
-            for p, c in before_files.items()
-            if after_files.get(p) == c and p not in self.world.exogenous_files
+            for p in before_files
+            if p not in self.world.exogenous_files and all(w[3].get(p) == w[2].get(p) for w in windows)
         )
         if kept:
             self._guard(
@@ -81,6 +83,23 @@ class GuardChecks(CheckList):
                 turn,
                 kind="files_unchanged",
                 paths=kept,
+            )
+        either = {  # what a documented recovery rewrites (a sink, a dead-letter file): as one of them
+            p: sorted(
+                {
+                    vr.untimed(c) if c is not None else ""
+                    for c in (before_files[p], *(w[3].get(p) for w in windows))
+                }
+            )
+            for p in sorted(before_files)
+            if p not in kept and p not in self.world.exogenous_files and after_files.get(p) == before_files[p]
+        }
+        if either:
+            self._guard(
+                f"{len(either)} other workspace files as a correct run leaves them",
+                turn,
+                kind="files_either",
+                paths=either,
             )
         if after_files or before_files:  # a Claw task: no file nobody asked for
             made = set(self.world.exogenous_files)

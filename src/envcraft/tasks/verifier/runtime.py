@@ -814,6 +814,9 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     if kind == "files_unchanged":  # guard: every listed file exactly as before
         kept = [files.get(p) == before_files.get(p) for p in check["paths"]]
         return sum(kept) / len(kept)
+    if kind == "files_either":  # guard: each file as one of the correct runs leaves it (its times aside)
+        held = [untimed(files.get(p) or "") in allowed for p, allowed in check["paths"].items()]
+        return sum(held) / len(held)
     if kind == "no_new_files":  # guard: no file created but those a correct run creates
         like = check.get("allowed_like", [])
         return float(
