@@ -661,9 +661,10 @@ def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:
 
 
 def frame(whole: str, text: str, said: Any) -> Any:
-    """``whole`` (which holds ``text``) with ``text`` read as ``said`` and the rest as written."""
-    before, _, after = whole.partition(text)
-    return {"$framed": [before, said, after]}
+    """``whole`` (which holds ``text``) with ``text`` read as ``said`` wherever it stands (a file
+    listing two to-dos with the same words) and the rest as written."""
+    pieces = whole.split(text)
+    return {"$framed": [part for piece in pieces[:-1] for part in (piece, said)] + [pieces[-1]]}
 
 
 def scalar_list(value: Any) -> bool:

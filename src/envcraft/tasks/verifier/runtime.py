@@ -22,7 +22,8 @@ Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any val
 [values]}}`` text the agent writes around dictated words to carry values (see below);
 ``{"$contains": [texts]}`` a string holding each text (case-insensitive); ``{"$framed": [before,
 pattern, after]}`` a string that starts with ``before``, ends with ``after`` and whose middle
-matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail header);
+matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail header; more
+patterns and texts alternate the same way where the env renders the text more than once);
 ``{"$addresses": [addresses]}`` a string listing the same e-mail addresses (a ``To:`` header);
 ``{"$json": pattern}`` a string that is JSON whose value matches ``pattern`` (a line of a JSONL
 file an env renders, holding dictated text: the text is read as text, not as its escapes);
@@ -306,14 +307,27 @@ def addresses(text: str) -> list[str]:
 
 
 def framed(value: Any, parts: Any) -> bool:
-    before, pattern, after = parts
+    """``parts`` = ``[text, pattern, text, pattern, ..., text]``: the value is the texts as written
+    with each pattern matched between them (one dictated text the env renders twice: two to-dos
+    with the same words)."""
     return (
         isinstance(value, str)
-        and len(value) >= len(before) + len(after)
-        and value.startswith(before)
-        and value.endswith(after)
-        and matches(value[len(before) : len(value) - len(after)], pattern)
+        and value.startswith(parts[0])
+        and _framed_from(value, len(parts[0]), parts[1:])
     )
+
+
+def _framed_from(value: str, start: int, parts: list[Any]) -> bool:
+    pattern, text = parts[0], parts[1]
+    if len(parts) == 2:
+        end = len(value) - len(text)
+        return end >= start and value.endswith(text) and matches(value[start:end], pattern)
+    at = value.find(text, start)
+    while at != -1:  # each place the next text stands: the pattern before it, the rest after
+        if matches(value[start:at], pattern) and _framed_from(value, at + len(text), parts[2:]):
+            return True
+        at = value.find(text, at + 1) if text else -1
+    return False
 
 
 def matches(value: Any, pattern: Any) -> bool:
