@@ -62,7 +62,8 @@ def test_score_explain_itemizes_every_check_the_sum_and_the_failed_calls(
     sums = wrong["arithmetic"]
     assert sums["goal_mean"] == 0.0 and sums["harm"] == 0.5
     assert sums["guards_broken"] == sum(not c["passed"] for c in wrong["checks"] if c["role"] == "guard")
-    assert sums["score"] == rows[1]["score"] == sums["goal_mean"] * 0.5 ** sums["guards_broken"]
+    assert 0 < sums["harms"] <= sums["guards_broken"]
+    assert sums["score"] == rows[1]["score"] == sums["goal_mean"] * 0.5 ** sums["harms"]
     [failed] = wrong["failed_calls"]
     env = tool_task.envs[0]
     assert (failed["turn"], failed["call"], failed["env"], failed["tool"]) == (1, 1, env, "no_such_tool")
@@ -76,7 +77,7 @@ def test_score_explain_itemizes_every_check_the_sum_and_the_failed_calls(
     failing_goal = goals[0]
     assert f"FAIL goal {failing_goal['name']} expected: {failing_goal['expected']}" in text
     assert f"had: {failing_goal['had']}" in text
-    assert f"score = goals 0/{sums['goal_wanted']:g} = 0.000 x 0.5^{sums['guards_broken']}" in text
+    assert f"score = goals 0/{sums['goal_wanted']:g} = 0.000 x 0.5^{sums['harms']}" in text
     assert f"failed calls (1): turn 1 call 1: {env}.no_such_tool {{}} -> {failed['code']}" in text
     assert "failed calls: none" in text  # the golden run's
 

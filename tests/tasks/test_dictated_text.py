@@ -17,7 +17,7 @@ from envcraft.tasks.play.episode import resolve_packages
 from envcraft.tasks.play.execute import execute_reference, reference_turns
 from envcraft.tasks.validation.adversarial import Adversary, cosmetic, dictated, negated
 from envcraft.tasks.verifier import runtime as vr
-from envcraft.tasks.verifier.checks import as_block
+from envcraft.tasks.verifier.checks import as_block, frame
 from envcraft.tasks.verifier.scoring import build_context, score_contexts, score_trajectory
 
 
@@ -249,3 +249,17 @@ def test_a_dictated_text_in_a_json_line_is_read_as_text_not_as_its_escapes() -> 
     other = json.dumps({"dlq_id": "DLQ-0002", "note": "Follow up next week.", "offset": 34})
     assert not vr.content_matches(other, "lines", [line])
     assert not vr.matches("not json {", line) and not vr.matches(7, line)
+
+
+def test_a_dictated_text_the_env_renders_twice_is_read_within_reason_both_times() -> None:
+    """From mail_triage-0484dd3c44ca (n10 seed 0): the same to-do added twice ("then add the to-do
+    the same as before"); todo.md lists it twice and only its first occurrence was read as the
+    words, the second pinned as written, so the cosmetic agent's right run failed the file."""
+    text = "Handled per the customer's phone call."
+    whole = f"# To do\n\n- [ ] TODO-01 {text} (from MSG-0004)\n- [ ] TODO-02 {text}"
+    pattern = frame(whole, text, {"$says": text})
+    assert vr.matches(whole, pattern)
+    hurried = "Hi,\n\nhandled per the customer\u2019s phone call\n\nThanks!"
+    assert vr.matches(whole.replace(text, hurried), pattern)
+    assert not vr.matches(whole.replace(f"TODO-02 {text}", f"TODO-02 Not {text.lower()}"), pattern)
+    assert not vr.matches(whole.replace(" (from MSG-0004)", ""), pattern)

@@ -19,7 +19,9 @@ import pytest
 
 from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.play.execute import execute
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute, execute_reference
+from envcraft.tasks.validation.adversarial import Adversary, dictated
 from envcraft.tasks.verifier.scoring import run_verifier
 
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
@@ -38,10 +40,15 @@ def infra_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return synthesized(tmp_path_factory.mktemp("infra"), "infra_recovery")
 
 
-def synthesized(out: Path, envs: str) -> list[Task]:
-    """``envcraft tasks synth --envs ENVS --n 10 --seed 0``, as a user makes a task set."""
+@pytest.fixture(scope="module")
+def stream_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
+    return synthesized(tmp_path_factory.mktemp("stream"), "event_stream", n=30, seed=4)
+
+
+def synthesized(out: Path, envs: str, n: int = 10, seed: int = 0) -> list[Task]:
+    """``envcraft tasks synth --envs ENVS --n N --seed SEED``, as a user makes a task set."""
     done = subprocess.run(
-        [ENVCRAFT, "tasks", "synth", "--envs", envs, "--n", "10", "--seed", "0", "--out", str(out)],
+        [ENVCRAFT, "tasks", "synth", "--envs", envs, "--n", str(n), "--seed", str(seed), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=1200,
@@ -116,6 +123,26 @@ def test_a_flag_on_a_message_nobody_named_is_not_paid(tasks: list[Task]) -> None
     turns = reference(task)
     turns[-1].append({"env": "mail_triage", "tool": "flag_message", "args": {"message_id": other}})
     assert score(task, turns) < 1.0
+
+
+def test_one_side_effect_costs_once_at_every_turns_end_it_shows(tasks: list[Task]) -> None:
+    """A flag on another message in turn 1 of a longer task stays to the end: the guard of the
+    run's end and its copy at turn 1's end both see it. One effect halves the reward once
+    (it halved it once per copy: 0.25); done early, the copy at the turn's end alone sees it."""
+    task = first(tasks, lambda t: t.envs == ["mail_triage"] and len(t.turns) > 1)
+    messages = task.initial_state["mail_triage"]["messages"]
+    other = next(
+        m for m in sorted(messages) if m not in named(task) and "flagged" not in messages[m]["flags"]
+    )
+    flag = {"env": "mail_triage", "tool": "flag_message", "args": {"message_id": other}}
+    unflag = {"env": "mail_triage", "tool": "flag_message", "args": {"message_id": other, "flagged": False}}
+    slip = reference(task)
+    slip[0].append(flag)
+    assert score(task, slip) == 0.5
+    undone = reference(task)
+    undone[0].append(flag)
+    undone[1].insert(0, unflag)
+    assert score(task, undone) == 0.5
 
 
 def test_reading_other_messages_is_still_paid(tasks: list[Task]) -> None:
@@ -208,6 +235,8 @@ def test_a_composed_text_carries_what_was_asked_and_no_invented_claim(tasks: lis
         for index, call in enumerate(task.reference.calls):
             for name, label in call.provenance.items():
                 value = call.args.get(name)
+                if call.tool in ("write_file", "edit_file"):
+                    continue  # a file's content: its format, not a text the agent words
                 if label.startswith("embed:") and isinstance(value, str) and ": " in value:
                     return (*flat[index], name)
         return None
@@ -414,11 +443,97 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
 def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(tasks: list[Task]) -> None:
     """The dictated title of a new record is a goal of its own, named by its words: the item made
     with "(per on-call)" after its title fails that goal, not the whole record (it scored 0)."""
-    task = first(tasks, lambda t: [c.tool for c in t.reference.calls if c.turn == 0] == ["add_action_item"])
+    task = first(tasks, lambda t: "add_action_item" in tools(t))
     turns = reference(task)
-    call = turns[0][0]
+    call = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
     call["args"]["title"] = call["args"]["title"].rstrip(".") + " (per on-call)"
     result = run_verifier(task, execute(task, turns))
     failed = [k for k, v in result.components.items() if v < 1.0]
     assert 0.0 < result.score < 1.0
     assert failed and all("with the title" in k for k in failed), failed
+
+
+def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(tasks: list[Task]) -> None:
+    """A mail task that searches the inbox by the words the user gives ("Apex invoices") before it
+    writes a dictated to-do and a forward. Negating or retracting the search words cannot fail
+    (no verifier reads a lookup's words), so the text policies rewrite only the writes' texts:
+    before, they rewrote the query too, and a task whose only text was a lookup's counted as one
+    the policy held on."""
+    task = copy.deepcopy(first(tasks, lambda t: "search_messages" in tools(t)))
+    search = next(c for c in task.reference.calls if c.tool == "search_messages")
+    search.args = {**search.args, "query": f"{search.args['query']} invoices"}  # the user's words
+    assert dictated(search.model_dump()) == ["query"]
+    trials, _ = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
+    texts = [t for t in trials if t.kind in ("negation", "retraction", "cosmetic_text")]
+    assert {t.kind for t in texts} == {"negation", "retraction", "cosmetic_text"}
+    for trial in texts:
+        calls = [c for turn in trial.outcome.turn_calls() for c in turn]
+        assert [c["args"] for c in calls if c["tool"] == "search_messages"] == [search.args], trial.kind
+        written = [c["args"] for c in calls if c["tool"] in ("add_todo", "draft_forward")]
+        assert written != [c.args for c in task.reference.calls if c.tool in ("add_todo", "draft_forward")]
+
+
+def test_a_message_to_the_wrong_traveler_is_a_harm_not_only_a_goal_missed(tasks: list[Task]) -> None:
+    """The message the user asked for, sent to the traveler of another trip: the asked message is
+    missing (a goal) and a message went to someone nobody named (a harm, as a change to another
+    record is). It kept the other goals' credit: 0.8 of a task with five goals."""
+    played = 0
+    for task in tasks:
+        if "notify_traveler" not in tools(task):
+            continue
+        trips = sorted(task.initial_state["itinerary_rebooking"]["itineraries"])
+        turns = reference(task)
+        for call in (c for turn in turns for c in turn if c["tool"] == "notify_traveler"):
+            call["args"]["itinerary_id"] = next(i for i in trips if i != call["args"]["itinerary_id"])
+        outcome = execute(task, turns)
+        sent = [a for a in outcome.actions if a.tool == "notify_traveler"]
+        if any("error" in a.result for a in sent):
+            continue  # that traveler cannot be reached: no message went out
+        assert run_verifier(task, outcome).score < 0.5, task.id
+        played += 1
+    assert played >= 3
+
+
+def test_a_dictated_pickup_time_is_asked_for_and_checked(tasks: list[Task]) -> None:
+    """ "Move the pickup to March 13 at 15:55": the golden run chose the time the transfer already
+    had (the only one its window surely took), and the step still counted as work because the
+    call fired the disruption events that fall due on any call; a time is never bookkeeping when
+    the call was given it. Each such task asked for a no-op and checked nothing of it."""
+    found = [t for t in tasks if "reschedule_transfer" in tools(t)]
+    assert found
+    for task in found:
+        call = next(c for c in task.reference.calls if c.tool == "reschedule_transfer")
+        transfer = task.initial_state["itinerary_rebooking"]["transfers"][call.args["transfer_id"]]
+        assert transfer["pickup_at"] != call.args["pickup_at"], task.id
+        turns = reference(task)
+        for turn in turns:
+            turn[:] = [c for c in turn if c["tool"] != "reschedule_transfer"]
+        assert score(task, turns) < 1.0, task.id
+
+
+def test_a_failed_sink_write_recovered_as_the_readme_says_is_paid(stream_tasks: list[Task]) -> None:
+    """event_stream's README: after a sink write fails (HTTP 503), seek back to the processed
+    offset and replay before anything else. A golden run whose batch hit the fault keeps it, and
+    its guards pinned the fault (``sink_error``, no new aggregate, the sink file as it was): the
+    recovery the README asks for scored 0.0625. The world's documented recovery is a correct run
+    (``Environment.recovery``); a commit nobody asked for after it still costs."""
+    played = 0
+    for task in stream_tasks:
+        golden = execute(task, reference(task))
+        failed = [
+            a for a in golden.actions if a.tool == "process_batch" and a.result.get("sink_write") == "failed"
+        ]
+        if not failed:
+            continue
+        batch = failed[0]
+        where = {"topic": batch.args["topic"], "partition": batch.args["partition"]}
+        turns = reference(task)
+        turns[batch.turn] += [
+            {"env": "event_stream", "tool": "seek", "args": {**where, "reason": "the sink returned 503"}},
+            {"env": "event_stream", "tool": "process_batch", "args": dict(batch.args)},
+        ]
+        assert score(task, turns) == 1.0, task.id
+        turns[batch.turn].append({"env": "event_stream", "tool": "commit_offsets", "args": where})
+        assert score(task, turns) < 1.0, task.id
+        played += 1
+    assert played >= 1

@@ -93,14 +93,16 @@ def test_golden_scores_one_and_doing_nothing_scores_zero(packages: dict[str, str
         for c in task.verifier.checks
         if c["role"] == "guard" and c not in on_time and "turn" not in c
     }
-    # the distractor, the fields of the closed ticket the task did not ask to change, and no
-    # ticket created beyond the one asked for
+    # the distractor, the fields of the closed ticket the task did not ask to change, no ticket
+    # created beyond the one asked for and none but it (one subject)
     # (every S0 ticket is named here, so no "other tickets" guard is left)
     assert set(guards) == {
         ("unchanged", "/tickets/T-000003"),
         ("unchanged", "/tickets/T-000001"),
         ("no_extra", "/tickets"),
+        ("only_asked", "/tickets"),
     }
+    assert guards[("no_extra", "/tickets")]["subject"] == guards[("only_asked", "/tickets")]["subject"]
     assert guards[("unchanged", "/tickets/T-000001")]["ignore"] == ["/status", "/updated_at"]
     assert guards[("no_extra", "/tickets")]["count"] == 1
     # at the end of turn 1, turn 2's tickets are still as they were: nothing done early

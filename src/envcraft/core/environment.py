@@ -265,6 +265,18 @@ class Environment:
         del state, files
         return []
 
+    @classmethod
+    def recovery(
+        cls, tool: str, args: dict[str, Any], result: dict[str, Any]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The calls this environment's documentation asks for right after ``tool`` came back
+        with ``result``, before anything else (a sink write that failed with a 503: seek back
+        and replay the batch), as ``(tool, args)``; none by default. The data engine holds a run
+        that makes them as correct as one that does not: the state they reach is no broken
+        guard. Override to declare the documented recoveries of a world with faults."""
+        del tool, args, result
+        return []
+
     # -- dispatch ---------------------------------------------------------------------------
     def invoke(self, name: str, args: Any) -> dict[str, Any]:
         """Run one tool against the bound state. Never raises.

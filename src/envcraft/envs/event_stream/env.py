@@ -60,6 +60,17 @@ class EventStream(ClawEnvironment):
         Entity("deduped", "dropped duplicate", (), log=True),
     )
 
+    @classmethod
+    def recovery(
+        cls, tool: str, args: dict[str, Any], result: dict[str, Any]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """After a failed sink write the README asks to seek back to ``processed`` and replay
+        before anything else: the same batch again (its records were consumed, not written)."""
+        if tool != "process_batch" or result.get("sink_write") != "failed":
+            return []
+        where = {"topic": args["topic"], "partition": args["partition"]}
+        return [("seek", {**where, "reason": "replay the batch whose sink write failed"}), (tool, dict(args))]
+
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["topic", "partition"])
     def list_partitions(self, topic: str = "") -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from envcraft.tasks.format.model import GoldenCall, Hint, Source
 from envcraft.tasks.graphs.graph import ToolNode
+from envcraft.tasks.phrasing.phrasebook import is_time
 from envcraft.tasks.values.args import (
     StateIndex,
     flatten,
@@ -137,6 +138,8 @@ def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
         for x in v
         if json_type(x) == kind and x != value
     ]
+    if is_time(value):  # a window the error states (earliest, latest): its bounds are valid times
+        listed += [v for k, v in sorted(details.items()) if is_time(v) and v != value and k != param]
     if listed or kind != "integer":
         return listed
     limits = [

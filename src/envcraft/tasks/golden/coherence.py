@@ -43,12 +43,15 @@ def writes(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> list[bool]:
 
 
 def effects(run: GoldenRun, i: int) -> list[tuple[str, dict[str, Any]]]:
-    """What call ``i`` changed, apart from bookkeeping (timestamps and top-level counters)."""
+    """What call ``i`` changed, apart from bookkeeping (timestamps and top-level counters). A
+    time the call was given (a pickup moved to 15:35) is what it was asked to do, not bookkeeping."""
+    passed = {v for v in scalars(run.calls[i].args) if isinstance(v, str)}
     found = []
     for env, change in run.changes(i):
         if change["path"].count("/") == 1 and isinstance(change.get("after"), int):
             continue  # a top-level counter (next_id, waves)
-        if is_time(change.get("after")) or is_time(change.get("before")):
+        stamped = is_time(change.get("after")) or is_time(change.get("before"))
+        if stamped and change.get("after") not in passed:
             continue
         found.append((env, change))
     return found

@@ -220,8 +220,13 @@ def run_chain(
                     continue  # the same lookup again tells the agent nothing new
                 if not crosses(calls, step.env, provenance):
                     handoff(node, calls, args, provenance, rng)
+                before = live.states()[step.env] if not node.read_only else {}
                 result = live.call(step.env, step.tool, args)
                 call = GoldenCall(step.env, step.tool, args, provenance, result, hints)
+                held = restated(call, before, live.states()[step.env]) if call.ok and before else []
+                if held:  # the record already held what was asked: no request; ask for another value
+                    retry.avoid |= set(held)
+                    continue
                 experience.observe(node, args, index, call.ok)
                 if coverage is not None:
                     for source in _sources(call, calls):
@@ -254,6 +259,33 @@ def run_chain(
     if run is None or not run.changed:
         return None
     return run
+
+
+def restated(call: GoldenCall, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The ``(parameter, value)`` pairs of a user's value that the record the call names held
+    already, in the field of the parameter's name, and still holds: a pickup "moved" to the time
+    it has. Such a step changes nothing it was asked to (what else moved is the clock's doing:
+    events that fall due on any call), so it is no request a user makes."""
+    args = call.args if isinstance(call.args, dict) else {}
+    named = {v for v in args.values() if isinstance(v, str)} & {
+        k for records in before.values() if isinstance(records, dict) for k in records
+    }
+    held = []
+    for param, value in args.items():
+        if call.provenance.get(param) != "user" or isinstance(value, dict | list) or value in named:
+            continue  # the record's own id names it: it says nothing about what to set
+        for name, records in before.items():
+            if not isinstance(records, dict):
+                continue
+            for key in named & set(records):
+                old, new = records[key], (after.get(name) or {}).get(key)
+                if (
+                    isinstance(old, dict)
+                    and isinstance(new, dict)
+                    and old.get(param) == value == new.get(param)
+                ):
+                    held.append((param, value))
+    return held
 
 
 def replay(

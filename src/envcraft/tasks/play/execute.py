@@ -165,6 +165,26 @@ def tail_runs(golden: Outcome) -> list[Outcome]:
     return cached
 
 
+def recovered_runs(golden: Outcome) -> list[Outcome]:
+    """The golden run with each documented recovery made (``Environment.recovery``: a failed sink
+    write sought back and replayed right after it), or none when no call asks for one. Each is
+    a correct run: an agent that follows the environment's documentation. Kept on ``golden``."""
+    cached: list[Outcome] | None = golden._derived.get("recovered")
+    if cached is None:
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
+        turns: list[list[dict[str, Any]]] = [[] for _ in golden.turns]
+        asked = False
+        for action in golden.actions:
+            turns[action.turn].append({"env": action.env, "tool": action.tool, "args": action.args})
+            args = action.args if isinstance(action.args, dict) else {}
+            for tool, extra in packages[action.env].env_class.recovery(action.tool, args, action.result):
+                turns[action.turn].append({"env": action.env, "tool": tool, "args": extra})
+                asked = True
+        cached = [run_calls(packages, golden.initial, golden.initial_files, turns)] if asked else []
+        golden._derived["recovered"] = cached
+    return cached
+
+
 def clock_run(golden: Outcome) -> Outcome:
     """S0 left alone while time passes as long as the longest tail run: only the environments'
     own dynamics change anything (a flight delayed, a timer fired). Kept on ``golden``."""

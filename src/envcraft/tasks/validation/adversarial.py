@@ -43,7 +43,9 @@ Right agents must score exactly 1:
 * ``bare_address`` - writes every ``Name <address>`` e-mail address as the bare address.
 
 The four text policies apply to tasks with such text (free text the user dictates, or
-addresses with a display name), in any call but a file write.
+addresses with a display name), in any call but a file write; the three that rewrite dictated
+text only in calls that write (a lookup's query is read by no verifier: rewriting it proves
+nothing, and counting it inflated the share that held).
 
 A policy that cannot be built for a task (no second turn, no independent pair, ...) is not
 applicable; every applicable one must come out as expected, else the task is dropped.
@@ -579,11 +581,15 @@ class Adversary:
         return [Trial("bare_address", "exactly_1", self.play(turns), "display names dropped")]
 
     def _rewritten(self, kind: str, expect: Expect, change: Any) -> list[Trial]:
-        """The reference with every dictated text (see :func:`dictated`) changed by ``change``."""
+        """The reference with every dictated text (see :func:`dictated`) of a write changed by
+        ``change``. A lookup's words (a search query) are left alone: no verifier reads them, so
+        a lookup rewritten is no run of this kind, and a task whose only text is a lookup's is
+        not one these policies apply to."""
         turns = [
             [
                 {**c, "args": {**c["args"], **{a: change(a, c["args"][a]) for a in texts}}}
-                if (texts := [a for a in dictated(c) if not self._keys_a_record(c["env"], c["args"][a])])
+                if self._writes(c)
+                and (texts := [a for a in dictated(c) if not self._keys_a_record(c["env"], c["args"][a])])
                 else c
                 for c in calls
             ]

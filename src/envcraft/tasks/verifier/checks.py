@@ -21,7 +21,7 @@ from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
-from envcraft.tasks.play.execute import clock_run, run_calls, shifted_runs, tail_runs
+from envcraft.tasks.play.execute import clock_run, recovered_runs, run_calls, shifted_runs, tail_runs
 from envcraft.tasks.play.outcome import Action, Outcome
 from envcraft.tasks.values.args import value_at
 from envcraft.tasks.verifier import runtime as vr
@@ -94,8 +94,9 @@ class World:
     """The golden run with its correct variants, and what in them moves without the agent."""
 
     golden: Outcome
-    variants: list[Outcome]  # correct runs: shifted and tail replays
+    variants: list[Outcome]  # correct runs: shifted replays, documented recoveries, tail replays
     books: dict[str, Phrasebook]
+    turned: int = 2  # the variants that end each turn as the golden run's turns (not the tails)
     exogenous: dict[str, set[str]] = field(default_factory=dict)  # env -> paths the world changes
     exogenous_files: set[str] = field(default_factory=set)
     # env -> collection -> what looking at a record changes in it (see looking_changes)
@@ -108,7 +109,8 @@ class World:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
-        world = cls(golden, [*shifted_runs(golden), *tails], books)
+        turned = [*shifted_runs(golden), *recovered_runs(golden)]  # aligned with the golden turns
+        world = cls(golden, [*turned, *tails], books, turned=len(turned))
         world.looked = looking_changes(golden, packages, books)
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
         clock = clock_run(golden)
@@ -124,8 +126,9 @@ class World:
 
     def runs(self, turn: int | None = None) -> list[Outcome]:
         """The golden run and the correct variants that show ``turn``'s window (the shifted
-        replays; the tail runs differ from the golden one only after its last turn)."""
-        return [self.golden, *(self.variants if turn is None else self.variants[:2])]
+        replays and the recovered runs; the tail runs differ from the golden one only after its
+        last turn)."""
+        return [self.golden, *(self.variants if turn is None else self.variants[: self.turned])]
 
     def values(self, env: str, path: str, turn: int | None = None) -> list[Any]:
         """The value at ``path`` in the golden run and every variant (MISSING where absent)."""
@@ -301,6 +304,9 @@ class CheckList:
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
         self.created = created_keys(golden, world.books)
+        # (env, collection path, turn) -> the asked new records of a window, without their dictated
+        # text: who and what they are (goals fill it; a guard holds every new record to it)
+        self.made: dict[tuple[str, str, int | None], list[Any]] = {}
         # files the agent writes itself; every other file the run changes, an env renders
         self.agent_files = {
             str(a.args.get("path"))
@@ -655,9 +661,10 @@ def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:
 
 
 def frame(whole: str, text: str, said: Any) -> Any:
-    """``whole`` (which holds ``text``) with ``text`` read as ``said`` and the rest as written."""
-    before, _, after = whole.partition(text)
-    return {"$framed": [before, said, after]}
+    """``whole`` (which holds ``text``) with ``text`` read as ``said`` wherever it stands (a file
+    listing two to-dos with the same words) and the rest as written."""
+    pieces = whole.split(text)
+    return {"$framed": [part for piece in pieces[:-1] for part in (piece, said)] + [pieces[-1]]}
 
 
 def scalar_list(value: Any) -> bool:

@@ -9,7 +9,7 @@ for a failed check, what it expected and what the run had at the moment it looke
 
 A verifier is itemized only when its checks are known and agree with its answer: the task's
 declarative checks, each named in the components, giving the very score by
-mean(goals) x HARM^(guards broken). Any other verifier (an imported benchmark's grader, a
+mean(goals) x HARM^(subjects of the broken guards). Any other verifier (an imported benchmark's grader, a
 hand-written one) gets its score, its named components as they are, and the failed calls.
 """
 
@@ -123,10 +123,11 @@ def _arithmetic(checks: list[dict[str, Any]], score: Score) -> dict[str, Any] | 
         achieved = sum(c["weight"] * score.components[c["name"]] for c in goals)
         wanted = float(sum(c["weight"] for c in goals))
         broken = sum(score.components[c["name"]] < 1.0 for c in guards)
+        harms = runtime.harms(checks, score.components)
     except (KeyError, TypeError):
         return None
     goal = achieved / wanted if wanted else 0.0
-    total = goal * runtime.HARM**broken
+    total = goal * runtime.HARM**harms
     if not math.isclose(min(1.0, max(0.0, total)), score.score, abs_tol=1e-9):
         return None
     return {
@@ -136,6 +137,7 @@ def _arithmetic(checks: list[dict[str, Any]], score: Score) -> dict[str, Any] | 
         "goal_mean": goal,
         "guards": len(guards),
         "guards_broken": broken,
+        "harms": harms,
         "harm": runtime.HARM,
         "score": score.score,
     }
@@ -189,10 +191,15 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "files_unchanged":
         changed = [p for p in check["paths"] if files.get(p) != before_files.get(p)]
         return "files as they were", "changed: " + _some(changed)
+    if kind == "files_either":
+        other = [
+            p for p, allowed in check["paths"].items() if runtime.untimed(files.get(p) or "") not in allowed
+        ]
+        return "files as a correct run leaves them", "otherwise: " + _some(other)
     path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))  # a new record: this run's
     after = runtime.get(states.get(check["env"], runtime.MISSING), path)
     before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
-    if kind in ("no_extra", "created_in"):
+    if kind in ("no_extra", "created_in", "only_asked"):
         after = runtime.live(ctx, check, after)  # what the run voided is not there
     after, before = runtime.renamed(ctx, check, after), runtime.renamed(ctx, check, before)
     where = f"{check['env']}:{check['path']}"
@@ -212,7 +219,7 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "no_extra":
         new = _new_keys(after, before)
         return f"at most {check['count']} new in {where}", f"{len(new)} new: {_some(new)}"
-    if kind == "created_in":
+    if kind in ("created_in", "only_asked"):
         new = _new_keys(after, before)
         members = [after[k] for k in new] if isinstance(after, dict) else []
         return f"new in {where}: {short(check['expected'])}", (
@@ -356,9 +363,11 @@ def render(explanation: Explanation, components: dict[str, float]) -> list[str]:
     if explanation.arithmetic is not None:
         a = explanation.arithmetic
         guards = f"{a['guards_broken']} of {a['guards']} guards broken"
+        if a["harms"] != a["guards_broken"]:
+            guards += f" on {a['harms']} subjects (a guard's copy at a turn's end counts with it)"
         lines.append(
             f"score = goals {a['goal_achieved']:g}/{a['goal_wanted']:g} = {a['goal_mean']:.3f}"
-            f" x {a['harm']:g}^{a['guards_broken']} ({guards}) = {a['score']:.3f}"
+            f" x {a['harm']:g}^{a['harms']} ({guards}) = {a['score']:.3f}"
         )
     if explanation.failed_calls:
         lines.append(f"failed calls ({len(explanation.failed_calls)}):")

@@ -191,15 +191,15 @@ class GoalChecks(CheckList):
         noun = book.entity(collection).noun
         voided = self.world.voiders.get(env)
         said = sorted({name for p in patterns for name, value in p["$fields"].items() if dictated(value)})
+        identity = [{"$fields": {k: v for k, v in p["$fields"].items() if k not in said}} for p in patterns]
+        self.made[(env, f"/{escape_token(collection)}", turn)] = identity
         self._add(
             f"{prefix}{env}:/{collection} gains {len(keys)} new {noun}",
             "goal",
             kind="created_in",
             env=env,
             path=f"/{escape_token(collection)}",
-            expected=[
-                {"$fields": {k: v for k, v in p["$fields"].items() if k not in said}} for p in patterns
-            ],
+            expected=identity,
             **({"voided_by": voided} if voided else {}),
             **extra,
         )

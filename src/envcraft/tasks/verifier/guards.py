@@ -20,6 +20,7 @@ from typing import Any
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.play.outcome import Outcome
+from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     CheckList,
     generated_change,
@@ -53,38 +54,52 @@ class GuardChecks(CheckList):
 
     def _window_guards(self, protected: Sequence[Mapping[str, str]], turn: int | None) -> None:
         _, after, before_files, after_files = self._window(turn)
-        prefix = "" if turn is None else f"turn {turn + 1}: "
-        extra: dict[str, Any] = {} if turn is None else {"turn": turn}
         distractors = {(d["env"], d["path"]) for d in protected if d.get("env") in after}
         for env, path in sorted(distractors):
             if get_path(after[env], path) is MISSING:
                 continue
             ignore = self._record_ignore(env, path, turn)
             looked = self.world.looked.get(env, {}).get(split_path(path)[0] or "")
-            self._add(
-                f"{prefix}distractor {env}:{path} untouched",
-                "guard",
+            self._guard(
+                f"distractor {env}:{path} untouched",
+                turn,
                 kind="unchanged",
                 env=env,
                 path=path,
                 **({"ignore": ignore} if ignore else {}),
                 **({"looked": looked} if looked else {}),
-                **extra,
             )
         for env in sorted(after):
             self._collection_guards(env, {p for e, p in distractors if e == env}, turn)
+        windows = [window(run, turn) for run in self.world.runs(turn)]  # a recovery rewrites a sink file
         kept = sorted(
             p
-            for p, c in before_files.items()
-            if after_files.get(p) == c and p not in self.world.exogenous_files
+            for p in before_files
+            if p not in self.world.exogenous_files and all(w[3].get(p) == w[2].get(p) for w in windows)
         )
         if kept:
-            self._add(
-                f"{prefix}{len(kept)} other workspace files untouched",
-                "guard",
+            self._guard(
+                f"{len(kept)} other workspace files untouched",
+                turn,
                 kind="files_unchanged",
                 paths=kept,
-                **extra,
+            )
+        either = {  # what a documented recovery rewrites (a sink, a dead-letter file): as one of them
+            p: sorted(
+                {
+                    vr.untimed(c) if c is not None else ""
+                    for c in (before_files[p], *(w[3].get(p) for w in windows))
+                }
+            )
+            for p in sorted(before_files)
+            if p not in kept and p not in self.world.exogenous_files and after_files.get(p) == before_files[p]
+        }
+        if either:
+            self._guard(
+                f"{len(either)} other workspace files as a correct run leaves them",
+                turn,
+                kind="files_either",
+                paths=either,
             )
         if after_files or before_files:  # a Claw task: no file nobody asked for
             made = set(self.world.exogenous_files)
@@ -93,21 +108,18 @@ class GuardChecks(CheckList):
                 made |= set(end) - set(start)
             shaped = [id_shaped(p, self.created) for p in sorted(made) if p not in self.agent_files]
             like = [p for p in shaped if isinstance(p, dict)]  # a file the env names by an id it numbers
-            self._add(
-                f"{prefix}no other workspace file created",
-                "guard",
+            self._guard(
+                "no other workspace file created",
+                turn,
                 kind="no_new_files",
                 allowed=sorted(made),
                 **({"allowed_like": like} if like else {}),
-                **extra,
             )
 
     def _collection_guards(self, env: str, distractors: set[str], turn: int | None) -> None:
         book = self.world.books[env]
         start, end, _, _ = self._window(turn)
         before, after = start[env], end[env]
-        prefix = "" if turn is None else f"turn {turn + 1}: "
-        extra: dict[str, Any] = {} if turn is None else {"turn": turn}
         changed_records: dict[str, set[str]] = {}
         consequences: list[str] = []
         world_made: list[str] = []
@@ -146,14 +158,13 @@ class GuardChecks(CheckList):
             expected = self.expected(values)
             if wild(expected):
                 continue
-            self._add(
-                f"{prefix}{env}:{path} = {short(expected)} (a consequence of the work)",
-                "guard",
+            self._guard(
+                f"{env}:{path} = {short(expected)} (a consequence of the work)",
+                turn,
                 kind="matches",
                 env=env,
                 path=path,
                 expected=expected,
-                **extra,
             )
         for path in world_made:  # as the world made it: a notification nobody asked about stays unread
             values = self.world.values(env, path, turn)
@@ -162,26 +173,24 @@ class GuardChecks(CheckList):
             expected = pattern_of(values)
             if wild(expected):
                 continue
-            self._add(
-                f"{prefix}{env}:{path} as the world made it",
-                "guard",
+            self._guard(
+                f"{env}:{path} as the world made it",
+                turn,
                 kind="matches",
                 env=env,
                 path=path,
                 expected=expected,
-                **extra,
             )
         for record, fields in sorted(changed_records.items()):
             free = {f"/{escape_token(name)}" for name in book.free_fields(split_path(record + "/x")[0] or "")}
             ignore = sorted(set(self._record_ignore(env, record, turn)) | fields | free)
-            self._add(
-                f"{prefix}rest of {env}:{record} unchanged",
-                "guard",
+            self._guard(
+                f"rest of {env}:{record} unchanged",
+                turn,
                 kind="unchanged",
                 env=env,
                 path=record,
                 ignore=ignore,
-                **extra,
             )
         for key, value in sorted(before.items()):  # other top-level values: left as they were
             if key in book.collections or isinstance(value, int | float | bool) or value is None:
@@ -196,14 +205,13 @@ class GuardChecks(CheckList):
             if path in moved or "" in changed or (changed and not isinstance(value, dict)):
                 continue
             ignore = sorted({*changed, *(p[len(path) :] for p in moved)})
-            self._add(
-                f"{prefix}rest of {env}:{path} unchanged",
-                "guard",
+            self._guard(
+                f"rest of {env}:{path} unchanged",
+                turn,
                 kind="unchanged",
                 env=env,
                 path=path,
                 **({"ignore": ignore} if ignore else {}),
-                **extra,
             )
         for collection in book.collections:
             members = before.get(collection)
@@ -223,29 +231,50 @@ class GuardChecks(CheckList):
                 if by_key:
                     spec["ignore_by_key"] = by_key
                 noun = book.entity(collection).noun
-                self._add(
-                    f"{prefix}other {noun} records of {env} untouched",
-                    "guard",
+                self._guard(
+                    f"other {noun} records of {env} untouched",
+                    turn,
                     kind="others_unchanged",
                     env=env,
                     path=path,
                     **spec,
-                    **extra,
                 )
             if book.is_log(collection):
                 continue  # the world appends to a log as a by-product of looking
             new = max(self._new_members(run, env, collection, turn) for run in self.world.runs(turn))
-            voided = self.world.voiders.get(env)
-            self._add(  # as many as a correct run may end with (the world may add some while it waits)
-                f"{prefix}{env}:{path} gains at most {new} new",
-                "guard",
+            voided = {"voided_by": v} if (v := self.world.voiders.get(env)) else {}  # made and voided: none
+            subject = f"new {env} {path}"  # too many new records, or one of another person: one harm
+            self._guard(  # as many as a correct run may end with (the world may add some while it waits)
+                f"{env}:{path} gains at most {new} new",
+                turn,
                 kind="no_extra",
                 env=env,
                 path=path,
                 count=new,
-                **({"voided_by": voided} if voided else {}),  # a record made and voided is none
-                **extra,
+                subject=subject,
+                **voided,
             )
+            asked = self.made.get((env, path, turn))
+            if asked and not any(under_any(p, {path}) for p in world_made):
+                noun = book.entity(collection).noun
+                self._guard(  # a message to the wrong traveler: the asked one missing AND a harm
+                    f"every new {noun} of {env} is one asked for",
+                    turn,
+                    kind="only_asked",
+                    env=env,
+                    path=path,
+                    expected=asked,
+                    subject=subject,
+                    **voided,
+                )
+
+    def _guard(self, name: str, turn: int | None, **spec: Any) -> None:
+        """A guard of the whole run (``turn`` None) or of one turn's window. Both copies protect
+        the same thing, their ``subject`` (the kind of check, its record or field): one unasked
+        write that both see costs one halving (the runtime's ``harms``)."""
+        spec.setdefault("subject", " ".join(str(spec[k]) for k in ("kind", "env", "path") if k in spec))
+        window = {} if turn is None else {"turn": turn}
+        self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
 
     @staticmethod
     def _new_members(run: Outcome, env: str, collection: str, turn: int | None) -> int:

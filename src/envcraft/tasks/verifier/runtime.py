@@ -10,8 +10,9 @@ checks in-process (robustness filtering, validation), so both sides agree by con
 the final state, the files, a snapshot per user turn and the action log). Each check has a
 ``role``: ``goal`` checks say what the user asked for and must *change* relative to the
 window's start; ``guard`` checks say what must be left alone. The score is the weighted
-mean of the goals, halved for every guard the run breaks (``HARM``), so a run that changes
-nothing scores 0 and a harmful write costs half the reward, however many guards there are
+mean of the goals, halved for every guard the run breaks (``HARM``; a guard's copies at the end
+of the run and at each turn's end share a ``subject`` and halve it once, :func:`harms`), so a
+run that changes nothing scores 0 and a harmful write costs half the reward, however many guards there are
 (a mean over the guards made one harmful write cost 1/n of it: 0.95-0.99, a signal an RL
 learner barely sees).
 
@@ -21,7 +22,8 @@ Patterns (``expected``): a JSON value matches itself; ``{"$any": kind}`` any val
 [values]}}`` text the agent writes around dictated words to carry values (see below);
 ``{"$contains": [texts]}`` a string holding each text (case-insensitive); ``{"$framed": [before,
 pattern, after]}`` a string that starts with ``before``, ends with ``after`` and whose middle
-matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail header);
+matches ``pattern`` (an env's rendering of dictated text: a to-do line, a mail header; more
+patterns and texts alternate the same way where the env renders the text more than once);
 ``{"$addresses": [addresses]}`` a string listing the same e-mail addresses (a ``To:`` header);
 ``{"$json": pattern}`` a string that is JSON whose value matches ``pattern`` (a line of a JSONL
 file an env renders, holding dictated text: the text is read as text, not as its escapes);
@@ -305,14 +307,27 @@ def addresses(text: str) -> list[str]:
 
 
 def framed(value: Any, parts: Any) -> bool:
-    before, pattern, after = parts
+    """``parts`` = ``[text, pattern, text, pattern, ..., text]``: the value is the texts as written
+    with each pattern matched between them (one dictated text the env renders twice: two to-dos
+    with the same words)."""
     return (
         isinstance(value, str)
-        and len(value) >= len(before) + len(after)
-        and value.startswith(before)
-        and value.endswith(after)
-        and matches(value[len(before) : len(value) - len(after)], pattern)
+        and value.startswith(parts[0])
+        and _framed_from(value, len(parts[0]), parts[1:])
     )
+
+
+def _framed_from(value: str, start: int, parts: list[Any]) -> bool:
+    pattern, text = parts[0], parts[1]
+    if len(parts) == 2:
+        end = len(value) - len(text)
+        return end >= start and value.endswith(text) and matches(value[start:end], pattern)
+    at = value.find(text, start)
+    while at != -1:  # each place the next text stands: the pattern before it, the rest after
+        if matches(value[start:at], pattern) and _framed_from(value, at + len(text), parts[2:]):
+            return True
+        at = value.find(text, at + 1) if text else -1
+    return False
 
 
 def matches(value: Any, pattern: Any) -> bool:
@@ -737,6 +752,10 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         now = after if isinstance(after, dict) else {}
         old = before if isinstance(before, dict) else {}
         return float(sum(1 for k in now if k not in old) <= check["count"])
+    if kind == "only_asked":  # every new member is one of the asked records (none for someone else)
+        old = before if isinstance(before, dict) else {}
+        new = [v for k, v in after.items() if k not in old] if isinstance(after, dict) else []
+        return float(all(any(matches(member, p) for p in check["expected"]) for member in new))
     if kind == "created_in":  # a distinct new member per expected record
         new = [v for k, v in after.items() if k not in before] if isinstance(after, dict) else []
         if not isinstance(before, dict):
@@ -809,6 +828,9 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     if kind == "files_unchanged":  # guard: every listed file exactly as before
         kept = [files.get(p) == before_files.get(p) for p in check["paths"]]
         return sum(kept) / len(kept)
+    if kind == "files_either":  # guard: each file as one of the correct runs leaves it (its times aside)
+        held = [untimed(files.get(p) or "") in allowed for p, allowed in check["paths"].items()]
+        return sum(held) / len(held)
     if kind == "no_new_files":  # guard: no file created but those a correct run creates
         like = check.get("allowed_like", [])
         return float(
@@ -818,7 +840,7 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     path = path_in_run(check["path"], names)
     after = get(states.get(check["env"], MISSING), path)
     before = get(before_states.get(check["env"], MISSING), path)
-    if kind in ("no_extra", "created_in"):
+    if kind in ("no_extra", "created_in", "only_asked"):
         after = live(ctx, check, after)
     if names:
         after, before = _rename(after, names), _rename(before, names)
@@ -940,7 +962,6 @@ def score(checks: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
     """``{"score", "components"}`` of ``checks`` on ``ctx`` (reads ``ctx``, never changes it)."""
     components: dict[str, float] = {}
     achieved = wanted = 0.0
-    broken = 0
     for check in checks:
         try:
             value = run_check(ctx, check)
@@ -950,9 +971,22 @@ def score(checks: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
         if check["role"] == "goal":
             achieved += check["weight"] * value
             wanted += check["weight"]
-        elif check["role"] == "guard" and value < 1.0:
-            broken += 1
         elif check["role"] != "guard":
             raise ValueError("unknown check role " + repr(check["role"]))
     goal = achieved / wanted if wanted else 0.0
-    return {"score": goal * HARM**broken, "components": components}
+    return {"score": goal * HARM ** harms(checks, components), "components": components}
+
+
+def harms(checks: list[dict[str, Any]], components: dict[str, float]) -> int:
+    """How many harms the broken guards show: one per ``subject`` (what a guard protects: a
+    record, a field, a collection's other records, the workspace), however many of its copies
+    broke. The same guard stands at the end of the run and at the end of each turn's window, so
+    one unasked write shows in both: it costs one halving, not one per copy (a guard without a
+    subject is its own)."""
+    return len(
+        {
+            check.get("subject", check["name"])
+            for check in checks
+            if check["role"] == "guard" and components.get(check["name"], 0.0) < 1.0
+        }
+    )
