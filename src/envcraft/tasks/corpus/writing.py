@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.corpus.compose import dedupe_key
 from envcraft.tasks.format.model import Task, Turn
 from envcraft.tasks.phrasing.review import review
@@ -96,8 +97,10 @@ def rewrite_tasks(
 
 def _names(task: Task, packages: Mapping[str, EnvPackage]) -> set[str]:
     """The tool and parameter names a turn must not say: every tool of the task's environments
-    and its parameters, and the reference's own calls (system tools of a Claw task too)."""
+    and its parameters, the reference's own calls, and a Claw task's system tools."""
     names = {c.tool for c in task.reference.calls} | {a for c in task.reference.calls for a in c.args}
+    if task.kind == "claw":
+        names |= SYSTEM_TOOLS
     for env in task.envs:
         package = packages.get(env)
         if package is None:
