@@ -26,6 +26,7 @@ from envcraft.llm import (
     BatchProvider,
     ChatRequest,
     ChatServer,
+    LLMError,
     OpenAIProvider,
     ProviderConfig,
     ReplayProvider,
@@ -33,7 +34,7 @@ from envcraft.llm import (
 from envcraft.llm.batch import REQUESTS_FILE, RESPONSES_DIR, answer_batch
 from envcraft.rollout.writer import ProviderWriter
 from envcraft.tasks.corpus.pipeline import RunOptions, run
-from envcraft.tasks.corpus.writing import WriterPending
+from envcraft.tasks.corpus.writing import WriterFailed, WriterPending
 from envcraft.tasks.format.io import read_stats, read_tasks
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.phrasing.leaks import names_said
@@ -63,13 +64,16 @@ def intents_by_task(template: list[Task], requests: list[ChatRequest]) -> list[t
     return [(task, sent[tuple(t.user for t in task.turns)][1]) for task in template]
 
 
-def synthesize(out: Path, rewrite: Rewrite | None) -> tuple[list[Task], dict[str, Any], list[ChatRequest]]:
-    """The corpus in ``out`` (its shards made once, then resumed), rewritten by a served script."""
+def synthesize(
+    out: Path, rewrite: Rewrite | None, first: Any = None
+) -> tuple[list[Task], dict[str, Any], list[ChatRequest]]:
+    """The corpus in ``out`` (its shards made once, then resumed), rewritten by a served script
+    (``first``, if given, answers the first request to arrive)."""
     options = RunOptions(out=out, n_per_env=3, seed=0, envs=ENVS, workers=1, export=False)
     if rewrite is None:
         run(options)
         return read_tasks(out / "tasks"), read_stats(out / "tasks"), []
-    script = ReplayProvider([answering(rewrite)] * 50)
+    script = ReplayProvider(([first] if first is not None else []) + [answering(rewrite)] * 50)
     with ChatServer(script) as server:
         options.writer = ProviderWriter(OpenAIProvider(ProviderConfig(model="scripted", base_url=server.url)))
         run(options)
@@ -233,6 +237,24 @@ def test_an_answer_that_is_no_set_of_turns_keeps_every_template(workdir: Path, t
     many = sum(len(t.turns) for t in template if len(t.turns) > 1)
     assert stats["writer"]["refused"].get("turn_count") == many
     assert stats["writer"]["turns_accepted"] == sum(len(t.turns) == 1 for t in template)
+
+
+def test_a_task_without_an_answer_keeps_its_template_and_no_answer_at_all_stops_the_run(
+    workdir: Path, template: list[Task]
+) -> None:
+    tasks, stats, _ = synthesize(workdir, each_turn(reworded), first=LLMError("bad_request", "try later"))
+    kept = [t for t in tasks if t.provenance["writer"]["refused"][0] == "no_answer"]
+    assert len(kept) == 1 and kept[0].turns == next(t.turns for t in template if t.id == kept[0].id)
+    assert stats["writer"]["refused"] == {"no_answer": len(kept[0].turns)}
+    with pytest.raises(WriterFailed, match="answered no request"):
+        _all_fail(workdir)
+
+
+def _all_fail(workdir: Path) -> None:
+    options = RunOptions(out=workdir, n_per_env=3, seed=0, envs=ENVS, workers=1, export=False)
+    with ChatServer(ReplayProvider([LLMError("bad_request", "no such model")] * 50)) as server:
+        options.writer = ProviderWriter(OpenAIProvider(ProviderConfig(model="nope", base_url=server.url)))
+        run(options)
 
 
 def test_batch_files_carry_one_request_per_task_and_bring_the_answers_back(

@@ -26,8 +26,9 @@ from typing import Any, Protocol
 
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.phrasing.intents import Goal, IntentPlan
+from envcraft.tasks.phrasing.leaks import hidden_values
 from envcraft.tasks.phrasing.render import Persona
-from envcraft.tasks.phrasing.review import hidden_values, required_values
+from envcraft.tasks.phrasing.review import required_values
 
 Messages = list[dict[str, str]]
 
@@ -87,7 +88,7 @@ def _goal(goal: Goal) -> dict[str, Any]:
 def writer_messages(task: Task, intent: dict[str, Any]) -> Messages:
     """The one request for ``task``: system rules, then the intent with each turn's draft, the
     values it must say (:func:`~envcraft.tasks.phrasing.review.required_values`) and the values
-    no turn may say (:func:`~envcraft.tasks.phrasing.review.hidden_values`)."""
+    no turn may say (:func:`~envcraft.tasks.phrasing.leaks.hidden_values`)."""
     template = [t.user for t in task.turns]
     turns = []
     for t, text in enumerate(template):
