@@ -185,6 +185,16 @@ def change_dictation(turn: dict[str, Any], intent: dict[str, Any]) -> str | None
     return turn["draft"].replace(quoted[0], quoted[0][:-2] + " soon”") if quoted else None
 
 
+def unquote_dictation(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
+    quoted = [v for v in turn["must_say"] if v.startswith("“")]
+    return turn["draft"].replace(quoted[0], quoted[0][1:-1]) if quoted else None
+
+
+def repeat_dictation(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
+    quoted = [v for v in turn["must_say"] if v.startswith("“") and v.endswith("”")]
+    return f"{turn['draft']} Once more: {quoted[0]}" if quoted else None
+
+
 def say_later_value(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
     later = [
         v for nxt in intent["turns"][1:] for v in nxt["must_say"] if "“" not in v and v not in turn["draft"]
@@ -203,6 +213,8 @@ def negate(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
         (leak_hidden, "hidden_value"),
         (name_a_tool, "tool_name"),
         (change_dictation, "dictated_text"),
+        (unquote_dictation, "dictated_text"),
+        (repeat_dictation, "dictated_text"),
         (say_later_value, "early_value"),
         (negate, "meaning"),
     ],

@@ -112,13 +112,14 @@ def _turn_reason(
     text, before = rewrite[t], template[t]
     if not text.strip():
         return "empty"
-    # each phrase as often as the template says it: two classes in room RM-11 stay two
+    # each phrase as often as the template says it (two classes in room RM-11 stay two); a
+    # dictated text exactly as often (twice could be two messages)
     short = [p for p in _phrases(task, before) if _count(p, text) < _count(p, before)]
-    allowed = set(_CURLY.findall(before))
+    quotes, allowed = _CURLY.findall(text), _CURLY.findall(before)
     straight = len(_STRAIGHT.findall(text)) > len(_STRAIGHT.findall(before))
     if (
         any(p.startswith("“") for p in short)
-        or any(q not in allowed for q in _CURLY.findall(text))
+        or any(quotes.count(q) > allowed.count(q) for q in quotes)
         or straight
     ):
         return "dictated_text"
