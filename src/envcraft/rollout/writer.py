@@ -21,7 +21,7 @@ from envcraft.llm.types import ChatRequest, LLMError
 from envcraft.rollout.models import open_model
 from envcraft.tasks.phrasing.writer import Messages, Reply
 
-MAX_TOKENS = 4096  # per answer: every turn of one task
+MAX_TOKENS = 2048  # per answer: every turn of one task (a few hundred tokens; a looping model stops here)
 
 
 class ProviderWriter:
