@@ -336,3 +336,16 @@ def test_tasks_synth_writer_is_cached_so_a_rerun_gives_the_same_corpus(tmp_path:
     assert (tmp_path / "tasks.jsonl").read_bytes() == written
     lone = envcraft(*args, "--writer-base-url", url)
     assert lone.returncode == 2 and "--writer-base-url and --writer-batch need --writer MODEL" in lone.stderr
+    # Batch API files from the command line: the requests wait (exit 0, nothing written), any
+    # model answers them (`envcraft llm answer`), the same command then writes the same corpus
+    batch = tmp_path / "batch"
+    (tmp_path / "tasks.jsonl").unlink()
+    waiting = envcraft(*args, "--writer", "scripted", "--writer-batch", str(batch), "--json")
+    assert waiting.returncode == 0, waiting.stderr
+    assert json.loads(waiting.stdout)["status"] == "waiting" and not (tmp_path / "tasks.jsonl").exists()
+    with ChatServer(ReplayProvider([answering(each_turn(reworded))] * 50)) as server:
+        answered = envcraft("llm", "answer", str(batch), "--model", "scripted", "--base-url", server.url)
+    assert answered.returncode == 0, answered.stderr
+    done = envcraft(*args, "--writer", "scripted", "--writer-batch", str(batch))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "tasks.jsonl").read_bytes() == written
