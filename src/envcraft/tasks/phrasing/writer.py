@@ -48,7 +48,8 @@ quotes, word for word, and ask for it as it is (never negate, correct or comment
 tool, field and parameter names to the assistant. Do not write code or identifiers.
 - The tone and verbosity come from the person. Do not introduce the person ("I'm ..., a ..."), \
 do not add filler ("Hope you're doing well."), do not repeat a long description in a later turn \
-(refer back: "that booking"), no "not", "never", "instead" or corrections unless the draft has them.
+(refer back: "that booking"). No negation ("not", "n't", "never", "no longer"), "instead", \
+"unless" or correction that the draft does not have: such words are read as changing the request.
 Answer with one JSON object and nothing else: {"turns": ["<message of turn 1>", ...]}"""
 
 
