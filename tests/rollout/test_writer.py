@@ -202,6 +202,10 @@ def say_later_value(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
     return f"{turn['draft']} Also {later[0]}." if later else None
 
 
+def invent_value(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
+    return f"{turn['draft']} And check ticket TCK-9999 while you are at it."
+
+
 def negate(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
     return f"{turn['draft']} Actually, scratch that: don't bother."
 
@@ -216,6 +220,7 @@ def negate(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
         (unquote_dictation, "dictated_text"),
         (repeat_dictation, "dictated_text"),
         (say_later_value, "early_value"),
+        (invent_value, "new_value"),
         (negate, "meaning"),
     ],
 )

@@ -8,7 +8,8 @@ used only if, turn by turn, it still says the same things and nothing more:
   recorded mentions, ids, numbers, dates, paths and addresses it says); dictated text exactly,
   inside its curly quotes, and no other quoted text (the verifier's dictated-text checks compare
   what the agent writes with the quoted words);
-* nothing a later turn asks for is said earlier (the verifier checks every turn's boundary);
+* nothing a later turn asks for is said earlier (the verifier checks every turn's boundary), and
+  no id, number, date or address that no turn so far gives (a new value is an unasked request);
 * no hidden value (:func:`~envcraft.tasks.phrasing.leaks.hidden_values`), no tool or parameter
   name the template does not say (:func:`~envcraft.tasks.phrasing.leaks.names_said`);
 * no negation, retraction or correction the template does not have (a dictated text "not" sent,
@@ -75,8 +76,14 @@ def _phrases(task: Task, text: str) -> list[str]:
         c for c in candidates if len(c) >= 3 and c.casefold() not in PRONOUNS and c.casefold() in folded
     ]
     phrases += _CURLY.findall(text)
-    phrases += [w.rstrip(".:!?'") for w in _VALUE_TOKEN.findall(_CURLY.sub(" ", text))]
+    phrases += _value_tokens(text)
     return list(dict.fromkeys(p for p in phrases if p.strip() and _count(p, text)))
+
+
+def _value_tokens(text: str) -> list[str]:
+    """The value-like words of ``text`` outside its quotes (a digit, ``@`` or ``/`` in them)."""
+    tokens = (w.rstrip(".:!?'") for w in _VALUE_TOKEN.findall(_CURLY.sub(" ", text)))
+    return [w for w in tokens if w]
 
 
 def _count(phrase: str, text: str) -> int:
@@ -131,6 +138,8 @@ def _turn_reason(
         return "early_value"
     if any(says(text, v) for v in hidden_values(task)):
         return "hidden_value"
+    if any(not _count(v, earlier) for v in _value_tokens(text)):
+        return "new_value"  # an id, number, date or address no turn so far gives: an unasked ask
     if set(names_said(text, names)) - set(names_said(before, names)):
         return "tool_name"
     if any(
