@@ -254,6 +254,10 @@ def test_an_answer_that_is_no_set_of_turns_keeps_every_template(workdir: Path, t
     many = sum(len(t.turns) for t in template if len(t.turns) > 1)
     assert stats["writer"]["refused"].get("turn_count") == many
     assert stats["writer"]["turns_accepted"] == sum(len(t.turns) == 1 for t in template)
+    tasks, stats, _ = synthesize(workdir, each_turn(reworded), first="Sure! Here is a friendlier version.")
+    prose = [t for t in tasks if t.provenance["writer"]["refused"][0] == "unparsable"]
+    assert len(prose) == 1 and stats["writer"]["refused"] == {"unparsable": len(prose[0].turns)}
+    assert prose[0].turns == next(t.turns for t in template if t.id == prose[0].id)
 
 
 def test_a_task_without_an_answer_keeps_its_template_and_no_answer_at_all_stops_the_run(

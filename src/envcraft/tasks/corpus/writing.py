@@ -45,37 +45,28 @@ def rewrite_tasks(
     writer: TurnWriter,
     packages: Mapping[str, EnvPackage],
 ) -> dict[str, Any]:
-    """Rewrite ``tasks`` in place; returns the ``stats.json`` block. ``intents`` are by
-    :func:`~envcraft.tasks.corpus.compose.dedupe_key` (unique in a merged set)."""
-    planned = [(task, intents.get(dedupe_key(task))) for task in tasks]
-    asked = [(task, intent) for task, intent in planned if intent is not None]
-    replies = writer.write([writer_messages(task, intent) for task, intent in asked])
+    """Rewrite ``tasks`` in place; returns the ``stats.json`` block. ``intents`` holds every
+    task's, by :func:`~envcraft.tasks.corpus.compose.dedupe_key` (unique in a merged set)."""
+    replies = writer.write([writer_messages(task, intents[dedupe_key(task)]) for task in tasks])
     waiting = sum(r.waiting for r in replies)
     if waiting:
         raise WriterPending(waiting)
     if replies and all(r.error for r in replies):
         raise WriterFailed(f"the writer {writer.model} answered no request: {replies[0].error}")
-    answers = {id(task): reply for (task, _), reply in zip(asked, replies, strict=True)}
     refused: Counter[str] = Counter()
     accepted = turns = rewritten = 0
-    for task, intent in planned:
-        reply = answers.get(id(task))
-        if intent is None:
-            reasons: list[str | None] = ["no_intent"] * len(task.turns)
-        elif reply is None or reply.text is None:
-            reasons = ["no_answer"] * len(task.turns)
+    for task, reply in zip(tasks, replies, strict=True):
+        rewrite = parse_turns(reply.text) if reply.text is not None else None
+        if reply.text is None:
+            reasons: list[str | None] = ["no_answer"] * len(task.turns)
+        elif rewrite is None:
+            reasons = ["unparsable"] * len(task.turns)
         else:
-            rewrite = parse_turns(reply.text)
-            reasons = (
-                ["unparsable"] * len(task.turns)
-                if rewrite is None
-                else review(task, rewrite, _names(task, packages))
-            )
-            if rewrite is not None:
-                task.turns = [
-                    Turn(user=rewrite[t]) if why is None else turn
-                    for t, (turn, why) in enumerate(zip(task.turns, reasons, strict=True))
-                ]
+            reasons = review(task, rewrite, _names(task, packages))
+            task.turns = [
+                Turn(user=rewrite[t]) if why is None else turn
+                for t, (turn, why) in enumerate(zip(task.turns, reasons, strict=True))
+            ]
         used = [why is None for why in reasons]
         task.provenance["writer"] = {"model": writer.model, "turns": used, "refused": reasons}
         if any(used) and task.difficulty and "features" in task.difficulty:
