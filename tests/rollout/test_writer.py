@@ -358,3 +358,9 @@ def test_tasks_synth_writer_is_cached_so_a_rerun_gives_the_same_corpus(tmp_path:
     done = envcraft(*args, "--writer", "scripted", "--writer-batch", str(batch))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "tasks.jsonl").read_bytes() == written
+    # a built-in model's answers are cached too (SmolLM2 takes minutes a request on a CPU)
+    builtin = envcraft(*args, "--writer", "random", "--json")
+    assert builtin.returncode == 0, builtin.stderr
+    stats = json.loads(builtin.stdout)["writer"]
+    assert stats["turns_accepted"] == 0 and set(stats["refused"]) == {"unparsable"}  # it says it is done
+    assert len(list((tmp_path / ".cache" / "writer").glob("*/*.json"))) == 2 * stats["tasks"]

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from envcraft.llm.batch import BatchProvider
+from envcraft.llm.cache import CachedProvider
 from envcraft.llm.provider import Provider
 from envcraft.llm.types import ChatRequest, LLMError
 from envcraft.rollout.models import open_model
@@ -56,8 +57,9 @@ def open_writer(
     name: str, base_url: str | None, batch: Path | None, cache_dir: Path, concurrency: int = 16
 ) -> Iterator[ProviderWriter]:
     """The writer for ``--writer name``: Batch API files in ``batch``, else the model ``--model
-    name`` would be (``--writer-base-url``, else ``ENVCRAFT_BASE_URL``, else OpenAI) with its
-    answers cached in ``cache_dir``. ``LLMError`` when a remote model has no key or base URL."""
+    name`` would be (``--writer-base-url``, else ``ENVCRAFT_BASE_URL``, else OpenAI; or a
+    built-in one) with its answers cached in ``cache_dir``, whichever it is. ``LLMError`` when a
+    remote model has no key or base URL."""
     if batch is not None:
         if base_url is not None:
             raise LLMError(
@@ -65,5 +67,5 @@ def open_writer(
             )
         yield ProviderWriter(BatchProvider(batch, name))
         return
-    with open_model(name, base_url=base_url, cache_dir=cache_dir, concurrency=concurrency) as provider:
-        yield ProviderWriter(provider)
+    with open_model(name, base_url=base_url, concurrency=concurrency) as provider:
+        yield ProviderWriter(CachedProvider(provider, cache_dir))  # built-in models too (SmolLM2: minutes)
