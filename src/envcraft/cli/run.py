@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,11 +16,40 @@ from envcraft.cli.library import is_library_ref, library_envs
 from envcraft.cli.output import console, count, die, err_console, print_json
 from envcraft.core.package import PackageError, builtin_ids
 from envcraft.executor import ExecutorError
+from envcraft.llm.batch import BatchProvider
+from envcraft.llm.types import LLMError
+from envcraft.rollout.models import hide_api_key_from_children
+from envcraft.rollout.writer import ProviderWriter, open_writer
 from envcraft.tasks.corpus.compose import SynthConfig
 from envcraft.tasks.corpus.pipeline import DEFAULT_OUT, RunOptions, run
 from envcraft.tasks.corpus.pipeline import Progress as ProgressCallback
+from envcraft.tasks.corpus.writing import WriterFailed, WriterPending
+from envcraft.tasks.phrasing.writer import TurnWriter
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+WriterModel = Annotated[
+    str | None,
+    typer.Option(
+        "--writer",
+        help="A model that rewrites each task's turns from its intent; a rewritten turn is used only "
+        "where the checks pass, else the template stays (default: the offline templates).",
+    ),
+]
+WriterBaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--writer-base-url",
+        help="The writer's OpenAI-compatible server (else ENVCRAFT_BASE_URL, else OpenAI).",
+    ),
+]
+WriterBatch = Annotated[
+    Path | None,
+    typer.Option(
+        "--writer-batch",
+        help="No server: the writer's requests as OpenAI Batch API input (BDIR/requests.jsonl), answers "
+        "read from BDIR/responses/*.jsonl; run again once they are there.",
+    ),
+]
 
 
 @contextmanager
@@ -56,11 +85,15 @@ def run_command(
     ] = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    writer: WriterModel = None,
+    writer_base_url: WriterBaseUrl = None,
+    writer_batch: WriterBatch = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Run the offline data job: lint, graphs, synthesis, validation, export, summary and report.
 
     Interrupted, it resumes from the finished shards when run again with the same --out.
+    With --writer MODEL a model rewrites the turns (answers cached in OUT/.cache/writer).
     """
     check_executor(executor)
     options = RunOptions(
@@ -74,10 +107,15 @@ def run_command(
     )
     _writable_dir(out)
     try:
-        with progress_bar() as update:
+        with (
+            turn_writer(writer, writer_base_url, writer_batch, out) as options.writer,
+            progress_bar() as update,
+        ):
             summary = run(options, update)
-    except (PackageError, ExecutorError) as exc:
+    except (PackageError, ExecutorError, WriterFailed) as exc:
         die(str(exc))
+    except WriterPending as exc:
+        _writer_waiting(options.writer, exc, json_out)
     except OSError as exc:
         die(f"cannot write the run into {out}: {_why(exc)}")
     if json_out:
@@ -103,7 +141,19 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     )
     missed = unmet_targets(summary["targets"])
     verdict = f"targets unmet: {'; '.join(missed)}" if missed else "every target met"
-    return [line, verdict]
+    return [line, verdict, *writer_lines(corpus)]
+
+
+def writer_lines(stats: dict[str, Any]) -> list[str]:
+    """With ``--writer``: how many turns are the writer's and why the others kept the template."""
+    block = stats.get("writer")
+    if block is None:
+        return []
+    refused = ", ".join(f"{why} {n}" for why, n in block["refused"].items()) or "none"
+    return [
+        f"writer {block['model']}: {block['turns_accepted']} of {block['turns']} turns rewritten "
+        f"({block['tasks_rewritten']} of {block['tasks']} tasks); template kept: {refused}"
+    ]
 
 
 def unmet_targets(targets: dict[str, Any]) -> list[str]:
@@ -132,9 +182,14 @@ def synth_command(
     ] = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    writer: WriterModel = None,
+    writer_base_url: WriterBaseUrl = None,
+    writer_batch: WriterBatch = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report."""
+    """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report.
+
+    With --writer MODEL a model rewrites the turns (answers cached in DIR/.cache/writer)."""
     check_executor(executor)
     work = Path(out) / ".work"
     options = RunOptions(
@@ -150,11 +205,16 @@ def synth_command(
     )
     _writable_dir(Path(out))
     try:
-        with progress_bar() as update:
+        with (
+            turn_writer(writer, writer_base_url, writer_batch, out) as options.writer,
+            progress_bar() as update,
+        ):
             summary = run(options, update)
         _move(work / "tasks", Path(out))
-    except (PackageError, ExecutorError) as exc:
+    except (PackageError, ExecutorError, WriterFailed) as exc:
         die(str(exc))
+    except WriterPending as exc:
+        _writer_waiting(options.writer, exc, json_out)
     except OSError as exc:
         die(f"cannot write the task set into {out}: {_why(exc)}")
     stats = summary["corpus"]
@@ -166,6 +226,40 @@ def synth_command(
         f"({stats['cross_env_share']:.0%} cross-environment, "
         f"{stats['duplicates_removed']} duplicates removed)"
     )
+    for line in writer_lines(stats):
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def turn_writer(
+    model: str | None, base_url: str | None, batch: Path | None, out: Path
+) -> Iterator[ProviderWriter | None]:
+    """``--writer`` and its options: the writer (None without ``--writer``; the others need it)."""
+    if model is None:
+        if base_url is not None or batch is not None:
+            die("--writer-base-url and --writer-batch need --writer MODEL")
+        with nullcontext(None) as nothing:
+            yield nothing
+        return
+    try:
+        with open_writer(model, base_url, batch, Path(out) / ".cache" / "writer") as writer:
+            hide_api_key_from_children()
+            yield writer
+    except LLMError as exc:
+        die(exc.message)
+
+
+def _writer_waiting(writer: TurnWriter | None, pending: WriterPending, json_out: bool) -> None:
+    """The writer waits for Batch API answers: say how many and what to do; exit 0."""
+    assert isinstance(writer, ProviderWriter) and isinstance(writer.provider, BatchProvider)
+    if json_out:
+        print_json({"status": "waiting", "waiting": pending.waiting, **writer.provider.to_json()})
+    else:
+        console.print(
+            f"{pending.waiting} writer requests wait for batch answers", highlight=False, soft_wrap=True
+        )
+        console.print(writer.provider.what_to_do(), highlight=False, soft_wrap=True)
+    raise typer.Exit(0)
 
 
 def _writable_dir(path: Path) -> None:

@@ -32,7 +32,8 @@ from envcraft.tasks.graphs.walk import Coverage, Step, sample_walk
 from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
-from envcraft.tasks.phrasing.render import IntentRenderer, TemplateRenderer, draw_persona
+from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRenderer, draw_persona
+from envcraft.tasks.phrasing.writer import intent_of
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.exercised import unexercised_choices
 from envcraft.tasks.validation.validate import validate
@@ -115,18 +116,21 @@ def synthesize_shard(
             result.rejected["walk"] += 1
             continue
         tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
-        task, reason = make_task(
+        draft, reason = compose_draft(
             library, chain, tag, rng, coverage, config, render, experience, result.validated
         )
-        if task is None:
+        if draft is None:
             result.rejected[reason] += 1
             continue
+        task = draft.task
+        assert task is not None and draft.plan is not None and draft.persona is not None
         key = dedupe_key(task)
         if key in seen:
             result.rejected["duplicate"] += 1
             continue
         seen.add(key)
         result.tasks.append(task)
+        result.intents.append(intent_of(draft.plan, draft.persona))
         coverage.accept(accepted_steps(task), library.graphs)
     result.tool_ok.update({f"{e}.{t}": n for (e, t), n in coverage.ok.items()})
     result.executed.update({edge_key(e, a, b): n for (e, a, b), n in coverage.executed.items()})
@@ -156,7 +160,24 @@ def make_task(
     experience: Experience | None = None,
     validated: Counter[str] | None = None,
 ) -> tuple[Task | None, str]:
-    """One task from one chain, or ``(None, reason)``: the reason names the failed stage.
+    """One task from one chain, or ``(None, reason)``: the reason names the failed stage."""
+    draft, reason = compose_draft(library, chain, tag, rng, coverage, config, renderer, experience, validated)
+    return (draft.task if draft is not None else None), reason
+
+
+def compose_draft(
+    library: Library,
+    chain: list[Step],
+    tag: str,
+    rng: random.Random,
+    coverage: Coverage,
+    config: SynthConfig,
+    renderer: IntentRenderer,
+    experience: Experience | None = None,
+    validated: Counter[str] | None = None,
+) -> tuple[Draft | None, str]:
+    """:func:`make_task` keeping the whole :class:`Draft` (its intent plan and persona too, which
+    an LLM writer rewrites the turns from), or ``(None, reason)``.
 
     The stages run in order on one :class:`Draft`, each drawing from ``rng`` in turn (so the
     same seed makes the same task); the first that rejects the candidate ends it.
@@ -181,7 +202,7 @@ def make_task(
         if reason is not None:
             return None, reason
     assert draft.task is not None
-    return draft.task, "ok"
+    return draft, "ok"
 
 
 @dataclass
@@ -205,6 +226,7 @@ class Draft:
     request: Request | None = None
     turns: list[list[int]] = field(default_factory=list)
     plan: IntentPlan | None = None
+    persona: Persona | None = None
     task: Task | None = None
     outcome: Outcome | None = None
 
@@ -322,7 +344,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
         ReferenceCall(turn=turn_of[i], env=c.env, tool=c.tool, args=c.args, provenance=c.provenance)
         for i, c in enumerate(run.calls)
     ]
-    draft.turns, draft.plan = turns, plan
+    draft.turns, draft.plan, draft.persona = turns, plan, persona
     draft.task = Task(
         id="pending",
         envs=draft.envs,

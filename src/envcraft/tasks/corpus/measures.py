@@ -203,6 +203,9 @@ class ShardResult:
     executed: Counter[str] = field(default_factory=Counter)  # "env.src>dst": edges golden runs executed
     validated: Counter[str] = field(default_factory=Counter)  # reached / passed / applied: / failed:<policy>
     rejected_cross: Counter[str] = field(default_factory=Counter)  # rejections of crossing chains
+    # each task's structured intent (goals, values, persona), in task order: what an LLM writer
+    # rewrites the turns from (kept beside the tasks, so the task set itself stays as it was)
+    intents: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {

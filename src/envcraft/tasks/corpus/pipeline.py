@@ -33,6 +33,7 @@ from envcraft.executor import Executor, open_executor
 from envcraft.tasks.corpus.compose import (
     Library,
     SynthConfig,
+    dedupe_key,
     generate_initial,
     load_library,
     merge,
@@ -43,9 +44,11 @@ from envcraft.tasks.corpus.export import ExportError, export_files
 from envcraft.tasks.corpus.measures import ShardResult, accepted_steps
 from envcraft.tasks.corpus.report import render_report
 from envcraft.tasks.corpus.svg import tool_graph_svg, workflow_svg
+from envcraft.tasks.corpus.writing import rewrite_tasks
 from envcraft.tasks.format.io import write_json, write_tasks
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.graphs.walk import Coverage
+from envcraft.tasks.phrasing.writer import TurnWriter
 
 DEFAULT_OUT = Path("out/run")
 TARGET_TASKS = 1100  # default corpus size over all environments (>= 1,000 after any drops)
@@ -66,6 +69,8 @@ class RunOptions:
     ray_address: str | None = None  # an existing Ray cluster; None starts a local one
     synth: SynthConfig = field(default_factory=SynthConfig)
     export: bool = True
+    # a model that rewrites the merged tasks' turns (None: the offline templates, the default)
+    writer: TurnWriter | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,11 @@ def run(options: RunOptions, progress: Progress | None = None) -> dict[str, Any]
 
     clock = time.monotonic()
     tasks, stats = merge(shards, library)
+    if options.writer is not None:
+        intents = {
+            dedupe_key(t): i for shard in shards for t, i in zip(shard.tasks, shard.intents, strict=True)
+        }
+        stats["writer"] = rewrite_tasks(tasks, intents, options.writer, library.packages)
     tasks_dir = out / "tasks"
     write_tasks(tasks_dir, tasks)
     write_json(tasks_dir / "stats.json", stats)
@@ -248,6 +258,7 @@ def _shard_job(refs: list[str], spec: ShardSpec, config: dict[str, Any], directo
         "spec": spec.__dict__,
         "result": result.to_json(),
         "tasks": [t.model_dump(mode="json") for t in result.tasks],
+        "intents": result.intents,
     }
     path = Path(directory) / f"{spec.name}.json"
     atomic_write_bytes(path, json.dumps(body, ensure_ascii=False).encode("utf-8"))
@@ -267,6 +278,7 @@ def load_shard(path: Path) -> ShardResult:
         executed=Counter(meta["executed"]),
         validated=Counter(meta.get("validated", {})),
         rejected_cross=Counter(meta.get("rejected_cross", {})),
+        intents=body.get("intents", []),
     )
 
 
@@ -323,6 +335,7 @@ def build_summary(
             "n_per_env": options.n_per_env,
             "workers": options.workers,
             **options.synth.to_json(),
+            **({"writer": options.writer.model} if options.writer is not None else {}),
         },
         "envs": sorted(library.graphs),
         "lint": lint,

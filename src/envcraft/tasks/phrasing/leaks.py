@@ -8,6 +8,8 @@ check`` recomputes both from the text of any task set.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from envcraft.tasks.format.model import Task
@@ -22,6 +24,22 @@ def _scalars(value: Any) -> list[Any]:
 
 def find_leaks(task: Task) -> list[dict[str, Any]]:
     """Values the agent must find (derived ids, named records' ids, file contents) that a turn states."""
+    leaks: list[dict[str, Any]] = []
+    for i, name, value in _hidden(task):
+        for t, turn in enumerate(task.turns):
+            if says(turn.user, value):
+                leaks.append({"turn": t, "call": i, "arg": name, "value": value})
+    return leaks
+
+
+def hidden_values(task: Task) -> list[str]:
+    """What :func:`find_leaks` looks for, each value once, in call order: no turn may say these."""
+    return list(dict.fromkeys(str(value) for _, _, value in _hidden(task)))
+
+
+def _hidden(task: Task) -> list[tuple[int, str, Any]]:
+    """``(call, arg, value)`` for every hidden value long enough to be told apart in text (three
+    characters or more, not a number or flag) that no goal's user-stated argument says as well."""
     goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
     stated = {
         str(v)
@@ -31,7 +49,7 @@ def find_leaks(task: Task) -> list[dict[str, Any]]:
         if c.source(k).kind == "user"
         for v in _scalars(c.args.get(k))
     }
-    leaks: list[dict[str, Any]] = []
+    found: list[tuple[int, str, Any]] = []
     for i, call in enumerate(task.reference.calls):
         for name in call.args:
             source = call.source(name)
@@ -40,10 +58,22 @@ def find_leaks(task: Task) -> list[dict[str, Any]]:
             for value in _scalars(call.args.get(name)):
                 if isinstance(value, bool | int | float) or str(value) in stated or len(str(value)) < 3:
                     continue
-                for t, turn in enumerate(task.turns):
-                    if says(turn.user, value):
-                        leaks.append({"turn": t, "call": i, "arg": name, "value": value})
-    return leaks
+                found.append((i, name, value))
+    return found
+
+
+def names_said(text: str, names: Iterable[str]) -> list[str]:
+    """Tool or parameter names ``text`` writes as names: an identifier (``cancel_order``,
+    ``orderId``, ``v2``) as a whole word, or any name as code (```refund```, ``refund(``); a
+    plain word (``reason``) in prose is English, not a leak."""
+    found = []
+    for name in sorted(set(names)):
+        word = re.escape(name)
+        identifier = bool(re.search(r"[_\d]|[a-z][A-Z]", name))
+        pattern = rf"(?<![\w-]){word}(?![\w-])" if identifier else rf"`{word}`|(?<![\w-]){word}\("
+        if re.search(pattern, text):
+            found.append(name)
+    return found
 
 
 def missing_user_values(task: Task) -> list[dict[str, Any]]:
