@@ -405,3 +405,27 @@ def test_a_goal_phrase_that_repeats_its_records_noun_is_a_yield_finding_naming_t
     assert found, [f.message for f in report.errors()]
     assert all("the order the order" in f.message.casefold() and f.tool for f in found)
     assert {"task", "turn", "tools"} <= set(found[0].detail)
+
+
+def test_a_yield_that_fails_on_the_worlds_rules_names_the_field_and_its_value(tmp_path: Path) -> None:
+    """A generator that dates its orders after the clock start makes every task's world contradict
+    itself (world:future_times); the finding says which field holds which time, not just the code."""
+    import shutil
+
+    from envcraft.core.package import BUILTIN_ROOT
+
+    root = tmp_path / "returns_desk"
+    shutil.copytree(BUILTIN_ROOT / "returns_desk", root)
+    generate = root / "generate.py"
+    old = "    placed = base - timedelta(days=age_days, hours=rng.randint(1, 20))"
+    source = generate.read_text(encoding="utf-8")
+    assert old in source
+    generate.write_text(
+        source.replace(old, "    placed = base + timedelta(days=400 + age_days)"), encoding="utf-8"
+    )
+    stages = ("static", "dependencies", "load", "s0", "explore", "yield")
+    report = audit_package(root, AuditConfig(stages=stages))  # type: ignore[arg-type]
+    found = [f for f in report.errors() if f.code == "yield"]
+    assert found, [f.message for f in report.errors()]
+    assert "e.g. world:future_times: returns_desk S0 /orders/" in found[0].message
+    assert "/placed_at: " in found[0].message and "is after the clock start" in found[0].message

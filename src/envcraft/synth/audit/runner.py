@@ -373,9 +373,14 @@ def stage_yield(context: Context) -> StageResult:
     findings: list[Finding] = []
     if len(shard.tasks) < wanted:
         rejected = ", ".join(f"{k} {v}" for k, v in shard.rejected.most_common(4)) or "none"
+        examples = "".join(
+            f"; e.g. {reason}: {shard.examples[reason]}"
+            for reason, _ in shard.rejected.most_common(4)
+            if reason in shard.examples
+        )
         message = (
             f"the data engine validated {len(shard.tasks)} of {wanted} tasks in {shard.attempts} attempts "
-            f"(rejected: {rejected}); tools need chains of calls whose effects a verifier can check"
+            f"(rejected: {rejected}{examples}); tools need chains of calls whose effects a verifier can check"
         )
         findings.append(Finding(stage="yield", code="yield", message=message))
     findings += text_findings(shard.tasks, package.id)

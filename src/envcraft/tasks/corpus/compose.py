@@ -117,7 +117,7 @@ def synthesize_shard(
             continue
         tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
         draft, reason = compose_draft(
-            library, chain, tag, rng, coverage, config, render, experience, result.validated
+            library, chain, tag, rng, coverage, config, render, experience, result.validated, result.examples
         )
         if draft is None:
             result.rejected[reason] += 1
@@ -175,6 +175,7 @@ def compose_draft(
     renderer: IntentRenderer,
     experience: Experience | None = None,
     validated: Counter[str] | None = None,
+    examples: dict[str, str] | None = None,
 ) -> tuple[Draft | None, str]:
     """:func:`make_task` keeping the whole :class:`Draft` (its intent plan and persona too, which
     an LLM writer rewrites the turns from), or ``(None, reason)``.
@@ -182,7 +183,8 @@ def compose_draft(
     The stages run in order on one :class:`Draft`, each drawing from ``rng`` in turn (so the
     same seed makes the same task); the first that rejects the candidate ends it.
     ``validated`` counts the candidates that reached validation and, per adversarial policy,
-    those that came out wrong (``reached``, ``passed``, ``applied:<policy>``, ``failed:<policy>``).
+    those that came out wrong (``reached``, ``passed``, ``applied:<policy>``, ``failed:<policy>``);
+    ``examples`` keeps the first detail a stage gave for each reason (``Draft.why``).
     """
     draft = Draft(library, chain, tag, rng, config)
     stages: list[Callable[[Draft], str | None]] = [
@@ -200,6 +202,8 @@ def compose_draft(
     for stage in stages:
         reason = stage(draft)
         if reason is not None:
+            if examples is not None and draft.why:
+                examples.setdefault(reason, draft.why)
             return None, reason
     assert draft.task is not None
     return draft, "ok"
@@ -229,6 +233,7 @@ class Draft:
     persona: Persona | None = None
     task: Task | None = None
     outcome: Outcome | None = None
+    why: str = ""  # what a rejecting stage found, in words (the record, field and value)
 
     @property
     def claw(self) -> bool:
@@ -406,7 +411,10 @@ def world_stage(draft: Draft) -> str | None:
     """A world that contradicts itself (:mod:`envcraft.tasks.world.rules`) is no task."""
     assert draft.task is not None
     found = world_violations(draft.task, draft.packages, owners=draft.owners)
-    return f"world:{found[0].kind}" if found else None
+    if not found:
+        return None
+    draft.why = found[0].message
+    return f"world:{found[0].kind}"
 
 
 def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None:

@@ -206,6 +206,9 @@ class ShardResult:
     # each task's structured intent (goals, values, persona), in task order: what an LLM writer
     # rewrites the turns from (kept beside the tasks, so the task set itself stays as it was)
     intents: list[dict[str, Any]] = field(default_factory=list)
+    # the first detail of each rejection reason (which record, field or file, and its value): what
+    # the synthesis audit tells a model whose environment yields no task; kept out of the shard files
+    examples: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
