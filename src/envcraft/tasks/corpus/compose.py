@@ -2,7 +2,7 @@
 intents -> world rules -> verifier -> validation (mutations and adversarial agents) -> difficulty
 features.
 
-:func:`make_task` turns one sampled chain into a validated :class:`Task` or says why not.
+:func:`compose_draft` turns one sampled chain into a validated :class:`Task` or says why not.
 :func:`synthesize_shard` makes up to ``quota`` tasks for one environment from one seed —
 a pure function of its arguments, so shards can run in any order, in parallel, or again
 after an interruption, and give the same tasks. :func:`merge` deduplicates shard outputs
@@ -149,22 +149,6 @@ def _shard_coverage(graph: ToolGraph, shard: int) -> Coverage:
     return coverage
 
 
-def make_task(
-    library: Library,
-    chain: list[Step],
-    tag: str,
-    rng: random.Random,
-    coverage: Coverage,
-    config: SynthConfig,
-    renderer: IntentRenderer,
-    experience: Experience | None = None,
-    validated: Counter[str] | None = None,
-) -> tuple[Task | None, str]:
-    """One task from one chain, or ``(None, reason)``: the reason names the failed stage."""
-    draft, reason = compose_draft(library, chain, tag, rng, coverage, config, renderer, experience, validated)
-    return (draft.task if draft is not None else None), reason
-
-
 def compose_draft(
     library: Library,
     chain: list[Step],
@@ -177,8 +161,9 @@ def compose_draft(
     validated: Counter[str] | None = None,
     examples: dict[str, str] | None = None,
 ) -> tuple[Draft | None, str]:
-    """:func:`make_task` keeping the whole :class:`Draft` (its intent plan and persona too, which
-    an LLM writer rewrites the turns from), or ``(None, reason)``.
+    """One task from one chain as its whole :class:`Draft` (the task, and the intent plan and
+    persona an LLM writer rewrites the turns from), or ``(None, reason)``: the reason names the
+    failed stage.
 
     The stages run in order on one :class:`Draft`, each drawing from ``rng`` in turn (so the
     same seed makes the same task); the first that rejects the candidate ends it.
@@ -211,7 +196,7 @@ def compose_draft(
 
 @dataclass
 class Draft:
-    """A candidate task between the stages of :func:`make_task`: what each stage made so far."""
+    """A candidate task between the stages of :func:`compose_draft`: what each stage made so far."""
 
     library: Library
     chain: list[Step]
