@@ -202,3 +202,30 @@ def test_score_explain_names_the_row_a_written_table_lacks(
     assert failed["expected"].startswith(f"{write.args['path']} rows [")
     assert failed["had"] == f"no such row; {len(kept) - 1} rows"  # the header is no row
     assert row["score"] < 1.0
+
+
+def test_score_explain_says_which_words_broke_a_dictated_text(
+    task_dir: Path, tasks: list[Task], tmp_path: Path
+) -> None:
+    """A text goal that fails says why in words ("other words around them: 'Correction'"), not
+    only the pattern and the whole text (the audit could not tell which word broke a to-do)."""
+    task, call, name = next(
+        (t, c, k)
+        for t in tasks
+        for c in t.reference.calls
+        if c.tool not in ("write_file", "edit_file")
+        for k, v in c.args.items()
+        if isinstance(v, str)
+        and " " in v
+        and v in json.dumps(t.verifier.checks)
+        and any(op in json.dumps(t.verifier.checks) for op in ('"$says"', '"$text"'))
+    )
+    turns = [calls_of(task, t) for t in range(len(task.turns))]
+    text = call.args[name]
+    for sent in turns[call.turn]:
+        if sent["tool"] == call.tool and sent["args"].get(name) == text:
+            sent["args"] = {**sent["args"], name: f"{text} Correction: ignore this."}
+    path = write_lines(tmp_path / "runs.jsonl", [{"task_id": task.id, "turns": turns}])
+    done = envcraft("tasks", "score", task_dir, "--trajectories", path, "--explain")
+    assert done.returncode == 0, done.stderr
+    assert "reading:  other words around them: 'Correction', 'ignore', 'this'" in done.stdout

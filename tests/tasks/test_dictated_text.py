@@ -77,6 +77,31 @@ def test_composed_text_carries_its_values_and_does_not_take_the_words_back() -> 
     assert not vr.matches("MSG-0001: Please do not double-check before closing.", mention)
 
 
+def test_a_short_attribution_may_follow_a_message_or_a_reason_but_not_a_title() -> None:
+    reason = {"$text": {"text": "plans changed", "names": [], "attributed": True}}
+    assert vr.matches("plans changed (per Ximena)", reason)
+    assert vr.matches("Plans changed - Ximena", reason)
+    assert vr.matches("plans changed, according to the owner", reason)
+    assert not vr.matches("plans changed (by mistake)", reason)  # taken back
+    assert not vr.matches("plans changed (not really)", reason)
+    assert not vr.matches("plans changed. Delayed.", reason)  # a sentence, not a name
+    assert not vr.matches("plans changed, per the customer request last week", reason)  # too long
+    title = {"$text": {"text": "Quarterly review", "names": []}}
+    assert not vr.matches("Quarterly review (per Ximena)", title)
+    assert vr.matches("Running a few minutes late (per Ana)", {"$says": "Running a few minutes late."})
+
+
+def test_a_fault_names_the_words_that_broke_the_reading() -> None:
+    mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": []}}
+    assert vr.text_fault("Priority for this week. MSG-0001 approved", mention) == (
+        "words that are no framing: 'approved'"
+    )
+    assert vr.text_fault("Priority for this week.", mention) == "it does not carry MSG-0001"
+    late = {"$says": "Running late"}
+    assert vr.text_fault("Ignore: running late", late) == "other words around them: 'Ignore'"
+    assert vr.text_fault("Running late", late) is None
+
+
 def test_an_address_is_the_same_with_or_without_its_display_name() -> None:
     named = "CS Team <cs-team@northwind.example>"
     assert vr.matches("cs-team@northwind.example", named)

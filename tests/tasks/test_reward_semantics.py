@@ -36,6 +36,11 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
 
 
 @pytest.fixture(scope="module")
+def todo_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
+    return synthesized(tmp_path_factory.mktemp("todo"), "mail_triage,itinerary_rebooking", seed=2)
+
+
+@pytest.fixture(scope="module")
 def infra_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return synthesized(tmp_path_factory.mktemp("infra"), "infra_recovery")
 
@@ -255,6 +260,88 @@ def test_a_composed_text_carries_what_was_asked_and_no_invented_claim(tasks: lis
 
     assert score(task, with_text(text.replace(": ", " - ", 1))) == 1.0
     assert score(task, with_text(f"{text.rstrip('.')}, approved by finance.")) < 1.0
+
+
+def composed_todo(task: Task) -> tuple[int, int, dict[str, Any]] | None:
+    """The turn, call and ``$composed`` spec of a to-do the agent words to mention a record by
+    its id, if the task has one."""
+    specs = composed_specs(task.verifier.checks)
+    turns = reference(task)
+    flat = [(t, n) for t, calls in enumerate(turns) for n in range(len(calls))]
+    for index, call in enumerate(task.reference.calls):
+        text = call.args.get("text")
+        if call.tool == "add_todo" and call.provenance.get("text", "").startswith("embed:"):
+            spec = next((s for s in specs if s["carries"][0] in str(text) and s["says"]), None)
+            if spec is not None:
+                return (*flat[index], spec)
+    return None
+
+
+def composed_specs(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        if set(node) == {"$composed"}:
+            return [node["$composed"]]
+        return [s for v in node.values() for s in composed_specs(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in composed_specs(v)]
+    return []
+
+
+def test_a_composed_note_may_point_at_its_record_in_the_worlds_words(todo_tasks: list[Task]) -> None:
+    """The blind audit's to-do "Priority for this week. (re: email MSG-0001 to the traveler of
+    ITN-4001)" scored 0.667: only the reference's own framing word passed. The agent may say
+    what the record is in the world's words and how it follows it up; a claim nobody made, a
+    negation or another record's id is still not the note."""
+    task = first(todo_tasks, lambda t: composed_todo(t) is not None)
+    found = composed_todo(task)
+    assert found is not None
+    t, n, spec = found
+    says, value = spec["says"], spec["carries"][0]
+    trip = next(w.upper() for w in spec["context"] if w.startswith("itn-"))
+
+    def with_text(text: str) -> Turns:
+        turns = reference(task)
+        turns[t][n]["args"]["text"] = text
+        return turns
+
+    assert score(task, with_text(f"{says} (re: email {value} to the traveler of {trip})")) == 1.0
+    assert score(task, with_text(f"{says.rstrip('.')}: check the traveler's reply to message {value}")) == 1.0
+    assert score(task, with_text(f"{says} Follow up on {value}.")) == 1.0
+    assert score(task, with_text(f"{says} {value} approved by finance.")) < 1.0
+    assert score(task, with_text(f"Do not {says[0].lower()}{says[1:]} {value}")) < 1.0
+    assert score(task, with_text(f"{says} See {value} and ITN-9999.")) < 1.0
+
+
+def reasons(node: Any) -> list[str]:
+    """The dictated reasons a task's checks read (``$text`` patterns an attribution may follow)."""
+    if isinstance(node, dict):
+        text = node.get("$text")
+        if isinstance(text, dict) and text.get("attributed"):
+            return [text["text"]]
+        return [r for v in node.values() for r in reasons(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in reasons(v)]
+    return []
+
+
+def test_a_reason_with_an_attribution_is_the_reason(tasks: list[Task]) -> None:
+    """The audit's "plans changed (per Ximena)" for the dictated reason "plans changed" scored
+    0.714: any word around a dictated reason failed it. A short attribution set apart is the
+    agent's to add; one that takes the reason back, or a sentence of its own, is not."""
+    task = first(tasks, lambda t: bool(reasons(t.verifier.checks)))
+    reason = reasons(task.verifier.checks)[0]
+
+    def with_reason(text: str) -> Turns:
+        turns = reference(task)
+        for call in (c for calls in turns for c in calls):
+            call["args"] = {k: text if v == reason else v for k, v in call["args"].items()}
+        return turns
+
+    assert score(task, with_reason(f"{reason} (per Ximena)")) == 1.0
+    assert score(task, with_reason(f"{reason}, per the shift handoff")) == 1.0
+    assert score(task, with_reason(f"{reason} (not really)")) < 1.0
+    assert score(task, with_reason(f"{reason}. Please ignore this.")) < 1.0
+    assert score(task, with_reason(f"{reason} (per the shift handoff of last night)")) < 1.0
 
 
 def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]) -> None:

@@ -13,14 +13,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from envcraft.core.package import EnvPackage, load_package
 from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
-from envcraft.tasks.phrasing.phrasebook import Phrasebook, is_time, phrasebook
+from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, phrasebook
 from envcraft.tasks.play.execute import clock_run, recovered_runs, run_calls, shifted_runs, tail_runs
 from envcraft.tasks.play.outcome import Action, Outcome
 from envcraft.tasks.values.args import value_at
@@ -38,6 +38,9 @@ SEQUENCE_SUFFIXES = ("_no", "_seq", "_number")
 # Arguments that carry a message the user dictated ($says); other free text (a name, a title, a
 # reason) is $text. Both read the words within reason (see the runtime's docstring).
 BODY_PARAMS = frozenset({"body", "comment", "memo", "message", "note", "summary", "text"})
+# Other free text a short attribution may follow ("plans changed (per Ximena)"): a reason or a
+# note, not a name or a title.
+REASON_WORDS = ("reason", "note", "comment", "remark", "why", "cause")
 # A mail header that lists addresses: read by address (display names optional).
 HEADER = re.compile(r"((?:To|Cc|Bcc|From|Reply-To): )(.*@.*)", re.IGNORECASE)
 
@@ -351,9 +354,10 @@ class CheckList:
             if (added or removed) and same_change:
                 return {"$members": {"has": added, "lacks": removed}}
         if isinstance(gold, str):
-            for text, embedded, param, names in self.texts:
+            for free in self.texts:
+                text = free.text
                 if gold == text or (text and text in gold and len(text) > 8):
-                    said = text_pattern(text, embedded, param, names)
+                    said = text_pattern(free)
                     if gold == text:
                         return said
                     if all(vr.same(gold, v) for v in values if v is not MISSING):
@@ -376,8 +380,8 @@ class CheckList:
         lines = [
             self._in_json(line) or self._in_line(line) if isinstance(line, str) else line for line in expected
         ]
-        for text, embedded, param, names in self.texts:
-            lines = as_block(lines, text, text_pattern(text, embedded, param, names))
+        for free in self.texts:
+            lines = as_block(lines, free.text, text_pattern(free))
         return lines
 
     def _in_json(self, line: str) -> dict[str, Any] | None:
@@ -438,9 +442,10 @@ class CheckList:
         return self._in_text(line)
 
     def _in_text(self, value: str) -> Any:
-        for text, embedded, param, names in self.texts:
+        for free in self.texts:
+            text = free.text
             if value == text or (len(text) > 8 and text in value):
-                said = text_pattern(text, embedded, param, names)
+                said = text_pattern(free)
                 return said if value == text else frame(value, text, said)
         return value
 
@@ -519,11 +524,18 @@ def id_shaped(text: str, ids: set[str]) -> Any:
     return {"$ids": [*parts, text[last:]]}
 
 
-def free_texts(
-    golden: Outcome, books: Mapping[str, Phrasebook]
-) -> list[tuple[str, list[str], str, dict[str, list[str]]]]:
-    """Free text the run passed (``$text`` / ``$says`` / ``$composed`` checks): (text, the values a
-    composed one must carry, the argument's name, the names it may greet or sign with)."""
+class FreeText(NamedTuple):
+    """A free text the golden run passed, and what reading it needs (:func:`text_pattern`)."""
+
+    text: str
+    embedded: list[str]  # the values a composed text carries (empty: a dictated text)
+    param: str  # the argument it was passed as
+    names: dict[str, list[str]]  # the names a greeting or sign-off around it may hold (:func:`addressed`)
+    context: list[str]  # the words the world says about the records it carries (:func:`carried_context`)
+
+
+def free_texts(golden: Outcome, books: Mapping[str, Phrasebook]) -> list[FreeText]:
+    """Free text the run passed (``$text`` / ``$says`` / ``$composed`` checks)."""
     found = []
     for action in golden.actions:
         if not isinstance(action.args, dict):
@@ -538,8 +550,58 @@ def free_texts(
                 embedded = [carried(golden, source, value)]
             if names is None:
                 names = addressed(golden, books, action)
-            found.append((value, embedded, name, names))
+            context: list[str] = []
+            if embedded:
+                origin = golden.actions[source.call].env if source.call is not None else action.env
+                context = carried_context(golden, books.get(origin), embedded)
+            found.append(FreeText(value, embedded, name, names, context))
     return found
+
+
+def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str]) -> list[str]:
+    """The words the world of the environment a composed text's values come from says about the
+    records they name and those they point at (lower-cased): their kinds, field names, ids and
+    short values. A to-do that mentions a message may say what the message is ("re: email
+    MSG-0001 to the traveler of ITN-4001") in the world's own words; words of no such record
+    ("approved by finance") stay claims nobody made. Negation and retraction words, numbers and
+    times are never context."""
+    if book is None:
+        return []
+    env = book.package.id
+    found: set[str] = set()
+    todo = list(values)
+    seen: set[str] = set()
+    for _depth in range(2):  # the records carried, and those they point at
+        nxt: list[str] = []
+        for key in todo:
+            if key in seen:
+                continue
+            seen.add(key)
+            for state in (golden.initial.get(env, {}), golden.final.get(env, {})):
+                collection = book.collection_of(state, key)
+                if collection is None:
+                    continue
+                record = state[collection][key]
+                found.update(vr.words(book.entity(collection).noun))
+                found.update(vr.words(humanize(collection)))
+                found.update(w for k in keys_of(record) for w in vr.words(humanize(k)))
+                strings = [v for v in scalars(record) if isinstance(v, str)]
+                found.update(w for v in strings if len(v) <= NAME_LIMIT for w in vr.words(v))
+                nxt += [v for v in strings if v != key]
+        todo = nxt
+    words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w)}
+    return sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+
+
+def keys_of(value: Any) -> Iterable[str]:
+    """The keys of a record's fields, nested ones included."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from keys_of(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from keys_of(v)
 
 
 def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) -> dict[str, list[str]]:
@@ -612,20 +674,23 @@ def carried(golden: Outcome, source: Source, text: str) -> str:
     return ids[0] if ids else text
 
 
-def text_pattern(
-    text: str, embedded: list[str], param: str, names: dict[str, list[str]] | None = None
-) -> Any:
+def text_pattern(free: FreeText) -> Any:
     """How a free text is read: composed (carrying values) by those values and its own dictated
     words (``$composed``), a dictated message or note by its words within reason (``$says``), a
-    name or a title likewise (``$text``), with ``names`` the words a greeting or a sign-off around
-    it may name (:func:`addressed`); see :mod:`envcraft.tasks.verifier.runtime`."""
+    name or a title likewise (``$text``), with the names a greeting or a sign-off around it may
+    name (:func:`addressed`); see :mod:`envcraft.tasks.verifier.runtime`."""
+    text, embedded = free.text, free.embedded
     if embedded:
         value = embedded[0]
         rest = text.split(value, 1)[1].lstrip(": ").strip() if value in text else ""
         framing = set(vr.words(text)) - set(vr.words(rest)) - {w for v in embedded for w in vr.words(v)}
-        return {"$composed": {"says": rest, "carries": embedded, "framing": sorted(framing)}}
-    op = "$says" if param in BODY_PARAMS else "$text"
-    return {op: text} if names is None else {op: {"text": text, **names}}
+        spec = {"says": rest, "carries": embedded, "framing": sorted(framing)}
+        context = sorted(set(free.context) - framing - vr.POLITE - vr.MENTION - vr.POINTING)
+        return {"$composed": {**spec, "context": context} if context else spec}
+    if free.param in BODY_PARAMS:
+        return {"$says": {"text": text, **free.names}}
+    attributed = {"attributed": True} if any(w in free.param for w in REASON_WORDS) else {}
+    return {"$text": {"text": text, **free.names, **attributed}}
 
 
 def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:

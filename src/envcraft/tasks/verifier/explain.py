@@ -160,7 +160,74 @@ def _item(check: dict[str, Any], value: float, ctx: dict[str, Any]) -> dict[str,
             expected, had = short(check.get("expected", "?")), "?"
         moment = f"after turn {item['turn']}: " if item["turn"] is not None else ""
         item.update(expected=moment + expected, had=had)
+        try:
+            reading = _reading(check, ctx)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            reading = None
+        if reading is not None:
+            item["reading"] = reading
     return item
+
+
+def _reading(check: dict[str, Any], ctx: dict[str, Any]) -> str | None:
+    """For a failed check that reads free text (a dictated reason, a composed to-do), which words
+    broke the reading, by the runtime's own reader (:func:`runtime.text_fault`), for the first
+    value the check could have meant: a player sees "words that are no framing: 'approved'", not
+    only the pattern."""
+    expected = check.get("expected")
+    if '"$text"' not in json.dumps(expected) and not any(
+        op in json.dumps(expected) for op in ('"$says"', '"$composed"')
+    ):
+        return None
+    turn = check.get("turn")
+    states, files = runtime.snapshot(ctx, turn)
+    kind = check.get("kind")
+    patterns = [expected]
+    if kind == "file":
+        values: list[Any] = [files.get(check["path"])]
+    else:
+        path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))
+        after = runtime.get(states.get(check["env"], runtime.MISSING), path)
+        if kind in ("created_in", "only_asked"):
+            before_states, _ = runtime.snapshot(ctx, -1 if turn is None else turn - 1)
+            before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
+            after = runtime.renamed(ctx, check, runtime.live(ctx, check, after))
+            values = [after[k] for k in _new_keys(after, before)] if isinstance(after, dict) else []
+            patterns = expected if isinstance(expected, list) else [expected]
+        else:
+            values = [runtime.renamed(ctx, check, after)]
+    for pattern in patterns:
+        for value in values:
+            fault = _text_fault(pattern, value)
+            if fault is not None:
+                return fault
+    return None
+
+
+def _text_fault(pattern: Any, value: Any) -> str | None:
+    """The first free text of ``value`` that ``pattern`` does not read, and why (see :func:`_reading`)."""
+    fault = runtime.text_fault(value, pattern)
+    if fault is not None or not isinstance(pattern, dict):
+        return fault
+    if len(pattern) == 1:
+        ((op, arg),) = pattern.items()
+        if op == "$fields" and isinstance(value, dict):
+            return next(
+                (f for k, p in arg.items() if (f := _text_fault(p, runtime.get(value, "/" + k))) is not None),
+                None,
+            )
+        if op == "$framed" and isinstance(value, str) and len(arg) == 3:
+            head, middle, tail = arg
+            if value.startswith(head) and value.endswith(tail) and len(value) >= len(head) + len(tail):
+                return _text_fault(middle, value[len(head) : len(value) - len(tail)])
+        if str(op).startswith("$"):
+            return None
+    if isinstance(value, dict):
+        return next(
+            (f for k, p in pattern.items() if (f := _text_fault(p, value.get(k))) is not None),
+            None,
+        )
+    return None
 
 
 def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
@@ -360,6 +427,8 @@ def render(explanation: Explanation, components: dict[str, float]) -> list[str]:
             if not item["passed"]:
                 lines.append(f"     expected: {item['expected']}")
                 lines.append(f"     had:      {item['had']}")
+                if item.get("reading"):
+                    lines.append(f"     reading:  {item['reading']}")
     if explanation.arithmetic is not None:
         a = explanation.arithmetic
         guards = f"{a['guards_broken']} of {a['guards']} guards broken"

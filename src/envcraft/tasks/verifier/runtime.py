@@ -50,10 +50,15 @@ retraction): "Hi Ana, thanks, this is confirmed! Best, Rosa" says "Thanks, this 
 So a "not" or "never" put in or taken out, "Your flight is running late" for "Running late",
 "Correction: please ignore" after the words, or any other sentence around them, all fail: a
 word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
-reasons) reads the same way. Composed text (``$composed``: a note the user asks to "mention"
-the id of a record) is the agent's own wording: it must carry each value (as whole tokens),
-say the dictated words if any as a sentence of their own, and hold no negation or retraction
-word outside them; any other framing is free. Each is a few passes over the text's words.
+reasons) reads the same way; a short attribution set apart after the words ("plans changed
+(per Ximena)") is the agent's to add, unless it holds a negation or a retraction. Composed
+text (``$composed``: a note the user asks to "mention" the id of a record) is the agent's own
+wording: it must carry each value (as whole tokens), say the dictated words if any as a
+sentence of their own, and every other word must point at the record: a courtesy, a pointing
+word ("see", "follow up on the reply to"), the reference's framing, or what the world says
+about the records carried ("email MSG-0001 to the traveler of ITN-4001"); a claim nobody made
+("approved by finance") is not. :func:`said_fault` and :func:`composed_fault` say which words
+broke a reading. Each is a few passes over the text's words.
 """
 
 import csv
@@ -149,6 +154,12 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
     " new on in from and at as with by here"
 )
+POINTING = _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
+    "follow followup up check chase reply replies response answer await awaiting waiting pending"
+    " sent track tracking thread note linked link related mail email message"
+)
+ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
+_ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
 NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
 RETRACTIONS = _vocabulary(
     "ignore disregard correction corrected scratch retract retracted withdraw withdrawn void"
@@ -225,36 +236,88 @@ def _polite(
 
 
 def says(
-    text: Any, dictated: Any, names: frozenset[str] | None = None, others: frozenset[str] = frozenset()
+    text: Any,
+    dictated: Any,
+    names: frozenset[str] | None = None,
+    others: frozenset[str] = frozenset(),
+    attributed: bool = False,
 ) -> bool:
-    """Whether ``text`` says the ``dictated`` words, within reason (the module docstring): they
-    stand in it as one run of words, and the other words are greetings, courtesies, sign-offs
-    and names ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is
-    confirmed."; "Not running late." does not say "Running late."). ``names``: the only names
-    (lower-cased) a greeting before the words may hold (the addressee's); ``others``: names no
-    word around them may hold (other people of the world; the sender, the user, may sign): "Hi
-    Liam" in a message to Daniel is not the message."""
+    """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
+    return said_fault(text, dictated, names, others, attributed) is None
+
+
+def said_fault(
+    text: Any,
+    dictated: Any,
+    names: frozenset[str] | None = None,
+    others: frozenset[str] = frozenset(),
+    attributed: bool = False,
+) -> str | None:
+    """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
+    one run of words, and the other words are greetings, courtesies, sign-offs and names ("Hi
+    Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is confirmed."; "Not running
+    late." does not say "Running late."), or, where ``attributed`` (a message, a note, a reason;
+    not a name or a title), a short attribution after them ("plans changed (per Ximena)",
+    :func:`_attribution`). ``names``: the only names (lower-cased) a greeting before the
+    words may hold (the addressee's); ``others``: names no word around them may hold (other
+    people of the world; the sender, the user, may sign): "Hi Liam" in a message to Daniel is not
+    the message."""
     if not isinstance(text, str):
-        return False
+        return "not a text"
     folded = _folded(text)
     spans = _spans(folded)
     phrase = words(dictated)
-    for i in _find([w.lower() for w, _, _ in spans], phrase):
+    hits = _find([w.lower() for w, _, _ in spans], phrase)
+    for i in hits:
+        end = i + len(phrase)
         head, head_names = _polite(folded, spans, range(i), names, others)
-        tail, tail_names = _polite(folded, spans, range(i + len(phrase), len(spans)), None, others)
+        tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, others)
+        if not tail and attributed:
+            tail, tail_names = _attribution(folded, spans, end, others), 0
         if head and tail and head_names + tail_names <= _NAMES:
-            return True
-    return False
+            return None
+    if not hits:
+        return f"the words {dictated!r} are not there as one run"
+    around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
+    odd = [w for w in around if w.lower() not in POLITE and not _name(w)] or around
+    return "other words around them: " + ", ".join(repr(w) for w in odd[:4])
+
+
+def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str]) -> bool:
+    """Whether the words from ``first`` on are a short attribution set apart after dictated words:
+    "(per Ximena)", ", per the shift handoff", "- Ximena": attribution words ("per", "by",
+    "according to") then at most :data:`_ATTRIBUTED` words, or names alone; no negation or
+    retraction, no other person of the world ("plans changed (by mistake)" takes them back)."""
+    rest = spans[first:]
+    gap = text[spans[first - 1][2] : rest[0][1]] if rest else ""
+    if not _BREAK.search(gap):
+        return False
+    lead = 0
+    while lead < len(rest) and rest[lead][0].lower() in ATTRIBUTIONS:
+        lead += 1
+    body = [w for w, _, _ in rest[lead:]]
+    if not body or len(body) > _ATTRIBUTED:
+        return False
+    if lead == 0 and not (all(_name(w) for w in body) and re.search(r"[(\-]", gap)):
+        return False  # names alone only in brackets or after a dash: "Delayed." is a sentence
+    return not any(w.lower() in NEGATIONS | RETRACTIONS | others for w in body)
 
 
 def composed(text: Any, spec: Any) -> bool:
-    """Whether the agent's ``text`` carries every value of ``spec["carries"]`` (as whole words)
-    and says ``spec["says"]`` (if any) as a clause of its own, and every other word is framing:
-    a courtesy, a word that points at a record ("see order ..."), or a word of
-    ``spec["framing"]`` (the reference's own framing). The wording is the agent's to choose; a
-    claim nobody asked for ("approved by finance") is not framing."""
+    """Whether the agent's ``text`` reads as the composed text ``spec`` asks for (:func:`composed_fault`)."""
+    return composed_fault(text, spec) is None
+
+
+def composed_fault(text: Any, spec: Any) -> str | None:
+    """Why the agent's ``text`` is not the composed text ``spec`` asks for, or None when it is: it
+    carries every value of ``spec["carries"]`` (as whole words), says ``spec["says"]`` (if any) as
+    a clause of its own, and every other word is framing: a courtesy, a word that points at a
+    record ("see order ...", "follow up on the reply to ..."), a word of ``spec["framing"]`` (the
+    reference's own framing) or of ``spec["context"]`` (what the world says about the records it
+    carries: "email MSG-0001 to the traveler of ITN-4001"). The wording is the agent's to
+    choose; a claim nobody asked for ("approved by finance") is not framing."""
     if not isinstance(text, str) or not isinstance(spec, dict):
-        return False
+        return "not a text"
     folded = _folded(text)
     spans = _spans(folded)
     lowered = [w.lower() for w, _, _ in spans]
@@ -263,20 +326,34 @@ def composed(text: Any, spec: Any) -> bool:
         value_words = words(value)
         hits = _find(lowered, value_words)
         if not hits:
-            return False
+            return f"it does not carry {value}"
         for i in hits:
             used[i : i + len(value_words)] = [True] * len(value_words)
     phrase = words(spec.get("says") or "")
     if phrase:
         clause = [i for i in _find(lowered, phrase) if _clause(folded, spans, i, i + len(phrase))]
         if not clause:
-            return False
+            return f"it does not say {spec['says']!r} as a clause of its own"
         used[clause[0] : clause[0] + len(phrase)] = [True] * len(phrase)
     framing = spec.get("framing")
     if framing is None:  # a verifier from before framings were recorded: only meaning words are out
-        return not any(not u and w in NEGATIONS | RETRACTIONS for w, u in zip(lowered, used, strict=True))
-    allowed = POLITE | MENTION | frozenset(framing)
-    return all(u or w in allowed for w, u in zip(lowered, used, strict=True))
+        allowed = None
+    else:
+        context = frozenset(spec.get("context", ())) - NEGATIONS - RETRACTIONS
+        allowed = POLITE | MENTION | POINTING | frozenset(framing) | context
+    odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
+    if odd:
+        return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
+    return None
+
+
+def _framing(word: str, allowed: frozenset[str] | None) -> bool:
+    """Whether a word of a composed text outside its values and dictated words is framing (a
+    possessive reads as its noun: "the traveler's reply")."""
+    base = word[:-2] if word.endswith("'s") else word
+    if allowed is None:
+        return base not in NEGATIONS | RETRACTIONS
+    return base in allowed
 
 
 def _clause(text: str, spans: list[Span], first: int, end: int) -> bool:
@@ -341,9 +418,7 @@ def matches(value: Any, pattern: Any) -> bool:
         if op == "$one_of":
             return any(matches(value, p) for p in arg)
         if op in ("$text", "$says"):  # dictated words, read within reason
-            if isinstance(arg, dict):  # with the names a greeting may hold, and those none may
-                return says(value, arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())))
-            return says(value, arg)
+            return said_fault(value, *_said(op, arg)) is None
         if op == "$composed":
             return composed(value, arg)
         if op == "$framed":
@@ -382,6 +457,29 @@ def matches(value: Any, pattern: Any) -> bool:
         mail = address(pattern)
         return mail is not None and address(value) == mail
     return kind_of(value) == kind_of(pattern) and value == pattern
+
+
+def _said(op: str, arg: Any) -> tuple[Any, frozenset[str] | None, frozenset[str], bool]:
+    """A ``$text`` / ``$says`` pattern's arguments to :func:`said_fault`: the words, the names a
+    greeting may hold and those none may (when given), and whether an attribution may follow (a
+    message always; other text where the pattern says so: a reason, not a title)."""
+    if not isinstance(arg, dict):
+        return arg, None, frozenset(), op == "$says"
+    attributed = op == "$says" or bool(arg.get("attributed"))
+    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), attributed
+
+
+def text_fault(value: Any, pattern: Any) -> str | None:
+    """Why ``value`` is not the free text ``pattern`` reads (``$text``, ``$says``, ``$composed``),
+    or None when it is, or when ``pattern`` is no such pattern (``tasks score --explain``)."""
+    if not isinstance(pattern, dict) or len(pattern) != 1:
+        return None
+    ((op, arg),) = pattern.items()
+    if op in ("$text", "$says"):
+        return said_fault(value, *_said(op, arg))
+    if op == "$composed":
+        return composed_fault(value, arg)
+    return None
 
 
 def _json_or_missing(text: str) -> Any:
