@@ -354,15 +354,13 @@ class CheckList:
             if (added or removed) and same_change:
                 return {"$members": {"has": added, "lacks": removed}}
         if isinstance(gold, str):
-            for free in self.texts:
-                text = free.text
-                if gold == text or (text and text in gold and len(text) > 8):
-                    said = text_pattern(free)
-                    if gold == text:
-                        return said
-                    if all(vr.same(gold, v) for v in values if v is not MISSING):
-                        return frame(gold, text, said)  # the env wrote it inside its own words
-                    return pattern_of(values)
+            said = self.said_in(gold)
+            if said:
+                if gold in said:
+                    return said[gold]
+                if all(vr.same(gold, v) for v in values if v is not MISSING):
+                    return frame(gold, said)  # the env wrote them inside its own words
+                return pattern_of(values)
         return content_items(pattern_of(values), gold, self.asked)
 
     def file_pattern(self, fmt: str, expected: Any) -> Any:
@@ -442,12 +440,22 @@ class CheckList:
         return self._in_text(line)
 
     def _in_text(self, value: str) -> Any:
+        said = self.said_in(value)
+        if not said:
+            return value
+        return said[value] if value in said else frame(value, said)
+
+    def said_in(self, value: str) -> dict[str, Any]:
+        """The free texts of the run that ``value`` is or holds (one longer than a few characters
+        inside it), each with how it is read (:func:`text_pattern`): the value itself alone if it
+        is one of them."""
+        said: dict[str, Any] = {}
         for free in self.texts:
-            text = free.text
-            if value == text or (len(text) > 8 and text in value):
-                said = text_pattern(free)
-                return said if value == text else frame(value, text, said)
-        return value
+            if value == free.text:
+                return {value: text_pattern(free)}
+            if len(free.text) > 8 and free.text in value:
+                said.setdefault(free.text, text_pattern(free))
+        return said
 
     def _in_values(self, value: Any) -> Any:
         """A parsed JSON or table pattern with its string values read as :meth:`_in_text` does."""
@@ -725,11 +733,17 @@ def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:
     return lines
 
 
-def frame(whole: str, text: str, said: Any) -> Any:
-    """``whole`` (which holds ``text``) with ``text`` read as ``said`` wherever it stands (a file
-    listing two to-dos with the same words) and the rest as written."""
-    pieces = whole.split(text)
-    return {"$framed": [part for piece in pieces[:-1] for part in (piece, said)] + [pieces[-1]]}
+def frame(whole: str, said: Mapping[str, Any]) -> Any:
+    """``whole`` (which holds the texts of ``said``) with each text read as ``said`` says wherever
+    it stands (a file listing two to-dos, each with its dictated words) and the rest as written;
+    a longer text first where two overlap."""
+    found = re.compile("|".join(re.escape(t) for t in sorted(said, key=len, reverse=True)))
+    parts: list[Any] = []
+    last = 0
+    for hit in found.finditer(whole):
+        parts += [whole[last : hit.start()], said[hit.group(0)]]
+        last = hit.end()
+    return {"$framed": [*parts, whole[last:]]}
 
 
 def scalar_list(value: Any) -> bool:

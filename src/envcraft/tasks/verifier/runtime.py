@@ -739,7 +739,8 @@ def _unsaid(section: str, texts: list[Any]) -> bool:
 
 def lines_match(lines: list[str], expected: list[Any]) -> bool:
     """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
-    (dictated words in an env's own line: a to-do, a mail header) matches one line; a
+    (dictated words in an env's own line: a to-do, a mail header) matches one line, or the few
+    lines the agent's text spread it over (:func:`_lines_span`); a
     ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
     run of the lines no other entry holds, so a line added inside it counts ("Correction: ...").
     A line of no words (a quoted blank, ">") need only be there: it keeps no run apart."""
@@ -756,10 +757,10 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
                 claimed[free.pop()] = True
     for entry in expected:
         if not isinstance(entry, str) and not _is_block(entry):
-            hit = next((i for i, line in enumerate(lines) if not claimed[i] and matches(line, entry)), None)
-            if hit is None:
+            span = _lines_span(lines, claimed, entry)
+            if span is None:
                 return False
-            claimed[hit] = True
+            claimed[span[0] : span[1]] = [True] * (span[1] - span[0])
     runs: list[str] = []
     start = None
     for i in range(len(lines) + 1):
@@ -776,6 +777,26 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
             runs.pop(hit)
     written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
     return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
+
+
+_SPAN = 12  # lines a text the env writes on one line may take when the agent wrote it on several
+
+
+def _lines_span(lines: list[str], claimed: list[bool], entry: Any) -> tuple[int, int] | None:
+    """The lines an expected pattern matches among those no other entry holds: one line, else the
+    fewest lines from the first start that match together (a note the agent wrote inside a
+    greeting and a sign-off, which the env's line then spreads over several lines)."""
+    free = [i for i in range(len(lines)) if not claimed[i]]
+    hit = next((i for i in free if matches(lines[i], entry)), None)
+    if hit is not None:
+        return hit, hit + 1
+    for i in free:
+        for j in range(i + 2, min(len(lines), i + _SPAN) + 1):
+            if claimed[j - 1]:
+                break
+            if matches("\n".join(lines[i:j]), entry):
+                return i, j
+    return None
 
 
 def _is_block(entry: Any) -> bool:
