@@ -5,7 +5,8 @@ of library environments, one of a built-in one), its verifier synthesized again 
 checkout, and scored on runs a player wrote: right work that scored below 1 before, and the
 wrong work next to it that must stay below 1.
 
-* an optional argument nobody asked for (a transfer's ``memo``) is free on the created record.
+* an optional argument nobody asked for (a transfer's ``memo``) is free on the created record;
+* a proposal the world let lapse, proposed again: the new trip is the asked one, whatever its id.
 """
 
 from __future__ import annotations
@@ -114,3 +115,61 @@ def test_a_memo_nobody_asked_for_is_free_on_the_transfers_made(tasks: dict[str, 
 )
 def test_a_wrong_transfer_with_a_memo_is_still_wrong(tasks: dict[str, Task], turns: Turns) -> None:
     assert score(tasks[BANK], turns) < 1.0
+
+
+# -- a proposal the world let lapse ------------------------------------------------------------------
+
+
+def _reads() -> list[dict[str, Any]]:
+    """Lookups enough for the clock to pass the proposal's hold."""
+    return [
+        call(RIDE, "get_request", request_id="REQ-9898"),
+        call(RIDE, "get_driver", driver_id="DRV-568"),
+        call(RIDE, "score_match", request_id="REQ-9898", driver_id="DRV-568"),
+        call(RIDE, "list_available_drivers", zone="Z-STN", request_id="REQ-9898"),
+    ] * 2
+
+
+PROPOSE = call(RIDE, "propose_match", request_id="REQ-9898", driver_id="DRV-568")
+
+
+def test_a_lapsed_proposal_proposed_again_is_the_asked_trip(tasks: dict[str, Task]) -> None:
+    """Turn 2 asks to confirm the trip of turn 1 and start it; the agent's lookups let the
+    proposal lapse ("propose again", the refusal says), so it proposes again and confirms and
+    starts the new trip: the asked work, under the id the world gave it (0.375 before: the
+    driver's ``active_trip_id`` and the request's ``trip_id`` were pinned to TRP-40224, and the
+    lapsed trip counted as an extra one)."""
+    task = tasks[RIDE]
+    redo = [
+        *_reads(),
+        call(RIDE, "confirm_match", trip_id="TRP-40224"),
+        PROPOSE,
+        call(RIDE, "confirm_match", trip_id="TRP-40225"),
+        call(RIDE, "start_trip", trip_id="TRP-40225"),
+    ]
+    outcome = execute(task, [[PROPOSE], redo])
+    assert outcome.final[RIDE]["trips"]["TRP-40224"]["status"] == "lapsed"
+    assert run_verifier(task, outcome).score == 1.0
+
+
+@pytest.mark.parametrize(
+    "turn2",
+    [
+        [  # the lapsed trip confirmed and started: both refused, nothing started
+            *_reads(),
+            call(RIDE, "confirm_match", trip_id="TRP-40224"),
+            call(RIDE, "start_trip", trip_id="TRP-40224"),
+        ],
+        [  # proposed again and confirmed, never started
+            *_reads(),
+            call(RIDE, "confirm_match", trip_id="TRP-40224"),
+            PROPOSE,
+            call(RIDE, "confirm_match", trip_id="TRP-40225"),
+        ],
+    ],
+    ids=["lapsed-confirmed", "never-started"],
+)
+def test_a_lapse_does_not_excuse_work_left_undone(
+    tasks: dict[str, Task], turn2: list[dict[str, Any]]
+) -> None:
+    assert score(tasks[RIDE], [[PROPOSE], turn2]) < 1.0

@@ -39,7 +39,9 @@ address matches the same address written with or without a display name, in any 
 (``CS Team <cs-team@x.example>`` is ``cs-team@x.example``). A ``no_extra`` or ``created_in``
 check with ``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
 with ``path_like`` reads any file of that shape; any check with ``renamed`` reads the ids of
-the run's own live new records as the golden run's ids (:func:`renamed`).
+the run's own live new records as the golden run's ids (:func:`renamed`). A record the world let
+lapse and the run made again with the same call is no live record either (:func:`redone`: the
+proposal lapsed, the agent proposed again, the new trip is the asked one whatever its id).
 
 Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
 after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
@@ -895,7 +897,7 @@ def renaming(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, str]:
     states, _ = snapshot(ctx, check.get("turn"))
     names: dict[str, str] = {}
     for where in spec.values():
-        moment = {"env": where["env"], "voided_by": where.get("voided_by"), "turn": check.get("turn")}
+        moment = {**where, "turn": check.get("turn")}
         after = live(ctx, moment, get(states.get(where["env"], MISSING), where["path"]))
         before = get(ctx["initial"].get(where["env"], MISSING), where["path"])
         old = before if isinstance(before, dict) else {}
@@ -935,23 +937,93 @@ def _swapped(swap: dict[str, str], match: "re.Match[str]") -> str:
 def live(ctx: dict[str, Any], check: dict[str, Any], members: Any) -> Any:
     """``members`` without the records the run voided by the check's moment: a successful call of
     a ``check["voided_by"]`` ``[tool, parameter]`` named them (a booking cancelled, a journal
-    rolled back). Made and voided is not made: booking, cancelling and booking again is one
-    booking; a voided record neither counts as extra nor as the one asked for."""
-    spec = check.get("voided_by")
-    if not spec or not isinstance(members, dict):
+    rolled back), or the world let them lapse and the run made them again (:func:`redone`).
+    Made and voided is not made: booking, cancelling and booking again is one booking; a voided
+    record neither counts as extra nor as the one asked for."""
+    if not isinstance(members, dict):
         return members
+    spec = check.get("voided_by") or []
     turn = check.get("turn")
     void = set()
-    for action in ctx.get("actions", []):
-        args, result = action.get("args"), action.get("result")
-        if action.get("env") != check["env"] or not isinstance(args, dict):
+    for action in _done(ctx, check["env"], turn):
+        args = action.get("args")
+        if isinstance(args, dict) and not _failed(action):
+            void |= {str(args.get(p)) for tool, p in spec if action.get("tool") == tool and p in args}
+    old = get(ctx.get("initial", {}).get(check["env"], MISSING), check.get("path", ""))
+    void |= redone(
+        ctx,
+        check["env"],
+        turn,
+        {k: v for k, v in members.items() if not isinstance(old, dict) or k not in old},
+    )
+    return {key: value for key, value in members.items() if key not in void} if void else members
+
+
+def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) -> set[str]:
+    """The run's new records (``members``) the world let lapse and the run made again: a call
+    made one (its id in the result); a later call naming it was refused with the world's word
+    that it moved off what the making call reported (the refusal's ``status`` is ``lapsed``
+    where the making call said ``proposed``, and the record still shows it); then the run
+    repeated the making call as it was. That is the documented recovery ("the proposal lapsed
+    ...; propose again"): the new record is the asked one, its id the world's to choose. A
+    record still as it was made (a completed transfer made twice, a cancel of it refused) stays:
+    that is a duplicate."""
+    actions = _done(ctx, env, turn)
+    found: set[str] = set()
+    for n, made in enumerate(actions):
+        result = made.get("result")
+        if _failed(made) or not isinstance(result, dict):
             continue
-        if (isinstance(result, dict) and isinstance(result.get("error"), dict)) or (
-            turn is not None and action.get("turn", 0) > turn
-        ):
-            continue  # a call that failed voids nothing; one made later, nothing yet
-        void |= {str(args.get(param)) for tool, param in spec if action.get("tool") == tool and param in args}
-    return {key: value for key, value in members.items() if key not in void}
+        for key in {v for v in result.values() if isinstance(v, str) and v in members}:
+            later = actions[n + 1 :]
+            lapsed = next(
+                (
+                    i
+                    for i, a in enumerate(later)
+                    if key in _arg_values(a) and _lapsed(a, result, members[key])
+                ),
+                None,
+            )
+            if lapsed is not None and any(
+                not _failed(a) and a.get("tool") == made.get("tool") and a.get("args") == made.get("args")
+                for a in later[lapsed + 1 :]
+            ):
+                found.add(key)
+    return found
+
+
+def _lapsed(action: dict[str, Any], made: dict[str, Any], record: Any) -> bool:
+    """Whether ``action`` was refused saying the record holds another value than the making call
+    reported (``made``), a value the record still holds."""
+    error = action.get("result", {}).get("error") if _failed(action) else None
+    return (
+        isinstance(error, dict)
+        and isinstance(record, dict)
+        and any(
+            field in made and field in record and same(record[field], value) and not same(made[field], value)
+            for field, value in error.items()
+            if field not in ("category", "message")
+        )
+    )
+
+
+def _done(ctx: dict[str, Any], env: str, turn: Any) -> list[dict[str, Any]]:
+    """The calls of ``env`` made by the end of ``turn`` (None: the whole run)."""
+    return [
+        a
+        for a in ctx.get("actions", [])
+        if a.get("env") == env and (turn is None or a.get("turn", 0) <= turn)
+    ]
+
+
+def _failed(action: dict[str, Any]) -> bool:
+    result = action.get("result")
+    return isinstance(result, dict) and isinstance(result.get("error"), dict)
+
+
+def _arg_values(action: dict[str, Any]) -> list[str]:
+    args = action.get("args")
+    return [str(v) for v in args.values()] if isinstance(args, dict) else []
 
 
 def verify(ctx: dict[str, Any]) -> dict[str, Any]:
