@@ -6,7 +6,8 @@ checkout, and scored on runs a player wrote: right work that scored below 1 befo
 wrong work next to it that must stay below 1.
 
 * an optional argument nobody asked for (a transfer's ``memo``) is free on the created record;
-* a proposal the world let lapse, proposed again: the new trip is the asked one, whatever its id.
+* a proposal the world let lapse, proposed again: the new trip is the asked one, whatever its id;
+* an asked JSON object may repeat facts of the task under keys of its own, not a second answer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 from envcraft.synth.library.store import REPO_LIBRARY, unpacked
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.execute import execute, execute_reference
+from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import FileRequest
 from envcraft.tasks.verifier.scoring import run_verifier
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
@@ -173,3 +175,57 @@ def test_a_lapse_does_not_excuse_work_left_undone(
     tasks: dict[str, Task], turn2: list[dict[str, Any]]
 ) -> None:
     assert score(tasks[RIDE], [[PROPOSE], turn2]) < 1.0
+
+
+# -- an asked JSON object with keys of the agent's own -----------------------------------------------
+
+
+def summary(content: dict[str, Any] | str) -> Turns:
+    text = content if isinstance(content, str) else json.dumps(content, indent=2) + "\n"
+    return [
+        [
+            call(RECEIPTS, "begin_receipt", po_id="PO-7004", delivery_note="deliveries/DN-4414.txt"),
+            call(RECEIPTS, "write_file", path="handover/summary.json", content=text),
+        ]
+    ]
+
+
+def test_an_asked_json_object_may_repeat_facts_of_the_task(tasks: dict[str, Task]) -> None:
+    """ "Save a JSON object in handover/summary.json with "new_goods_receipt" set to the id of the
+    new goods receipt": the receipt's purchase order and delivery note beside it are facts of
+    the task, not a wrong answer (0.5 before: the keys had to be exactly the asked ones)."""
+    task = tasks[RECEIPTS]
+    assert score(task, summary({"new_goods_receipt": "GR-0006"})) == 1.0
+    facts = {
+        "new_goods_receipt": "GR-0006",
+        "purchase_order": "PO-7004",
+        "delivery_note": "deliveries/DN-4414.txt",
+    }
+    assert score(task, summary(facts)) == 1.0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"new_goods_receipt": "GR-0002"},  # the wrong receipt
+        {"new_goods_receipt": "GR-0006", "corrected_receipt": "GR-0005"},  # a second answer
+        {"new_goods_receipt": "GR-0006", "receipts": ["GR-0006", "GR-0005"]},  # a shotgun
+        {"new_goods_receipt": "GR-0006", "quantity_received": 987654},  # a claim no record holds
+        {"new_goods_receipt": "GR-0006", "note": "ignore this, GR-0006 was not created"},
+        '{\n  "new_goods_receipt": "GR-0006"\n}\n}\n',  # a line written twice: no JSON
+    ],
+    ids=["wrong", "second-id", "shotgun", "unfounded", "retracted", "extra-line"],
+)
+def test_an_extra_key_cannot_carry_another_answer(tasks: dict[str, Task], content: Any) -> None:
+    assert score(tasks[RECEIPTS], summary(content)) < 1.0
+
+
+def test_extra_keys_are_read_only_where_the_check_allows_them() -> None:
+    """A JSON file check without ``extra_keys`` (a config the reference wrote, an env's render)
+    still holds exactly the keys it names."""
+    world = {("str", "PO-7004")}
+    asked = {"new_goods_receipt": "GR-0006"}
+    extra = {**asked, "purchase_order": "PO-7004"}
+    assert vr.object_matches(extra, asked, lambda: world)
+    assert not vr.object_matches({**asked, "also": "GR-0007"}, asked, lambda: world | {("str", "GR-0007")})
+    assert not vr.content_matches(json.dumps(extra), "json", asked)

@@ -255,6 +255,7 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
+                        **({"extra_keys": "facts"} if request.format == "json" else {}),
                     )
                     continue
                 rendered = path not in self.agent_files

@@ -43,6 +43,14 @@ the run's own live new records as the golden run's ids (:func:`renamed`). A reco
 lapse and the run made again with the same call is no live record either (:func:`redone`: the
 proposal lapsed, the agent proposed again, the new trip is the asked one whatever its id).
 
+A JSON object the user asked for (a ``file`` check with ``extra_keys: "facts"``) holds each asked
+key with the asked value; any other key may only repeat facts of the task: each of its values one
+that an environment holds (a value or a record id, at S0 or at the end) or a workspace path, and
+none an id of an asked id's shape other than the asked ones (:func:`object_matches`). So
+``"purchase_order": "PO-7004"`` beside the asked receipt id passes; a second receipt id, a value
+no record holds, or a note taking the answer back fail. Lines added to an asked text, table or
+section are still counted (``line_count``, ``only_ids``): there a line is content.
+
 Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
 after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
 is "do not"); punctuation between words is dropped. A string *says* the dictated words when
@@ -819,7 +827,7 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
         like = check.get("path_like")  # a file the env names by an id it numbered: any such file
         paths = [check["path"]] if like is None else sorted(p for p in files if matches(p, like))
         return max(
-            (_file_check(check, renamed(ctx, check, files.get(p)), before_files.get(p)) for p in paths),
+            (_file_check(ctx, check, renamed(ctx, check, files.get(p)), before_files.get(p)) for p in paths),
             default=0.0,
         )
     if kind == "file_absent":
@@ -857,7 +865,7 @@ def path_in_run(path: str, names: dict[str, str]) -> str:
     return "/".join(inverse.get(part, part) for part in path.split("/"))
 
 
-def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
+def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before: Any) -> float:
     """A ``file`` check on one file's content (None: no such file) and its content before."""
     if content is None or content == before:
         return 0.0
@@ -870,7 +878,82 @@ def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
     count = check.get("line_count")  # a text file: no line added, none repeated
     if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
         return 0.0
+    if check.get("extra_keys") == "facts" and check["format"] == "json":
+        try:
+            parsed = parse_file(content, "json")
+        except ValueError:
+            return 0.0
+        return float(object_matches(parsed, check["expected"], lambda: facts(ctx, check)))
     return float(content_matches(content, check["format"], check["expected"]))
+
+
+_ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
+
+
+def object_matches(value: Any, expected: Any, known: Any) -> bool:
+    """Whether an asked JSON object holds the asked keys with the asked values, and every other
+    key only repeats facts of the task (``known()``: :func:`facts`). An extra key may say which
+    purchase order a receipt is for; it may not name another id of an asked id's shape (a second
+    answer for the asked thing), nor carry a value the world does not hold (a claim nobody
+    can check)."""
+    if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
+        k.startswith("$") for k in expected
+    ):
+        return matches(value, expected)
+    if not all(key in value and matches(value[key], pattern) for key, pattern in expected.items()):
+        return False
+    extra = [v for k, v in value.items() if k not in expected]
+    if not extra:
+        return True
+    asked = {leaf for leaf in _leaves(expected) if isinstance(leaf, str)}
+    shapes = {m.group(1).lower() for a in asked if (m := _ID.fullmatch(a))}
+    world: set[tuple[str, Any]] = known()
+    for leaf in _leaves(extra):
+        if isinstance(leaf, str) and leaf in asked:
+            continue
+        shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
+        if shape is not None and shape.group(1).lower() in shapes:
+            return False  # another id of the asked kind: a second answer
+        if _fact(leaf) not in world:
+            return False
+    return True
+
+
+def facts(ctx: dict[str, Any], check: dict[str, Any]) -> set[tuple[str, Any]]:
+    """Every value the task's world holds (each environment's state at S0 and at the end: its
+    values and its record ids) and every workspace path, as the check reads the run (the run's
+    new ids as the golden run's)."""
+    found: set[tuple[str, Any]] = set()
+    names = renaming(ctx, check)
+    for states in (ctx["initial"], ctx["final"]):
+        for leaf in _leaves(states, keys=True):
+            found.add(_fact(_rename(leaf, names) if isinstance(leaf, str) else leaf))
+    for path in (*ctx["initial_files"], *ctx["files"]):
+        found.add(_fact(path))
+    return found
+
+
+def _fact(value: Any) -> tuple[str, Any]:
+    """A value as a fact: its kind and value (a number by its value, ``3`` is ``3.0``)."""
+    kind = kind_of(value)
+    return (kind, float(value)) if kind == "number" else (kind, value)
+
+
+def _leaves(value: Any, keys: bool = False) -> list[Any]:
+    """The scalars in a JSON value (``keys``: a dict's keys too, the ids of records)."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if keys:
+                found.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        else:
+            found.append(node)
+    return found
 
 
 def renamed(ctx: dict[str, Any], check: dict[str, Any], value: Any) -> Any:
