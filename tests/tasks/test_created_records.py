@@ -212,20 +212,26 @@ def test_an_asked_json_object_may_repeat_facts_of_the_task(tasks: dict[str, Task
         {"new_goods_receipt": "GR-0006", "receipts": ["GR-0006", "GR-0005"]},  # a shotgun
         {"new_goods_receipt": "GR-0006", "quantity_received": 987654},  # a claim no record holds
         {"new_goods_receipt": "GR-0006", "note": "ignore this, GR-0006 was not created"},
+        {"new_goods_receipt": "GR-0006", "status": "posted"},  # the new receipt is a draft
         '{\n  "new_goods_receipt": "GR-0006"\n}\n}\n',  # a line written twice: no JSON
     ],
-    ids=["wrong", "second-id", "shotgun", "unfounded", "retracted", "extra-line"],
+    ids=["wrong", "second-id", "shotgun", "unfounded", "retracted", "contradicted", "extra-line"],
 )
 def test_an_extra_key_cannot_carry_another_answer(tasks: dict[str, Task], content: Any) -> None:
     assert score(tasks[RECEIPTS], summary(content)) < 1.0
 
 
-def test_extra_keys_are_read_only_where_the_check_allows_them() -> None:
-    """A JSON file check without ``extra_keys`` (a config the reference wrote, an env's render)
-    still holds exactly the keys it names."""
-    world = {("str", "PO-7004")}
+def test_an_extra_key_agrees_with_the_asked_record() -> None:
+    """The rule itself: facts of the task pass; a field of the asked record with another value
+    than the record's, or another id of the asked kind, fail. A JSON file check without
+    ``extra_keys`` (a file the reference wrote, an env's render) still holds exactly its keys."""
+    world = {("str", "PO-7004"), ("str", "posted"), ("str", "draft")}
+    receipt = [{"receipt_id": "GR-0006", "po_id": "PO-7004", "status": "draft"}]
     asked = {"new_goods_receipt": "GR-0006"}
-    extra = {**asked, "purchase_order": "PO-7004"}
-    assert vr.object_matches(extra, asked, lambda: world)
-    assert not vr.object_matches({**asked, "also": "GR-0007"}, asked, lambda: world | {("str", "GR-0007")})
+    extra = {**asked, "purchase_order": "PO-7004", "Status": "draft"}
+    assert vr.object_matches(extra, asked, lambda: (world, receipt))
+    assert not vr.object_matches({**asked, "status": "posted"}, asked, lambda: (world, receipt))
+    assert not vr.object_matches(
+        {**asked, "also": "GR-0007"}, asked, lambda: (world | {("str", "GR-0007")}, [])
+    )
     assert not vr.content_matches(json.dumps(extra), "json", asked)

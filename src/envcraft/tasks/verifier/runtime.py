@@ -46,10 +46,12 @@ proposal lapsed, the agent proposed again, the new trip is the asked one whateve
 A JSON object the user asked for (a ``file`` check with ``extra_keys: "facts"``) holds each asked
 key with the asked value; any other key may only repeat facts of the task: each of its values one
 that an environment holds (a value or a record id, at S0 or at the end) or a workspace path, and
-none an id of an asked id's shape other than the asked ones (:func:`object_matches`). So
-``"purchase_order": "PO-7004"`` beside the asked receipt id passes; a second receipt id, a value
-no record holds, or a note taking the answer back fail. Lines added to an asked text, table or
-section are still counted (``line_count``, ``only_ids``): there a line is content.
+none an id of an asked id's shape other than the asked ones; a key named as a field of a record
+an asked id names holds that field's value (:func:`object_matches`). So ``"purchase_order":
+"PO-7004"`` beside the asked receipt id passes; a second receipt id, a value no record holds, a
+note taking the answer back, or ``"status": "posted"`` for a draft receipt fail. Lines added to
+an asked text, table or section are still counted (``line_count``, ``only_ids``): there a line
+is content.
 
 Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
 after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
@@ -894,35 +896,41 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
     key only repeats facts of the task (``known()``: :func:`facts`). An extra key may say which
     purchase order a receipt is for; it may not name another id of an asked id's shape (a second
-    answer for the asked thing), nor carry a value the world does not hold (a claim nobody
-    can check)."""
+    answer for the asked thing), carry a value the world does not hold (a claim nobody can
+    check), nor give a field of an asked record another value than the record has (``"status":
+    "posted"`` beside a draft receipt's id contradicts the answer)."""
     if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
         k.startswith("$") for k in expected
     ):
         return matches(value, expected)
     if not all(key in value and matches(value[key], pattern) for key, pattern in expected.items()):
         return False
-    extra = [v for k, v in value.items() if k not in expected]
+    extra = {k: v for k, v in value.items() if k not in expected}
     if not extra:
         return True
     asked = {leaf for leaf in _leaves(expected) if isinstance(leaf, str)}
     shapes = {m.group(1).lower() for a in asked if (m := _ID.fullmatch(a))}
-    world: set[tuple[str, Any]] = known()
-    for leaf in _leaves(extra):
-        if isinstance(leaf, str) and leaf in asked:
-            continue
-        shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
-        if shape is not None and shape.group(1).lower() in shapes:
-            return False  # another id of the asked kind: a second answer
-        if _fact(leaf) not in world:
-            return False
+    world, records = known()
+    for key, said in extra.items():
+        fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
+        if any(not same(said, field) for field in fields):
+            return False  # the asked record holds another value: a contradiction
+        for leaf in _leaves(said):
+            if isinstance(leaf, str) and leaf in asked:
+                continue
+            shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
+            if shape is not None and shape.group(1).lower() in shapes:
+                return False  # another id of the asked kind: a second answer
+            if _fact(leaf) not in world:
+                return False
     return True
 
 
-def facts(ctx: dict[str, Any], check: dict[str, Any]) -> set[tuple[str, Any]]:
+def facts(ctx: dict[str, Any], check: dict[str, Any]) -> tuple[set[tuple[str, Any]], list[dict[str, Any]]]:
     """Every value the task's world holds (each environment's state at S0 and at the end: its
-    values and its record ids) and every workspace path, as the check reads the run (the run's
-    new ids as the golden run's)."""
+    values and its record ids) and every workspace path; and the records at the end that the
+    check's asked values name by id. Both as the check reads the run (the run's new ids as the
+    golden run's)."""
     found: set[tuple[str, Any]] = set()
     names = renaming(ctx, check)
     for states in (ctx["initial"], ctx["final"]):
@@ -930,7 +938,23 @@ def facts(ctx: dict[str, Any], check: dict[str, Any]) -> set[tuple[str, Any]]:
             found.add(_fact(_rename(leaf, names) if isinstance(leaf, str) else leaf))
     for path in (*ctx["initial_files"], *ctx["files"]):
         found.add(_fact(path))
-    return found
+    ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str) and _ID.fullmatch(leaf)}
+    mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
+    records = [
+        _rename(members[mine.get(key, key)], names)
+        for state in ctx["final"].values()
+        if isinstance(state, dict)
+        for members in state.values()
+        if isinstance(members, dict)
+        for key in sorted(ids)
+        if isinstance(members.get(mine.get(key, key)), dict)
+    ]
+    return found, records
+
+
+def _key(name: str) -> str:
+    """A key up to case and separators (``Purchase Order`` is ``purchase_order``)."""
+    return "_".join(re.findall(r"[a-z0-9]+", name.lower()))
 
 
 def _fact(value: Any) -> tuple[str, Any]:
