@@ -106,6 +106,8 @@ class World:
     looked: dict[str, dict[str, dict[str, list[Any] | None]]] = field(default_factory=dict)
     # env -> the [tool, parameter] calls that void a record the run created (see voiding_calls)
     voiders: dict[str, list[list[str]]] = field(default_factory=dict)
+    # env -> tool -> its optional text parameters that default to nothing (see empty_options)
+    options: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, golden: Outcome) -> World:
@@ -116,6 +118,7 @@ class World:
         world = cls(golden, [*turned, *tails], books, turned=len(turned))
         world.looked = looking_changes(golden, packages, books)
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
+        world.options = {env: empty_options(package) for env, package in packages.items()}
         clock = clock_run(golden)
         for env in golden.final:
             paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
@@ -151,6 +154,27 @@ class World:
             return True
         gold, *others = self.values(env, path)
         return any(not vr.same(gold, other) for other in others)
+
+
+def empty_options(package: EnvPackage) -> dict[str, set[str]]:
+    """Per tool, its optional text parameters whose default is nothing (``""`` or null, no
+    enum): a memo, a comment, a reference an agent may add. A record field that only holds such
+    a default because the reference did not pass it is not what the user asked for: an agent that
+    writes a memo on a transfer did the asked transfer. (A number, a flag or a choice with a
+    default of its own changes the work: a tip, a quantity, a priority stay pinned.)"""
+    found: dict[str, set[str]] = {}
+    for name, spec in package.env_class.tools.items():
+        required = set(spec.parameters.get("required", []))
+        found[name] = {
+            param
+            for param, schema in spec.parameters.get("properties", {}).items()
+            if param not in required
+            and isinstance(schema, dict)
+            and schema.get("default", MISSING) in ("", None)
+            and "enum" not in schema
+            and schema.get("type", "string") in ("string", ["string", "null"])
+        }
+    return found
 
 
 def voiding_calls(package: EnvPackage) -> list[list[str]]:

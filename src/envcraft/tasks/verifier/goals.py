@@ -164,6 +164,7 @@ class GoalChecks(CheckList):
     ) -> None:
         """New records, matched by content (their ids depend on what else was created first)."""
         book = self.world.books[env]
+        unpassed = self._unpassed_options(env, turn)
         patterns = []
         for n, key in enumerate(keys):
             record = after[collection][key]
@@ -178,6 +179,8 @@ class GoalChecks(CheckList):
             for name, value in record.items():
                 if name in book.free_fields(collection) and value in (None, "", [], 0, False):
                     continue  # a free field the chain did not fill
+                if name in unpassed and value in ("", None):
+                    continue  # an optional argument's empty default: nobody asked for it either way
                 seen = [value] + [o.get(name, MISSING) for o in others]
                 expected = self.expected(seen)
                 if (
@@ -218,6 +221,17 @@ class GoalChecks(CheckList):
             )
         self.goal_paths[env].add(f"/{escape_token(collection)}")
 
+    def _unpassed_options(self, env: str, turn: int | None) -> set[str]:
+        """The optional text arguments (empty by default) that a call of the window's reference
+        left out: the user never named them (see :func:`envcraft.tasks.verifier.checks.empty_options`)."""
+        options = self.world.options.get(env, {})
+        found: set[str] = set()
+        for action in self.golden.actions:
+            if action.env == env and (turn is None or action.turn == turn):
+                passed = set(action.args) if isinstance(action.args, dict) else set()
+                found |= options.get(action.tool, set()) - passed
+        return found
+
     def file_goals(self, requests: Sequence[FileRequest]) -> None:
         """Files the run wrote, moved or deleted; requested files parsed as the user asked."""
         asked = {r.path: r for r in requests}
@@ -241,6 +255,7 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
+                        **({"extra_keys": "facts"} if request.format == "json" else {}),
                     )
                     continue
                 rendered = path not in self.agent_files

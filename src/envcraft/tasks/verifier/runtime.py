@@ -39,7 +39,19 @@ address matches the same address written with or without a display name, in any 
 (``CS Team <cs-team@x.example>`` is ``cs-team@x.example``). A ``no_extra`` or ``created_in``
 check with ``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
 with ``path_like`` reads any file of that shape; any check with ``renamed`` reads the ids of
-the run's own live new records as the golden run's ids (:func:`renamed`).
+the run's own live new records as the golden run's ids (:func:`renamed`). A record the world let
+lapse and the run made again with the same call is no live record either (:func:`redone`: the
+proposal lapsed, the agent proposed again, the new trip is the asked one whatever its id).
+
+A JSON object the user asked for (a ``file`` check with ``extra_keys: "facts"``) holds each asked
+key with the asked value; any other key may only repeat facts of the task: each of its values one
+that an environment holds (a value or a record id, at S0 or at the end) or a workspace path, and
+none an id of an asked id's shape other than the asked ones; a key named as a field of a record
+an asked id names holds that field's value (:func:`object_matches`). So ``"purchase_order":
+"PO-7004"`` beside the asked receipt id passes; a second receipt id, a value no record holds, a
+note taking the answer back, or ``"status": "posted"`` for a draft receipt fail. Lines added to
+an asked text, table or section are still counted (``line_count``, ``only_ids``): there a line
+is content.
 
 Dictated text is read by its words, within reason (:func:`says`). Both sides become word tokens
 after folding case, whitespace, curly quotes and apostrophes, dashes and contractions ("don't"
@@ -936,7 +948,7 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
         like = check.get("path_like")  # a file the env names by an id it numbered: any such file
         paths = [check["path"]] if like is None else sorted(p for p in files if matches(p, like))
         return max(
-            (_file_check(check, renamed(ctx, check, files.get(p)), before_files.get(p)) for p in paths),
+            (_file_check(ctx, check, renamed(ctx, check, files.get(p)), before_files.get(p)) for p in paths),
             default=0.0,
         )
     if kind == "file_absent":
@@ -974,7 +986,7 @@ def path_in_run(path: str, names: dict[str, str]) -> str:
     return "/".join(inverse.get(part, part) for part in path.split("/"))
 
 
-def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
+def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before: Any) -> float:
     """A ``file`` check on one file's content (None: no such file) and its content before."""
     if content is None or content == before:
         return 0.0
@@ -987,7 +999,104 @@ def _file_check(check: dict[str, Any], content: Any, before: Any) -> float:
     count = check.get("line_count")  # a text file: no line added, none repeated
     if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
         return 0.0
+    if check.get("extra_keys") == "facts" and check["format"] == "json":
+        try:
+            parsed = parse_file(content, "json")
+        except ValueError:
+            return 0.0
+        return float(object_matches(parsed, check["expected"], lambda: facts(ctx, check)))
     return float(content_matches(content, check["format"], check["expected"]))
+
+
+_ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
+
+
+def object_matches(value: Any, expected: Any, known: Any) -> bool:
+    """Whether an asked JSON object holds the asked keys with the asked values, and every other
+    key only repeats facts of the task (``known()``: :func:`facts`). An extra key may say which
+    purchase order a receipt is for; it may not name another id of an asked id's shape (a second
+    answer for the asked thing), carry a value the world does not hold (a claim nobody can
+    check), nor give a field of an asked record another value than the record has (``"status":
+    "posted"`` beside a draft receipt's id contradicts the answer)."""
+    if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
+        k.startswith("$") for k in expected
+    ):
+        return matches(value, expected)
+    if not all(key in value and matches(value[key], pattern) for key, pattern in expected.items()):
+        return False
+    extra = {k: v for k, v in value.items() if k not in expected}
+    if not extra:
+        return True
+    asked = {leaf for leaf in _leaves(expected) if isinstance(leaf, str)}
+    shapes = {m.group(1).lower() for a in asked if (m := _ID.fullmatch(a))}
+    world, records = known()
+    for key, said in extra.items():
+        fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
+        if any(not same(said, field) for field in fields):
+            return False  # the asked record holds another value: a contradiction
+        for leaf in _leaves(said):
+            if isinstance(leaf, str) and leaf in asked:
+                continue
+            shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
+            if shape is not None and shape.group(1).lower() in shapes:
+                return False  # another id of the asked kind: a second answer
+            if _fact(leaf) not in world:
+                return False
+    return True
+
+
+def facts(ctx: dict[str, Any], check: dict[str, Any]) -> tuple[set[tuple[str, Any]], list[dict[str, Any]]]:
+    """Every value the task's world holds (each environment's state at S0 and at the end: its
+    values and its record ids) and every workspace path; and the records at the end that the
+    check's asked values name by id. Both as the check reads the run (the run's new ids as the
+    golden run's)."""
+    found: set[tuple[str, Any]] = set()
+    names = renaming(ctx, check)
+    for states in (ctx["initial"], ctx["final"]):
+        for leaf in _leaves(states, keys=True):
+            found.add(_fact(_rename(leaf, names) if isinstance(leaf, str) else leaf))
+    for path in (*ctx["initial_files"], *ctx["files"]):
+        found.add(_fact(path))
+    ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str) and _ID.fullmatch(leaf)}
+    mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
+    records = [
+        _rename(members[mine.get(key, key)], names)
+        for state in ctx["final"].values()
+        if isinstance(state, dict)
+        for members in state.values()
+        if isinstance(members, dict)
+        for key in sorted(ids)
+        if isinstance(members.get(mine.get(key, key)), dict)
+    ]
+    return found, records
+
+
+def _key(name: str) -> str:
+    """A key up to case and separators (``Purchase Order`` is ``purchase_order``)."""
+    return "_".join(re.findall(r"[a-z0-9]+", name.lower()))
+
+
+def _fact(value: Any) -> tuple[str, Any]:
+    """A value as a fact: its kind and value (a number by its value, ``3`` is ``3.0``)."""
+    kind = kind_of(value)
+    return (kind, float(value)) if kind == "number" else (kind, value)
+
+
+def _leaves(value: Any, keys: bool = False) -> list[Any]:
+    """The scalars in a JSON value (``keys``: a dict's keys too, the ids of records)."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if keys:
+                found.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        else:
+            found.append(node)
+    return found
 
 
 def renamed(ctx: dict[str, Any], check: dict[str, Any], value: Any) -> Any:
@@ -1014,7 +1123,7 @@ def renaming(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, str]:
     states, _ = snapshot(ctx, check.get("turn"))
     names: dict[str, str] = {}
     for where in spec.values():
-        moment = {"env": where["env"], "voided_by": where.get("voided_by"), "turn": check.get("turn")}
+        moment = {**where, "turn": check.get("turn")}
         after = live(ctx, moment, get(states.get(where["env"], MISSING), where["path"]))
         before = get(ctx["initial"].get(where["env"], MISSING), where["path"])
         old = before if isinstance(before, dict) else {}
@@ -1054,23 +1163,93 @@ def _swapped(swap: dict[str, str], match: "re.Match[str]") -> str:
 def live(ctx: dict[str, Any], check: dict[str, Any], members: Any) -> Any:
     """``members`` without the records the run voided by the check's moment: a successful call of
     a ``check["voided_by"]`` ``[tool, parameter]`` named them (a booking cancelled, a journal
-    rolled back). Made and voided is not made: booking, cancelling and booking again is one
-    booking; a voided record neither counts as extra nor as the one asked for."""
-    spec = check.get("voided_by")
-    if not spec or not isinstance(members, dict):
+    rolled back), or the world let them lapse and the run made them again (:func:`redone`).
+    Made and voided is not made: booking, cancelling and booking again is one booking; a voided
+    record neither counts as extra nor as the one asked for."""
+    if not isinstance(members, dict):
         return members
+    spec = check.get("voided_by") or []
     turn = check.get("turn")
     void = set()
-    for action in ctx.get("actions", []):
-        args, result = action.get("args"), action.get("result")
-        if action.get("env") != check["env"] or not isinstance(args, dict):
+    for action in _done(ctx, check["env"], turn):
+        args = action.get("args")
+        if isinstance(args, dict) and not _failed(action):
+            void |= {str(args.get(p)) for tool, p in spec if action.get("tool") == tool and p in args}
+    old = get(ctx.get("initial", {}).get(check["env"], MISSING), check.get("path", ""))
+    void |= redone(
+        ctx,
+        check["env"],
+        turn,
+        {k: v for k, v in members.items() if not isinstance(old, dict) or k not in old},
+    )
+    return {key: value for key, value in members.items() if key not in void} if void else members
+
+
+def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) -> set[str]:
+    """The run's new records (``members``) the world let lapse and the run made again: a call
+    made one (its id in the result); a later call naming it was refused with the world's word
+    that it moved off what the making call reported (the refusal's ``status`` is ``lapsed``
+    where the making call said ``proposed``, and the record still shows it); then the run
+    repeated the making call as it was. That is the documented recovery ("the proposal lapsed
+    ...; propose again"): the new record is the asked one, its id the world's to choose. A
+    record still as it was made (a completed transfer made twice, a cancel of it refused) stays:
+    that is a duplicate."""
+    actions = _done(ctx, env, turn)
+    found: set[str] = set()
+    for n, made in enumerate(actions):
+        result = made.get("result")
+        if _failed(made) or not isinstance(result, dict):
             continue
-        if (isinstance(result, dict) and isinstance(result.get("error"), dict)) or (
-            turn is not None and action.get("turn", 0) > turn
-        ):
-            continue  # a call that failed voids nothing; one made later, nothing yet
-        void |= {str(args.get(param)) for tool, param in spec if action.get("tool") == tool and param in args}
-    return {key: value for key, value in members.items() if key not in void}
+        for key in {v for v in result.values() if isinstance(v, str) and v in members}:
+            later = actions[n + 1 :]
+            lapsed = next(
+                (
+                    i
+                    for i, a in enumerate(later)
+                    if key in _arg_values(a) and _lapsed(a, result, members[key])
+                ),
+                None,
+            )
+            if lapsed is not None and any(
+                not _failed(a) and a.get("tool") == made.get("tool") and a.get("args") == made.get("args")
+                for a in later[lapsed + 1 :]
+            ):
+                found.add(key)
+    return found
+
+
+def _lapsed(action: dict[str, Any], made: dict[str, Any], record: Any) -> bool:
+    """Whether ``action`` was refused saying the record holds another value than the making call
+    reported (``made``), a value the record still holds."""
+    error = action.get("result", {}).get("error") if _failed(action) else None
+    return (
+        isinstance(error, dict)
+        and isinstance(record, dict)
+        and any(
+            field in made and field in record and same(record[field], value) and not same(made[field], value)
+            for field, value in error.items()
+            if field not in ("category", "message")
+        )
+    )
+
+
+def _done(ctx: dict[str, Any], env: str, turn: Any) -> list[dict[str, Any]]:
+    """The calls of ``env`` made by the end of ``turn`` (None: the whole run)."""
+    return [
+        a
+        for a in ctx.get("actions", [])
+        if a.get("env") == env and (turn is None or a.get("turn", 0) <= turn)
+    ]
+
+
+def _failed(action: dict[str, Any]) -> bool:
+    result = action.get("result")
+    return isinstance(result, dict) and isinstance(result.get("error"), dict)
+
+
+def _arg_values(action: dict[str, Any]) -> list[str]:
+    args = action.get("args")
+    return [str(v) for v in args.values()] if isinstance(args, dict) else []
 
 
 def verify(ctx: dict[str, Any]) -> dict[str, Any]:
