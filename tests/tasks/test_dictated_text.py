@@ -282,9 +282,39 @@ def test_a_dictated_text_the_env_renders_twice_is_read_within_reason_both_times(
     words, the second pinned as written, so the cosmetic agent's right run failed the file."""
     text = "Handled per the customer's phone call."
     whole = f"# To do\n\n- [ ] TODO-01 {text} (from MSG-0004)\n- [ ] TODO-02 {text}"
-    pattern = frame(whole, text, {"$says": text})
+    pattern = frame(whole, {text: {"$says": text}})
     assert vr.matches(whole, pattern)
     hurried = "Hi,\n\nhandled per the customer\u2019s phone call\n\nThanks!"
     assert vr.matches(whole.replace(text, hurried), pattern)
     assert not vr.matches(whole.replace(f"TODO-02 {text}", f"TODO-02 Not {text.lower()}"), pattern)
     assert not vr.matches(whole.replace(" (from MSG-0004)", ""), pattern)
+
+
+def test_every_dictated_text_of_a_file_is_read_within_reason() -> None:
+    """From mail_triage-37764b15133c (the default run, seed 0): two to-dos, each dictated;
+    todo.md read only the first within reason and pinned the second as written, so the
+    cosmetic agent's right run (both in a greeting, lower-cased) failed the file."""
+    first, second = "Priority for this week.", "Please double-check before closing."
+    whole = f"# To do\n\n- [ ] TODO-01 {first}\n- [ ] TODO-02 {second}"
+    pattern = frame(whole, {first: {"$says": first}, second: {"$says": second}})
+    hurried = whole.replace(first, "Hi,\n\npriority for this week\n\nThanks!").replace(
+        second, "Hi,\n\nplease double-check before closing\n\nThanks!"
+    )
+    assert vr.matches(hurried, pattern)
+    assert not vr.matches(whole.replace(second, "Please do not double-check before closing."), pattern)
+
+
+def test_a_note_the_agent_spread_over_lines_is_read_in_the_envs_line() -> None:
+    """From mail_triage-c9209531fd7b (the default run, seed 0): an ops note the env writes as
+    one timeline line, the agent's note inside a greeting and a sign-off; the file's line
+    became five lines and no single one held the note."""
+    note = {
+        "$composed": {"says": "Agreed with the team lead.", "carries": ["MSG-0010"], "framing": ["message"]}
+    }
+    expected = ["# INC-2041", {"$framed": ["- <time> ", note, ""]}]
+    wrapped = ["# INC-2041", "- <time> Hi,", "", "message msg-0010: agreed with the team lead", "", "Thanks!"]
+    assert vr.lines_match(wrapped, expected)
+    assert vr.lines_match(["# INC-2041", "- <time> MSG-0010: Agreed with the team lead."], expected)
+    negated = [*wrapped[:3], "message msg-0010: not agreed with the team lead", *wrapped[4:]]
+    assert not vr.lines_match(negated, expected)
+    assert not vr.lines_match(["# INC-2041", "- <time> Hi,", "", "agreed with the team lead"], expected)

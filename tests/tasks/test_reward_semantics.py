@@ -496,10 +496,11 @@ def test_a_greeting_names_the_addressee_or_nobody(tasks: list[Task]) -> None:
 
 
 def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
-    """Dictated text with a qualifier added ("(per on-call)") is not the user's words (only a
-    greeting, courtesies, a sign-off and names may stand around them), but it was written on
-    time: the turn's on-time guards ask whether the work was done then, not whether it is right
-    (its goal does), so the mistake does not also halve the reward per turn like a late one."""
+    """Dictated text with a claim added ("(approved by finance)") is not the user's words (only
+    a greeting, courtesies, a sign-off, names and a short attribution may stand around them), but
+    it was written on time: the turn's on-time guards ask whether the work was done then, not
+    whether it is right (its goal does), so the mistake does not also halve the reward per turn
+    like a late one."""
 
     def texts(task: Task) -> list[tuple[int, str]]:
         return [
@@ -518,7 +519,7 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
     task = first(tasks, lambda t: len(t.turns) > 1 and bool(texts(t)) and on_time(t))
     turns, flat = reference(task), [c for calls in reference(task) for c in calls]
     index, name = texts(task)[0]
-    qualified = flat[index]["args"][name].rstrip(".") + " (per on-call)"
+    qualified = flat[index]["args"][name].rstrip(".") + " (approved by finance)"
     t, n = task.reference.calls[index].turn, sum(1 for c in task.reference.calls[:index] if c.turn == 0)
     turns[t][n]["args"][name] = qualified
     result = run_verifier(task, execute(task, turns))
