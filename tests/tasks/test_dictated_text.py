@@ -304,17 +304,20 @@ def test_every_dictated_text_of_a_file_is_read_within_reason() -> None:
     assert not vr.matches(whole.replace(second, "Please do not double-check before closing."), pattern)
 
 
-def test_a_note_the_agent_spread_over_lines_is_read_in_the_envs_line() -> None:
-    """From mail_triage-c9209531fd7b (the default run, seed 0): an ops note the env writes as
-    one timeline line, the agent's note inside a greeting and a sign-off; the file's line
-    became five lines and no single one held the note."""
+def test_a_note_the_env_flattened_to_one_line_is_read_in_the_envs_line() -> None:
+    """From mail_triage-c9209531fd7b and sheet_analytics-a162d51933ed (the default run, seed 0):
+    infra_recovery writes an ops note as one timeline line, spaces for its line breaks, so the
+    cosmetic agent's note in a greeting and a sign-off ended "... before closing Thanks!" with no
+    full stop before the sign-off, and the note was not read as a clause of its own."""
     note = {
         "$composed": {"says": "Agreed with the team lead.", "carries": ["MSG-0010"], "framing": ["message"]}
     }
     expected = ["# INC-2041", {"$framed": ["- <time> ", note, ""]}]
-    wrapped = ["# INC-2041", "- <time> Hi,", "", "message msg-0010: agreed with the team lead", "", "Thanks!"]
-    assert vr.lines_match(wrapped, expected)
+    flattened = ["# INC-2041", "- <time> Hi, message msg-0010: agreed with the team lead Thanks!"]
+    assert vr.lines_match(flattened, expected)
     assert vr.lines_match(["# INC-2041", "- <time> MSG-0010: Agreed with the team lead."], expected)
-    negated = [*wrapped[:3], "message msg-0010: not agreed with the team lead", *wrapped[4:]]
-    assert not vr.lines_match(negated, expected)
-    assert not vr.lines_match(["# INC-2041", "- <time> Hi,", "", "agreed with the team lead"], expected)
+    assert not vr.lines_match(["# INC-2041", "- <time> MSG-0010: agreed with the team lead not"], expected)
+    assert not vr.lines_match(["# INC-2041", "- <time> MSG-0010: agreed with the team lead mostly"], expected)
+    assert not vr.lines_match(
+        ["# INC-2041", "- <time> MSG-0010: not agreed with the team lead Thanks!"], expected
+    )

@@ -370,10 +370,14 @@ def _framing(word: str, allowed: frozenset[str] | None) -> bool:
 
 def _clause(text: str, spans: list[Span], first: int, end: int) -> bool:
     """Whether words ``first``..``end`` stand as a clause of their own: at the start or after a
-    break (a full stop, a colon, a line end, a bracket, a comma), and at the end or before one."""
+    break (a full stop, a colon, a line end, a bracket, a comma), or after a greeting alone; and
+    at the end or before a break, or before a sign-off alone ("Hi, MSG-1: agreed Thanks!", where
+    the env flattened the agent's lines to one)."""
     before = text[spans[first - 1][2] : spans[first][1]] if first > 0 else "."
     after = text[spans[end - 1][2] : spans[end][1]] if end < len(spans) else "."
-    return bool(_BREAK.search(before)) and bool(_BREAK.search(after))
+    greeting = all(w.lower() in POLITE for w, _, _ in spans[:first])
+    sign_off = all(w.lower() in POLITE for w, _, _ in spans[end:])
+    return bool(_BREAK.search(before) or greeting) and bool(_BREAK.search(after) or sign_off)
 
 
 _ADDRESS = re.compile(r"[^\s<>@,;\"()]+@[^\s<>@,;\"()]+\.[^\s<>@,;\"()]+")
@@ -751,8 +755,7 @@ def _unsaid(section: str, texts: list[Any]) -> bool:
 
 def lines_match(lines: list[str], expected: list[Any]) -> bool:
     """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
-    (dictated words in an env's own line: a to-do, a mail header) matches one line, or the few
-    lines the agent's text spread it over (:func:`_lines_span`); a
+    (dictated words in an env's own line: a to-do, a mail header) matches one line; a
     ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
     run of the lines no other entry holds, so a line added inside it counts ("Correction: ...").
     A line of no words (a quoted blank, ">") need only be there: it keeps no run apart."""
@@ -769,10 +772,10 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
                 claimed[free.pop()] = True
     for entry in expected:
         if not isinstance(entry, str) and not _is_block(entry):
-            span = _lines_span(lines, claimed, entry)
-            if span is None:
+            hit = next((i for i, line in enumerate(lines) if not claimed[i] and matches(line, entry)), None)
+            if hit is None:
                 return False
-            claimed[span[0] : span[1]] = [True] * (span[1] - span[0])
+            claimed[hit] = True
     runs: list[str] = []
     start = None
     for i in range(len(lines) + 1):
@@ -789,26 +792,6 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
             runs.pop(hit)
     written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
     return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
-
-
-_SPAN = 12  # lines a text the env writes on one line may take when the agent wrote it on several
-
-
-def _lines_span(lines: list[str], claimed: list[bool], entry: Any) -> tuple[int, int] | None:
-    """The lines an expected pattern matches among those no other entry holds: one line, else the
-    fewest lines from the first start that match together (a note the agent wrote inside a
-    greeting and a sign-off, which the env's line then spreads over several lines)."""
-    free = [i for i in range(len(lines)) if not claimed[i]]
-    hit = next((i for i in free if matches(lines[i], entry)), None)
-    if hit is not None:
-        return hit, hit + 1
-    for i in free:
-        for j in range(i + 2, min(len(lines), i + _SPAN) + 1):
-            if claimed[j - 1]:
-                break
-            if matches("\n".join(lines[i:j]), entry):
-                return i, j
-    return None
 
 
 def _is_block(entry: Any) -> bool:
