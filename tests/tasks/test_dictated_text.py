@@ -77,7 +77,7 @@ def test_composed_text_carries_its_values_and_does_not_take_the_words_back() -> 
     assert not vr.matches("MSG-0001: Please do not double-check before closing.", mention)
 
 
-def test_a_short_attribution_may_follow_a_message_or_a_reason_but_not_a_title() -> None:
+def test_a_short_attribution_may_follow_dictated_words_and_a_title_takes_nothing_else() -> None:
     reason = {"$text": {"text": "plans changed", "names": [], "attributed": True}}
     assert vr.matches("plans changed (per Ximena)", reason)
     assert vr.matches("Plans changed - Ximena", reason)
@@ -86,9 +86,36 @@ def test_a_short_attribution_may_follow_a_message_or_a_reason_but_not_a_title() 
     assert not vr.matches("plans changed (not really)", reason)
     assert not vr.matches("plans changed. Delayed.", reason)  # a sentence, not a name
     assert not vr.matches("plans changed, per the customer request last week", reason)  # too long
-    title = {"$text": {"text": "Quarterly review", "names": []}}
-    assert not vr.matches("Quarterly review (per Ximena)", title)
+    assert not vr.matches("plans changed (by Friday)", reason)  # a deadline, not who said it
+    title = {"$text": {"text": "Fix the contrast issues on the settings page", "names": ["hana"]}}
+    assert vr.matches("Fix the contrast issues on the settings page (per Paula)", title)
+    assert vr.matches("fix the contrast issues on the settings page - Paula", title)
+    # notes_desk-f26dcb153b11 (audit): "with Hana" names the look-alike item's owner; a greeting
+    # and a sign-off were read around a title as around a message
+    assert not vr.matches("Fix the contrast issues on the settings page with Hana", title)
+    assert not vr.matches("Hi, fix the contrast issues on the settings page. Thanks!", title)
+    assert not vr.matches("Fix the contrast issues on the settings page by Friday", title)
+    asked = {"$says": "Could you share an update?"}  # itinerary_rebooking-d68e26263ac2 (audit)
+    assert vr.matches("Could you please share an update?", asked)
+    assert not vr.matches("Could you not share an update?", asked)
     assert vr.matches("Running a few minutes late (per Ana)", {"$says": "Running a few minutes late."})
+
+
+def test_a_composed_title_may_end_by_naming_the_record_it_carries() -> None:
+    """From sheet_analytics-50174358a7ce (audit): "Lower the queue backlog alert threshold for
+    DS-009" was read as the dictated words not standing as a clause; "; DS-009 validated" passed
+    because the dataset's field name "validated" was context (the dataset is not validated)."""
+    spec = {
+        "says": "Lower the queue backlog alert threshold",
+        "carries": ["DS-009"],
+        "framing": ["dataset"],
+        "context": ["dataset", "datasets", "ds-009", "sales"],
+    }
+    title = {"$composed": spec}
+    assert vr.matches("Lower the queue backlog alert threshold for DS-009", title)
+    assert vr.matches("Lower the queue backlog alert threshold on dataset DS-009", title)
+    assert not vr.matches("Lower the queue backlog alert threshold; DS-009 validated", title)
+    assert not vr.matches("Lower the queue backlog alert threshold for DS-009 never", title)
 
 
 def test_a_fault_names_the_words_that_broke_the_reading() -> None:

@@ -592,10 +592,11 @@ def free_texts(golden: Outcome, books: Mapping[str, Phrasebook]) -> list[FreeTex
 
 def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str]) -> list[str]:
     """The words the world of the environment a composed text's values come from says about the
-    records they name and those they point at (lower-cased): their kinds, field names, ids and
-    short values. A to-do that mentions a message may say what the message is ("re: email
-    MSG-0001 to the traveler of ITN-4001") in the world's own words; words of no such record
-    ("approved by finance") stay claims nobody made. Negation and retraction words, numbers and
+    records they name and those they point at (lower-cased): their kinds, ids and short values
+    (never a field's name: "validated" beside a dataset that is not is a claim). A to-do that
+    mentions a message may say what the message is ("re: email MSG-0001 to the traveler of
+    ITN-4001") in the world's own words; words of no such record ("approved by finance") stay
+    claims nobody made. Negation and retraction words, numbers and
     times are never context."""
     if book is None:
         return []
@@ -616,24 +617,12 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 record = state[collection][key]
                 found.update(vr.words(book.entity(collection).noun))
                 found.update(vr.words(humanize(collection)))
-                found.update(w for k in keys_of(record) for w in vr.words(humanize(k)))
                 strings = [v for v in scalars(record) if isinstance(v, str)]
                 found.update(w for v in strings if len(v) <= NAME_LIMIT for w in vr.words(v))
                 nxt += [v for v in strings if v != key]
         todo = nxt
     words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w)}
     return sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
-
-
-def keys_of(value: Any) -> Iterable[str]:
-    """The keys of a record's fields, nested ones included."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from keys_of(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from keys_of(v)
 
 
 def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) -> dict[str, list[str]]:

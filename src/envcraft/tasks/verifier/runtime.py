@@ -170,6 +170,12 @@ POINTING = _vocabulary(  # the words a follow-up note uses to point at a record 
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " sent track tracking thread note linked link related mail email message"
 )
+COURTESIES = _vocabulary("please kindly")  # put in or left out inside dictated words, they change nothing
+TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an attribution
+    "today tomorrow tonight yesterday now asap eod eow week weekend month monday tuesday wednesday"
+    " thursday friday saturday sunday january february march april may june july august september"
+    " october november december morning afternoon evening noon midnight"
+)
 ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
 _ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
 NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
@@ -253,9 +259,10 @@ def says(
     names: frozenset[str] | None = None,
     others: frozenset[str] = frozenset(),
     attributed: bool = False,
+    polite: bool = True,
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    return said_fault(text, dictated, names, others, attributed) is None
+    return said_fault(text, dictated, names, others, attributed, polite) is None
 
 
 def said_fault(
@@ -264,26 +271,31 @@ def said_fault(
     names: frozenset[str] | None = None,
     others: frozenset[str] = frozenset(),
     attributed: bool = False,
+    polite: bool = True,
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
-    one run of words, and the other words are greetings, courtesies, sign-offs and names ("Hi
-    Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is confirmed."; "Not running
-    late." does not say "Running late."), or, where ``attributed`` (a message, a note, a reason;
-    not a name or a title), a short attribution after them ("plans changed (per Ximena)",
-    :func:`_attribution`). ``names``: the only names (lower-cased) a greeting before the
-    words may hold (the addressee's); ``others``: names no word around them may hold (other
-    people of the world; the sender, the user, may sign): "Hi Liam" in a message to Daniel is not
-    the message."""
+    one run of words (a "please" put in or left out aside), and the other words are, where
+    ``polite`` (a message, a note, a reason; not a title or a name), greetings, courtesies,
+    sign-offs and names ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is
+    confirmed."; "Not running late." does not say "Running late."), or, where ``attributed``, a
+    short attribution after them ("plans changed (per Ximena)", :func:`_attribution`); a title
+    takes nothing else ("Fix the settings page with Hana" is another title). ``names``: the only
+    names (lower-cased) a greeting before the words may hold (the addressee's); ``others``:
+    names no word around them may hold (other people of the world; the sender, the user, may
+    sign): "Hi Liam" in a message to Daniel is not the message."""
     if not isinstance(text, str):
         return "not a text"
     folded = _folded(text)
-    spans = _spans(folded)
-    phrase = words(dictated)
+    spans = [s for s in _spans(folded) if s[0].lower() not in COURTESIES]
+    phrase = [w for w in words(dictated) if w not in COURTESIES]
     hits = _find([w.lower() for w, _, _ in spans], phrase)
     for i in hits:
         end = i + len(phrase)
-        head, head_names = _polite(folded, spans, range(i), names, others)
-        tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, others)
+        if polite:
+            head, head_names = _polite(folded, spans, range(i), names, others)
+            tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, others)
+        else:
+            head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others), 0
         if head and tail and head_names + tail_names <= _NAMES:
@@ -291,15 +303,16 @@ def said_fault(
     if not hits:
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
-    odd = [w for w in around if w.lower() not in POLITE and not _name(w)] or around
-    return "other words around them: " + ", ".join(repr(w) for w in odd[:4])
+    odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
+    return "other words around them: " + ", ".join(repr(w) for w in (odd or around)[:4])
 
 
 def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str]) -> bool:
     """Whether the words from ``first`` on are a short attribution set apart after dictated words:
     "(per Ximena)", ", per the shift handoff", "- Ximena": attribution words ("per", "by",
     "according to") then at most :data:`_ATTRIBUTED` words, or names alone; no negation or
-    retraction, no other person of the world ("plans changed (by mistake)" takes them back)."""
+    retraction, no time ("by Friday" is a deadline), no other person of the world ("plans
+    changed (by mistake)" takes them back)."""
     rest = spans[first:]
     gap = text[spans[first - 1][2] : rest[0][1]] if rest else ""
     if not _BREAK.search(gap):
@@ -312,7 +325,7 @@ def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str
         return False
     if lead == 0 and not (all(_name(w) for w in body) and re.search(r"[(\-]", gap)):
         return False  # names alone only in brackets or after a dash: "Delayed." is a sentence
-    return not any(w.lower() in NEGATIONS | RETRACTIONS | others for w in body)
+    return not any(w.lower() in NEGATIONS | RETRACTIONS | TIMES | others for w in body)
 
 
 def composed(text: Any, spec: Any) -> bool:
@@ -343,20 +356,25 @@ def composed_fault(text: Any, spec: Any) -> str | None:
             used[i : i + len(value_words)] = [True] * len(value_words)
     phrase = words(spec.get("says") or "")
     if phrase:
-        clause = [i for i in _find(lowered, phrase) if _clause(folded, spans, i, i + len(phrase))]
+        named = frozenset(w for v in spec.get("carries", []) for w in words(v))
+        pointing = MENTION | POINTING | named | frozenset(spec.get("framing") or ()) | _context(spec)
+        clause = [i for i in _find(lowered, phrase) if _clause(folded, spans, i, i + len(phrase), pointing)]
         if not clause:
             return f"it does not say {spec['says']!r} as a clause of its own"
         used[clause[0] : clause[0] + len(phrase)] = [True] * len(phrase)
     framing = spec.get("framing")
-    if framing is None:  # a verifier from before framings were recorded: only meaning words are out
-        allowed = None
-    else:
-        context = frozenset(spec.get("context", ())) - NEGATIONS - RETRACTIONS
-        allowed = POLITE | MENTION | POINTING | frozenset(framing) | context
+    # a verifier from before framings were recorded (None): only meaning words are out
+    allowed = None if framing is None else POLITE | MENTION | POINTING | frozenset(framing) | _context(spec)
     odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
     return None
+
+
+def _context(spec: dict[str, Any]) -> frozenset[str]:
+    """What the world says about the records a composed text carries (never a negation or a
+    retraction)."""
+    return frozenset(spec.get("context", ())) - NEGATIONS - RETRACTIONS
 
 
 def _framing(word: str, allowed: frozenset[str] | None) -> bool:
@@ -368,16 +386,31 @@ def _framing(word: str, allowed: frozenset[str] | None) -> bool:
     return base in allowed
 
 
-def _clause(text: str, spans: list[Span], first: int, end: int) -> bool:
+def _clause(
+    text: str, spans: list[Span], first: int, end: int, pointing: frozenset[str] = frozenset()
+) -> bool:
     """Whether words ``first``..``end`` stand as a clause of their own: at the start or after a
     break (a full stop, a colon, a line end, a bracket, a comma), or after a greeting alone; and
     at the end or before a break, or before a sign-off alone ("Hi, MSG-1: agreed Thanks!", where
-    the env flattened the agent's lines to one)."""
+    the env flattened the agent's lines to one), or before words of ``pointing`` that end the
+    clause ("Lower the alert threshold for DS-009": the record it carries, named after it)."""
     before = text[spans[first - 1][2] : spans[first][1]] if first > 0 else "."
+    if not (_BREAK.search(before) or all(w.lower() in POLITE for w, _, _ in spans[:first])):
+        return False
+    return _ends(text, spans, end) or _ends(text, spans, _past(spans, end, pointing))
+
+
+def _past(spans: list[Span], start: int, vocabulary: frozenset[str]) -> int:
+    """The first word from ``start`` on that is not of ``vocabulary``."""
+    while start < len(spans) and spans[start][0].lower() in vocabulary:
+        start += 1
+    return start
+
+
+def _ends(text: str, spans: list[Span], end: int) -> bool:
+    """Whether a clause ends before word ``end``: the text's end, a break, or a sign-off alone."""
     after = text[spans[end - 1][2] : spans[end][1]] if end < len(spans) else "."
-    greeting = all(w.lower() in POLITE for w, _, _ in spans[:first])
-    sign_off = all(w.lower() in POLITE for w, _, _ in spans[end:])
-    return bool(_BREAK.search(before) or greeting) and bool(_BREAK.search(after) or sign_off)
+    return bool(_BREAK.search(after)) or all(w.lower() in POLITE for w, _, _ in spans[end:])
 
 
 _ADDRESS = re.compile(r"[^\s<>@,;\"()]+@[^\s<>@,;\"()]+\.[^\s<>@,;\"()]+")
@@ -475,14 +508,16 @@ def matches(value: Any, pattern: Any) -> bool:
     return kind_of(value) == kind_of(pattern) and value == pattern
 
 
-def _said(op: str, arg: Any) -> tuple[Any, frozenset[str] | None, frozenset[str], bool]:
+def _said(op: str, arg: Any) -> tuple[Any, frozenset[str] | None, frozenset[str], bool, bool]:
     """A ``$text`` / ``$says`` pattern's arguments to :func:`said_fault`: the words, the names a
-    greeting may hold and those none may (when given), and whether an attribution may follow (a
-    message always; other text where the pattern says so: a reason, not a title)."""
+    greeting may hold and those none may (when given), whether an attribution may follow, and
+    whether a greeting and a sign-off may stand around: a message, a note or a reason (``$says``,
+    ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
+    names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says"
-    attributed = op == "$says" or bool(arg.get("attributed"))
-    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), attributed
+        return arg, None, frozenset(), op == "$says", True
+    message = op == "$says" or bool(arg.get("attributed"))
+    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), True, message
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
