@@ -146,10 +146,25 @@ class GoalChecks(CheckList):
             if all(v is MISSING for v in values):
                 self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
             return
-        expected = self.expected(values, change.get("before", MISSING))
+        expected = self._unlooked(env, path, self.expected(values, change.get("before", MISSING)))
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._value(env, path, expected, prefix, extra)
+
+    def _unlooked(self, env: str, path: str, expected: Any) -> Any:
+        """A list goal without the members looking at the record adds (a message read gains
+        "seen", :func:`looking_changes`): the reference read it, the user asked for the flag; an
+        agent that flags it unread did the work. Unless that is all the change (a message the
+        user asked to mark read)."""
+        members = expected.get("$members") if isinstance(expected, dict) and len(expected) == 1 else None
+        if not isinstance(members, dict):
+            return expected
+        collection, _, rest = split_path(path)
+        marks = self.world.looked.get(env, {}).get(collection or "", {}).get(rest) or []
+        has = [m for m in members.get("has", []) if m not in marks]
+        if has == members.get("has", []) or not (has or members.get("lacks")):
+            return expected
+        return {"$members": {**members, "has": has}}
 
     def _created(
         self,

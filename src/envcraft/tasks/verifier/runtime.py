@@ -793,7 +793,9 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
     (dictated words in an env's own line: a to-do, a mail header) matches one line; a
     ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
     run of the lines no other entry holds, so a line added inside it counts ("Correction: ...").
-    A line of no words (a quoted blank, ">") need only be there: it keeps no run apart."""
+    A line of no words (a quoted blank, ">") need only be there: it keeps no run apart. A line
+    that begins as a pattern's line does (``- <time> `` on a timeline) and no entry holds is a
+    second one of its kind nobody asked for ("Correction: ignore the line above")."""
     claimed = [False] * len(lines)
     where: dict[str, list[int]] = {}
     for i in reversed(range(len(lines))):
@@ -825,6 +827,9 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
             if hit is None:
                 return False
             runs.pop(hit)
+    heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
+    if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
+        return False  # another line of the kind the asked text took: a second timeline note
     written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
     return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
 
