@@ -118,6 +118,25 @@ def test_a_composed_title_may_end_by_naming_the_record_it_carries() -> None:
     assert not vr.matches("Lower the queue backlog alert threshold for DS-009 never", title)
 
 
+def test_a_dictated_note_may_carry_a_short_aside_naming_its_record() -> None:
+    """From event_stream-75ce3810ad0e (audit): the to-do "Priority for this week." for a
+    flagged invoice message, written "Priority for this week. (Cascade Freight invoice)" or
+    "Invoice INV-4765: Priority for this week.", scored 0.714. An aside in the words of the
+    record the call is about is the note; one with a word of its own, a negation or another
+    person is not."""
+    names = ["cascade", "freight", "inv", "invoice", "msg", "received", "alex", "for", "the"]
+    todo = {"$says": {"text": "Priority for this week.", "names": names, "others": ["daniel"]}}
+    assert vr.matches("Priority for this week. (Cascade Freight invoice)", todo)
+    assert vr.matches("Invoice INV-4765: Priority for this week.", todo)
+    assert vr.matches("Priority for this week - MSG-0005", todo)
+    assert not vr.matches("Priority for this week: pay the Cascade Freight invoice", todo)
+    assert not vr.matches("Priority for this week. Not the Cascade invoice", todo)
+    assert not vr.matches("Priority for this week. (Daniel invoice)", todo)
+    assert not vr.matches(
+        "Priority for this week (invoice)", {"$text": {"text": "Priority for this week", "names": names}}
+    )
+
+
 def test_a_fault_names_the_words_that_broke_the_reading() -> None:
     mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": []}}
     assert vr.text_fault("Priority for this week. MSG-0001 approved", mention) == (

@@ -177,6 +177,8 @@ TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an at
     " october november december morning afternoon evening noon midnight"
 )
 ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
+_ASIDE = 6  # words an aside naming the call's record may hold ("(Cascade Freight invoice)")
+_ID_PREFIX = re.compile(r"([a-z]+)[-_]?\d+$")
 _ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
 NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
 RETRACTIONS = _vocabulary(
@@ -298,6 +300,9 @@ def said_fault(
             head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others), 0
+        if polite and names is not None:  # a short aside that names the record the call is about
+            head = head or _aside(folded, spans, 0, i, names)
+            tail = tail or _aside(folded, spans, end, len(spans), names)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits:
@@ -305,6 +310,30 @@ def said_fault(
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
     return "other words around them: " + ", ".join(repr(w) for w in (odd or around)[:4])
+
+
+def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[str]) -> bool:
+    """Whether words ``first``..``end`` (before or after dictated words, set apart from them by a
+    break) are a short aside naming the record the call is about in its own words: "Priority
+    for this week. (Cascade Freight invoice)", "Invoice INV-4765: ...", "... - MSG-0005". Each
+    word is one of ``names`` (the words of the records the call names), a word that points at
+    a record, or an id whose prefix is one of them; at most :data:`_ASIDE` words."""
+    side = spans[first:end]
+    if not side or len(side) > _ASIDE:
+        return False
+    gap = (
+        text[spans[first - 1][2] : spans[first][1]] if first > 0 else text[spans[end - 1][2] : spans[end][1]]
+    )
+    if not _BREAK.search(gap):
+        return False
+    for word, _, _ in side:
+        lowered = word.lower()
+        prefix = _ID_PREFIX.match(lowered)
+        if lowered in NEGATIONS | RETRACTIONS:
+            return False
+        if not (lowered in names or lowered in MENTION or (prefix is not None and prefix.group(1) in names)):
+            return False
+    return True
 
 
 def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str]) -> bool:
