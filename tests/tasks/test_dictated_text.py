@@ -132,6 +132,8 @@ def test_a_dictated_note_may_carry_a_short_aside_naming_its_record() -> None:
     assert not vr.matches("Priority for this week: pay the Cascade Freight invoice", todo)
     assert not vr.matches("Priority for this week. Not the Cascade invoice", todo)
     assert not vr.matches("Priority for this week. (Daniel invoice)", todo)
+    assert not vr.matches("Priority for this week. Invoice received, please archive.", todo)
+    assert not vr.matches("Priority for this week. For the invoice.", todo)
     assert not vr.matches(
         "Priority for this week (invoice)", {"$text": {"text": "Priority for this week", "names": names}}
     )

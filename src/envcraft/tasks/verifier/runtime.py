@@ -313,19 +313,20 @@ def said_fault(
 
 
 def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[str]) -> bool:
-    """Whether words ``first``..``end`` (before or after dictated words, set apart from them by a
-    break) are a short aside naming the record the call is about in its own words: "Priority
+    """Whether words ``first``..``end`` (after dictated words in brackets or after a dash, or
+    before them as a label) are a short aside naming the record the call is about in its own words: "Priority
     for this week. (Cascade Freight invoice)", "Invoice INV-4765: ...", "... - MSG-0005". Each
     word is one of ``names`` (the words of the records the call names), a word that points at
     a record, or an id whose prefix is one of them; at most :data:`_ASIDE` words."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
-    gap = (
-        text[spans[first - 1][2] : spans[first][1]] if first > 0 else text[spans[end - 1][2] : spans[end][1]]
-    )
-    if not _BREAK.search(gap):
-        return False
+    if first > 0:  # after the words: in brackets or after a dash ("... - MSG-0005")
+        set_apart = re.search(r"[(\-]", text[spans[first - 1][2] : spans[first][1]])
+    else:  # before them: a label ("Invoice INV-4765: ...")
+        set_apart = re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]])
+    if not set_apart:
+        return False  # a sentence of its own ("Invoice received, please archive.") is content
     for word, _, _ in side:
         lowered = word.lower()
         prefix = _ID_PREFIX.match(lowered)
