@@ -1,0 +1,89 @@
+"""Three holes of the second blind play audit, on its real tasks (``tests/fixtures/
+audit_tasks_round2.jsonl``), each verifier synthesized again by this checkout:
+
+* a message flagged without opening it is flagged (the reference's read added "seen");
+* a second note on an incident's timeline, taking the asked one back, is no asked file;
+* a long job of another run that finishes while the agent looks is the world's doing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envcraft.tasks.format.model import Task
+
+from .test_created_records import score, verified
+
+AUDIT = Path(__file__).parent.parent / "fixtures" / "audit_tasks_round2.jsonl"
+Turns = list[list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    found = {}
+    for line in AUDIT.read_text(encoding="utf-8").splitlines():
+        task = Task.model_validate(json.loads(line))
+        found[task.envs[0]] = verified(task)
+    return found
+
+
+def reference(task: Task) -> Turns:
+    turns: Turns = [[] for _ in task.turns]
+    for c in task.reference.calls:
+        turns[c.turn].append({"env": c.env, "tool": c.tool, "args": copy.deepcopy(c.args)})
+    return turns
+
+
+def without(turns: Turns, tool: str) -> Turns:
+    return [[c for c in calls if c["tool"] != tool] for calls in turns]
+
+
+def test_a_message_flagged_unopened_is_flagged(tasks: dict[str, Task]) -> None:
+    """event_stream-75ce3810ad0e: "flag the message marked urgent in ..." -- the goal asked for
+    the flags "flagged" and "seen" (the reference's read_message added "seen"): flagging it
+    unread scored 0.857, as low as reading it and never flagging it."""
+    task = tasks["event_stream"]
+    assert score(task, reference(task)) == 1.0
+    assert score(task, without(reference(task), "read_message")) == 1.0
+    assert score(task, without(reference(task), "flag_message")) < 1.0
+
+
+def test_a_second_timeline_note_is_not_the_asked_note(tasks: dict[str, Task]) -> None:
+    """infra_recovery-1bfa3bc84440: the asked note, then "Correction: ignore the line above."
+    on the same timeline scored 1.0 (only the turn-1 file check counted lines)."""
+    task = tasks["infra_recovery"]
+    turns = reference(task)
+    assert score(task, turns) == 1.0
+    note = next(c for c in turns[1] if c["tool"] == "append_ops_note")
+    taken_back = copy.deepcopy(turns)
+    taken_back[1].append({**note, "args": {**note["args"], "note": "Correction: ignore the line above."}})
+    assert score(task, taken_back) < 1.0
+    twice = copy.deepcopy(turns)
+    twice[1].append(copy.deepcopy(note))
+    assert score(task, twice) < 1.0
+
+
+def test_another_runs_job_finishing_while_the_agent_looks_is_no_harm(tasks: dict[str, Task]) -> None:
+    """job_scheduler-d67c0a67f81d: every call moves the clock 10 minutes; ten status lookups in
+    turn 2 let another run's long job finish on its own, and the turn-2 guard on the other
+    runs (which, unlike the end's, did not know it moves by itself) halved the reward."""
+    task = tasks["job_scheduler"]
+    turns = reference(task)
+    run_id = turns[1][0]["args"]["run_id"]
+    looks = [{"env": "job_scheduler", "tool": "get_run_status", "args": {"run_id": run_id}}] * 10
+    turns[1] = looks + turns[1]
+    assert score(task, turns) == 1.0
+    touched = reference(task)
+    touched[1].append(
+        {
+            "env": "job_scheduler",
+            "tool": "cancel_run",
+            "args": {"run_id": "RUN-7459", "reason": "no longer needed"},
+        }
+    )
+    assert score(task, touched) < 1.0
