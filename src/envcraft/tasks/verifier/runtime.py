@@ -44,12 +44,13 @@ lapse and the run made again with the same call is no live record either (:func:
 proposal lapsed, the agent proposed again, the new trip is the asked one whatever its id).
 
 A JSON object the user asked for (a ``file`` check with ``extra_keys: "facts"``) holds each asked
-key with the asked value; any other key may only repeat facts of the task: each of its values one
-that an environment holds (a value or a record id, at S0 or at the end) or a workspace path, and
-none an id of an asked id's shape other than the asked ones; a key named as a field of a record
-an asked id names holds that field's value (:func:`object_matches`). So ``"purchase_order":
-"PO-7004"`` beside the asked receipt id passes; a second receipt id, a value no record holds, a
-note taking the answer back, or ``"status": "posted"`` for a draft receipt fail. Lines added to
+key with the asked value; any other key may only repeat what the records the asked ids name say:
+each of its values one such a record holds (a flag or a number only under a key the record has),
+none an id of an asked id's shape other than the asked ones; a key named as a field of such a
+record holds that field's value (:func:`object_matches`). So ``"purchase_order": "PO-7004"``
+beside the asked receipt id passes; a second receipt id, a value the record does not hold
+(another service, "passed" for a failed check), ``"sent": true``, a note taking the answer back,
+or ``"status": "posted"`` for a draft receipt fail. Lines added to
 an asked text, table or section are still counted (``line_count``, ``only_ids``): there a line
 is content.
 
@@ -1066,11 +1067,13 @@ _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
 
 def object_matches(value: Any, expected: Any, known: Any) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
-    key only repeats facts of the task (``known()``: :func:`facts`). An extra key may say which
-    purchase order a receipt is for; it may not name another id of an asked id's shape (a second
-    answer for the asked thing), carry a value the world does not hold (a claim nobody can
-    check), nor give a field of an asked record another value than the record has (``"status":
-    "posted"`` beside a draft receipt's id contradicts the answer)."""
+    key only repeats what the asked records say (``known()``: :func:`facts`). An extra key may say
+    which purchase order a receipt is for; it may not name another id of an asked id's shape (a
+    second answer for the asked thing), carry a value the asked records do not hold (a claim:
+    ``"urgent_service"`` naming another service, ``"health_check": "passed"`` for a failed one),
+    a flag or a number under a key no asked record has (``"sent": true``), nor give a field of an
+    asked record another value than the record has (``"status": "posted"`` beside a draft
+    receipt's id contradicts the answer)."""
     if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
         k.startswith("$") for k in expected
     ):
@@ -1082,7 +1085,8 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
         return True
     asked = {leaf for leaf in _leaves(expected) if isinstance(leaf, str)}
     shapes = {m.group(1).lower() for a in asked if (m := _ID.fullmatch(a))}
-    world, records = known()
+    _, records = known()
+    own = {_fact(leaf) for record in records for leaf in _leaves(record)}
     for key, said in extra.items():
         fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
         if any(not same(said, field) for field in fields):
@@ -1093,8 +1097,10 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
             shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
             if shape is not None and shape.group(1).lower() in shapes:
                 return False  # another id of the asked kind: a second answer
-            if _fact(leaf) not in world:
-                return False
+            if not isinstance(leaf, str) and not fields:
+                return False  # a flag or a number under a key no asked record has: a claim
+            if _fact(leaf) not in own:
+                return False  # not what the asked record says ("urgent_service": another service)
     return True
 
 
