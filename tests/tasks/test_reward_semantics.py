@@ -530,11 +530,12 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
 
 def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(tasks: list[Task]) -> None:
     """The dictated title of a new record is a goal of its own, named by its words: the item made
-    with "(per on-call)" after its title fails that goal, not the whole record (it scored 0)."""
+    with a claim "(approved by finance)" after its title fails that goal, not the whole record (it
+    scored 0). (A short attribution, "(per on-call)", is the title: see test_dictated_text.)"""
     task = first(tasks, lambda t: "add_action_item" in tools(t))
     turns = reference(task)
     call = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
-    call["args"]["title"] = call["args"]["title"].rstrip(".") + " (per on-call)"
+    call["args"]["title"] = call["args"]["title"].rstrip(".") + " (approved by finance)"
     result = run_verifier(task, execute(task, turns))
     failed = [k for k, v in result.components.items() if v < 1.0]
     assert 0.0 < result.score < 1.0
