@@ -20,9 +20,9 @@ import pytest
 from envcraft.tasks.format.model import Task
 
 from .test_created_records import score, verified
+from .test_reward_semantics import Turns, reference
 
 AUDIT = Path(__file__).parent.parent / "fixtures" / "audit_tasks_round2.jsonl"
-Turns = list[list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
@@ -32,13 +32,6 @@ def tasks() -> dict[str, Task]:
         task = Task.model_validate(json.loads(line))
         found[task.id] = verified(task)
     return found
-
-
-def reference(task: Task) -> Turns:
-    turns: Turns = [[] for _ in task.turns]
-    for c in task.reference.calls:
-        turns[c.turn].append({"env": c.env, "tool": c.tool, "args": copy.deepcopy(c.args)})
-    return turns
 
 
 def without(turns: Turns, tool: str) -> Turns:

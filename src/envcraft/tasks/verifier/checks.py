@@ -596,8 +596,7 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     (never a field's name: "validated" beside a dataset that is not is a claim). A to-do that
     mentions a message may say what the message is ("re: email MSG-0001 to the traveler of
     ITN-4001") in the world's own words; words of no such record ("approved by finance") stay
-    claims nobody made. Negation and retraction words, numbers and
-    times are never context."""
+    claims nobody made. Negation and retraction words, numbers and times are never context."""
     if book is None:
         return []
     env = book.package.id

@@ -175,27 +175,21 @@ def _reading(check: dict[str, Any], ctx: dict[str, Any]) -> str | None:
     value the check could have meant: a player sees "words that are no framing: 'approved'", not
     only the pattern."""
     expected = check.get("expected")
-    if '"$text"' not in json.dumps(expected) and not any(
-        op in json.dumps(expected) for op in ('"$says"', '"$composed"')
-    ):
+    text = json.dumps(expected)
+    if not any(op in text for op in ('"$text"', '"$says"', '"$composed"')):
         return None
-    turn = check.get("turn")
-    states, files = runtime.snapshot(ctx, turn)
     kind = check.get("kind")
     patterns = [expected]
     if kind == "file":
+        _, files = runtime.snapshot(ctx, check.get("turn"))
         values: list[Any] = [files.get(check["path"])]
     else:
-        path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))
-        after = runtime.get(states.get(check["env"], runtime.MISSING), path)
+        after, before = _seen(check, ctx)
         if kind in ("created_in", "only_asked"):
-            before_states, _ = runtime.snapshot(ctx, -1 if turn is None else turn - 1)
-            before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
-            after = runtime.renamed(ctx, check, runtime.live(ctx, check, after))
             values = [after[k] for k in _new_keys(after, before)] if isinstance(after, dict) else []
             patterns = expected if isinstance(expected, list) else [expected]
         else:
-            values = [runtime.renamed(ctx, check, after)]
+            values = [after]
     for pattern in patterns:
         for value in values:
             fault = _text_fault(pattern, value)
@@ -233,8 +227,8 @@ def _text_fault(pattern: Any, value: Any) -> str | None:
 def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     """(what a failed check expected, what the run had), short, read where the check reads."""
     turn = check.get("turn")
-    states, files = runtime.snapshot(ctx, turn)
-    before_states, before_files = runtime.snapshot(ctx, -1 if turn is None else turn - 1)
+    _, files = runtime.snapshot(ctx, turn)
+    _, before_files = runtime.snapshot(ctx, -1 if turn is None else turn - 1)
     kind = check.get("kind")
     if kind == "file":
         path = check["path"]
@@ -263,12 +257,7 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
             p for p, allowed in check["paths"].items() if runtime.untimed(files.get(p) or "") not in allowed
         ]
         return "files as a correct run leaves them", "otherwise: " + _some(other)
-    path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))  # a new record: this run's
-    after = runtime.get(states.get(check["env"], runtime.MISSING), path)
-    before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
-    if kind in ("no_extra", "created_in", "only_asked"):
-        after = runtime.live(ctx, check, after)  # what the run voided is not there
-    after, before = runtime.renamed(ctx, check, after), runtime.renamed(ctx, check, before)
+    after, before = _seen(check, ctx)
     where = f"{check['env']}:{check['path']}"
     if kind == "value":
         same = runtime.same(after, before)
@@ -293,6 +282,21 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
             f"{len(new)} new: " + _some([f"{k} {short(m)}" for k, m in zip(new, members, strict=True)])
         )
     return f"{where} = {short(check.get('expected'))}", short(after)
+
+
+def _seen(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[Any, Any]:
+    """What a state check saw at its moment and at the start of its window, read as it reads
+    them: a new record's path as this run's, what the run voided left out, this run's new ids
+    as the golden run's."""
+    turn = check.get("turn")
+    states, _ = runtime.snapshot(ctx, turn)
+    before_states, _ = runtime.snapshot(ctx, -1 if turn is None else turn - 1)
+    path = runtime.path_in_run(check["path"], runtime.renaming(ctx, check))
+    after = runtime.get(states.get(check["env"], runtime.MISSING), path)
+    before = runtime.get(before_states.get(check["env"], runtime.MISSING), path)
+    if check.get("kind") in ("no_extra", "created_in", "only_asked"):
+        after = runtime.live(ctx, check, after)  # what the run voided is not there
+    return runtime.renamed(ctx, check, after), runtime.renamed(ctx, check, before)
 
 
 def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:

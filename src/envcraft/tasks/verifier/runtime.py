@@ -179,7 +179,6 @@ TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an at
 )
 ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
 _ASIDE = 6  # words an aside naming the call's record may hold ("(Cascade Freight invoice)")
-_ID_PREFIX = re.compile(r"([a-z]+)[-_]?\d+$")
 _ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
 NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
 RETRACTIONS = _vocabulary(
@@ -330,10 +329,14 @@ def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[
         return False  # a sentence of its own ("Invoice received, please archive.") is content
     for word, _, _ in side:
         lowered = word.lower()
-        prefix = _ID_PREFIX.match(lowered)
+        shape = _ID.fullmatch(lowered)
         if lowered in NEGATIONS | RETRACTIONS:
             return False
-        if not (lowered in names or lowered in MENTION or (prefix is not None and prefix.group(1) in names)):
+        if not (
+            lowered in names
+            or lowered in MENTION
+            or (shape is not None and shape.group(1).rstrip("-_") in names)
+        ):
             return False
     return True
 
@@ -385,17 +388,18 @@ def composed_fault(text: Any, spec: Any) -> str | None:
             return f"it does not carry {value}"
         for i in hits:
             used[i : i + len(value_words)] = [True] * len(value_words)
+    context = _context(spec)
     phrase = words(spec.get("says") or "")
     if phrase:
         named = frozenset(w for v in spec.get("carries", []) for w in words(v))
-        pointing = MENTION | POINTING | named | frozenset(spec.get("framing") or ()) | _context(spec)
+        pointing = MENTION | POINTING | named | frozenset(spec.get("framing") or ()) | context
         clause = [i for i in _find(lowered, phrase) if _clause(folded, spans, i, i + len(phrase), pointing)]
         if not clause:
             return f"it does not say {spec['says']!r} as a clause of its own"
         used[clause[0] : clause[0] + len(phrase)] = [True] * len(phrase)
     framing = spec.get("framing")
     # a verifier from before framings were recorded (None): only meaning words are out
-    allowed = None if framing is None else POLITE | MENTION | POINTING | frozenset(framing) | _context(spec)
+    allowed = None if framing is None else POLITE | MENTION | POINTING | frozenset(framing) | context
     odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
@@ -1058,7 +1062,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             parsed = parse_file(content, "json")
         except ValueError:
             return 0.0
-        return float(object_matches(parsed, check["expected"], lambda: facts(ctx, check)))
+        return float(object_matches(parsed, check["expected"], lambda: asked_records(ctx, check)))
     return float(content_matches(content, check["format"], check["expected"]))
 
 
@@ -1067,7 +1071,7 @@ _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
 
 def object_matches(value: Any, expected: Any, known: Any) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
-    key only repeats what the asked records say (``known()``: :func:`facts`). An extra key may say
+    key only repeats what the asked records say (``known()``: :func:`asked_records`). An extra key may say
     which purchase order a receipt is for; it may not name another id of an asked id's shape (a
     second answer for the asked thing), carry a value the asked records do not hold (a claim:
     ``"urgent_service"`` naming another service, ``"health_check": "passed"`` for a failed one),
@@ -1085,7 +1089,7 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
         return True
     asked = {leaf for leaf in _leaves(expected) if isinstance(leaf, str)}
     shapes = {m.group(1).lower() for a in asked if (m := _ID.fullmatch(a))}
-    _, records = known()
+    records = known()
     own = {_fact(leaf) for record in records for leaf in _leaves(record)}
     for key, said in extra.items():
         fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
@@ -1104,21 +1108,13 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
     return True
 
 
-def facts(ctx: dict[str, Any], check: dict[str, Any]) -> tuple[set[tuple[str, Any]], list[dict[str, Any]]]:
-    """Every value the task's world holds (each environment's state at S0 and at the end: its
-    values and its record ids) and every workspace path; and the records at the end that the
-    check's asked values name by id. Both as the check reads the run (the run's new ids as the
-    golden run's)."""
-    found: set[tuple[str, Any]] = set()
+def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records at the end that the check's asked values name by id, as the check reads the
+    run (the run's new ids as the golden run's)."""
     names = renaming(ctx, check)
-    for states in (ctx["initial"], ctx["final"]):
-        for leaf in _leaves(states, keys=True):
-            found.add(_fact(_rename(leaf, names) if isinstance(leaf, str) else leaf))
-    for path in (*ctx["initial_files"], *ctx["files"]):
-        found.add(_fact(path))
     ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str) and _ID.fullmatch(leaf)}
     mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
-    records = [
+    return [
         _rename(members[mine.get(key, key)], names)
         for state in ctx["final"].values()
         if isinstance(state, dict)
@@ -1127,7 +1123,6 @@ def facts(ctx: dict[str, Any], check: dict[str, Any]) -> tuple[set[tuple[str, An
         for key in sorted(ids)
         if isinstance(members.get(mine.get(key, key)), dict)
     ]
-    return found, records
 
 
 def _key(name: str) -> str:
@@ -1141,15 +1136,13 @@ def _fact(value: Any) -> tuple[str, Any]:
     return (kind, float(value)) if kind == "number" else (kind, value)
 
 
-def _leaves(value: Any, keys: bool = False) -> list[Any]:
-    """The scalars in a JSON value (``keys``: a dict's keys too, the ids of records)."""
+def _leaves(value: Any) -> list[Any]:
+    """The scalars in a JSON value."""
     found: list[Any] = []
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if keys:
-                found.extend(node)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
