@@ -139,6 +139,39 @@ def test_a_dictated_note_may_carry_a_short_aside_naming_its_record() -> None:
     )
 
 
+def test_an_aside_may_say_the_records_kind_fields_and_numbers_but_no_other_record() -> None:
+    """From the second audit (right runs below 1.0): "(load_warehouse on RUN-7385)", "(offset
+    22)", "(Power Spin, Jan 5 07:00)", "Reason: duplicate request" and "on your trip UFE6UR"
+    around a dictated reason or note. ``aside`` (synthesized from the call's records: their
+    kinds, field names, the digits of their values, the parameter's name) lets an aside say
+    them; a number of another record, a claim or a retraction stays content."""
+    names = ["load", "warehouse", "run", "power", "spin", "itn", "ufe", "ur"]
+    aside = ["7385", "22", "5", "07", "00", "6", "4001", "offset", "trip", "class", "reason"]
+    reason = {"$text": {"text": "duplicate request", "names": names, "attributed": True, "aside": aside}}
+    assert vr.matches("duplicate request (load_warehouse on RUN-7385)", reason)
+    assert vr.matches("duplicate request (offset 22)", reason)
+    assert vr.matches("duplicate request (Power Spin, Jan 5 07:00)", reason)
+    assert vr.matches("Reason: duplicate request", reason)
+    assert vr.matches("duplicate request on your trip UFE6UR", reason)
+    assert vr.matches("duplicate request, ITN-4001", reason)
+    assert not vr.matches("duplicate request (re ITN-4002)", reason)
+    assert not vr.matches("duplicate request (offset 23)", reason)
+    assert not vr.matches("duplicate request on the refunded trip", reason)
+    assert not vr.matches("duplicate request (power spin, not really)", reason)
+    assert not vr.matches("duplicate request. On your trip UFE6UR I was wrong", reason)
+
+
+def test_a_composed_mention_may_point_at_its_record_as_a_person_would() -> None:
+    """From the second audit: "(Our message to the traveler: MSG-0001)", "See also the traveler
+    message MSG-0001." and "See the recipe we created, RCP-03." carry the id and point at it."""
+    spec = {"says": "", "carries": ["MSG-0001"], "framing": [], "context": ["traveler", "recipe"]}
+    mention = {"$composed": spec}
+    assert vr.matches("(Our message to the traveler: MSG-0001)", mention)
+    assert vr.matches("See also the traveler message MSG-0001.", mention)
+    assert vr.matches("See the recipe we created, MSG-0001.", mention)
+    assert not vr.matches("See the recipe we approved, MSG-0001.", mention)
+
+
 def test_a_fault_names_the_words_that_broke_the_reading() -> None:
     mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": []}}
     assert vr.text_fault("Priority for this week. MSG-0001 approved", mention) == (
@@ -369,3 +402,21 @@ def test_a_note_the_env_flattened_to_one_line_is_read_in_the_envs_line() -> None
     assert not vr.lines_match(
         ["# INC-2041", "- <time> MSG-0010: not agreed with the team lead Thanks!"], expected
     )
+
+
+def test_an_asked_section_frames_its_values_and_makes_no_claim() -> None:
+    """From notes_desk-b9f9f80b9af8 (second audit): "## Result" asked for the id of the new
+    action item; "AI-006 (already done and closed by bruno)" scored 1.0 (only the id was read)."""
+    framing = ["action", "ai-006", "customers", "farah", "item", "open", "publish", "result", "summary"]
+    expected = {"result": ["AI-006"]}
+    fault = vr.section_fault
+
+    assert fault("# Summary\n\n## Result\n- new_action_item: AI-006\n", expected, framing) is None
+    assert (
+        fault("## Result\nCreated action item AI-006 for Farah (open), 2026-02-13.\n", expected, framing)
+        is None
+    )
+    assert fault("## Result\nAI-006 (already done and closed by bruno)\n", expected, framing) == (
+        "words that are no framing: 'already', 'done', 'closed', 'bruno'"
+    )
+    assert fault("## Result\nAI-006\n\n## Notes\nincident resolved\n", expected, framing) is not None

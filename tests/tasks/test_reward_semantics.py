@@ -364,6 +364,38 @@ def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]
     assert score(task, turns) < 1.0
 
 
+def test_a_summary_says_its_values_and_no_claim_beside_them(tasks: list[Task]) -> None:
+    """The asked section may frame its values in the world's words ("- new_return: RET-0042
+    (see the return record)"); a claim beside them that nobody made ("approved by finance",
+    "incident resolved") is no answer, though the asked value is there (the third audit's
+    "AI-006 (already done and closed by bruno)" scored 1.0)."""
+    task = first(
+        tasks,
+        lambda t: any(
+            c.tool == "write_file" and "## " in str(c.args.get("content", "")) for c in t.reference.calls
+        ),
+    )
+    turns = reference(task)
+    t, n = next(
+        (t, n)
+        for t, calls in enumerate(turns)
+        for n, c in enumerate(calls)
+        if c["tool"] == "write_file" and "## " in c["args"]["content"]
+    )
+    content = turns[t][n]["args"]["content"]
+    lines = content.rstrip("\n").split("\n")
+
+    def written(suffix: str, title: str = "# Summary") -> Turns:
+        changed = copy.deepcopy(turns)
+        body = [f"{line} {suffix}" if line.startswith("- ") else line for line in lines]
+        changed[t][n]["args"]["content"] = "\n".join([title, *body[1:]]) + "\n"
+        return changed
+
+    assert score(task, written("(see the record)", "# Handover summary")) == 1.0
+    assert score(task, written("- approved by finance")) < 1.0
+    assert score(task, written("(resolved, customer refunded)")) < 1.0
+
+
 def redone(task: Task, tool: str, undo: str, key: str) -> tuple[Turns, Turns, Turns]:
     """The reference with its first ``tool`` call done, voided with ``undo`` and done again (later
     calls name what the redone call made: its new ids), and the two wrong twins: the call done

@@ -629,10 +629,12 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     ``names``, the words of the records the call names and of those they point at (the message
     replied to and its sender, the itinerary and its traveler), of its other arguments and result
     (the addresses it writes to) and of the environment's top-level values (the mailbox owner): a
-    greeting names the addressee; and ``others``, the names of the other records of those
+    greeting names the addressee; ``others``, the names of the other records of those
     collections (the other travelers, the other senders): no sign-off may name them either (the
     sender, the user, is no record: "Kind regards, Rosa" is hers to add). "Hi Liam," in a message
-    to Daniel names someone the message is not for."""
+    to Daniel names someone the message is not for. ``aside``: the other words a short aside
+    about those records may hold (their kinds, field names and the digits of their values: "(offset 22)",
+    "(Power Spin, Jan 5 07:00)"), never a greeting's."""
     book = books.get(action.env)
     states = [golden.initial.get(action.env, {}), golden.final.get(action.env, {})]
     seen: set[str] = set()
@@ -653,6 +655,11 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     for state in states:
         near += [v for k, v in state.items() if book is None or k not in book.collections]
     names = {w.lower() for t in near for v in scalars(t) if isinstance(v, str) for w in _NAME_WORD.findall(v)}
+    aside = {  # what an aside naming those records may say besides their names: kinds, labels, numbers
+        *(w for c in kinds for w in vr.words(book.entity(c).noun if book is not None else c)),
+        *(w for t in near if isinstance(t, dict) for k in t for w in vr.words(humanize(str(k)))),
+        *(n for t in near for v in scalars(t) for n in re.findall(r"\d+", str(v))),
+    }
     others = {
         w.lower()
         for state in states
@@ -662,7 +669,8 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         for text in person_names(record)
         for w in _NAME_WORD.findall(text)
     }
-    return {"names": sorted(names), "others": sorted(others - names)}
+    aside -= vr.NEGATIONS | vr.RETRACTIONS
+    return {"names": sorted(names), "others": sorted(others - names), "aside": sorted(aside - names)}
 
 
 def person_names(record: Any) -> list[str]:
@@ -707,10 +715,13 @@ def text_pattern(free: FreeText) -> Any:
         spec = {"says": rest, "carries": embedded, "framing": sorted(framing)}
         context = sorted(set(free.context) - framing - vr.POLITE - vr.MENTION - vr.POINTING)
         return {"$composed": {**spec, "context": context} if context else spec}
+    names = dict(free.names)
+    if "aside" in names:  # an aside may be labelled with what the text is ("Reason: ...")
+        names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param))} - set(names["names"]))
     if free.param in BODY_PARAMS:
-        return {"$says": {"text": text, **free.names}}
+        return {"$says": {"text": text, **names}}
     attributed = {"attributed": True} if any(w in free.param for w in REASON_WORDS) else {}
-    return {"$text": {"text": text, **free.names, **attributed}}
+    return {"$text": {"text": text, **names, **attributed}}
 
 
 def as_block(lines: list[Any], text: str, said: Any) -> list[Any]:

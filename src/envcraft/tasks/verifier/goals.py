@@ -20,6 +20,7 @@ from envcraft.tasks.verifier.checks import (
     CheckList,
     FileRequest,
     asked_values,
+    carried_context,
     file_format,
     generated,
     generated_change,
@@ -271,6 +272,7 @@ class GoalChecks(CheckList):
                         expected=request.expected,
                         **self._only_ids(request),
                         **({"extra_keys": "facts"} if request.format == "json" else {}),
+                        **self._section_framing(request),
                     )
                     continue
                 rendered = path not in self.agent_files
@@ -336,6 +338,26 @@ class GoalChecks(CheckList):
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
+
+    def _section_framing(self, request: FileRequest) -> dict[str, Any]:
+        """For a Markdown section: the words it may hold beside the asked values (the runtime's
+        ``section_fault``): the section's name, the fields asked for and the names of the text
+        fields of their records (labels: "Owner: Farah"; a flag's name alone is a claim: "DS-009
+        validated"), and what the world says about the records the values come from
+        (:func:`carried_context`: "RET-0042, the return of ORD-5 for Maria Novak"). Anything
+        else is a claim nobody made."""
+        if request.format != "markdown":
+            return {}
+        found = {w for name in request.expected for w in vr.words(name)}
+        for (env, where), value in zip(request.sources, asked_values(request), strict=False):
+            parts = where.split("/")
+            record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
+            labels = [parts[3]] if len(parts) > 3 else []
+            if isinstance(record, dict):  # a label with its value ("Owner: Farah"), never a flag
+                labels += [k for k, v in record.items() if isinstance(v, str)]
+            found.update(w for label in labels for w in vr.words(humanize(label)))
+            found.update(carried_context(self.golden, self.world.books.get(env), [parts[2], value]))
+        return {"framing": sorted(found)}
 
     def _only_ids(self, request: FileRequest) -> dict[str, Any]:
         """For a table or a section that gives record ids: no other id of their shape but those of

@@ -169,7 +169,7 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
 )
 POINTING = _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
-    " sent track tracking thread note linked link related mail email message"
+    " sent track tracking thread note linked link related mail email message also we us created made"
 )
 COURTESIES = _vocabulary("please kindly")  # put in or left out inside dictated words, they change nothing
 TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an attribution
@@ -177,6 +177,14 @@ TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an at
     " thursday friday saturday sunday january february march april may june july august september"
     " october november december morning afternoon evening noon midnight"
 )
+MONTHS = _vocabulary(  # a record's date said in an aside: "(Power Spin, Jan 5 07:00)"
+    "jan feb mar apr jun jul aug sep sept oct nov dec january february march april may june july"
+    " august september october november december"
+)
+POSSESSIVES = _vocabulary("my your our their its his her")
+_LEADS = _vocabulary("on for re regarding about in of to")  # words that lead an aside about a record
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[t ]?\d{2}:\d{2}(?::\d{2})?z?)?|\d{1,2}:\d{2}")
 ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
 _ASIDE = 6  # words an aside naming the call's record may hold ("(Cascade Freight invoice)")
 _ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
@@ -262,9 +270,10 @@ def says(
     others: frozenset[str] = frozenset(),
     attributed: bool = False,
     polite: bool = True,
+    aside: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    return said_fault(text, dictated, names, others, attributed, polite) is None
+    return said_fault(text, dictated, names, others, attributed, polite, aside) is None
 
 
 def said_fault(
@@ -274,6 +283,7 @@ def said_fault(
     others: frozenset[str] = frozenset(),
     attributed: bool = False,
     polite: bool = True,
+    aside: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please" put in or left out aside), and the other words are, where
@@ -284,7 +294,8 @@ def said_fault(
     takes nothing else ("Fix the settings page with Hana" is another title). ``names``: the only
     names (lower-cased) a greeting before the words may hold (the addressee's); ``others``:
     names no word around them may hold (other people of the world; the sender, the user, may
-    sign): "Hi Liam" in a message to Daniel is not the message."""
+    sign): "Hi Liam" in a message to Daniel is not the message; ``aside``: the other words a
+    short aside about the call's records may hold (:func:`_aside`)."""
     if not isinstance(text, str):
         return "not a text"
     folded = _folded(text)
@@ -301,8 +312,8 @@ def said_fault(
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others), 0
         if polite and names is not None:  # a short aside that names the record the call is about
-            head = head or _aside(folded, spans, 0, i, names)
-            tail = tail or _aside(folded, spans, end, len(spans), names)
+            head = head or _aside(folded, spans, 0, i, names | aside)
+            tail = tail or _aside(folded, spans, end, len(spans), names | aside)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits:
@@ -313,31 +324,39 @@ def said_fault(
 
 
 def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[str]) -> bool:
-    """Whether words ``first``..``end`` (after dictated words in brackets or after a dash, or
-    before them as a label) are a short aside naming the record the call is about in its own words: "Priority
-    for this week. (Cascade Freight invoice)", "Invoice INV-4765: ...", "... - MSG-0005". Each
-    word is one of ``names`` (the words of the records the call names), a word that points at
-    a record, or an id whose prefix is one of them; at most :data:`_ASIDE` words."""
+    """Whether words ``first``..``end`` (after dictated words in brackets, after a dash or a
+    comma, or led by a word that points at a record; before them as a label) are a short aside
+    naming the records the call is about in their own words: "Priority for this week. (Cascade
+    Freight invoice)", "Invoice INV-4765: ...", "... - MSG-0005", "(load_warehouse on RUN-7385)",
+    "Reason: duplicate request", "... on your trip UFE6UR", "(Power Spin, Jan 5 07:00)". Each
+    word is one of ``names`` (the words of the records the call names, their kinds and fields),
+    a word that points at a record, a possessive or a month, or a token whose letters are such
+    words and whose numbers those records hold (an id, a stage, a code, a time: never another
+    record's id); at most :data:`_ASIDE` words."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
-    if first > 0:  # after the words: in brackets or after a dash ("... - MSG-0005")
-        set_apart = re.search(r"[(\-]", text[spans[first - 1][2] : spans[first][1]])
+    if first > 0:  # after the words: set apart, or pointing ("... on your trip UFE6UR")
+        gap = text[spans[first - 1][2] : spans[first][1]]
+        lead = side[0][0].lower() in _LEADS and not re.search(r"[.!?\n]", gap)  # not a sentence
+        set_apart = re.search(r"[(\-,]", gap) or lead
     else:  # before them: a label ("Invoice INV-4765: ...")
         set_apart = re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]])
     if not set_apart:
         return False  # a sentence of its own ("Invoice received, please archive.") is content
+    known = names | MENTION | POSSESSIVES | MONTHS
+    numbers = {n.lstrip("0") for n in known if n.isdigit()}
     for word, _, _ in side:
         lowered = word.lower()
-        shape = _ID.fullmatch(lowered)
         if lowered in NEGATIONS | RETRACTIONS:
             return False
-        if not (
-            lowered in names
-            or lowered in MENTION
-            or (shape is not None and shape.group(1).rstrip("-_") in names)
-        ):
+        if lowered in known:
+            continue
+        letters, digits = _LETTERS.findall(lowered), re.findall(r"\d+", lowered)
+        if not (letters or digits) or not all(p in known for p in letters):
             return False
+        if numbers and not all(d.lstrip("0") in numbers for d in digits):
+            return False  # another record's number: "(re ITN-4002)" beside ITN-4001
     return True
 
 
@@ -399,7 +418,9 @@ def composed_fault(text: Any, spec: Any) -> str | None:
         used[clause[0] : clause[0] + len(phrase)] = [True] * len(phrase)
     framing = spec.get("framing")
     # a verifier from before framings were recorded (None): only meaning words are out
-    allowed = None if framing is None else POLITE | MENTION | POINTING | frozenset(framing) | context
+    allowed = (
+        None if framing is None else POLITE | MENTION | POINTING | POSSESSIVES | frozenset(framing) | context
+    )
     odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
@@ -543,16 +564,17 @@ def matches(value: Any, pattern: Any) -> bool:
     return kind_of(value) == kind_of(pattern) and value == pattern
 
 
-def _said(op: str, arg: Any) -> tuple[Any, frozenset[str] | None, frozenset[str], bool, bool]:
+def _said(op: str, arg: Any) -> tuple[Any, frozenset[str] | None, frozenset[str], bool, bool, frozenset[str]]:
     """A ``$text`` / ``$says`` pattern's arguments to :func:`said_fault`: the words, the names a
     greeting may hold and those none may (when given), whether an attribution may follow, and
     whether a greeting and a sign-off may stand around: a message, a note or a reason (``$says``,
     ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says", True
+        return arg, None, frozenset(), op == "$says", True, frozenset()
     message = op == "$says" or bool(arg.get("attributed"))
-    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), True, message
+    aside = frozenset(arg.get("aside", ()))
+    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), True, message, aside
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
@@ -816,6 +838,33 @@ def content_matches(content: str, fmt: str, expected: Any) -> bool:
     return matches(parsed, expected)
 
 
+REPORTING = _vocabulary(  # the words a short report uses around the values it gives
+    "summary report handover result results status update updated details detail notes note item items"
+    " value values record records id ids new created made set changed now afterwards after final current"
+    " is was are were has have been of"
+)
+
+
+def section_fault(content: str, expected: Any, framing: list[str]) -> str | None:
+    """Why a Markdown file the user asked for says more than the asked values, or None: every
+    word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
+    a heading or a label ("## Result", "- new_return:"), a word that points at a record, a word
+    of ``framing`` (what the world says about the records the values come from: their kinds, ids
+    and short values; the fields asked for), or a date. "AI-006 (already done and closed by
+    bruno)" beside an open action item, or "incident resolved" beside a restart, are claims the
+    user did not ask for and the world does not make."""
+    own = {w for texts in expected.values() for t in texts for w in words(t)}
+    allowed = POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own
+    odd = [
+        w
+        for w in words(content)
+        if not _DATE.fullmatch(w)
+        and not all(part in allowed for part in w.split("_") if part)
+        and not _framing(w, allowed)
+    ]
+    return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
+
+
 def _unsaid(section: str, texts: list[Any]) -> bool:
     """Whether an asked section takes back what it reports: a negation or retraction word the
     asked texts do not hold ("INC-2042 was not opened, ignore this")."""
@@ -1057,6 +1106,11 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     count = check.get("line_count")  # a text file: no line added, none repeated
     if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
         return 0.0
+    if check["format"] == "markdown" and check.get("framing") is not None:
+        return float(
+            content_matches(content, "markdown", check["expected"])
+            and section_fault(content, check["expected"], check["framing"]) is None
+        )
     if check.get("extra_keys") == "facts" and check["format"] == "json":
         try:
             parsed = parse_file(content, "json")
