@@ -163,6 +163,25 @@ def test_lookups_nothing_uses_are_pruned_and_an_unrelated_step_is_cut(tmp_path: 
     ]
 
 
+def test_a_deeper_job_leaves_an_unrelated_step_out_and_keeps_what_follows(tmp_path: Path) -> None:
+    """With ``skip_gaps`` (a deeper corpus) a step on another record is left out, not the rest of
+    the run cut: the later note on the kitchen still belongs to the kitchen's job."""
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("turn_on", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "cellar", "note": "damp in the corner again"}),  # another job
+        ("set_note", {"room_id": "kitchen", "note": "light left on for the cleaners"}),
+    )
+    assert steps(tidy(run, packages, graphs)[0]) == [("turn_on", {"room_id": "kitchen"})]
+    tidied, reason = tidy(run, packages, graphs, skip_gaps=True)
+    assert reason == "ok"
+    assert steps(tidied) == [
+        ("turn_on", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "kitchen", "note": "light left on for the cleaners"}),
+    ]
+
+
 def test_a_step_that_undoes_an_earlier_one_rejects_the_chain(tmp_path: Path) -> None:
     run, (packages, graphs) = played(
         lights(tmp_path), ROOMS, ("turn_on", {"room_id": "kitchen"}), ("turn_off", {"room_id": "kitchen"})

@@ -83,6 +83,14 @@ def test_split_turns_gives_every_turn_a_write_and_keeps_recoveries_together() ->
         assert any(3 in t and 4 in t for t in turns)  # the planned error and its recovery share a turn
 
 
+def test_split_turns_gives_a_deeper_job_at_least_the_turns_asked_where_it_has_the_writes() -> None:
+    mutating = [False, True, False, True, True, False, True]
+    planned = [False] * len(mutating)
+    counts = {len(split_turns(mutating, planned, random.Random(seed), min_turns=2)) for seed in range(50)}
+    assert min(counts) == 2 and max(counts) == MAX_TURNS
+    assert split_turns([True], [False], random.Random(0), min_turns=2) == [[0]]  # one write: one turn
+
+
 def test_goals_name_records_as_a_person_does_and_never_a_tool_or_parameter() -> None:
     state = desk_state()
     calls, order = cancel_chain(state)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from envcraft.core import load_package
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
-from envcraft.tasks.graphs.walk import MAX_LEN, MIN_LEN, Coverage, Step, sample_walk
+from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, MAX_LEN, MIN_LEN, Coverage, Step, sample_walk
 
 COUNTER = Path(__file__).resolve().parents[1] / "fixtures" / "counter"
 _GRAPHS: dict[str, ToolGraph] = {}
@@ -54,6 +54,18 @@ def test_walks_follow_edges_within_bounds_and_change_something(seed: int, p_cros
                 assert (a.tool, b.tool) in gs[a.env].edges
             else:
                 assert (a.env, a.tool, b.env, b.tool) in cross_edges
+
+
+def test_a_deeper_corpus_walks_longer_within_its_bound() -> None:
+    gs, workflow = graphs("returns_desk", "inventory_ledger")
+    rng, coverage = random.Random(3), Coverage()
+    deep = [sample_walk(gs, workflow, "inventory_ledger", rng, coverage, 0.0, min_len=6) for _ in range(60)]
+    usual = [sample_walk(gs, workflow, "inventory_ledger", rng, coverage, 0.0) for _ in range(60)]
+    deep_lengths = [len(c) for c in deep if c is not None]
+    usual_lengths = [len(c) for c in usual if c is not None]
+    assert deep_lengths and max(deep_lengths) <= DEEP_MAX_LEN
+    assert max(deep_lengths) > MAX_LEN
+    assert sum(deep_lengths) / len(deep_lengths) > sum(usual_lengths) / len(usual_lengths) + 2
 
 
 def test_walks_prefer_uncovered_edges() -> None:

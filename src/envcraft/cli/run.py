@@ -27,6 +27,15 @@ from envcraft.tasks.corpus.writing import WriterFailed, WriterPending
 from envcraft.tasks.phrasing.writer import TurnWriter
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+MinCalls = Annotated[
+    int,
+    typer.Option(
+        "--min-calls",
+        min=1,
+        help="Keep only jobs of at least this many reference calls: longer walks, split over 2+ turns "
+        "(a deeper corpus; default 1: every job).",
+    ),
+]
 WriterModel = Annotated[
     str | None,
     typer.Option(
@@ -88,6 +97,7 @@ def run_command(
     writer: WriterModel = None,
     writer_base_url: WriterBaseUrl = None,
     writer_batch: WriterBatch = None,
+    min_calls: MinCalls = 1,
     json_out: JsonFlag = False,
 ) -> None:
     """Run the offline data job: lint, graphs, synthesis, validation, export, summary and report.
@@ -104,6 +114,7 @@ def run_command(
         workers=workers,
         executor=executor,
         ray_address=ray_address,
+        synth=SynthConfig(min_calls=min_calls),
     )
     _writable_dir(out)
     try:
@@ -185,6 +196,7 @@ def synth_command(
     writer: WriterModel = None,
     writer_base_url: WriterBaseUrl = None,
     writer_batch: WriterBatch = None,
+    min_calls: MinCalls = 1,
     json_out: JsonFlag = False,
 ) -> None:
     """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report.
@@ -198,7 +210,7 @@ def synth_command(
         seed=seed,
         envs=_env_list(envs),
         workers=workers,
-        synth=SynthConfig(seed=seed),
+        synth=SynthConfig(seed=seed, min_calls=min_calls),
         export=False,
         executor=executor,
         ray_address=ray_address,

@@ -24,7 +24,7 @@ from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
 from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.corpus.measures import ShardResult, accepted_steps, corpus_stats, edge_key
 from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
-from envcraft.tasks.golden.choose import Experience, scalars
+from envcraft.tasks.golden.choose import COHESION, DEEP_COHESION, Experience, scalars
 from envcraft.tasks.golden.coherence import tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
@@ -59,6 +59,9 @@ class SynthConfig:
     p_error: float = 0.1
     size: int = 1
     distractors: bool = True
+    # a deeper corpus: only jobs of at least this many reference calls, walked long enough for
+    # them and split over at least two user turns (1: every job, the default corpus)
+    min_calls: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,7 @@ class SynthConfig:
             "p_error": self.p_error,
             "size": self.size,
             "distractors": self.distractors,
+            "min_calls": self.min_calls,
         }
 
 
@@ -109,9 +113,12 @@ def synthesize_shard(
     result = ShardResult(env, shard, [])
     seen: set[str] = set()
     render = renderer or TemplateRenderer(seed=f"{config.seed}:{env}:{shard}")
-    while len(result.tasks) < quota and result.attempts < quota * ATTEMPTS_PER_TASK:
+    budget = quota * ATTEMPTS_PER_TASK * config.min_calls  # deep jobs: most draws come out short
+    while len(result.tasks) < quota and result.attempts < budget:
         result.attempts += 1
-        chain = sample_walk(library.graphs, library.workflow, env, rng, coverage, config.p_cross)
+        chain = sample_walk(
+            library.graphs, library.workflow, env, rng, coverage, config.p_cross, min_len=config.min_calls
+        )
         if chain is None:
             result.rejected["walk"] += 1
             continue
@@ -178,6 +185,7 @@ def compose_draft(
         fact_stage,
         distractor_stage,
         request_stage,
+        depth_stage,
         lambda d: plan_stage(d, renderer),
         text_stage,
         world_stage,
@@ -250,10 +258,11 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
         coverage,
         draft.config.p_error,
         experience,
+        DEEP_COHESION if draft.config.min_calls > 1 else COHESION,
     )
     if run is None:
         return "golden"
-    tidied, reason = tidy(run, draft.packages, draft.library.graphs)
+    tidied, reason = tidy(run, draft.packages, draft.library.graphs, skip_gaps=draft.config.min_calls > 1)
     if tidied is None:
         return reason
     draft.run = tidied
@@ -311,12 +320,22 @@ def request_stage(draft: Draft) -> str | None:
     return None
 
 
+def depth_stage(draft: Draft) -> str | None:
+    """A deeper corpus (``min_calls``): a job of fewer reference calls, the asked-for file and
+    the reads included, is no task of it. Checked before the costly stages."""
+    if len(draft.golden.calls) < draft.config.min_calls:
+        draft.why = f"{len(draft.golden.calls)} calls"
+        return "shallow"
+    return None
+
+
 def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     """The user turns: calls grouped into turns, each goal planned, rendered in a persona's voice."""
     run, request, fact, rng = draft.golden, draft.request, draft.fact, draft.rng
     mutating = writes(run, draft.library.graphs)
     work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
-    turns = split_turns(mutating[:work], [bool(c.expected_error) for c in run.calls[:work]], rng)
+    planned = [bool(c.expected_error) for c in run.calls[:work]]
+    turns = split_turns(mutating[:work], planned, rng, min_turns=2 if draft.config.min_calls > 1 else 1)
     if request is not None:
         turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}

@@ -148,6 +148,10 @@ def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
     return [min(limits)] if limits else []
 
 
+COHESION = 0.7  # how much a candidate the chain's entities own outranks a likelier one
+DEEP_COHESION = 3.0  # in a deeper corpus: the chain's own records first, so its steps make one job
+
+
 def _rank(
     options: list[tuple[Any, Any]],
     node: ToolNode,
@@ -156,14 +160,17 @@ def _rank(
     experience: Experience,
     near: set[str],
     rng: random.Random,
+    cohesion: float = COHESION,
 ) -> list[tuple[Any, Any]]:
     """Order candidates ``(value, payload)``: likely to succeed (experience), then coherent with
-    the chain's entities (``near``), with a little noise so equal candidates vary."""
+    the chain's entities (``near``, weighted ``cohesion``), with a little noise so equal
+    candidates vary."""
 
     def key(option: tuple[Any, Any]) -> float:
         value = option[0]
         close = any(index.owners.get(v, set()) & near for v in scalars(value) if _hashable(v))
-        return -(experience.score(node, param, value, index) + (0.7 if close else 0.0) + rng.uniform(0, 0.4))
+        score = experience.score(node, param, value, index)
+        return -(score + (cohesion if close else 0.0) + rng.uniform(0, 0.4))
 
     return sorted(options, key=key)
 
@@ -180,9 +187,11 @@ def propose(
     rng: random.Random,
     experience: Experience | None = None,
     retry: Retry | None = None,
+    cohesion: float = COHESION,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, Hint]] | None:
     """One choice of arguments for ``node`` given the calls so far; None if a required
-    parameter has no candidate at all."""
+    parameter has no candidate at all. ``cohesion``: how strongly values of the records the
+    chain already involves are preferred (:func:`_rank`)."""
     experience = experience if experience is not None else Experience()
     retry = retry if retry is not None else Retry()
     args: dict[str, Any] = {}
@@ -206,7 +215,7 @@ def propose(
         if fed and rng.random() < 0.9:
             recent = max(c for c, _, _, _ in fed)
             options = [(v, (lb, h)) for c, v, lb, h in fed if c == recent]
-            value, (label, hint) = _rank(options, node, param, index, experience, near, rng)[0]
+            value, (label, hint) = _rank(options, node, param, index, experience, near, rng, cohesion)[0]
         elif param in retry.suggested:
             value, label, hint = retry.suggested[param], "user", None
         elif param in retry.keep and rng.random() < 0.75:
@@ -215,7 +224,10 @@ def propose(
             found = [v for v in user_values(param, prop, index, rng, limit=12, near=near) if allowed(v)]
             found = experience.good_first(node, param, found, rng)
             ranked = [
-                v for v, _ in _rank([(v, None) for v in found], node, param, index, experience, near, rng)
+                v
+                for v, _ in _rank(
+                    [(v, None) for v in found], node, param, index, experience, near, rng, cohesion
+                )
             ]
             picked = _pick_user(ranked, calls, derived_so_far, node.env)
             if picked is None:

@@ -58,9 +58,13 @@ def effects(run: GoldenRun, i: int) -> list[tuple[str, dict[str, Any]]]:
 
 
 def tidy(
-    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+    run: GoldenRun,
+    packages: Mapping[str, EnvPackage],
+    graphs: Mapping[str, ToolGraph],
+    skip_gaps: bool = False,
 ) -> tuple[GoldenRun | None, str]:
-    """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring)."""
+    """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring;
+    ``skip_gaps``: steps on unrelated records are left out, not the rest of the run cut)."""
     idle = {
         i
         for i, call in enumerate(run.calls)
@@ -71,18 +75,18 @@ def tidy(
         and not run.touched_files(i)
     }
     idle |= {i - 1 for i in idle if i > 0 and run.calls[i - 1].expected_error}  # its planned refusal too
-    current: GoldenRun | None = run
     if idle:  # a request whose effect already holds is no request: the step goes, the rest replays
         kept = [i for i in range(len(run.calls)) if i not in idle]
-        current = keep_calls(run, kept, packages) if kept else None
-        if current is None:
+        left = keep_calls(run, kept, packages) if kept else None
+        if left is None:
             return None, "no_effect"
-    for stage in (_prune_reads, _cut_at_gap):
-        assert current is not None
-        current, reason = stage(current, packages, graphs)
-        if current is None:
-            return None, reason
-    assert current is not None
+        run = left
+    pruned, reason = _prune_reads(run, packages, graphs)
+    if pruned is None:
+        return None, reason
+    current, reason = _cut_at_gap(pruned, packages, graphs, skip_gaps)
+    if current is None:
+        return None, reason
     if _undoes(current, packages):
         return None, "undo"
     if _repeats(current, graphs):
@@ -135,9 +139,13 @@ def _feeders(run: GoldenRun, i: int) -> set[int]:
 
 
 def _cut_at_gap(
-    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
+    run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph], skip: bool = False
 ) -> tuple[GoldenRun | None, str]:
+    """The run up to its first step on nothing the job so far touched; with ``skip`` (a deeper
+    corpus), the run without every such step (reserve an order, count another bin, ship the
+    order: the count goes, the shipment stays), replayed."""
     seen: set[Any] = set()
+    gaps: list[int] = []
     for i, call in enumerate(run.calls):
         values = _identifying(call.args)
         linked = bool(_feeders(run, i)) or bool(values & seen) or bool(set(run.touched_files(i)) & seen)
@@ -145,13 +153,22 @@ def _cut_at_gap(
         # crossing task must carry across comes later (free text, or the file the user asks for)
         crossing = all(c.env != call.env for c in run.calls[:i])
         if i > 0 and not linked and not crossing and not run.calls[i - 1].expected_error:
+            if skip:
+                gaps.append(i)
+                continue
             if not any(writes(run, graphs)[:i]):
                 return None, "flow"
             cut = keep_calls(run, list(range(i)), packages)
             return (cut, "ok") if cut is not None else (None, "flow")
         seen |= values | {v for _, v in flatten(call.result) if _identifying_value(v)}
         seen |= set(run.touched_files(i))
-    return run, "ok"
+    if not gaps:
+        return run, "ok"
+    kept = [i for i in range(len(run.calls)) if i not in gaps]
+    if not any(writes(run, graphs)[i] for i in kept):
+        return None, "flow"
+    cut = keep_calls(run, kept, packages)
+    return (cut, "ok") if cut is not None else (None, "flow")
 
 
 def _identifying(args: Mapping[str, Any]) -> set[Any]:

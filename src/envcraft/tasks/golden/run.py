@@ -34,7 +34,15 @@ from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.session import Session
 from envcraft.core.state import diff
 from envcraft.tasks.format.model import GoldenCall, Source
-from envcraft.tasks.golden.choose import Experience, Retry, derived_values, find_value, propose, scalars
+from envcraft.tasks.golden.choose import (
+    COHESION,
+    Experience,
+    Retry,
+    derived_values,
+    find_value,
+    propose,
+    scalars,
+)
 from envcraft.tasks.graphs.graph import ToolGraph, ToolNode
 from envcraft.tasks.graphs.walk import Coverage, Step
 from envcraft.tasks.phrasing.phrasebook import humanize
@@ -191,9 +199,11 @@ def run_chain(
     coverage: Coverage | None = None,
     p_error: float = 0.1,
     experience: Experience | None = None,
+    cohesion: float = COHESION,
 ) -> GoldenRun | None:
-    """Execute ``chain`` live, choosing arguments; None if no call succeeds or nothing changes
-    (no verifier could tell a do-nothing run from this one).
+    """Execute ``chain`` live, choosing arguments (``cohesion``: how strongly the records the
+    chain already involves are preferred); None if no call succeeds or nothing changes (no
+    verifier could tell a do-nothing run from this one).
 
     In a chain that crosses environments, the first call after the crossing that takes free
     text carries a value from the other environment's results (:func:`handoff`), unless an
@@ -210,7 +220,7 @@ def run_chain(
             succeeded = False
             retry = Retry()
             for attempt in range(MAX_TRIES):
-                proposal = propose(node, calls, index, known, rng, experience, retry)
+                proposal = propose(node, calls, index, known, rng, experience, retry, cohesion)
                 if proposal is None:
                     break
                 args, provenance, hints = proposal

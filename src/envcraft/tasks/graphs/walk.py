@@ -21,6 +21,7 @@ from envcraft.tasks.values.args import id_kind
 
 MIN_LEN, MAX_LEN = 2, 8
 LENGTH_WEIGHTS = (6, 6, 5, 4, 3, 2, 1)  # for lengths 2..8: short chains are likelier to run
+DEEP_MAX_LEN = 12  # the longest walk of a deeper corpus (``min_len`` above MIN_LEN)
 # Arguments are programs or whole file contents: nothing sensible to sample (a file the user wants
 # written comes from envcraft.tasks.world.requests instead).
 NOT_WALKED = frozenset({"shell", "write_file", "edit_file"})
@@ -83,10 +84,16 @@ def sample_walk(
     rng: random.Random,
     coverage: Coverage,
     p_cross: float = 0.3,
+    min_len: int = MIN_LEN,
 ) -> list[Step] | None:
     """One chain starting in ``start_env`` (crossing out of it with probability ``p_cross``);
-    None when no valid chain came out of this draw (the caller draws again)."""
-    length = rng.choices(range(MIN_LEN, MAX_LEN + 1), weights=LENGTH_WEIGHTS)[0]
+    None when no valid chain came out of this draw (the caller draws again). With ``min_len``
+    above :data:`MIN_LEN` (a deeper corpus) the walk is ``min_len`` to :data:`DEEP_MAX_LEN`
+    steps, any length alike."""
+    if min_len > MIN_LEN:
+        length = rng.randint(min(min_len, DEEP_MAX_LEN), DEEP_MAX_LEN)
+    else:
+        length = rng.choices(range(MIN_LEN, MAX_LEN + 1), weights=LENGTH_WEIGHTS)[0]
     crossings = [
         e
         for e in workflow.edges
@@ -113,10 +120,11 @@ def sample_walk(
         if start is None:
             return None
         chain = _forward(graphs[start_env], start, length, rng, coverage)
-    finished = _end_with_change(chain, graphs, rng, coverage)
+    limit = DEEP_MAX_LEN if min_len > MIN_LEN else MAX_LEN
+    finished = _end_with_change(chain, graphs, rng, coverage, limit)
     if finished is None:
         return None
-    finished = _with_creators(finished, graphs, rng, coverage)
+    finished = _with_creators(finished, graphs, rng, coverage, limit)
     return finished if len(finished) >= MIN_LEN else None
 
 
@@ -211,19 +219,23 @@ def _backward(graph: ToolGraph, end: str, length: int, rng: random.Random, cover
 
 
 def _with_creators(
-    chain: list[Step], graphs: Mapping[str, ToolGraph], rng: random.Random, coverage: Coverage
+    chain: list[Step],
+    graphs: Mapping[str, ToolGraph],
+    rng: random.Random,
+    coverage: Coverage,
+    limit: int = MAX_LEN,
 ) -> list[Step]:
     """Put a creating tool before a step that needs an id no earlier step minted
     (``begin_transaction`` before ``add_transfer_line``): S0 may hold no usable one, so the
     step would otherwise be dropped and the edge into it never covered. Only where the chain
-    keeps following edges and stays within ``MAX_LEN``."""
+    keeps following edges and stays within ``limit`` steps."""
     out: list[Step] = []
     for i, step in enumerate(chain):
         graph = graphs[step.env]
         prev = out[-1] if out else None
         for param in graph.nodes[step.tool].required:
             kind = id_kind(param)
-            if kind is None or len(out) + len(chain) - i >= MAX_LEN:
+            if kind is None or len(out) + len(chain) - i >= limit:
                 continue
             if any(s.env == step.env and _creates(graph, s.tool, kind) for s in out):
                 continue
@@ -250,14 +262,18 @@ def _creates(graph: ToolGraph, tool: str, kind: str) -> bool:
 
 
 def _end_with_change(
-    chain: list[Step], graphs: dict[str, ToolGraph], rng: random.Random, coverage: Coverage
+    chain: list[Step],
+    graphs: dict[str, ToolGraph],
+    rng: random.Random,
+    coverage: Coverage,
+    limit: int = MAX_LEN,
 ) -> list[Step] | None:
     """Make sure the chain changes something: extend it toward a mutating tool if it does not."""
 
     def mutates(step: Step) -> bool:
         return graphs[step.env].nodes[step.tool].mutates
 
-    while not any(mutates(s) for s in chain) and len(chain) < MAX_LEN:
+    while not any(mutates(s) for s in chain) and len(chain) < limit:
         graph = graphs[chain[-1].env]
         options = [
             Step(graph.env, e.dst)

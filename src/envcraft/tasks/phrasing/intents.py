@@ -84,9 +84,12 @@ class IntentPlan:
 
 
 # -- turns -------------------------------------------------------------------------------------------
-def split_turns(mutating: Sequence[bool], planned: Sequence[bool], rng: random.Random) -> list[list[int]]:
-    """Contiguous groups of call indices, 1-4 of them, each holding at least one call that changes
-    something (reads belong to the write they prepare); a planned error stays with its recovery."""
+def split_turns(
+    mutating: Sequence[bool], planned: Sequence[bool], rng: random.Random, min_turns: int = 1
+) -> list[list[int]]:
+    """Contiguous groups of call indices, 1-4 of them (at least ``min_turns`` where the job has as
+    many writes), each holding at least one call that changes something (reads belong to the
+    write they prepare); a planned error stays with its recovery."""
     units: list[list[int]] = [[]]
     for i, writes in enumerate(mutating):
         units[-1].append(i)
@@ -96,7 +99,7 @@ def split_turns(mutating: Sequence[bool], planned: Sequence[bool], rng: random.R
         units.pop()
     elif len(units) > 1:
         units[-2].extend(units.pop())  # trailing reads join the last write
-    count = rng.randint(1, min(MAX_TURNS, len(units)))
+    count = rng.randint(min(min_turns, len(units)), min(MAX_TURNS, len(units)))
     cuts = sorted(rng.sample(range(1, len(units)), count - 1))
     bounds = [0, *cuts, len(units)]
     return [[i for unit in units[a:b] for i in unit] for a, b in itertools.pairwise(bounds)]
