@@ -48,7 +48,9 @@ class ClassBooking(Environment):
             ),
             vary=("start", "end"),
         ),
-        Entity("bookings", "booking", ("the booking of {member_id} for {session_id}",)),
+        # how a booking came about (a class, a series, the waitlist) is the agent's way, not the
+        # member's place in the class: booking a series class by class is the same bookings
+        Entity("bookings", "booking", ("the booking of {member_id} for {session_id}",), free=("source",)),
         Entity("waitlist", "waitlist place", ("the waitlist place of {member_id} for {session_id}",)),
         Entity(
             "series",

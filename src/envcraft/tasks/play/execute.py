@@ -28,6 +28,8 @@ PROBE_TOOL = "__envcraft_probe__"
 SHIFTS = (1, 3)
 # Failed calls after the golden end in the tail runs: a short and a long wait.
 TAILS = (6, 40)
+# Failed calls that end every turn in the settled run: a look before answering.
+SETTLE = 6
 
 Call = Mapping[str, Any]
 
@@ -77,12 +79,14 @@ def run_calls(
     *,
     probes: int = 0,
     rebind: Callable[[int, Any, dict[str, str], list[dict[str, Any]]], Any] | None = None,
+    settle: int = 0,
 ) -> Outcome:
     """Play calls in a fresh in-memory :class:`~envcraft.tasks.play.episode.Episode`, one turn at a time.
 
     ``probes`` failed calls go before every call (shifting the clock and the seeded
     rng without changing state); ``rebind(call index, args, provenance, results)`` may rewrite
     arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
+    ``settle`` failed calls and one lookup end every turn in every environment (:func:`settled_runs`).
     """
     with Episode(packages, initial_state, files) as episode:
         for calls in turns:
@@ -102,6 +106,11 @@ def run_calls(
                         results = [a.result for a in episode.actions]
                         args = rebind(len(episode.actions), args, provenance, results)
                 episode.call(env, tool, args, provenance=provenance)
+            for env, session in episode.sessions.items() if settle else ():
+                for _ in range(settle):
+                    session.call(PROBE_TOOL, {})
+                if (lookup := advance_tool(packages[env])) is not None:
+                    session.call(lookup, {})  # the world applies its timers at the next call
             episode.end_turn()
         return episode.outcome()
 
@@ -148,6 +157,20 @@ def shifted_runs(golden: Outcome) -> list[Outcome]:
         runs = [_replay(golden, k) for k in SHIFTS]
         cached = [r for r in runs if r is not None] if runs[0] is not None else []
         golden._derived["shifted"] = cached
+    return cached
+
+
+def settled_runs(golden: Outcome) -> list[Outcome]:
+    """The golden run with idle time at the end of every turn (:data:`SETTLE` failed calls in
+    every environment), if no call then fails or succeeds otherwise: an agent that looks again
+    before it answers. What the world moves by itself in that time shows at the turn's end (a
+    drain that finished while it looked), so a turn's check does not pin the moment the golden
+    run happened to stop. Aligned with the golden turns. Kept on ``golden``."""
+    cached: list[Outcome] | None = golden._derived.get("settled")
+    if cached is None:
+        run = _replay(golden, 0, settle=SETTLE) if len(golden.turns) > 1 else None
+        cached = [run] if run is not None else []
+        golden._derived["settled"] = cached
     return cached
 
 
@@ -221,7 +244,7 @@ def advance_tool(package: EnvPackage) -> str | None:
     return None
 
 
-def _replay(golden: Outcome, probes: int) -> Outcome | None:
+def _replay(golden: Outcome, probes: int, settle: int = 0) -> Outcome | None:
     try:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
     except PackageError:
@@ -256,7 +279,13 @@ def _replay(golden: Outcome, probes: int) -> Outcome | None:
         return rebound
 
     shifted = run_calls(
-        packages, golden.initial, golden.initial_files, golden.turn_calls(), probes=probes, rebind=rebind
+        packages,
+        golden.initial,
+        golden.initial_files,
+        golden.turn_calls(),
+        probes=probes,
+        rebind=rebind,
+        settle=settle,
     )
     pairs = zip(golden.actions, shifted.actions, strict=True)
     return None if any(is_error(a.result) != is_error(b.result) for a, b in pairs) else shifted

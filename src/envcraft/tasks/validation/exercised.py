@@ -6,7 +6,8 @@ the verifier cannot tell the two apart, so the instruction is never tested (an a
 ignores it is paid 1.0). Such a task is refused: the reference is replayed with each stated
 choice (an argument of a fixed set of values, or a flag, that the user gave) set to each other
 value it allows; when every alternative ends in the same world as the reference, the choice
-was never exercised.
+was never exercised. A flag the call leaves out is stated too where the goal phrase says its
+default ("keeping duplicates").
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.core.phrasing import Part, Placeholder, Template
 from envcraft.core.state import canonical_json
 from envcraft.tasks.format.model import Source, Task
 from envcraft.tasks.play.execute import reference_turns, run_calls
@@ -28,13 +30,15 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
     end = _end(golden)
     turns = reference_turns(task)
     flat = [(t, n) for t, calls in enumerate(turns) for n in range(len(calls))]
+    goals = set(task.provenance.get("goal_calls", []))
     for index, call in enumerate(task.reference.calls):
         package = packages.get(call.env)
         spec = package.env_class.tools.get(call.tool) if package is not None else None
         if spec is None or not isinstance(call.args, dict):
             continue
-        for name, value in call.args.items():
-            if Source.parse(call.provenance.get(name, "user")).kind != "user":
+        stated = {**(_said_defaults(spec) if index in goals else {}), **call.args}
+        for name, value in stated.items():
+            if name in call.args and Source.parse(call.provenance.get(name, "user")).kind != "user":
                 continue
             others = [o for o in _choices(spec.parameters["properties"].get(name, {})) if o != value]
             if not others:
@@ -47,6 +51,30 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
                 ends.append(_end(run_calls(packages, task.initial_state, task.workspace, changed)))
             if all(e == end for e in ends):
                 found.append(f"{call.tool}.{name}")
+    return found
+
+
+def _said_defaults(spec: Any) -> dict[str, Any]:
+    """The choices a goal phrase states even when the call leaves them out: a choice placeholder
+    of an argument with a default says the default ("process partition 0, keeping duplicates,
+    stopping at the first invalid record" for a call that passed neither flag)."""
+    if not spec.annotations.goal:
+        return {}
+    properties = spec.parameters["properties"]
+    return {
+        part.name: properties[part.name]["default"]
+        for part in _placeholders(Template.parse(spec.annotations.goal).parts)
+        if part.choices and "default" in properties.get(part.name, {})
+    }
+
+
+def _placeholders(parts: tuple[Part, ...]) -> list[Placeholder]:
+    found: list[Placeholder] = []
+    for part in parts:
+        if isinstance(part, Placeholder):
+            found.append(part)
+        elif isinstance(part, tuple):
+            found += _placeholders(part)
     return found
 
 

@@ -21,7 +21,14 @@ from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, phrasebook
-from envcraft.tasks.play.execute import clock_run, recovered_runs, run_calls, shifted_runs, tail_runs
+from envcraft.tasks.play.execute import (
+    clock_run,
+    recovered_runs,
+    run_calls,
+    settled_runs,
+    shifted_runs,
+    tail_runs,
+)
 from envcraft.tasks.play.outcome import Action, Outcome
 from envcraft.tasks.values.args import value_at
 from envcraft.tasks.verifier import runtime as vr
@@ -97,7 +104,7 @@ class World:
     """The golden run with its correct variants, and what in them moves without the agent."""
 
     golden: Outcome
-    variants: list[Outcome]  # correct runs: shifted replays, documented recoveries, tail replays
+    variants: list[Outcome]  # correct runs: shifted, recovered, settled, then tail replays
     books: dict[str, Phrasebook]
     turned: int = 2  # the variants that end each turn as the golden run's turns (not the tails)
     exogenous: dict[str, set[str]] = field(default_factory=dict)  # env -> paths the world changes
@@ -114,7 +121,7 @@ class World:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
-        turned = [*shifted_runs(golden), *recovered_runs(golden)]  # aligned with the golden turns
+        turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden)]  # golden turns
         world = cls(golden, [*turned, *tails], books, turned=len(turned))
         world.looked = looking_changes(golden, packages, books)
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}

@@ -16,6 +16,7 @@ from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
+    BODY_PARAMS,
     ID_LIKE,
     CheckList,
     FileRequest,
@@ -28,6 +29,7 @@ from envcraft.tasks.verifier.checks import (
     id_shaped,
     is_counter,
     pattern_of,
+    scalars,
     short,
     split_path,
     under_any,
@@ -181,6 +183,9 @@ class GoalChecks(CheckList):
         """New records, matched by content (their ids depend on what else was created first)."""
         book = self.world.books[env]
         unpassed = self._unpassed_options(env, turn)
+        # a field naming a record of S0 says which one (the class booked): never bookkeeping
+        initial = self.golden.initial.get(env, {})
+        existing = {k for members in initial.values() if isinstance(members, dict) for k in members}
         patterns = []
         for n, key in enumerate(keys):
             record = after[collection][key]
@@ -193,16 +198,29 @@ class GoalChecks(CheckList):
                     others.append(states[collection][fresh[n]])
             fields: dict[str, Any] = {}
             for name, value in record.items():
-                if name in book.free_fields(collection) and value in (None, "", [], 0, False):
-                    continue  # a free field the chain did not fill
+                if name in book.free_fields(collection) and (
+                    value in (None, "", [], 0, False) or not set(map(str, scalars(value))) <= self.asked
+                ):
+                    continue  # a free field the chain did not fill, or the tool filled (how it was made)
                 if name in unpassed and value in ("", None):
                     continue  # an optional argument's empty default: nobody asked for it either way
                 seen = [value] + [o.get(name, MISSING) for o in others]
                 expected = self.expected(seen)
                 if (
+                    name in unpassed
+                    and name in BODY_PARAMS
+                    and isinstance(expected, str)
+                    and vr.words(expected)
+                ):
+                    # the env's own text where the call left its note out (a forward's quote): a
+                    # courtesy the agent puts in front is no claim ("FYI, see below.")
+                    expected = {
+                        "$composed": {"says": expected, "carries": [], "framing": sorted(vr.COURTESY_LINES)}
+                    }
+                if (
                     wild(expected)
                     or (value == key and name.endswith("id"))
-                    or generated(name, value, self.asked)
+                    or (generated(name, value, self.asked) and value not in existing)
                 ):
                     continue  # timestamps, the record's own id, what the world numbers: bookkeeping
                 fields[name] = expected
@@ -222,8 +240,13 @@ class GoalChecks(CheckList):
             **({"voided_by": voided} if voided else {}),
             **extra,
         )
-        for name in said:  # the words the user dictated for it: a goal of their own (a title)
-            texts = [{"$fields": {name: p["$fields"][name]}} for p in patterns if name in p["$fields"]]
+        for name in said:  # the words the user dictated for it: a goal of their own (a title),
+            # on the record it was dictated for (the email's words, not the text message's)
+            texts = [
+                {"$fields": {**mine["$fields"], name: p["$fields"][name]}}
+                for p, mine in zip(patterns, identity, strict=True)
+                if name in p["$fields"]
+            ]
             self._add(
                 f"{prefix}{env}:/{collection} gains {len(texts)} new {noun} with the {humanize(name)} "
                 + short(texts[0]["$fields"][name]),
@@ -299,6 +322,7 @@ class GoalChecks(CheckList):
                 label = "written" if old is None else "updated"
                 count = self._line_count(path, new, turn, expected) if fmt == "lines" else None
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
+                known = self._known_lines(path, turn, expected) if fmt == "lines" and count is None else None
                 self._add(
                     f"{prefix}file {path} {label}",
                     "goal",
@@ -308,6 +332,7 @@ class GoalChecks(CheckList):
                     expected=expected,
                     **where,
                     **({"line_count": count} if count is not None else {}),
+                    **({"known_lines": known} if known is not None else {}),
                     **({"later_lines": later} if later else {}),
                     **extra,
                 )
@@ -336,7 +361,7 @@ class GoalChecks(CheckList):
         if path not in self.agent_files and dictated_message(expected):
             return None
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
-        counts = {len([x for x in vr.norm_text(t).split("\n") if x.strip()]) for t in texts if t is not None}
+        counts = {len(vr.counted_lines(t)) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
 
     def _section_framing(self, request: FileRequest) -> dict[str, Any]:
@@ -358,6 +383,21 @@ class GoalChecks(CheckList):
             found.update(w for label in labels for w in vr.words(humanize(label)))
             found.update(carried_context(self.golden, self.world.books.get(env), [parts[2], value]))
         return {"framing": sorted(found)}
+
+    def _known_lines(self, path: str, turn: int | None, expected: Any) -> list[str] | None:
+        """Where the number of lines is not fixed (the world appends to an incident's timeline
+        while the agent waits), the lines some correct run's file holds: any other line is
+        someone's unasked note ("invsync-b1 back to healthy, issue resolved" on a host that
+        crash-loops). None for a file the agent writes or one holding a dictated message (its
+        greeting and sign-off may stand on lines of their own)."""
+        if path in self.agent_files or dictated_message(expected):
+            return None
+        known: set[str] = set()
+        for run in self.world.runs(turn):
+            content = window(run, turn)[3].get(path)
+            if content is not None:
+                known.update(vr.parse_file(content, "lines"))
+        return sorted(known)
 
     def _only_ids(self, request: FileRequest) -> dict[str, Any]:
         """For a table or a section that gives record ids: no other id of their shape but those of

@@ -171,6 +171,11 @@ POINTING = _vocabulary(  # the words a follow-up note uses to point at a record 
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " sent track tracking thread note linked link related mail email message also we us created made"
 )
+COURTESY_LINES = (
+    _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
+        "fyi see below above forwarding forwarded forward fwd requested attached here as per"
+    )
+)
 COURTESIES = _vocabulary("please kindly")  # put in or left out inside dictated words, they change nothing
 TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an attribution
     "today tomorrow tonight yesterday now asap eod eow week weekend month monday tuesday wednesday"
@@ -244,6 +249,7 @@ def _polite(
     ("Ana, ..."). "Delayed. Running late" does not pass on a capital letter. A name must be one
     of ``allowed`` (when given) and none of ``others``."""
     names, polite = 0, False
+    signature = _signature(text, spans, side)
     for i in side:
         word, start, end = spans[i]
         if word.lower() in POLITE:
@@ -255,12 +261,26 @@ def _polite(
         line_end = text.find("\n", end)
         line = _spans(text[line_start : len(text) if line_end < 0 else line_end])
         gap = text[end : spans[i + 1][1]] if i + 1 < len(spans) else ""
-        if not (polite or all(_name(w) for w, _, _ in line) or (i == 0 and "," in gap)):
+        if not (polite or i >= signature or all(_name(w) for w, _, _ in line) or (i == 0 and "," in gap)):
             return False, names
         names += 1
         if names > _NAMES:
             break
     return True, names
+
+
+def _signature(text: str, spans: list[Span], side: range) -> int:
+    """Where a signature of names alone ends the text after a break ("... late. Yara"), or past
+    the end when none does. A signature ends the text bare: "... changed. Delayed." is a
+    sentence."""
+    if not side or side.stop != len(spans) or text[spans[-1][2] :].strip():
+        return len(spans)
+    first = side.stop
+    while first > side.start and _name(spans[first - 1][0]) and side.stop - first < 2:
+        first -= 1
+    if first == side.stop or first == 0:
+        return len(spans)
+    return first if _BREAK.search(text[spans[first - 1][2] : spans[first][1]]) else len(spans)
 
 
 def says(
@@ -339,9 +359,9 @@ def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[
     if first > 0:  # after the words: set apart, or pointing ("... on your trip UFE6UR")
         gap = text[spans[first - 1][2] : spans[first][1]]
         lead = side[0][0].lower() in _LEADS and not re.search(r"[.!?\n]", gap)  # not a sentence
-        set_apart = re.search(r"[(\-,]", gap) or lead
+        set_apart = bool(re.search(r"[(\-,]", gap)) or lead
     else:  # before them: a label ("Invoice INV-4765: ...")
-        set_apart = re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]])
+        set_apart = bool(re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]]))
     if not set_apart:
         return False  # a sentence of its own ("Invoice received, please archive.") is content
     known = names | MENTION | POSSESSIVES | MONTHS
@@ -1103,8 +1123,11 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
     if later and any(line in later for line in parse_file(content, "lines")):
         return 0.0
+    known = check.get("known_lines")  # a file the world also appends to: no line nobody would write
+    if known is not None and _unknown_line(content, check["expected"], known):
+        return 0.0
     count = check.get("line_count")  # a text file: no line added, none repeated
-    if count is not None and len([x for x in norm_text(content).split("\n") if x.strip()]) != count:
+    if count is not None and len(counted_lines(content)) != count:
         return 0.0
     if check["format"] == "markdown" and check.get("framing") is not None:
         return float(
@@ -1118,6 +1141,32 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             return 0.0
         return float(object_matches(parsed, check["expected"], lambda: asked_records(ctx, check)))
     return float(content_matches(content, check["format"], check["expected"]))
+
+
+def counted_lines(content: str) -> list[str]:
+    """The lines of a text that say something: not blank, not a courtesy alone ("FYI, see
+    below.", "Forwarding as requested.", "Thanks!"), which an agent may add to a message or a
+    file it writes without adding a claim."""
+    return [line for line in norm_text(content).split("\n") if line.strip() and not _courtesy(line)]
+
+
+def _courtesy(line: str) -> bool:
+    said = words(line)
+    return bool(said) and all(w in POLITE | MENTION | POINTING | COURTESY_LINES for w in said)
+
+
+def _unknown_line(content: str, expected: list[Any], known: list[str]) -> bool:
+    """Whether a file holds a line of words that no correct run's file holds and no expected
+    entry reads (dictated words in the env's line); a courtesy line is no claim."""
+    patterns = [e for e in expected if not isinstance(e, str)]
+    lines = set(known)
+    return any(
+        _WORD.search(line)
+        and not _courtesy(line)
+        and line not in lines
+        and not any(matches(line, p) for p in patterns)
+        for line in parse_file(content, "lines")
+    )
 
 
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
@@ -1166,7 +1215,7 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
     """The records at the end that the check's asked values name by id, as the check reads the
     run (the run's new ids as the golden run's)."""
     names = renaming(ctx, check)
-    ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str) and _ID.fullmatch(leaf)}
+    ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str)}  # "EVT-85d582bf" too
     mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
     return [
         _rename(members[mine.get(key, key)], names)
