@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from envcraft.core.package import load_package
-from envcraft.tasks.validation.exercised import unexercised_choices
+from envcraft.tasks.format.model import GoldenCall
+from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 
 from .verify_support import make_task, write_package
 
@@ -77,3 +78,39 @@ def test_a_choice_the_world_never_reaches_is_found(tmp_path: Path) -> None:
 def test_a_choice_the_world_puts_to_the_test_passes(tmp_path: Path) -> None:
     task, golden, packages = queue_task(tmp_path, ["a", "bad-1", "b", "b"])
     assert unexercised_choices(task, golden, packages) == []
+
+
+SAID_GOAL = (
+    "process the queue[, {dedupe|true=dropping duplicates|false=keeping duplicates}][, {on_invalid|"
+    "halt=stopping at the first invalid record|dead_letter=dead-lettering invalid records}]"
+)
+
+
+def said_queue(tmp_path: Path, items: list[str], text: str) -> Any:
+    """The queue whose goal phrase says the defaults of the flags a call leaves out."""
+    source = QUEUE_ENV.replace('@tool(goal="process the queue")', f"@tool(goal={SAID_GOAL!r})")
+    package = write_package(tmp_path / "said", "queue", "tool", source)
+    task, golden = make_task(
+        [[{"env": "queue", "tool": "process", "args": {}}]],
+        initial={"queue": {"items": items}},
+        packages={"queue": str(package)},
+    )
+    task.turns[0].user = text
+    return task, golden, {"queue": load_package(str(package))}
+
+
+def test_a_left_out_flag_is_said_only_where_the_world_tests_it(tmp_path: Path) -> None:
+    """event_stream-6a295457f9b9 (third audit): "process ..., keeping duplicates, stopping at the
+    first invalid record" where the call left both flags out and no duplicate or invalid record
+    was in reach: an agent flipping both was paid 1.0. The turn now leaves such a default unsaid
+    (``quiet_defaults``), and a task whose turn says one is refused."""
+    task, golden, packages = said_queue(tmp_path, ["a", "b"], "Process the queue, keeping duplicates.")
+    calls = [GoldenCall("queue", "process", {}, {}, {})]
+    assert quiet_defaults(calls, packages, task.initial_state, {}) == {(0, "dedupe"), (0, "on_invalid")}
+    assert unexercised_choices(task, golden, packages) == ["process.dedupe"]  # said, never tested
+    task.turns[0].user = "Process the queue."
+    assert unexercised_choices(task, golden, packages) == []  # unsaid: no instruction
+
+    tested, golden, packages = said_queue(tmp_path / "t", ["a", "a", "bad-1"], "Process, keeping duplicates.")
+    assert quiet_defaults(calls, packages, tested.initial_state, {}) == {(0, "on_invalid")}
+    assert unexercised_choices(tested, golden, packages) == []

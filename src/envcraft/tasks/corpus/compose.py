@@ -35,7 +35,7 @@ from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRenderer, draw_persona
 from envcraft.tasks.phrasing.writer import intent_of
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
-from envcraft.tasks.validation.exercised import unexercised_choices
+from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
@@ -339,7 +339,8 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     if request is not None:
         turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
-    view = ChainView(run.calls, run.initial, run.after, mutating, pointers)
+    quiet = quiet_defaults(run.calls, draft.packages, run.initial, run.files)
+    view = ChainView(run.calls, run.initial, run.after, mutating, pointers, quiet)
     skip = {len(run.calls) - 1} if request is not None else set()
     try:
         closing = request.clause if request else ""

@@ -120,6 +120,8 @@ class ChainView:
     mutating: list[bool]
     # (env, value) -> how the user points at a value that lives in a workspace file
     pointers: Mapping[tuple[str, Any], str] = field(default_factory=dict)
+    # (call, argument) of left-out flags whose default no turn says: nothing in the world tests it
+    quiet: frozenset[tuple[int, str]] = frozenset()
 
 
 def plan_intents(
@@ -198,7 +200,7 @@ class _Planner:
             for arg, value in needed.items():
                 mentions[arg] = self._mention(i, arg, value)
             template = book.goals.get(call.tool)
-            text = self._realize(template, call, mentions) if template else None
+            text = self._realize(template, i, mentions) if template else None
             about = text is None
             if text is None:
                 text = join_words([m.text for m in mentions.values()])
@@ -208,7 +210,7 @@ class _Planner:
         for arg, value in call.args.items():
             mentions[arg] = self._mention(i, arg, value)
         template = book.goals.get(call.tool)
-        text = self._realize(template, call, mentions) if template else None
+        text = self._realize(template, i, mentions) if template else None
         if text is None:
             text = _fallback_goal(self.packages[call.env], call, mentions)
         used = [m for a, m in mentions.items() if template is None or a in template.fields()]
@@ -281,12 +283,15 @@ class _Planner:
     def _must_say(self, call: GoldenCall, arg: str) -> bool:
         return call.source(arg).kind in ("user", "named", "file")  # file: the pointer to it
 
-    def _realize(self, template: Template, call: GoldenCall, mentions: Mapping[str, Mention]) -> str | None:
+    def _realize(self, template: Template, i: int, mentions: Mapping[str, Mention]) -> str | None:
+        call = self.view.calls[i]
         params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
 
         def show(part: Placeholder) -> str | None:
             mention = mentions.get(part.name)
             if mention is None and part.choices and "default" in params.get(part.name, {}):
+                if (i, part.name) in self.view.quiet:
+                    return None  # a default that changes nothing here goes unsaid
                 return part.choose(params[part.name]["default"])  # an omitted flag says its default
             if mention is None or mention.value in (None, "", []):
                 return None

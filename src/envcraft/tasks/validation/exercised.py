@@ -6,20 +6,22 @@ the verifier cannot tell the two apart, so the instruction is never tested (an a
 ignores it is paid 1.0). Such a task is refused: the reference is replayed with each stated
 choice (an argument of a fixed set of values, or a flag, that the user gave) set to each other
 value it allows; when every alternative ends in the same world as the reference, the choice
-was never exercised. A flag the call leaves out is stated too where the goal phrase says its
-default ("keeping duplicates").
+was never exercised. A flag the call leaves out is stated too where the turn says the default
+its goal phrase gives it ("keeping duplicates"). So that such a default is said only where it
+matters, :func:`quiet_defaults` finds, before the turns are written, the left-out flags whose
+other values change nothing: the turn leaves them unsaid.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Part, Placeholder, Template
 from envcraft.core.state import canonical_json
-from envcraft.tasks.format.model import Source, Task
+from envcraft.tasks.format.model import GoldenCall, Source, Task
 from envcraft.tasks.play.execute import reference_turns, run_calls
 from envcraft.tasks.play.outcome import Outcome
 
@@ -30,14 +32,14 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
     end = _end(golden)
     turns = reference_turns(task)
     flat = [(t, n) for t, calls in enumerate(turns) for n in range(len(calls))]
-    goals = set(task.provenance.get("goal_calls", []))
+    said = " ".join(turn.user for turn in task.turns).lower()
     for index, call in enumerate(task.reference.calls):
         package = packages.get(call.env)
         spec = package.env_class.tools.get(call.tool) if package is not None else None
         if spec is None or not isinstance(call.args, dict):
             continue
-        stated = {**(_said_defaults(spec) if index in goals else {}), **call.args}
-        for name, value in stated.items():
+        defaults = {n: v for n, (v, text) in _said_defaults(spec).items() if text.strip().lower() in said}
+        for name, value in {**defaults, **call.args}.items():
             if name in call.args and Source.parse(call.provenance.get(name, "user")).kind != "user":
                 continue
             others = [o for o in _choices(spec.parameters["properties"].get(name, {})) if o != value]
@@ -54,18 +56,53 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
     return found
 
 
-def _said_defaults(spec: Any) -> dict[str, Any]:
-    """The choices a goal phrase states even when the call leaves them out: a choice placeholder
-    of an argument with a default says the default ("process partition 0, keeping duplicates,
-    stopping at the first invalid record" for a call that passed neither flag)."""
+def quiet_defaults(
+    calls: Sequence[GoldenCall],
+    packages: Mapping[str, EnvPackage],
+    initial: Mapping[str, Any],
+    files: Mapping[str, str],
+) -> frozenset[tuple[int, str]]:
+    """``(call, argument)`` of every flag a call leaves out whose goal phrase would say its
+    default, where no other value of it changes how the run ends: a person would not say it,
+    and the turn does not (saying it is an instruction nobody can be checked on)."""
+    plain: list[dict[str, Any]] = [{"env": c.env, "tool": c.tool, "args": dict(c.args)} for c in calls]
+    end: str | None = None
+    quiet: set[tuple[int, str]] = set()
+    for index, call in enumerate(calls):
+        spec = packages[call.env].env_class.tools.get(call.tool)
+        if spec is None:
+            continue
+        for name, (default, _) in _said_defaults(spec).items():
+            if name in call.args:
+                continue
+            if end is None:
+                end = _end(run_calls(packages, initial, files, [plain]))
+            others = [o for o in _choices(spec.parameters["properties"][name]) if o != default]
+            ends = []
+            for other in others:
+                changed = copy.deepcopy(plain)
+                changed[index]["args"][name] = other
+                ends.append(_end(run_calls(packages, initial, files, [changed])))
+            if all(e == end for e in ends):
+                quiet.add((index, name))
+    return frozenset(quiet)
+
+
+def _said_defaults(spec: Any) -> dict[str, tuple[Any, str]]:
+    """The choices a goal phrase says even when the call leaves them out, with the words that
+    say them: a choice placeholder of an argument with a default says the default ("process
+    partition 0, keeping duplicates, stopping at the first invalid record")."""
     if not spec.annotations.goal:
         return {}
     properties = spec.parameters["properties"]
-    return {
-        part.name: properties[part.name]["default"]
-        for part in _placeholders(Template.parse(spec.annotations.goal).parts)
-        if part.choices and "default" in properties.get(part.name, {})
-    }
+    found: dict[str, tuple[Any, str]] = {}
+    for part in _placeholders(Template.parse(spec.annotations.goal).parts):
+        if part.choices and "default" in properties.get(part.name, {}):
+            default = properties[part.name]["default"]
+            text = part.choose(default)
+            if text:
+                found[part.name] = (default, text)
+    return found
 
 
 def _placeholders(parts: tuple[Part, ...]) -> list[Placeholder]:
