@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from envcraft.core.clock import iso, parse_time
-from envcraft.core.package import EnvPackage, builtin_ids
+from envcraft.core.package import EnvPackage, builtin_ids, load_package
 from envcraft.tasks.corpus.compose import Library, SynthConfig, load_library, synthesize_shard
 from envcraft.tasks.corpus.measures import ShardResult
 from envcraft.tasks.format.io import write_tasks
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.values.args import StateIndex, retargeted
 from envcraft.tasks.world.distractors import add_distractors
 from envcraft.tasks.world.rules import generator_seed, late_state_times, world_violations
 
@@ -153,6 +154,23 @@ def test_a_fallback_of_another_customer(shards: dict[str, ShardResult], library:
     planted.reference.calls.append(fallback)
     planted.provenance["steps"] = [{"call": 0, "kind": "error_recovery", "expected_error": "conflict"}]
     assert "fallback_owner" in kinds(planted, library)
+
+
+def test_a_title_copied_from_another_record_is_foreign() -> None:
+    """infra_recovery-8403408efea2 (third audit): an incident opened on inventory-sync titled
+    "auth-service disk usage above 85% on one replica", S0's title of auth-service's incident.
+    The world rule names it; golden runs now retarget such a copied text to the call's record."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "audit_tasks_round3.jsonl"
+    tasks = [Task.model_validate(json.loads(x)) for x in fixture.read_text(encoding="utf-8").splitlines()]
+    task = next(t for t in tasks if t.id == "infra_recovery-8403408efea2")
+    package = load_package("infra_recovery")
+    found = [v for v in world_violations(task, {"infra_recovery": package}) if v.kind == "foreign_text"]
+    title = "auth-service disk usage above 85% on one replica"
+    assert [v.message for v in found] == [f"open_incident: {title!r} names auth-service, not inventory-sync"]
+    index = StateIndex.build(task.initial_state["infra_recovery"])
+    args = {"service_id": "inventory-sync", "severity": "sev1"}
+    assert retargeted(title, args, index) == "inventory-sync disk usage above 85% on one replica"
+    assert retargeted("Follow up next week.", args, index) == "Follow up next week."
 
 
 # -- the scan script ----------------------------------------------------------------------------

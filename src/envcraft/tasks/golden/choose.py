@@ -26,6 +26,7 @@ from envcraft.tasks.values.args import (
     json_type,
     param_matches,
     read_path,
+    retargeted,
     singular,
     user_values,
 )
@@ -222,6 +223,7 @@ def propose(
             value, label, hint = retry.keep[param]
         else:
             found = [v for v in user_values(param, prop, index, rng, limit=12, near=near) if allowed(v)]
+            found = [retargeted(v, args, index) for v in found]  # a copied text about this record
             found = experience.good_first(node, param, found, rng)
             ranked = [
                 v

@@ -415,6 +415,29 @@ def free_text(param: str, rng: random.Random) -> str:
     return rng.choice(FREE_TEXT["note"])
 
 
+def names_key(text: str, key: str) -> bool:
+    """Whether ``text`` names ``key`` as a word of its own ("auth-service disk usage ...")."""
+    return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text) is not None
+
+
+def retargeted(text: Any, args: dict[str, Any], index: StateIndex) -> Any:
+    """A text (words, not a code) with every other record of a collection whose record the
+    call's arguments name replaced by that record: S0's title of auth-service's incident, "auth-service
+    disk usage above 85%", for a new incident on inventory-sync says inventory-sync. Copied
+    unchanged, it would contradict the call it is for."""
+    if not isinstance(text, str) or " " not in text.strip():
+        return text
+    for value in args.values():
+        if not isinstance(value, str):
+            continue
+        for ids in index.collections.values():
+            if value in ids:
+                for other in ids:
+                    if other != value and names_key(text, other):
+                        text = re.sub(rf"(?<![\w-]){re.escape(other)}(?![\w-])", value, text)
+    return text
+
+
 def near_first(values: list[Any], index: StateIndex, near: set[str]) -> list[Any]:
     """Values held by one of the entities in ``near`` first (keeps one call's arguments coherent:
     the sku of *that* order), order otherwise kept."""

@@ -16,7 +16,10 @@ nothing). :func:`world_violations` names every such contradiction of a task, by 
   on that record's look-alike;
 - ``fallback_owner``: the record a user names as the fallback, when the asked call fails ("if
   that is not possible, cancel ... instead"), belongs to another person (customer, traveler)
-  than the one it replaces: no person asks that.
+  than the one it replaces: no person asks that;
+- ``foreign_text``: a text the user dictates for a call (a title, a note, a body) names another
+  record of a collection the call acts on (an incident on inventory-sync titled "auth-service
+  disk usage above 85%": S0's text of another record, copied): no person writes that.
 
 Synthesis drops a task with any of them (``world:<class>``, counted in ``stats.json``);
 ``scripts/scan_worlds.py`` counts them over a corpus.
@@ -39,6 +42,7 @@ from envcraft.core.pointer import unescape_token
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.golden.run import LiveSessions
 from envcraft.tasks.graphs.effects import tool_effects
+from envcraft.tasks.values.args import names_key
 
 # A date and a time of day (seconds, fraction and zone optional): what a log line or a record carries.
 _STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
@@ -51,7 +55,14 @@ PAST_FIELDS = re.compile(
     r"updated|submitted|booked|cancelled|completed|resolved|acknowledged|posted|committed|logged|"
     r"last_seen|requested|paid|refunded)_at$|^date$"
 )
-CLASSES = ("env_rules", "foreign_files", "future_times", "refused_lookalike", "fallback_owner")
+CLASSES = (
+    "env_rules",
+    "foreign_files",
+    "future_times",
+    "refused_lookalike",
+    "fallback_owner",
+    "foreign_text",
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,7 @@ def world_violations(
     found += _future_times(task, packages, owners)
     found += _refused_lookalikes(task, packages)
     found += _fallback_owners(task)
+    found += _foreign_texts(task)
     return found
 
 
@@ -301,6 +313,32 @@ def _fallback_owners(task: Task) -> list[Violation]:
                             f"{failed.tool}: the fallback {other} belongs to {second.get(key)}, "
                             f"{value} to {owner}",
                         )
+                    )
+    return found
+
+
+# -- foreign_text ------------------------------------------------------------------------------
+def _foreign_texts(task: Task) -> list[Violation]:
+    """A text argument the user gives (words, not a code) that names, by its key, a record of a
+    collection whose record the same call names by another key."""
+    found = []
+    for call in task.reference.calls:
+        state = task.initial_state.get(call.env, {})
+        named: dict[str, set[str]] = {}
+        texts = []
+        for arg, value in call.args.items():
+            collection = _collection_of(state, value)
+            if collection is not None:
+                named.setdefault(collection, set()).add(value)
+            elif isinstance(value, str) and " " in value.strip() and call.source(arg).kind == "user":
+                texts.append(value)
+        for text in texts:
+            for collection, keys in named.items():
+                other = next((k for k in state[collection] if k not in keys and names_key(text, k)), None)
+                if other is not None:
+                    about = ", ".join(sorted(keys))
+                    found.append(
+                        Violation("foreign_text", f"{call.tool}: {text!r} names {other}, not {about}")
                     )
     return found
 
