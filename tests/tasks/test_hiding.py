@@ -6,6 +6,7 @@ import copy
 import csv
 import io
 import re
+from typing import Any
 
 import pytest
 
@@ -101,19 +102,28 @@ def test_acting_on_a_record_the_file_also_lists_fails_and_reading_it_with_the_sh
 
 
 def test_a_verifier_blind_to_which_record_is_caught_by_the_decoy_agent(hidden: list[Task]) -> None:
-    """Drop every check that names the flagged record: the agent that acts on a sibling from the
-    same file then scores 1 on some task, and validation says so."""
+    """A verifier that counts the work and not which record it was done on: the agent that acts
+    on a sibling from the same file then scores 1 on some task, and validation says so."""
     caught = 0
     for task in hidden:
-        value = task.provenance["file_fact"]["value"]
-        blind = copy.deepcopy(task)
-        checks = [c for c in task.verifier.checks if value not in repr(c)]
-        if len(checks) == len(task.verifier.checks):
+        checks = blind(task.verifier.checks)
+        if not checks:
             continue
-        blind.verifier = Verifier(source=render(checks), checks=checks)
-        if "file_decoy" in validate(blind, record=False).failed_policies:
+        unseeing = copy.deepcopy(task)
+        unseeing.verifier = Verifier(source=render(checks), checks=checks)
+        if "file_decoy" in validate(unseeing, record=False).failed_policies:
             caught += 1
     assert caught
+
+
+def blind(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A verifier that counts the work and not which record it was done on: each new-record
+    goal with no field pinned, no other check."""
+    return [
+        {**c, "expected": [{"$fields": {}} for _ in c["expected"]]}
+        for c in checks
+        if c["role"] == "goal" and c["kind"] == "created_in" and "turn" not in c
+    ]
 
 
 def test_a_turn_that_states_the_value_no_longer_counts_as_a_file_fact(hidden: list[Task]) -> None:

@@ -677,7 +677,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         for w in _NAME_WORD.findall(text)
     }
     aside -= vr.NEGATIONS | vr.RETRACTIONS
-    return {"names": sorted(names), "others": sorted(others - names), "aside": sorted(aside - names)}
+    return {"names": sorted(names), "others": sorted(others - names), "aside": sorted(aside)}
 
 
 def person_names(record: Any) -> list[str]:
@@ -724,7 +724,7 @@ def text_pattern(free: FreeText) -> Any:
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
     if "aside" in names:  # an aside may be labelled with what the text is ("Reason: ...")
-        names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param))} - set(names["names"]))
+        names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param))})
     if free.param in BODY_PARAMS:
         return {"$says": {"text": text, **names}}
     attributed = {"attributed": True} if any(w in free.param for w in REASON_WORDS) else {}

@@ -322,7 +322,7 @@ class GoalChecks(CheckList):
                 label = "written" if old is None else "updated"
                 count = self._line_count(path, new, turn, expected) if fmt == "lines" else None
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
-                known = self._known_lines(path, turn, expected) if fmt == "lines" and count is None else None
+                known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
                 self._add(
                     f"{prefix}file {path} {label}",
                     "goal",
@@ -384,13 +384,13 @@ class GoalChecks(CheckList):
             found.update(carried_context(self.golden, self.world.books.get(env), [parts[2], value]))
         return {"framing": sorted(found)}
 
-    def _known_lines(self, path: str, turn: int | None, expected: Any) -> list[str] | None:
+    def _known_lines(self, path: str, turn: int | None) -> list[str] | None:
         """Where the number of lines is not fixed (the world appends to an incident's timeline
-        while the agent waits), the lines some correct run's file holds: any other line is
-        someone's unasked note ("invsync-b1 back to healthy, issue resolved" on a host that
-        crash-loops). None for a file the agent writes or one holding a dictated message (its
-        greeting and sign-off may stand on lines of their own)."""
-        if path in self.agent_files or dictated_message(expected):
+        while the agent waits; a mail's greeting may stand on lines of its own), the lines some
+        correct run's file holds: any other line no entry reads is someone's unasked one ("invsync-b1
+        back to healthy, issue resolved" on a host that crash-loops, a "Cc:" added to a draft).
+        None for a file the agent writes."""
+        if path in self.agent_files:
             return None
         known: set[str] = set()
         for run in self.world.runs(turn):

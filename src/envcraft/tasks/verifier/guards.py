@@ -38,6 +38,9 @@ from envcraft.tasks.verifier.checks import (
     window,
 )
 
+# Fields that only say when a record was last touched (a profile run bumps a dataset's): no guard reads them.
+STAMPS = frozenset({"/updated_at", "/modified_at", "/last_modified", "/last_updated"})
+
 
 class GuardChecks(CheckList):
     """The guard half of the verifier's checks (see the module docstring)."""
@@ -224,6 +227,11 @@ class GuardChecks(CheckList):
             keep = [k for k in members if k not in skip]
             if keep:
                 spec: dict[str, Any] = {"except": sorted(skip)}
+                stamps = sorted(
+                    {f"/{f}" for k in keep if isinstance(members[k], dict) for f in members[k]} & STAMPS
+                )
+                if stamps:
+                    spec["ignore"] = stamps  # when a record was last touched says nothing of what changed
                 looked = self.world.looked.get(env, {}).get(collection)
                 if looked:
                     spec["looked"] = looked  # what reading a record marks on it (a message "seen")

@@ -332,7 +332,7 @@ def said_fault(
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others), 0
         if polite and names is not None:  # a short aside that names the record the call is about
-            head = head or _aside(folded, spans, 0, i, names | aside)
+            head = head or _aside(folded, spans, 0, i, names | aside, aside)
             tail = tail or _aside(folded, spans, end, len(spans), names | aside)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
@@ -343,7 +343,14 @@ def said_fault(
     return "other words around them: " + ", ".join(repr(w) for w in (odd or around)[:4])
 
 
-def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[str]) -> bool:
+def _aside(
+    text: str,
+    spans: list[Span],
+    first: int,
+    end: int,
+    names: frozenset[str],
+    kinds: frozenset[str] = frozenset(),
+) -> bool:
     """Whether words ``first``..``end`` (after dictated words in brackets, after a dash or a
     comma, or led by a word that points at a record; before them as a label) are a short aside
     naming the records the call is about in their own words: "Priority for this week. (Cascade
@@ -352,7 +359,8 @@ def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[
     word is one of ``names`` (the words of the records the call names, their kinds and fields),
     a word that points at a record, a possessive or a month, or a token whose letters are such
     words and whose numbers those records hold (an id, a stage, a code, a time: never another
-    record's id); at most :data:`_ASIDE` words."""
+    record's id); at most :data:`_ASIDE` words. Before the words, a word or two of ``kinds`` (the
+    record's kind, the parameter's name) label them without a colon ("Run created by mistake")."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
@@ -360,8 +368,11 @@ def _aside(text: str, spans: list[Span], first: int, end: int, names: frozenset[
         gap = text[spans[first - 1][2] : spans[first][1]]
         lead = side[0][0].lower() in _LEADS and not re.search(r"[.!?\n]", gap)  # not a sentence
         set_apart = bool(re.search(r"[(\-,]", gap)) or lead
-    else:  # before them: a label ("Invoice INV-4765: ...")
+    else:  # before them: a label ("Invoice INV-4765: ...", "Run ...")
         set_apart = bool(re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]]))
+        set_apart = set_apart or (
+            len(side) <= 2 and all(w.lower() in kinds and not w.isdigit() for w, _, _ in side)
+        )
     if not set_apart:
         return False  # a sentence of its own ("Invoice received, please archive.") is content
     known = names | MENTION | POSSESSIVES | MONTHS
@@ -836,7 +847,7 @@ def rows_match(rows: list[Any], patterns: list[Any], exact: bool) -> bool:
     return True
 
 
-def content_matches(content: str, fmt: str, expected: Any) -> bool:
+def content_matches(content: str, fmt: str, expected: Any, known: list[str] | None = None) -> bool:
     try:
         parsed = parse_file(content, fmt)
     except ValueError:
@@ -846,7 +857,7 @@ def content_matches(content: str, fmt: str, expected: Any) -> bool:
             return False
         return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
     if fmt == "lines":
-        return lines_match(parsed, expected)
+        return lines_match(parsed, expected, known)
     if fmt == "markdown":  # each asked section holds its texts, and no line is written twice
         said = [line for line in norm_text(content).split("\n") if _WORD.search(line)]
         return len(set(said)) == len(said) and all(
@@ -892,14 +903,17 @@ def _unsaid(section: str, texts: list[Any]) -> bool:
     return any(w in NEGATIONS | RETRACTIONS and w not in own for w in words(section))
 
 
-def lines_match(lines: list[str], expected: list[Any]) -> bool:
+def lines_match(lines: list[str], expected: list[Any], known: list[str] | None = None) -> bool:
     """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
     (dictated words in an env's own line: a to-do, a mail header) matches one line; a
     ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
     run of the lines no other entry holds, so a line added inside it counts ("Correction: ...").
     A line of no words (a quoted blank, ">") need only be there: it keeps no run apart. A line
     that begins as a pattern's line does (``- <time> `` on a timeline) and no entry holds is a
-    second one of its kind nobody asked for ("Correction: ignore the line above")."""
+    second one of its kind nobody asked for ("Correction: ignore the line above"). With
+    ``known`` (the lines the correct runs' files hold), a line no entry or block holds must be
+    one of them, or a header they have too (a "Date:" of another minute), or a courtesy alone:
+    anything else is someone's unasked line (a note on a timeline, a "Cc:" added to a draft)."""
     claimed = [False] * len(lines)
     where: dict[str, list[int]] = {}
     for i in reversed(range(len(lines))):
@@ -931,6 +945,8 @@ def lines_match(lines: list[str], expected: list[Any]) -> bool:
             if hit is None:
                 return False
             runs.pop(hit)
+    if known is not None and any(_unknown(line, known) for run in runs for line in run.split("\n")):
+        return False  # a line no correct run writes: an unasked note, a "Cc:" header added to a draft
     heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
     if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
         return False  # another line of the kind the asked text took: a second timeline note
@@ -1123,9 +1139,6 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
     if later and any(line in later for line in parse_file(content, "lines")):
         return 0.0
-    known = check.get("known_lines")  # a file the world also appends to: no line nobody would write
-    if known is not None and _unknown_line(content, check["expected"], known):
-        return 0.0
     count = check.get("line_count")  # a text file: no line added, none repeated
     if count is not None and len(counted_lines(content)) != count:
         return 0.0
@@ -1140,7 +1153,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
         except ValueError:
             return 0.0
         return float(object_matches(parsed, check["expected"], lambda: asked_records(ctx, check)))
-    return float(content_matches(content, check["format"], check["expected"]))
+    return float(content_matches(content, check["format"], check["expected"], check.get("known_lines")))
 
 
 def counted_lines(content: str) -> list[str]:
@@ -1155,18 +1168,15 @@ def _courtesy(line: str) -> bool:
     return bool(said) and all(w in POLITE | MENTION | POINTING | COURTESY_LINES for w in said)
 
 
-def _unknown_line(content: str, expected: list[Any], known: list[str]) -> bool:
-    """Whether a file holds a line of words that no correct run's file holds and no expected
-    entry reads (dictated words in the env's line); a courtesy line is no claim."""
-    patterns = [e for e in expected if not isinstance(e, str)]
-    lines = set(known)
-    return any(
-        _WORD.search(line)
-        and not _courtesy(line)
-        and line not in lines
-        and not any(matches(line, p) for p in patterns)
-        for line in parse_file(content, "lines")
-    )
+_HEADER = re.compile(r"^([A-Za-z][A-Za-z-]*): ")
+
+
+def _unknown(line: str, known: list[str]) -> bool:
+    """Whether a line says something that no line of ``known`` says, nor a header of theirs."""
+    if not _WORD.search(line) or _courtesy(line) or line in known:
+        return False
+    head = _HEADER.match(line)
+    return head is None or not any(k.startswith(head.group(0)) for k in known)
 
 
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
@@ -1198,6 +1208,8 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
         fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
         if any(not same(said, field) for field in fields):
             return False  # the asked record holds another value: a contradiction
+        if fields:
+            continue  # a field of the asked record, as it is: "forward_of": "MSG-0002" beside a forward
         for leaf in _leaves(said):
             if isinstance(leaf, str) and leaf in asked:
                 continue
