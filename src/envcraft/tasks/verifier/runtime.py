@@ -170,6 +170,7 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
 POINTING = _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " sent track tracking thread note linked link related mail email message also we us created made"
+    " emailed notified messaged contacted informed texted"
 )
 COURTESY_LINES = (
     _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
@@ -450,7 +451,9 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     framing = spec.get("framing")
     # a verifier from before framings were recorded (None): only meaning words are out
     allowed = (
-        None if framing is None else POLITE | MENTION | POINTING | POSSESSIVES | frozenset(framing) | context
+        None
+        if framing is None
+        else POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | frozenset(framing) | context
     )
     odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
     if odd:
@@ -1164,8 +1167,14 @@ def counted_lines(content: str) -> list[str]:
 
 
 def _courtesy(line: str) -> bool:
-    said = words(line)
-    return bool(said) and all(w in POLITE | MENTION | POINTING | COURTESY_LINES for w in said)
+    """Whether a line is a courtesy alone: its words are courtesies, pointing words or names
+    ("FYI, see Greta's note below.")."""
+    spans = _spans(_folded(line))
+    vocabulary = POLITE | MENTION | POINTING | COURTESY_LINES
+    return bool(spans) and all(
+        (base := w[:-2] if w.lower().endswith("'s") else w).lower() in vocabulary or _name(base)
+        for w, _, _ in spans
+    )
 
 
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z-]*): ")
