@@ -25,7 +25,7 @@ from envcraft.tasks.play.outcome import Action, ExecutionError, Outcome, TurnSna
 PROBE_TOOL = "__envcraft_probe__"
 # Failed calls put before every golden call to find what moves with the clock: a small and
 # a larger shift (an agent may well make several times the golden number of calls).
-SHIFTS = (1, 3, 8)
+SHIFTS = (1, 3)
 # Failed calls after the golden end in the tail runs: a short and a long wait.
 TAILS = (6, 40)
 # Failed calls that end every turn in the settled run: a look before answering.
