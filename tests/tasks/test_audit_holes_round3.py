@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,19 +24,13 @@ from envcraft.tasks.play.episode import resolve_packages
 from envcraft.tasks.play.execute import execute_reference
 from envcraft.tasks.validation.exercised import unexercised_choices
 
-from .test_created_records import score, verified
+from .test_created_records import audit_tasks, score
 from .test_reward_semantics import Turns, reference
-
-AUDIT = Path(__file__).parent.parent / "fixtures" / "audit_tasks_round3.jsonl"
 
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
-    found = {}
-    for line in AUDIT.read_text(encoding="utf-8").splitlines():
-        task = Task.model_validate(json.loads(line))
-        found[task.id] = verified(task)
-    return found
+    return audit_tasks("audit_tasks_round3.jsonl")
 
 
 def call(env: str, tool: str, **args: Any) -> dict[str, Any]:

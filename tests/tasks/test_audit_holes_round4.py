@@ -12,26 +12,19 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envcraft.tasks.format.model import Task
 
-from .test_created_records import score, verified
+from .test_created_records import audit_tasks, score
 from .test_reward_semantics import Turns, reference
-
-AUDIT = Path(__file__).parent.parent / "fixtures" / "audit_tasks_round4.jsonl"
 
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
-    found = {}
-    for line in AUDIT.read_text(encoding="utf-8").splitlines():
-        task = Task.model_validate(json.loads(line))
-        found[task.id] = verified(task)
-    return found
+    return audit_tasks("audit_tasks_round4.jsonl")
 
 
 def call(env: str, tool: str, **args: Any) -> dict[str, Any]:

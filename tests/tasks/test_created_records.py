@@ -51,6 +51,14 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     return found
 
 
+def audit_tasks(fixture: str) -> dict[str, Task]:
+    """A blind audit's real tasks (``tests/fixtures/FIXTURE``, stored without verifiers) by id,
+    each with the verifier this checkout synthesizes."""
+    path = Path(__file__).parent.parent / "fixtures" / fixture
+    tasks = [Task.model_validate(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
+    return {task.id: verified(task) for task in tasks}
+
+
 def verified(task: Task) -> Task:
     """The task with its verifier synthesized from its reference as the data engine does."""
     golden = execute_reference(task)

@@ -344,8 +344,8 @@ def test_a_reason_with_an_attribution_is_the_reason(tasks: list[Task]) -> None:
     assert score(task, with_reason(f"{reason} (per the shift handoff of last night)")) < 1.0
 
 
-def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]) -> None:
-    """The asked section holds the ids, and then "not done, ignore this": it reports nothing."""
+def summary_step(tasks: list[Task]) -> tuple[Task, Turns, int, int]:
+    """The first task whose reference writes a Markdown summary, its turns, and that call's place."""
     task = first(
         tasks,
         lambda t: any(
@@ -359,6 +359,12 @@ def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]
         for n, c in enumerate(calls)
         if c["tool"] == "write_file" and "## " in c["args"]["content"]
     )
+    return task, turns, t, n
+
+
+def test_a_summary_that_takes_back_what_it_reports_is_not_paid(tasks: list[Task]) -> None:
+    """The asked section holds the ids, and then "not done, ignore this": it reports nothing."""
+    task, turns, t, n = summary_step(tasks)
     content = turns[t][n]["args"]["content"]
     turns[t][n]["args"]["content"] = content.rstrip("\n") + "\nNone of this was done, ignore it.\n"
     assert score(task, turns) < 1.0
@@ -369,19 +375,7 @@ def test_a_summary_says_its_values_and_no_claim_beside_them(tasks: list[Task]) -
     (see the return record)"); a claim beside them that nobody made ("approved by finance",
     "incident resolved") is no answer, though the asked value is there (the third audit's
     "AI-006 (already done and closed by bruno)" scored 1.0)."""
-    task = first(
-        tasks,
-        lambda t: any(
-            c.tool == "write_file" and "## " in str(c.args.get("content", "")) for c in t.reference.calls
-        ),
-    )
-    turns = reference(task)
-    t, n = next(
-        (t, n)
-        for t, calls in enumerate(turns)
-        for n, c in enumerate(calls)
-        if c["tool"] == "write_file" and "## " in c["args"]["content"]
-    )
+    task, turns, t, n = summary_step(tasks)
     content = turns[t][n]["args"]["content"]
     lines = content.rstrip("\n").split("\n")
 
