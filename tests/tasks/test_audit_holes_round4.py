@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.verifier.explain import explain_trajectory
 
 from .test_created_records import audit_tasks, score
 from .test_reward_semantics import Turns, reference
@@ -48,6 +49,23 @@ def test_a_header_added_to_an_asked_draft_is_not_paid(tasks: dict[str, Task]) ->
     copied = copy.deepcopy(turns)
     copied[t].insert(n + 1, cc)
     assert score(task, copied) < 1.0
+
+
+def test_explain_names_the_unasked_line(tasks: dict[str, Task]) -> None:
+    """``tasks score --explain`` says which line no correct run writes, not only "N lines"
+    (the audit's friction: a line-count failure said "no such line; 17 lines")."""
+    task = tasks["mail_triage-8f37924aebb7"]
+    turns = reference(task)
+    t, n = where(turns, "draft_forward")
+    copied = copy.deepcopy(turns)
+    copied[t].insert(
+        n + 1, call("mail_triage", "edit_draft", draft_id="MSG-0010", cc=["lena@northwind.example"])
+    )
+    _, explanation = explain_trajectory(task, copied)
+    assert explanation.checks is not None
+    [failed] = [c for c in explanation.checks if not c["passed"] and c["kind"] == "file"]
+    assert failed["expected"] == "mail/drafts/MSG-0010.eml: only lines the correct runs write"
+    assert failed["had"] == 'also "Cc: lena@northwind.example"'
 
 
 def test_a_reason_may_be_labelled_with_its_records_kind(tasks: dict[str, Task]) -> None:

@@ -330,12 +330,29 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
                 f"also {_some([short(r) for r in unused])}",
             )
     elif fmt == "lines":
-        missing = [line for line in expected if line not in parsed]
+        missing = [
+            entry
+            for entry in expected
+            if (isinstance(entry, str) and entry not in parsed)
+            or (
+                isinstance(entry, dict)
+                and "$block" not in entry
+                and not any(runtime.matches(x, entry) for x in parsed)
+            )
+        ]
         if missing:
             return (
                 f"{path} lines {_some([short(line) for line in missing])}",
                 f"no such line; {len(parsed)} lines",
             )
+        known = check.get("known_lines")
+        unknown = runtime.unasked_lines(parsed, expected, known) if known is not None else []
+        if unknown:
+            return f"{path}: only lines the correct runs write", f"also {_some([short(x) for x in unknown])}"
+        count = check.get("line_count")
+        said = runtime.counted_lines(content)
+        if count is not None and len(said) != count:
+            return f"{path}: {count} lines that say something", f"{len(said)} such lines"
     elif fmt == "markdown":
         missing = [
             f"## {name}: {short(text)}"

@@ -917,6 +917,28 @@ def lines_match(lines: list[str], expected: list[Any], known: list[str] | None =
     ``known`` (the lines the correct runs' files hold), a line no entry or block holds must be
     one of them, or a header they have too (a "Date:" of another minute), or a courtesy alone:
     anything else is someone's unasked line (a note on a timeline, a "Cc:" added to a draft)."""
+    read = _read_lines(lines, expected)
+    if read is None:
+        return False
+    claimed, runs = read
+    if known is not None and any(_unknown(line, known) for run in runs for line in run.split("\n")):
+        return False  # a line no correct run writes: an unasked note, a "Cc:" header added to a draft
+    heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
+    if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
+        return False  # another line of the kind the asked text took: a second timeline note
+    written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
+    return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
+
+
+def unasked_lines(lines: list[str], expected: list[Any], known: list[str]) -> list[str]:
+    """The lines :func:`lines_match` reads as someone's unasked ones (``tasks score --explain``)."""
+    read = _read_lines(lines, expected)
+    return [] if read is None else [x for run in read[1] for x in run.split("\n") if _unknown(x, known)]
+
+
+def _read_lines(lines: list[str], expected: list[Any]) -> tuple[list[bool], list[str]] | None:
+    """Each line claimed by an entry or not, and the runs of unclaimed lines no ``$block`` took;
+    None when an entry finds no line (or a block no run)."""
     claimed = [False] * len(lines)
     where: dict[str, list[int]] = {}
     for i in reversed(range(len(lines))):
@@ -925,14 +947,14 @@ def lines_match(lines: list[str], expected: list[Any], known: list[str] | None =
         if isinstance(entry, str):
             free = where.get(entry)
             if not free:
-                return False
+                return None
             if _WORD.search(entry):  # a line of no words (">") holds no run apart
                 claimed[free.pop()] = True
     for entry in expected:
         if not isinstance(entry, str) and not _is_block(entry):
             hit = next((i for i, line in enumerate(lines) if not claimed[i] and matches(line, entry)), None)
             if hit is None:
-                return False
+                return None
             claimed[hit] = True
     runs: list[str] = []
     start = None
@@ -946,15 +968,9 @@ def lines_match(lines: list[str], expected: list[Any], known: list[str] | None =
         if _is_block(entry):
             hit = next((i for i, run in enumerate(runs) if matches(run, entry["$block"])), None)
             if hit is None:
-                return False
+                return None
             runs.pop(hit)
-    if known is not None and any(_unknown(line, known) for run in runs for line in run.split("\n")):
-        return False  # a line no correct run writes: an unasked note, a "Cc:" header added to a draft
-    heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
-    if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
-        return False  # another line of the kind the asked text took: a second timeline note
-    written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
-    return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
+    return claimed, runs
 
 
 def _is_block(entry: Any) -> bool:
