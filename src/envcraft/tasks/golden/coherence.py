@@ -153,19 +153,17 @@ def _cut_at_gap(
         # crossing task must carry across comes later (free text, or the file the user asks for)
         crossing = all(c.env != call.env for c in run.calls[:i])
         if i > 0 and not linked and not crossing and not run.calls[i - 1].expected_error:
-            if skip:
-                gaps.append(i)
-                continue
-            if not any(writes(run, graphs)[:i]):
-                return None, "flow"
-            cut = keep_calls(run, list(range(i)), packages)
-            return (cut, "ok") if cut is not None else (None, "flow")
+            gaps.append(i)
+            if not skip:
+                break
+            continue
         seen |= values | {v for _, v in flatten(call.result) if _identifying_value(v)}
         seen |= set(run.touched_files(i))
     if not gaps:
         return run, "ok"
-    kept = [i for i in range(len(run.calls)) if i not in gaps]
-    if not any(writes(run, graphs)[i] for i in kept):
+    kept = [i for i in range(len(run.calls)) if i not in gaps] if skip else list(range(gaps[0]))
+    wrote = writes(run, graphs)
+    if not any(wrote[i] for i in kept):
         return None, "flow"
     cut = keep_calls(run, kept, packages)
     return (cut, "ok") if cut is not None else (None, "flow")

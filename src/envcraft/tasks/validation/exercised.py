@@ -45,13 +45,8 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
             others = [o for o in _choices(spec.parameters["properties"].get(name, {})) if o != value]
             if not others:
                 continue
-            t, n = flat[index]
-            ends = []
-            for other in others:
-                changed = copy.deepcopy(turns)
-                changed[t][n]["args"][name] = other
-                ends.append(_end(run_calls(packages, task.initial_state, task.workspace, changed)))
-            if all(e == end for e in ends):
+            world = (packages, task.initial_state, task.workspace)
+            if _ends_alike(world, turns, flat[index], name, others, end):
                 found.append(f"{call.tool}.{name}")
     return found
 
@@ -78,14 +73,28 @@ def quiet_defaults(
             if end is None:
                 end = _end(run_calls(packages, initial, files, [plain]))
             others = [o for o in _choices(spec.parameters["properties"][name]) if o != default]
-            ends = []
-            for other in others:
-                changed = copy.deepcopy(plain)
-                changed[index]["args"][name] = other
-                ends.append(_end(run_calls(packages, initial, files, [changed])))
-            if all(e == end for e in ends):
+            if _ends_alike((packages, initial, files), [plain], (0, index), name, others, end):
                 quiet.add((index, name))
     return frozenset(quiet)
+
+
+def _ends_alike(
+    world: tuple[Mapping[str, EnvPackage], Mapping[str, Any], Mapping[str, str]],
+    turns: list[list[dict[str, Any]]],
+    where: tuple[int, int],
+    name: str,
+    others: list[Any],
+    end: str,
+) -> bool:
+    """Whether the calls replayed in ``world`` (packages, S0, files) with argument ``name`` of the
+    call at ``where`` (turn, position) set to each of ``others`` all end as ``end``."""
+    t, n = where
+    for other in others:
+        changed = copy.deepcopy(turns)
+        changed[t][n]["args"][name] = other
+        if _end(run_calls(*world, changed)) != end:
+            return False
+    return True
 
 
 def _said_defaults(spec: Any) -> dict[str, tuple[Any, str]]:

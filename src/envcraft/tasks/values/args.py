@@ -415,9 +415,14 @@ def free_text(param: str, rng: random.Random) -> str:
     return rng.choice(FREE_TEXT["note"])
 
 
+def _key_word(key: str) -> re.Pattern[str]:
+    """``key`` standing as a word of its own (not inside "auth-service-2")."""
+    return re.compile(rf"(?<![\w-]){re.escape(key)}(?![\w-])")
+
+
 def names_key(text: str, key: str) -> bool:
     """Whether ``text`` names ``key`` as a word of its own ("auth-service disk usage ...")."""
-    return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text) is not None
+    return _key_word(key).search(text) is not None
 
 
 def retargeted(text: Any, args: dict[str, Any], index: StateIndex) -> Any:
@@ -433,8 +438,8 @@ def retargeted(text: Any, args: dict[str, Any], index: StateIndex) -> Any:
         for ids in index.collections.values():
             if value in ids:
                 for other in ids:
-                    if other != value and names_key(text, other):
-                        text = re.sub(rf"(?<![\w-]){re.escape(other)}(?![\w-])", value, text)
+                    if other != value:
+                        text = _key_word(other).sub(value.replace("\\", "\\\\"), text)
     return text
 
 
