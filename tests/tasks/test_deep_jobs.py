@@ -5,12 +5,17 @@ than the job cut short, and split over at least two user turns where the job has
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
-from envcraft.tasks.corpus.compose import SynthConfig
+from envcraft.tasks.corpus.compose import Draft, SynthConfig, golden_stage, load_library
 from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.golden.choose import DEEP_COHESION
+from envcraft.tasks.golden.coherence import tidy
+from envcraft.tasks.golden.run import GoldenRun, run_chain
+from envcraft.tasks.graphs.walk import Coverage, Step
 
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
 
@@ -36,3 +41,34 @@ def test_the_option_travels_to_the_shard_workers_and_defaults_to_every_job() -> 
     """Shard workers rebuild the config from its JSON (``pipeline.run_shard``)."""
     assert SynthConfig().min_calls == 1
     assert SynthConfig(**SynthConfig(min_calls=5).to_json()).min_calls == 5
+
+
+def test_a_short_job_grows_by_follow_ups_instead_of_being_thrown_away() -> None:
+    """A deeper corpus continues a job that tidied out short from where it ended: what it keeps
+    begins with the short job's calls, changes more, and is still one coherent job as it is."""
+    library = load_library(["returns_desk"])
+    config = SynthConfig(seed=3, min_calls=5)
+    chain = [Step("returns_desk", t) for t in ("list_orders", "get_order", "cancel_order")]
+    grown = 0
+    for seed in range(12):
+        draft = Draft(library, chain, f"grow:{seed}", random.Random(seed), config)
+        if golden_stage(draft, Coverage(), None) is not None:
+            continue
+        short = _short_job(draft, seed)  # the same draws, not grown
+        assert short is not None
+        run = draft.golden
+        assert [(c.tool, c.args) for c in run.calls[: len(short.calls)]] == [
+            (c.tool, c.args) for c in short.calls
+        ]
+        if len(run.calls) > len(short.calls):
+            grown += 1
+            again, _ = tidy(run, draft.packages, library.graphs, skip_gaps=True)
+            assert again is not None and len(again.calls) == len(run.calls)
+    assert grown >= 3
+
+
+def _short_job(draft: Draft, seed: int) -> GoldenRun | None:
+    rng = random.Random(seed)
+    run = run_chain(draft.chain, draft.packages, draft.library.graphs, draft.initial, draft.files, rng,
+                    Coverage(), draft.config.p_error, None, DEEP_COHESION)  # fmt: skip
+    return None if run is None else tidy(run, draft.packages, draft.library.graphs, skip_gaps=True)[0]

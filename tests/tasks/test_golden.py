@@ -340,3 +340,27 @@ def test_distractors_that_crash_the_environments_lookups_are_detected(tmp_path: 
     assert made and not breaks_lookups(
         packages["returns_desk"], graphs["returns_desk"], states["returns_desk"], made, {}
     )
+
+
+def test_a_chain_after_a_prefix_continues_that_job_on_its_records() -> None:
+    """``prefix``: a job already made runs first as it was; the follow-up prefers its records
+    (receiving the return the job just opened, not one of S0's)."""
+    packages, graphs, s0 = setup("returns_desk", seed=4)
+    followed = 0
+    for seed in range(10):
+        first = run_chain(
+            chain("returns_desk", "get_order", "open_return"), packages, graphs, s0, {}, random.Random(seed)
+        )
+        if first is None:
+            continue
+        opened = first.calls[-1].result["return_id"]
+        assert opened not in s0["returns_desk"]["returns"]
+        longer = run_chain(
+            chain("returns_desk", "receive_return"), packages, graphs, s0, {}, random.Random(seed),
+            cohesion=3.0, prefix=first.calls,
+        )  # fmt: skip
+        assert longer is not None
+        assert [(c.tool, c.args) for c in longer.calls[:2]] == [(c.tool, c.args) for c in first.calls]
+        assert replayed_final(packages, longer) == longer.final
+        followed += longer.calls[-1].args.get("return_id") == opened
+    assert followed >= 3

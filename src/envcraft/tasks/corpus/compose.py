@@ -28,7 +28,7 @@ from envcraft.tasks.golden.choose import COHESION, DEEP_COHESION, Experience, sc
 from envcraft.tasks.golden.coherence import tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
-from envcraft.tasks.graphs.walk import Coverage, Step, sample_walk
+from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, sample_walk
 from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
@@ -46,6 +46,7 @@ from envcraft.tasks.world.rules import generator_seed, lookalike_refusal, world_
 log = logging.getLogger("envcraft.tasks.corpus.compose")
 
 ATTEMPTS_PER_TASK = 8
+GROW_TRIES = 4  # follow-ups tried on a short job of a deeper corpus
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
 
@@ -62,6 +63,11 @@ class SynthConfig:
     # a deeper corpus: only jobs of at least this many reference calls, walked long enough for
     # them and split over at least two user turns (1: every job, the default corpus)
     min_calls: int = 1
+
+    @property
+    def deep(self) -> bool:
+        """Whether this is a deeper corpus (``min_calls`` above one)."""
+        return self.min_calls > 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -248,6 +254,7 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
         )
     except GenerationError:
         return "generate"
+    cohesion = DEEP_COHESION if draft.config.deep else COHESION
     run = run_chain(
         draft.chain,
         draft.packages,
@@ -258,15 +265,66 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
         coverage,
         draft.config.p_error,
         experience,
-        DEEP_COHESION if draft.config.min_calls > 1 else COHESION,
+        cohesion,
     )
     if run is None:
         return "golden"
-    tidied, reason = tidy(run, draft.packages, draft.library.graphs, skip_gaps=draft.config.min_calls > 1)
+    tidied, reason = tidy(run, draft.packages, draft.library.graphs, skip_gaps=draft.config.deep)
     if tidied is None:
         return reason
-    draft.run = tidied
+    draft.run = _grown(draft, tidied, coverage, experience, cohesion) if draft.config.deep else tidied
     return None
+
+
+def _grown(
+    draft: Draft, run: GoldenRun, coverage: Coverage, experience: Experience | None, cohesion: float
+) -> GoldenRun:
+    """A job of a deeper corpus that came out shorter than ``min_calls``, continued with
+    follow-up steps from where it ended (on the records it touched: ``cohesion``), each kept only
+    when the whole still tidies into one coherent job that is longer; up to :data:`GROW_TRIES`
+    follow-ups. Throwing a short job away costs its golden run; most walks come out short."""
+    graphs = draft.library.graphs
+    for _ in range(GROW_TRIES):
+        if len(run.calls) >= draft.config.min_calls:
+            break
+        last = run.calls[-1]
+        room = DEEP_MAX_LEN - len(run.calls)
+        wanted = draft.config.min_calls - len(run.calls)
+        more = continue_walk(
+            graphs, Step(last.env, last.tool), draft.rng.randint(min(wanted, room), room), draft.rng, coverage
+        )
+        if more is None:
+            continue
+        longer = run_chain(
+            more,
+            draft.packages,
+            graphs,
+            draft.initial,
+            draft.files,
+            draft.rng,
+            coverage,
+            draft.config.p_error,
+            experience,
+            cohesion,
+            prefix=run.calls,
+        )
+        tidied = _settled(longer, draft.packages, graphs) if longer is not None else None
+        if tidied is not None and len(tidied.calls) > len(run.calls):
+            run = tidied
+    return run
+
+
+def _settled(
+    run: GoldenRun, packages: dict[str, EnvPackage], graphs: dict[str, ToolGraph]
+) -> GoldenRun | None:
+    """``run`` tidied until tidying leaves it as it is: leaving out a step on unrelated records
+    can leave the step after it unlinked too."""
+    for _ in range(len(run.calls)):
+        tidied = tidy(run, packages, graphs, skip_gaps=True)[0]
+        if tidied is None or len(tidied.calls) == len(run.calls):
+            return tidied
+        run = tidied
+    return run
 
 
 def cut_stage(draft: Draft) -> str | None:
@@ -335,7 +393,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     mutating = writes(run, draft.library.graphs)
     work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
     planned = [bool(c.expected_error) for c in run.calls[:work]]
-    turns = split_turns(mutating[:work], planned, rng, min_turns=2 if draft.config.min_calls > 1 else 1)
+    turns = split_turns(mutating[:work], planned, rng, min_turns=2 if draft.config.deep else 1)
     if request is not None:
         turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -200,10 +200,15 @@ def run_chain(
     p_error: float = 0.1,
     experience: Experience | None = None,
     cohesion: float = COHESION,
+    prefix: Sequence[GoldenCall] = (),
 ) -> GoldenRun | None:
     """Execute ``chain`` live, choosing arguments (``cohesion``: how strongly the records the
     chain already involves are preferred); None if no call succeeds or nothing changes (no
     verifier could tell a do-nothing run from this one).
+
+    ``prefix``: calls of a job already made, run first as they are, so the chain continues that
+    job (a follow-up on the records it touched) instead of starting from S0; None if any of them
+    comes out otherwise than before.
 
     In a chain that crosses environments, the first call after the crossing that takes free
     text carries a value from the other environment's results (:func:`handoff`), unless an
@@ -214,6 +219,20 @@ def run_chain(
     calls: list[GoldenCall] = []
     known: set[Any] = set()
     with LiveSessions(packages, initial, files) as live:
+        for done in prefix:
+            again = GoldenCall(
+                done.env,
+                done.tool,
+                done.args,
+                dict(done.provenance),
+                live.call(done.env, done.tool, done.args),
+                dict(done.hints),
+                done.expected_error,
+            )
+            if again.ok != done.ok:
+                return None
+            calls.append(again)
+            known |= {v for k, v in _user_args(again)}
         for step in chain:
             node = graphs[step.env].nodes[step.tool]
             index = indexes[step.env]

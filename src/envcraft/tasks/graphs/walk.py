@@ -128,6 +128,21 @@ def sample_walk(
     return finished if len(finished) >= MIN_LEN else None
 
 
+def continue_walk(
+    graphs: dict[str, ToolGraph], last: Step, length: int, rng: random.Random, coverage: Coverage
+) -> list[Step] | None:
+    """A follow-up of ``length`` steps or fewer along the out-edges of ``last`` (the last step of
+    a job already made), ending in a change; None when the graph offers none. A deeper corpus
+    grows a job that came out short with it rather than throwing the job away."""
+    graph = graphs[last.env]
+    first = _next(graph, last.tool, rng, coverage)
+    if first is None:
+        return None
+    chain = _forward(graph, first, length, rng, coverage)
+    finished = _end_with_change(chain, graphs, rng, coverage, max(length, MIN_LEN))
+    return None if finished is None else _with_creators(finished, graphs, rng, coverage, DEEP_MAX_LEN)
+
+
 CARRIES = 4.0  # weight of a crossing that can carry a value over (free text, or a Claw workspace)
 _FREE_TEXT = ("note", "notes", "message", "body", "text", "comment", "memo", "summary", "title")
 
