@@ -190,6 +190,17 @@ def test_register_and_reregister(s: Session) -> None:
     assert status(s, "DS-001") == "fresh"
 
 
+def test_a_path_written_another_way_is_the_same_file(s: Session) -> None:
+    """ "./data/q1.csv" names data/q1.csv: the same dataset, and an output stored as the
+    workspace path it is, so a verifier that asks for out/... finds it."""
+    again = ok(s, "register_dataset", path="./data/q1.csv", schema_name="sales")
+    assert again["dataset_id"] == "DS-001" and again["changed"] is False
+    rid = recipe(s)
+    ok(s, "profile_dataset", dataset_id="DS-001")
+    made = ok(s, "clean_dataset", dataset_id="DS-001", recipe_id=rid, output_path="./out//q1_clean.csv")
+    assert s.state()["datasets"][made["dataset_id"]]["path"] == "out/q1_clean.csv"
+
+
 def test_read_tool_errors(s: Session) -> None:
     err(s, "show_lineage", "not_found", dataset_id="DS-404")
     err(s, "list_datasets", "invalid_argument", kind="spreadsheet")

@@ -268,7 +268,8 @@ class InfraRecovery(ClawEnvironment):
 
     @tool(goal="add the note {note} to the timeline of {incident_id}", consumes=["incident_id"])
     def append_ops_note(self, incident_id: str, note: str) -> dict[str, Any]:
-        """Add a timestamped line to the Timeline of an incident's ops record.
+        """Add a timestamped line to the Timeline of an incident's ops record, when the
+        requester asks for a note (the Timeline is the incident's audit record).
 
         Args:
             incident_id: The incident, e.g. INC-2041.

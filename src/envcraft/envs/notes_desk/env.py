@@ -68,6 +68,7 @@ class NotesDesk(ClawEnvironment):
             self.fail("invalid_argument", f"due date {due} is in the past", field="due")
         if meeting and not self.workspace.exists(meeting):
             self.fail("not_found", f"no meeting note '{meeting}' in the workspace", field="meeting")
+        meeting = self.workspace.normalize(meeting) if meeting else ""  # "./notes/x.md" is notes/x.md
         for item in self.state.items.values():
             if item.status == "open" and item.owner == owner and item.title.lower() == title.lower():
                 self.fail(

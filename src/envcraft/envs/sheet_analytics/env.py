@@ -200,6 +200,7 @@ class SheetAnalytics(ClawEnvironment):
         Returns:
             The dataset id, version, columns, row count and whether the content changed.
         """
+        path = self.workspace.normalize(path)  # one dataset per file, however the path is written
         if not path.endswith(".csv"):
             self.fail("invalid_argument", f"'{path}' is not a .csv file", field="path")
         text = self.workspace.read_text(path)
@@ -709,10 +710,11 @@ class SheetAnalytics(ClawEnvironment):
         An output path that already holds an artifact of the same kind is rebuilt in place
         (same id, next version); any other existing artifact there is a conflict.
         """
+        output_path = self.workspace.normalize(output_path)  # "./out/x.csv" is the artifact at out/x.csv
         suffix = {"chart": ".json", "report": ".md"}.get(kind, ".csv")
         if not output_path.endswith(suffix):
             self.fail("invalid_argument", f"the {stage} output must be a {suffix} file", field="output_path")
-        if self.workspace.normalize(output_path).startswith("pipeline/"):
+        if output_path.startswith("pipeline/"):
             self.fail(
                 "invalid_argument", "pipeline/ is reserved for the lineage manifest", field="output_path"
             )
