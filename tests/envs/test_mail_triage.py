@@ -309,6 +309,32 @@ def test_edit_draft_and_hand_edits_are_sent_as_they_are(s: Session) -> None:
     err(s, "edit_draft", "invalid_transition", draft_id=cast.request, body="x")
 
 
+def test_a_new_text_keeps_the_quote_of_a_reply_and_the_original_of_a_forward(s: Session) -> None:
+    """``edit_draft(body=...)`` changes the agent's text; the quoted original a reply carries, or
+    the message a forward carries, stays below it (an audit's right run lost the quote this way).
+    A body that already holds it is the whole draft, edited: nothing is doubled."""
+    cast = Cast(s)
+    reply = ok(s, "draft_reply", message_id=cast.complaint, body="Checking now.")
+    quoted = draft_text(s, reply).split("\n\n", 1)[1]
+    ok(s, "edit_draft", draft_id=reply["draft_id"], body="We found it; it ships today.")
+    assert draft_text(s, reply) == f"We found it; it ships today.\n\n{quoted}"
+    whole = f"Shipped.\n\n{quoted}"
+    ok(s, "edit_draft", draft_id=reply["draft_id"], body=whole)
+    assert draft_text(s, reply) == whole
+    forward = ok(s, "draft_forward", message_id=cast.complaint, to=["x@example.com"])
+    block = draft_text(s, forward)
+    ok(s, "edit_draft", draft_id=forward["draft_id"], body="FYI, please handle.")
+    assert draft_text(s, forward) == f"FYI, please handle.\n\n{block}"
+    plain = ok(s, "compose_draft", to=["x@example.com"], subject="Draft", body="v1")
+    ok(s, "edit_draft", draft_id=plain["draft_id"], body="v2")
+    assert draft_text(s, plain) == "v2"
+
+
+def draft_text(session: Session, draft: dict[str, Any]) -> str:
+    """A draft's body as its file holds it (a draft's state keeps no body until it is sent)."""
+    return session.files()[draft["path"]].split("\n\n", 1)[1].rstrip("\n")
+
+
 def test_send_checks_the_draft_file(s: Session) -> None:
     draft = ok(s, "compose_draft", to=["x@example.com"], subject="Draft", body="v1")
     path = draft["path"]

@@ -39,6 +39,7 @@ from .rules import (
     render_message,
     render_todos,
     reply_to,
+    with_original,
 )
 from .state import MailState, Message, PendingReply, Thread, Todo
 
@@ -398,7 +399,8 @@ class MailTriage(ClawEnvironment):
 
         Args:
             draft_id: A draft message id.
-            body: The new full body.
+            body: The new text; a reply's quote or a forward's original stays below it (a body
+                that already holds them replaces the whole).
             subject: The new subject.
             to: The new recipient list.
             cc: The new copy list.
@@ -424,7 +426,9 @@ class MailTriage(ClawEnvironment):
                 self.fail("invalid_argument", "subject must not be empty", field="subject")
             draft["subject"] = subject.strip()
         if body is not None:
-            draft["body"] = body
+            draft["body"] = with_original(
+                draft["body"], body, bool(message.forward_of or message.in_reply_to)
+            )
         headers = message.model_copy(
             update={"to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
         )

@@ -299,10 +299,32 @@ def reply_to(
 def forward_of(original: Message, body: str) -> tuple[str, str]:
     """Subject and text of a forward of ``original`` below the note ``body``."""
     block = (
-        f"---------- Forwarded message ----------\nFrom: {original.sender}\nDate: {original.date}\n"
+        f"{FORWARD_MARK}\nFrom: {original.sender}\nDate: {original.date}\n"
         f"Subject: {original.subject}\nTo: {', '.join(original.to)}\n\n{original.body}"
     )
     return f"Fwd: {original.subject}", (f"{body.rstrip()}\n\n{block}\n" if body.strip() else f"{block}\n")
+
+
+FORWARD_MARK = "---------- Forwarded message ----------"
+_QUOTE_HEAD = re.compile(r"^On .+ wrote:\n(?=> |>$)", re.MULTILINE)
+
+
+def with_original(current: str, body: str, carries: bool) -> str:
+    """A draft's new text ``body`` with the quote of a reply, or the original of a forward, that
+    ``current`` ends with kept below it (``carries``: the draft is a reply or a forward). A body
+    that already holds that part (the whole draft, edited) is the whole new text."""
+    if not carries:
+        return body
+    forward = current.find(FORWARD_MARK)
+    quotes = list(_QUOTE_HEAD.finditer(current))
+    start = forward if forward >= 0 else (quotes[-1].start() if quotes else -1)
+    if start < 0:
+        return body
+    original = current[start:]
+    head = original.split("\n", 1)[0]
+    if head in body:
+        return body
+    return f"{body.rstrip()}\n\n{original}" if body.strip() else original
 
 
 def deliver(state: MailState, reply: PendingReply, now: datetime) -> Message:

@@ -197,10 +197,14 @@ class GoalChecks(CheckList):
                 if len(fresh) == len(keys):
                     others.append(states[collection][fresh[n]])
             fields: dict[str, Any] = {}
+            acted = self._acted_on(env, key, turn)
             for name, value in record.items():
                 if name in book.free_fields(collection) and (
                     value in (None, "", [], 0, False) or not set(map(str, scalars(value))) <= self.asked
                 ):
+                    marked = self._marked(env, collection, name, [value] + [o.get(name) for o in others])
+                    if acted and marked:  # a later asked call set it: a flag put on the new message
+                        fields[name] = {"$members": {"has": marked, "lacks": []}}
                     continue  # a free field the chain did not fill, or the tool filled (how it was made)
                 if name in unpassed and value in ("", None):
                     continue  # an optional argument's empty default: nobody asked for it either way
@@ -259,6 +263,25 @@ class GoalChecks(CheckList):
                 **extra,
             )
         self.goal_paths[env].add(f"/{escape_token(collection)}")
+
+    def _acted_on(self, env: str, key: str, turn: int | None) -> bool:
+        """Whether a call of the window after the one that made record ``key`` names it (a flag
+        put on the message just drafted): what it set in a free field is asked work."""
+        made = False
+        for action in self.golden.actions:
+            if action.env != env or "error" in action.result or (turn is not None and action.turn != turn):
+                continue
+            if made and key in scalars(action.args):
+                return True
+            made = made or key in scalars(action.result)
+        return False
+
+    def _marked(self, env: str, collection: str, name: str, seen: list[Any]) -> list[Any]:
+        """The members every run's list field holds, less the marks looking at a record adds."""
+        if not all(isinstance(v, list) for v in seen):
+            return []
+        marks = self.world.looked.get(env, {}).get(collection, {}).get(name) or []
+        return [m for m in seen[0] if m not in marks and all(m in v for v in seen[1:])]
 
     def _unpassed_options(self, env: str, turn: int | None) -> set[str]:
         """The optional text arguments (empty by default) that a call of the window's reference
