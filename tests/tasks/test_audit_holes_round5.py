@@ -4,6 +4,8 @@ checkout. Every case scored as the comment says on the audited code (``4e77427``
 
 * a flag the user asked for on the message the run itself made was never checked (1.0 without it);
 * a reply edited after drafting lost its quote, which its file check expects (0.889);
+* a period left to the env while another period was open, so the turn never said it (0.075, 0.25);
+* a forward noted "Please take a look." (0.7) and a reason "plans have changed" for "plans changed" (0.875).
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import copy
 
 import pytest
 
-from envcraft.tasks.format.model import Task
+from envcraft.core.package import load_package
+from envcraft.tasks.format.model import GoldenCall, Task
+from envcraft.tasks.golden.defaults import spell_out_defaults
+from envcraft.tasks.golden.run import replay
 
 from .test_created_records import audit_tasks, call, score
 from .test_reward_semantics import Turns, reference
@@ -70,3 +75,60 @@ def test_a_reply_edited_after_drafting_keeps_its_quote(tasks: dict[str, Task]) -
         ),
     )
     assert score(task, edited) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("task_id", "tool"),
+    [
+        ("inventory_ledger-a5eb51f4a09a", "start_cycle_count"),
+        ("inventory_ledger-4d65c5f32f78", "begin_transaction"),
+    ],
+)
+def test_a_default_the_world_exercises_is_passed_and_so_said(
+    tasks: dict[str, Task], task_id: str, tool: str
+) -> None:
+    """Two journals or counts left their period to the env (January) while December was still
+    open, and turn 1 of one had named December: a blind agent carried December over (0.075),
+    another opened the year-end journal in December (0.25). The golden run now passes the period
+    the env resolved, so the turn says it; the world ends the same."""
+    task = tasks[task_id]
+    packages = {env: load_package(env) for env in task.envs}
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
+    run = replay(calls, packages, task.initial_state, task.workspace)
+    assert run is not None
+    spelled = spell_out_defaults(run, packages, task.initial_state, task.workspace)
+    changed = [(a, b) for a, b in zip(run.calls, spelled.calls, strict=True) if a.args != b.args]
+    assert [(a.tool, b.args) for a, b in changed] == [(tool, {**changed[0][0].args, "period": "2026-01"})]
+    assert spelled.final == run.final
+
+
+def test_a_default_nothing_else_is_offered_for_stays_left_out(tasks: dict[str, Task]) -> None:
+    task = tasks["class_booking-d239f0a73b7c"]
+    packages = {env: load_package(env) for env in task.envs}
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
+    run = replay(calls, packages, task.initial_state, task.workspace)
+    assert run is not None and spell_out_defaults(run, packages, task.initial_state, task.workspace) is run
+
+
+def test_a_short_note_on_a_forward_and_a_perfect_tense_are_the_asked_work(tasks: dict[str, Task]) -> None:
+    """mail_triage-d27fc2983ab2: a forward with the note "Please take a look." (0.7: only a few
+    courtesies were known); class_booking-d239f0a73b7c: the reason "plans have changed" for the
+    dictated "plans changed" (0.875). A note that takes the forward back still fails."""
+    mail = tasks["mail_triage-d27fc2983ab2"]
+    turns = reference(mail)
+    assert score(mail, turns) == 1.0
+    t, n = next(
+        (t, n) for t, calls in enumerate(turns) for n, c in enumerate(calls) if c["tool"] == "draft_forward"
+    )
+    for note, right in [("Please take a look.", True), ("Heads up, for your review.", True),
+                        ("Ignore this, already resolved.", False)]:  # fmt: skip
+        noted = copy.deepcopy(turns)
+        noted[t][n]["args"]["body"] = note
+        assert (score(mail, noted) == 1.0) is right, note
+    booking = tasks["class_booking-d239f0a73b7c"]
+    turns = reference(booking)
+    for reason, right in [("Plans have changed.", True), ("plans has been changed", True),
+                          ("plans have not changed", False)]:  # fmt: skip
+        said = copy.deepcopy(turns)
+        next(c for c in said[1] if c["tool"] == "cancel_class")["args"]["reason"] = reason
+        assert (score(booking, said) == 1.0) is right, reason

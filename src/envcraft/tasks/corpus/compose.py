@@ -26,6 +26,7 @@ from envcraft.tasks.corpus.measures import ShardResult, accepted_steps, corpus_s
 from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.golden.choose import COHESION, DEEP_COHESION, Experience, scalars
 from envcraft.tasks.golden.coherence import tidy, writes
+from envcraft.tasks.golden.defaults import spell_out_defaults
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, sample_walk
@@ -188,6 +189,7 @@ def compose_draft(
     stages: list[Callable[[Draft], str | None]] = [
         lambda d: golden_stage(d, coverage, experience),
         cut_stage,
+        defaults_stage,
         fact_stage,
         distractor_stage,
         request_stage,
@@ -340,6 +342,12 @@ def cut_stage(draft: Draft) -> str | None:
         if again is None:
             return "golden"
         draft.run = again
+    return None
+
+
+def defaults_stage(draft: Draft) -> str | None:
+    """A value the call left to the environment that the world exercises is passed (and so said)."""
+    draft.run = spell_out_defaults(draft.golden, draft.packages, draft.initial, draft.files)
     return None
 
 

@@ -175,9 +175,12 @@ POINTING = _vocabulary(  # the words a follow-up note uses to point at a record 
 COURTESY_LINES = (
     _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
         "fyi see below above forwarding forwarded forward fwd requested attached here as per"
+        " take look review your attention heads up sharing passing along handle"
     )
 )
-COURTESIES = _vocabulary("please kindly")  # put in or left out inside dictated words, they change nothing
+# put in or left out inside dictated words, they change nothing: a courtesy, or the perfect's
+# auxiliary ("plans have changed" says "plans changed"; "has been delayed" says "delayed")
+COURTESIES = _vocabulary("please kindly have has been")
 TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an attribution
     "today tomorrow tonight yesterday now asap eod eow week weekend month monday tuesday wednesday"
     " thursday friday saturday sunday january february march april may june july august september"
@@ -307,7 +310,7 @@ def said_fault(
     aside: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
-    one run of words (a "please" put in or left out aside), and the other words are, where
+    one run of words (a "please" or a "have" put in or left out aside), and the other words are, where
     ``polite`` (a message, a note, a reason; not a title or a name), greetings, courtesies,
     sign-offs and names ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is
     confirmed."; "Not running late." does not say "Running late."), or, where ``attributed``, a
