@@ -45,7 +45,9 @@ def spell_out_defaults(
         required = set(spec.parameters.get("required", []))
         for name, schema in spec.parameters["properties"].items():
             resolved = call.result.get(name) if isinstance(call.result, dict) else None
-            if name in call.args or name in required or not _code(resolved) or schema.get("type") != "string":
+            if name in call.args or name in required or schema.get("type") != "string":
+                continue
+            if not isinstance(resolved, str) or not _code(resolved):
                 continue
             others = _offered(name, resolved, initial.get(call.env, {}), run)
             if _exercised(packages, initial, files, plain, index, name, others, end):
