@@ -5,12 +5,15 @@ checkout. Every case scored as the comment says on the audited code (``4e77427``
 * a flag the user asked for on the message the run itself made was never checked (1.0 without it);
 * a reply edited after drafting lost its quote, which its file check expects (0.889);
 * a period left to the env while another period was open, so the turn never said it (0.075, 0.25);
-* a forward noted "Please take a look." (0.7) and a reason "plans have changed" for "plans changed" (0.875).
+* a forward noted "Please take a look." (0.7) and a reason "plans have changed" for "plans changed" (0.875);
+* "that trip" said of the trip turn 1 named, right after the job made another (0.188);
+* a lookup the user expects refused, phrased without the request it was for (0.115).
 """
 
 from __future__ import annotations
 
 import copy
+import random
 
 import pytest
 
@@ -18,6 +21,7 @@ from envcraft.core.package import load_package
 from envcraft.tasks.format.model import GoldenCall, Task
 from envcraft.tasks.golden.defaults import spell_out_defaults
 from envcraft.tasks.golden.run import replay
+from envcraft.tasks.phrasing.intents import ChainView, plan_intents
 
 from .test_created_records import audit_tasks, call, score
 from .test_reward_semantics import Turns, reference
@@ -132,3 +136,50 @@ def test_a_short_note_on_a_forward_and_a_perfect_tense_are_the_asked_work(tasks:
         said = copy.deepcopy(turns)
         next(c for c in said[1] if c["tool"] == "cancel_class")["args"]["reason"] = reason
         assert (score(booking, said) == 1.0) is right, reason
+
+
+def test_that_trip_is_not_said_once_the_job_made_another(tasks: dict[str, Task]) -> None:
+    """rideshare_dispatch-94b66a0a4219, turn 2: "offer ... to driver Hannah Patel. After that
+    record the driver's rating ... for that trip": the reference rates turn 1's trip, a blind agent
+    rated the trip the offer had just made (0.188). Once the job made a record of the kind, an
+    earlier one is named again in full, not "that trip"."""
+    task = tasks["rideshare_dispatch-94b66a0a4219"]
+    package = load_package("rideshare_dispatch")
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
+    run = replay(calls, {"rideshare_dispatch": package}, task.initial_state, task.workspace)
+    assert run is not None
+    turns = [[i for i, c in enumerate(task.reference.calls) if c.turn == t] for t in range(len(task.turns))]
+    view = ChainView(
+        run.calls,
+        run.initial,
+        run.after,
+        [not package.env_class.tools[c.tool].annotations.read_only for c in run.calls],
+    )
+    plan = plan_intents(view, turns, {"rideshare_dispatch": package}, random.Random(0))
+    rated = next(i for i, c in enumerate(run.calls) if c.tool == "rate_trip")
+    mention = next(m for m in plan.mentions() if m.call == rated and m.arg == "trip_id")
+    assert mention.text != "that trip" and "Sofia Novak" in mention.text
+
+
+def test_a_step_the_user_expects_refused_says_what_it_is_for(tasks: dict[str, Task]) -> None:
+    """rideshare_dispatch-4959aaabc1ef, turn 2: "try to list drivers free to take a trip now; if
+    that is not possible, offer ..." left out the request the lookup was for (the one cancelled
+    in turn 1, which is why it is refused): the plain lookup works, so a blind agent never took
+    the fallback (0.115). A goal without a phrase of its own says the records it acts on."""
+    task = tasks["rideshare_dispatch-4959aaabc1ef"]
+    package = load_package("rideshare_dispatch")
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
+    calls[1].expected_error = "invalid_transition"
+    calls[1].result = {"error": {"category": "invalid_transition"}}  # the request was cancelled
+    run = replay(calls, {"rideshare_dispatch": package}, task.initial_state, task.workspace)
+    assert run is not None and not run.calls[1].ok
+    turns = [[i for i, c in enumerate(task.reference.calls) if c.turn == t] for t in range(len(task.turns))]
+    mutating = [not package.env_class.tools[c.tool].annotations.read_only for c in run.calls]
+    plan = plan_intents(
+        ChainView(run.calls, run.initial, run.after, mutating),
+        turns,
+        {"rideshare_dispatch": package},
+        random.Random(0),
+    )
+    lookup = next(g for goals in plan.turns for g in goals if g.call == 1)
+    assert lookup.planned_error and "ride request" in lookup.text  # "that ride request": turn 1 said it

@@ -330,7 +330,12 @@ class _Planner:
         pointer = self.view.pointers.get((call.env, value)) if source.kind == "file" else None
         if pointer is not None:  # the user points at the file line that holds it
             collection = book.collection_of(state, value)
-            if collection is not None and i < len(self.view.calls) and self._is_said(pointer):
+            if (
+                collection is not None
+                and i < len(self.view.calls)
+                and self._is_said(pointer)
+                and not self._made_before(i, call.env, collection)
+            ):
                 noun = book.entity(collection).noun
                 return Mention(i, arg, value, f"that {noun}", label, said_as=pointer)
             return Mention(i, arg, value, pointer, label)
@@ -338,7 +343,11 @@ class _Planner:
         if collection is not None and (call.env, value) in self.named:  # said once: referred back to
             text, kind = self.named[(call.env, value)]
             kind = kind if kind == "user" or not source.from_call else label
-            if i < len(self.view.calls) and self.named_in.get((call.env, collection)) == [value]:
+            if (
+                i < len(self.view.calls)
+                and self.named_in.get((call.env, collection)) == [value]
+                and not self._made_before(i, call.env, collection)
+            ):
                 return Mention(i, arg, value, f"that {book.entity(collection).noun}", kind, said_as=text)
             return Mention(i, arg, value, text, kind)
         if collection is not None and i < len(self.view.calls):
@@ -357,7 +366,11 @@ class _Planner:
             kind = "user" if says(name, value) else "named"  # a name may hold the id itself
             self.named[(call.env, value)] = (name, kind)
             kind = kind if kind == "user" or not source.from_call else label
-            if i < len(self.view.calls) and self._said_inside(call.env, collection, value, name):
+            if (
+                i < len(self.view.calls)
+                and self._said_inside(call.env, collection, value, name)
+                and not self._made_before(i, call.env, collection)
+            ):
                 return Mention(i, arg, value, f"that {entity.noun}", kind, said_as=name)
             return Mention(i, arg, value, name, kind)
         created = self._created(i, call.env, value)
@@ -415,6 +428,16 @@ class _Planner:
         else:
             what = f"that {humanize(field)}"
         return f"{quote(rest)}, mentioning {what}", named
+
+    def _made_before(self, i: int, env: str, collection: str) -> bool:
+        """Whether a call before ``i`` created a record of ``collection``: then "that trip" could
+        be the one just made (a trip offered to a driver) as well as the one named earlier."""
+        if i == 0:
+            return False
+        made = self.view.after(min(i, len(self.view.calls)) - 1).get(env, {}).get(collection)
+        return isinstance(made, dict) and any(
+            k not in (self.view.initial[env].get(collection) or {}) for k in made
+        )
 
     def _created(self, i: int, env: str, value: Any, pronoun: bool = True) -> str | None:
         """A record an earlier call of this chain created, as the user refers back to it: "it"
@@ -486,10 +509,16 @@ def _leaf_values(node: Any) -> set[Any]:
 
 
 def _fallback_goal(package: EnvPackage, call: GoldenCall, mentions: Mapping[str, Mention]) -> str:
-    """An environment without a goal phrase for this tool: its docstring summary and the values."""
+    """An environment without a goal phrase for this tool: its docstring summary and the values,
+    a record found earlier in the job included by how the user says it (a lookup the user
+    expects refused says for what: "list drivers free ...: Aisha Patel's ride request ...")."""
     spec = package.env_class.tools[call.tool]
     action = imperative(spec.description.split("\n", 1)[0])
-    values = [m.text for m in mentions.values() if m.source in ("user", "named") or m.text.startswith("the ")]
+    values = [
+        m.text
+        for m in mentions.values()
+        if m.source in ("user", "named") or m.text.startswith("the ") or (m.text and m.text != str(m.value))
+    ]
     return f"{action}: {join_words(values)}" if values else action
 
 
