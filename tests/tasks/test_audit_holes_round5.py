@@ -7,7 +7,8 @@ checkout. Every case scored as the comment says on the audited code (``4e77427``
 * a period left to the env while another period was open, so the turn never said it (0.075, 0.25);
 * a forward noted "Please take a look." (0.7) and a reason "plans have changed" for "plans changed" (0.875);
 * "that trip" said of the trip turn 1 named, right after the job made another (0.188);
-* a lookup the user expects refused, phrased without the request it was for (0.115).
+* a lookup the user expects refused, phrased without the request it was for (0.115);
+* a job that gave a class a substitute coach and then cancelled the class (steps, not a goal).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import pytest
 
 from envcraft.core.package import load_package
 from envcraft.tasks.format.model import GoldenCall, Task
+from envcraft.tasks.golden.coherence import tidy
 from envcraft.tasks.golden.defaults import spell_out_defaults
 from envcraft.tasks.golden.run import replay
+from envcraft.tasks.graphs.graph import build_tool_graph
 from envcraft.tasks.phrasing.intents import ChainView, plan_intents
 
 from .test_created_records import audit_tasks, call, score
@@ -183,3 +186,21 @@ def test_a_step_the_user_expects_refused_says_what_it_is_for(tasks: dict[str, Ta
     )
     lookup = next(g for goals in plan.turns for g in goals if g.call == 1)
     assert lookup.planned_error and "ride request" in lookup.text  # "that ride request": turn 1 said it
+
+
+def test_a_job_that_voids_its_own_work_is_no_job(tasks: dict[str, Task]) -> None:
+    """class_booking-d239f0a73b7c: turn 1 gives a class a substitute coach, turn 2 cancels that
+    class (a generated probe, not a goal: both audits read it as steps no person would ask for).
+    A voiding step on a record an earlier step of the job changed rejects the chain."""
+    task = tasks["class_booking-d239f0a73b7c"]
+    packages = {env: load_package(env) for env in task.envs}
+    graphs = {env: build_tool_graph(packages[env]) for env in task.envs}
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
+    run = replay(calls, packages, task.initial_state, task.workspace)
+    assert run is not None
+    assert tidy(run, packages, graphs) == (None, "undo")
+    voiding = next(i for i, c in enumerate(calls) if c.tool == "cancel_class")
+    assigned = next(i for i, c in enumerate(calls) if c.tool == "assign_coach")
+    kept = [c for i, c in enumerate(calls) if i not in (voiding, assigned)]
+    rest = replay(kept, packages, task.initial_state, task.workspace)
+    assert rest is not None and tidy(rest, packages, graphs)[1] != "undo"  # the other cancels stand

@@ -14,9 +14,9 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
   is cut before the first that does not (``flow`` when nothing useful is left). The first step
   in another environment is exempt: the worlds share no records, and what a crossing task
   carries across is checked by the synthesis (a value in free text or in an asked-for file);
-* a step that undoes an earlier one (a declared ``undoes`` on a shared record, a value put back
-  where an earlier step changed it, free text an earlier step wrote rewritten) rejects the chain
-  (``undo``), and so does the same request made twice, also when only its free text differs
+* a step that undoes an earlier one (a declared ``undoes`` on a shared record, a voiding step on
+  a record an earlier step changed, a value put back where an earlier step changed it, free text
+  an earlier step wrote rewritten) rejects the chain (``undo``), and so does the same request made twice, also when only its free text differs
   (``repeat``).
 """
 
@@ -27,6 +27,7 @@ from typing import Any
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.state import MISSING, canonical_json, get_path
+from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import scalars
 from envcraft.tasks.golden.run import GoldenRun, keep_calls
 from envcraft.tasks.graphs.graph import ToolGraph
@@ -184,23 +185,37 @@ def _identifying_value(value: Any) -> bool:
 
 
 def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
+    """Whether a step takes back an earlier one: the tool it undoes, on a shared record; any
+    earlier change to the record a voiding tool voids (a coach assigned to a class, then the
+    class cancelled: the assignment had no purpose); a value put back; free text rewritten."""
     for j, later in enumerate(run.calls):
         if not later.ok:
             continue
         undone = phrasebook(packages[later.env]).undoes.get(later.tool, ())
         later_ids = _identifying(later.args)
+        voided = _voided(later, packages) if undone else set()
         for i in range(j):
             earlier = run.calls[i]
-            if earlier.env != later.env or not earlier.ok or earlier.tool not in undone:
+            if earlier.env != later.env or not earlier.ok:
                 continue
             earlier_ids = _identifying(earlier.args) | {
                 v for _, v in flatten(earlier.result) if _identifying_value(v)
             }
-            if later_ids & earlier_ids:
+            if earlier.tool in undone and later_ids & earlier_ids:
+                return True
+            if voided & _identifying(earlier.args) and run.changed_by(i) and not earlier.expected_error:
                 return True
         if _restores(run, j) or _overwrites(run, j):
             return True
     return False
+
+
+def _voided(call: GoldenCall, packages: Mapping[str, EnvPackage]) -> set[Any]:
+    """The ids of the records a voiding call (one declared to undo others) names by the kinds it
+    consumes: the class ``cancel_class`` cancels, not the reason it gives."""
+    spec = packages[call.env].env_class.tools[call.tool]
+    kinds = set(spec.annotations.consumes)
+    return {v for name, v in call.args.items() if name in kinds and _identifying_value(v)}
 
 
 def _overwrites(run: GoldenRun, j: int) -> bool:
