@@ -8,7 +8,8 @@ checkout. Every case scored as the comment says on the audited code (``4e77427``
 * a forward noted "Please take a look." (0.7) and a reason "plans have changed" for "plans changed" (0.875);
 * "that trip" said of the trip turn 1 named, right after the job made another (0.188);
 * a lookup the user expects refused, phrased without the request it was for (0.115);
-* a job that gave a class a substitute coach and then cancelled the class (steps, not a goal).
+* a job that gave a class a substitute coach and then cancelled the class (steps, not a goal);
+* a reply dictated as the letter it answers, said back to its writer.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from envcraft.tasks.golden.defaults import spell_out_defaults
 from envcraft.tasks.golden.run import replay
 from envcraft.tasks.graphs.graph import build_tool_graph
 from envcraft.tasks.phrasing.intents import ChainView, plan_intents
+from envcraft.tasks.values.args import StateIndex, user_values
 
 from .test_created_records import audit_tasks, call, score
 from .test_reward_semantics import Turns, reference
@@ -204,3 +206,19 @@ def test_a_job_that_voids_its_own_work_is_no_job(tasks: dict[str, Task]) -> None
     kept = [c for i, c in enumerate(calls) if i not in (voiding, assigned)]
     rest = replay(kept, packages, task.initial_state, task.workspace)
     assert rest is not None and tidy(rest, packages, graphs)[1] != "undo"  # the other cancels stand
+
+
+def test_a_reply_is_never_dictated_as_a_letter_of_the_world() -> None:
+    """notes_desk-d655c9849df8 and infra_recovery-ddd3f0c6479c: the reply the user dictated was
+    the customer's (or Marco's) own letter from S0, said back to them. A body is drawn from
+    S0's short texts (a code, a reason) or the phrase bank, never from a letter somebody wrote."""
+    package = load_package("mail_triage")
+    world = package.env_class.generate(seed=1, data=package.data)
+    state = world.state.model_dump(mode="json")
+    letters = {m["body"] for m in state["messages"].values() if m["body"]}
+    assert letters
+    index = StateIndex.build(state, world.files)
+    prop = package.env_class.tools["draft_reply"].parameters["properties"]["body"]
+    for seed in range(20):
+        values = user_values("body", prop, index, random.Random(seed))
+        assert values and not letters & set(values)

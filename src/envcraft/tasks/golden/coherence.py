@@ -16,8 +16,8 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
   carries across is checked by the synthesis (a value in free text or in an asked-for file);
 * a step that undoes an earlier one (a declared ``undoes`` on a shared record, a voiding step on
   a record an earlier step changed, a value put back where an earlier step changed it, free text
-  an earlier step wrote rewritten) rejects the chain (``undo``), and so does the same request made twice, also when only its free text differs
-  (``repeat``).
+  an earlier step wrote rewritten) rejects the chain (``undo``), and so does the same request
+  made twice, also when only its free text differs (``repeat``).
 """
 
 from __future__ import annotations

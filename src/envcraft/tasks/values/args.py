@@ -345,6 +345,7 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {
     "memo": ("Monthly correction", "Restock after audit", "Transfer for promotion", "Year-end adjustment"),
     "message": ("Thanks, this is confirmed.", "Could you share an update?", "Running a few minutes late."),
 }
+LETTER_WORDS = 16  # more words than a dictated note or reason has
 _ALIASES = {
     "notes": "note",
     "comment": "note",
@@ -403,6 +404,11 @@ def _free_text_name(param: str) -> bool:
     return any(
         key == stem or key.endswith("_" + stem) for stem in ("reason", "note", "message", "memo", "content")
     )
+
+
+def _letter(text: str) -> bool:
+    """A text of several lines or sentences: a message somebody wrote, not a note to pass on."""
+    return "\n" in text.strip() or len(text.split()) > LETTER_WORDS
 
 
 def free_text(param: str, rng: random.Random) -> str:
@@ -495,8 +501,10 @@ def user_values(
                 found += [-v for v in found if v > 0]
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
-    if found and _free_text_name(param):  # S0's codes ("no_longer_needed") are no free text
-        found = [v for v in found if not (isinstance(v, str) and "_" in v and " " not in v)]
+    if found and _free_text_name(param):
+        # S0's codes ("no_longer_needed") are no free text, and a letter of S0 is someone's own:
+        # a reply saying the customer's complaint back to them is nobody's goal
+        found = [v for v in found if not (isinstance(v, str) and (("_" in v and " " not in v) or _letter(v)))]
     if found:
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
