@@ -530,5 +530,8 @@ def _single_words(text: str, keep: Sequence[str]) -> str:
     the word once, unless that would cut a mention or quoted text."""
     single = _DOUBLED.sub(r"\1", text)
     if single != text and all(k in single for k in keep) and single.count("“") == text.count("“"):
-        return single
+        text = single
+    for mention in keep:  # "in period accounting period 2026-01": the mention says its own noun
+        for word in {w for w in mention.split()[1:] if w.isalpha() and len(w) > 2}:
+            text = text.replace(f" {word} {mention}", f" {mention}")
     return text

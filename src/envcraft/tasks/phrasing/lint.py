@@ -19,6 +19,8 @@ from envcraft.tasks.format.model import Task
 _DOUBLED_QUOTES = re.compile(r"“\s*“|”\s*”|\"\s*\"|“\s*”")
 # one to three words said twice in a row ("period period", "record quarantined record quarantined")
 _DOUBLED_WORD = re.compile(r"(?<![\w-])(\w+(?:\s+\w+){0,2})\s+\1(?!\w)", re.IGNORECASE)
+# a noun said again one word later ("in period accounting period 2026-01")
+_ECHOED_NOUN = re.compile(r"(?<![\w-])([a-z]{4,}) [a-z]+ \1(?= [A-Z0-9])")
 _PERSONA_PREFIX = re.compile(r"\bI(?:'m| am) [A-Z][\w-]*, (?:an?|the) [^.!?]{2,60}[.!?]")
 _CHAIN_LEFTOVER = re.compile(r"\bit concerns\b", re.IGNORECASE)
 _NESTED_PREFIX = re.compile(r"(?:\b[A-Z]\w* [A-Z][A-Z0-9]*-\d+:\s*){2,}")
@@ -61,8 +63,9 @@ def doubled_quotes(text: str) -> list[str]:
 
 def doubled_words(text: str) -> list[str]:
     """Words said twice in a row: ``period period 2026-01``, ``SKU SKU-10217``, ``run RUN-0003``,
-    ``quarantined record quarantined record`` (up to three words)."""
-    return [m.group(0) for m in _DOUBLED_WORD.finditer(text)]
+    ``quarantined record quarantined record`` (up to three words), or a noun again one word
+    later (``in period accounting period 2026-01``)."""
+    return [m.group(0) for m in (*_DOUBLED_WORD.finditer(text), *_ECHOED_NOUN.finditer(text))]
 
 
 def persona_prefix(text: str) -> list[str]:
