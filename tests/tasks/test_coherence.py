@@ -189,6 +189,32 @@ def test_a_step_that_undoes_an_earlier_one_rejects_the_chain(tmp_path: Path) -> 
     assert tidy(run, packages, graphs) == (None, "undo")
 
 
+def test_a_voiding_step_on_a_record_an_earlier_step_changed_rejects_the_chain() -> None:
+    """A series booked for a member, then one of its classes cancelled (two default-run tasks
+    asked exactly that): the cancel voids what the booking made, by way of its result."""
+    package = load_package("class_booking")
+    state = package.env_class.generate(seed=0, data=package.data).state.model_dump(mode="json")
+    packages, graphs = {"class_booking": package}, {"class_booking": build_tool_graph(package)}
+    for series, member in ((s, m) for s in state["series"] for m in state["members"]):
+        book = GoldenCall("class_booking", "book_series", {"member_id": member, "series_id": series}, {}, {})
+        booked = replay([book], packages, {"class_booking": state}, {})
+        made = booked.calls[0].result.get("booked") if booked is not None else None
+        if made:
+            break
+    else:
+        raise AssertionError("no series books anyone in S0")
+    session = made[0]["session_id"]
+    calls = [
+        GoldenCall("class_booking", "book_series", {"member_id": member, "series_id": series}, {}, {}),
+        GoldenCall(
+            "class_booking", "cancel_class", {"session_id": session, "reason": "plans changed"}, {}, {}
+        ),
+    ]
+    run = replay(calls, packages, {"class_booking": state}, {})
+    assert run is not None and all(c.ok for c in run.calls)
+    assert tidy(run, packages, graphs) == (None, "undo")
+
+
 def test_rewriting_text_an_earlier_step_wrote_is_an_undo(tmp_path: Path) -> None:
     run, (packages, graphs) = played(
         lights(tmp_path),

@@ -203,8 +203,8 @@ def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
             }
             if earlier.tool in undone and later_ids & earlier_ids:
                 return True
-            if voided & _identifying(earlier.args) and run.changed_by(i) and not earlier.expected_error:
-                return True
+            if voided & earlier_ids and run.changed_by(i) and not earlier.expected_error:
+                return True  # (its result counts: a series booked, then one of its classes cancelled)
         if _restores(run, j) or _overwrites(run, j):
             return True
     return False
