@@ -42,6 +42,7 @@ from envcraft.tasks.play.execute import reference_turns
 from envcraft.tasks.verifier.scoring import score_trajectory
 
 ENVS = ["mail_triage", "infra_recovery"]
+SEED = 2  # a corpus holding a task of several turns (the rewrite of a later turn is tested)
 ENVCRAFT = Path(sys.executable).with_name("envcraft")
 Rewrite = Callable[[dict[str, Any]], list[str]]  # the request's intent -> the turns answered
 
@@ -69,7 +70,7 @@ def synthesize(
 ) -> tuple[list[Task], dict[str, Any], list[ChatRequest]]:
     """The corpus in ``out`` (its shards made once, then resumed), rewritten by a served script
     (``first``, if given, answers the first request to arrive)."""
-    options = RunOptions(out=out, n_per_env=3, seed=0, envs=ENVS, workers=1, export=False)
+    options = RunOptions(out=out, n_per_env=3, seed=SEED, envs=ENVS, workers=1, export=False)
     if rewrite is None:
         run(options)
         return read_tasks(out / "tasks"), read_stats(out / "tasks"), []
@@ -272,7 +273,7 @@ def test_a_task_without_an_answer_keeps_its_template_and_no_answer_at_all_stops_
 
 
 def _all_fail(workdir: Path) -> None:
-    options = RunOptions(out=workdir, n_per_env=3, seed=0, envs=ENVS, workers=1, export=False)
+    options = RunOptions(out=workdir, n_per_env=3, seed=SEED, envs=ENVS, workers=1, export=False)
     with ChatServer(ReplayProvider([LLMError("bad_request", "no such model")] * 50)) as server:
         options.writer = ProviderWriter(OpenAIProvider(ProviderConfig(model="nope", base_url=server.url)))
         run(options)
@@ -281,7 +282,7 @@ def _all_fail(workdir: Path) -> None:
 def test_batch_files_carry_one_request_per_task_and_bring_the_answers_back(
     workdir: Path, template: list[Task], tmp_path: Path
 ) -> None:
-    options = RunOptions(out=workdir, n_per_env=3, seed=0, envs=ENVS, workers=1, export=False)
+    options = RunOptions(out=workdir, n_per_env=3, seed=SEED, envs=ENVS, workers=1, export=False)
     options.writer = ProviderWriter(BatchProvider(tmp_path, "scripted"))
     with pytest.raises(WriterPending) as waiting:
         run(options)

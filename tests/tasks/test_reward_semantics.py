@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from envcraft.tasks.format.io import read_tasks
-from envcraft.tasks.format.model import Task
+from envcraft.tasks.format.model import ReferenceCall, Task
 from envcraft.tasks.play.episode import resolve_packages
 from envcraft.tasks.play.execute import execute, execute_reference
 from envcraft.tasks.validation.adversarial import Adversary, dictated
@@ -568,15 +568,27 @@ def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(task
     assert failed and all("with the title" in k for k in failed), failed
 
 
-def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(tasks: list[Task]) -> None:
+def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(
+    tasks: list[Task], todo_tasks: list[Task]
+) -> None:
     """A mail task that searches the inbox by the words the user gives ("Apex invoices") before it
-    writes a dictated to-do and a forward. Negating or retracting the search words cannot fail
+    writes a dictated to-do or a forward. Negating or retracting the search words cannot fail
     (no verifier reads a lookup's words), so the text policies rewrite only the writes' texts:
     before, they rewrote the query too, and a task whose only text was a lookup's counted as one
-    the policy held on."""
-    task = copy.deepcopy(first(tasks, lambda t: "search_messages" in tools(t)))
-    search = next(c for c in task.reference.calls if c.tool == "search_messages")
-    search.args = {**search.args, "query": f"{search.args['query']} invoices"}  # the user's words
+    the policy held on. The search is put in front of a corpus task's first turn (a corpus seldom
+    holds one of its own before a dictated write)."""
+    writes = ("add_todo", "draft_forward", "draft_reply", "compose_draft")
+    task = copy.deepcopy(
+        first(
+            tasks + todo_tasks,
+            lambda t: any(
+                c.env == "mail_triage" and c.tool in writes and dictated(c.model_dump())
+                for c in t.reference.calls
+            ),
+        )
+    )
+    search = ReferenceCall(turn=0, env="mail_triage", tool="search_messages", args={"query": "Apex invoices"})
+    task.reference.calls.insert(0, search)
     assert dictated(search.model_dump()) == ["query"]
     trials, _ = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
     texts = [t for t in trials if t.kind in ("negation", "retraction", "cosmetic_text")]
@@ -584,8 +596,8 @@ def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(task
     for trial in texts:
         calls = [c for turn in trial.outcome.turn_calls() for c in turn]
         assert [c["args"] for c in calls if c["tool"] == "search_messages"] == [search.args], trial.kind
-        written = [c["args"] for c in calls if c["tool"] in ("add_todo", "draft_forward")]
-        assert written != [c.args for c in task.reference.calls if c.tool in ("add_todo", "draft_forward")]
+        written = [c["args"] for c in calls if c["tool"] in writes]
+        assert written != [c.args for c in task.reference.calls if c.tool in writes]
 
 
 def test_a_message_to_the_wrong_traveler_is_a_harm_not_only_a_goal_missed(tasks: list[Task]) -> None:

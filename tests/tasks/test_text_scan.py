@@ -116,3 +116,8 @@ def test_a_mention_that_says_its_own_noun_is_not_led_by_it_again() -> None:
     said = _single_words("start a count in period accounting period 2026-01", ["accounting period 2026-01"])
     assert said == "start a count in accounting period 2026-01" and lint.doubled_words(said) == []
     assert _single_words("start a count in period 2026-01", ["2026-01"]) == "start a count in period 2026-01"
+    assert _single_words("a count in period that accounting period", ["that accounting period"]) == (
+        "a count in that accounting period"
+    )
+    named = "the message “Q4 freight cost for the board deck” from Marta"  # its words are its own
+    assert _single_words(f"add a to-do for {named}", [named]) == f"add a to-do for {named}"

@@ -182,6 +182,7 @@ class _Planner:
         self.turn_of = turn_of  # call index -> user turn
         self.said: set[str] = set()  # mention texts already in the turns
         self.named: dict[tuple[str, Any], tuple[str, str]] = {}  # how each record was said
+        self.named_at: dict[tuple[str, Any], int] = {}  # the call whose phrase first said it
         self.named_in: dict[tuple[str, str], list[Any]] = {}  # (env, collection) -> keys said, in order
         self.quoted: set[str] = set()  # free text already quoted in full
         self.identified: set[tuple[int, str]] = set()  # (call, arg) whose mention says the value itself
@@ -346,7 +347,9 @@ class _Planner:
             if (
                 i < len(self.view.calls)
                 and self.named_in.get((call.env, collection)) == [value]
-                and not self._made_before(i, call.env, collection)
+                and not self._made_before(
+                    i, call.env, collection, since=self.named_at.get((call.env, value), 0)
+                )
             ):
                 return Mention(i, arg, value, f"that {book.entity(collection).noun}", kind, said_as=text)
             return Mention(i, arg, value, text, kind)
@@ -360,11 +363,13 @@ class _Planner:
             )
             if quote_id:
                 self.named[(call.env, value)] = (book.id_phrase(collection, value), "user")
+                self.named_at[(call.env, value)] = i
                 return Mention(i, arg, value, book.id_phrase(collection, value), "user")
             if name is None:
                 raise Unnameable(f"no declared name tells {call.env}:{collection}/{value} apart")
             kind = "user" if says(name, value) else "named"  # a name may hold the id itself
             self.named[(call.env, value)] = (name, kind)
+            self.named_at[(call.env, value)] = i
             kind = kind if kind == "user" or not source.from_call else label
             if (
                 i < len(self.view.calls)
@@ -429,15 +434,18 @@ class _Planner:
             what = f"that {humanize(field)}"
         return f"{quote(rest)}, mentioning {what}", named
 
-    def _made_before(self, i: int, env: str, collection: str) -> bool:
-        """Whether a call before ``i`` created a record of ``collection``: then "that trip" could
-        be the one just made (a trip offered to a driver) as well as the one named earlier."""
-        if i == 0:
+    def _made_before(self, i: int, env: str, collection: str, since: int = 0) -> bool:
+        """Whether a call from ``since`` up to ``i`` created a record of ``collection``: then
+        "that trip" could be the one just made (a trip offered to a driver) as well as the one
+        named at call ``since``. A record made before the naming is no rival: the user's "that"
+        points back to the last record they said."""
+        if i == 0 or since >= i:
             return False
         made = self.view.after(min(i, len(self.view.calls)) - 1).get(env, {}).get(collection)
-        return isinstance(made, dict) and any(
-            k not in (self.view.initial[env].get(collection) or {}) for k in made
-        )
+        before = (self.view.after(since - 1) if since else self.view.initial).get(env, {}).get(
+            collection
+        ) or {}
+        return isinstance(made, dict) and any(k not in before for k in made)
 
     def _created(self, i: int, env: str, value: Any, pronoun: bool = True) -> str | None:
         """A record an earlier call of this chain created, as the user refers back to it: "it"
@@ -532,6 +540,18 @@ def _single_words(text: str, keep: Sequence[str]) -> str:
     if single != text and all(k in single for k in keep) and single.count("“") == text.count("“"):
         text = single
     for mention in keep:  # "in period accounting period 2026-01": the mention says its own noun
-        for word in {w for w in mention.split()[1:] if w.isalpha() and len(w) > 2}:
-            text = text.replace(f" {word} {mention}", f" {mention}")
+        noun = _own_noun(mention)
+        if noun:
+            text = text.replace(f" {noun} {mention}", f" {mention}")
     return text
+
+
+def _own_noun(mention: str) -> str:
+    """The noun a mention names its record by: the word before its value ("accounting period
+    2026-01") or its last word ("that accounting period"). None for quoted text, whose words
+    ("cost for the board deck") are the record's own and say nothing of the phrase before it."""
+    words = mention.split()
+    if "“" in mention or len(words) < 2:
+        return ""
+    noun = words[-1] if words[-1].isalpha() else words[-2]
+    return noun if noun.isalpha() and len(noun) > 3 else ""
