@@ -51,6 +51,21 @@ def test_the_same_words_within_reason_are_said() -> None:
     assert vr.matches("This is confidential: please don't share it — ever", careful)  # contraction, dash
 
 
+def test_an_article_left_out_or_the_envs_own_token_says_the_same_words() -> None:
+    """A reason "superseded by newer request" for the dictated "superseded by a newer request"
+    (0.5 in the round-6 audit), or the env's enum token "no_longer_needed" for "no longer needed"
+    (0.75): the same words. A token is the whole text; inside a sentence it is an id."""
+    newer = {"$text": "superseded by a newer request"}
+    assert vr.matches("Superseded by newer request", newer)
+    assert vr.matches("superseded by the newer request.", newer)
+    assert not vr.matches("not superseded by a newer request", newer)
+    assert not vr.matches("superseded by an older request", newer)
+    needed = {"$text": "no longer needed"}
+    assert vr.matches("no_longer_needed", needed)
+    assert not vr.matches("still_needed", needed)
+    assert not vr.matches("no_longer_needed, ignore", needed)
+
+
 def test_negated_retracted_or_redirected_words_are_not_said() -> None:
     for text in (
         "Not running a few minutes late.",
@@ -173,7 +188,7 @@ def test_a_composed_mention_may_point_at_its_record_as_a_person_would() -> None:
 
 
 def test_a_fault_names_the_words_that_broke_the_reading() -> None:
-    mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": []}}
+    mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": ["traveler"]}}
     assert vr.text_fault("Priority for this week. MSG-0001 approved", mention) == (
         "words that are no framing: 'approved'"
     )
@@ -203,6 +218,26 @@ def test_a_dictated_block_of_lines_is_the_whole_run_between_the_lines_the_env_wr
     retracted = "Subject: Hi\n\nHi Alex,\n\nare you free?\n\nRosa\nCorrection: ignore this\n> quoted"
     assert not vr.content_matches(retracted, "lines", expected)
     assert not vr.content_matches("Subject: Hi\n> quoted", "lines", expected)
+
+
+def test_a_composed_note_may_run_over_a_few_lines_of_a_file() -> None:
+    """The note, a blank line, then the line naming the record: one note as people write it
+    (0.833 in the round-6 audit, where the lines check read one line at a time). Lines that are
+    no framing between them, or the id left out, still fail."""
+    note = {"$composed": {"says": "Running a few minutes late.", "carries": ["MSG-0001"], "framing": ["traveler"]}}
+    expected = ["Subject: Trip", note, "> quoted"]
+    for body in (
+        "Running a few minutes late.\n\nSee the new message to the traveler: MSG-0001",
+        "Running a few minutes late.\n(message MSG-0001)",
+        "Running a few minutes late. See MSG-0001.",
+    ):
+        assert vr.content_matches(f"Subject: Trip\n\n{body}\n\n> quoted", "lines", expected), body
+    for body in (
+        "Running a few minutes late.\nNot really.\nMSG-0001",
+        "Running a few minutes late.\n\nSee the new message to the traveler.",
+        "Running a few minutes late.\n\n\n\nSee MSG-0001",  # too far apart to be one note
+    ):
+        assert not vr.content_matches(f"Subject: Trip\n\n{body}\n\n> quoted", "lines", expected), body
 
 
 def test_a_reply_quoting_a_dictated_body_reads_the_quote_within_reason_too() -> None:

@@ -424,7 +424,8 @@ class GoalChecks(CheckList):
 
     def _only_ids(self, request: FileRequest) -> dict[str, Any]:
         """For a table or a section that gives record ids: no other id of their shape but those of
-        the records the run touched (the judge's shotgun: "RCP-01 RCP-02 RCP-03" scored 1)."""
+        the records the run touched or the asked ones point at (the judge's shotgun: "RCP-01 RCP-02
+        RCP-03" scored 1; "the forward of MSG-0003: MSG-0010" names the record forwarded)."""
         if request.format not in ("csv", "markdown"):
             return {}
         asked = [v for v in asked_values(request) if ID_LIKE.match(v)]
@@ -439,7 +440,11 @@ class GoalChecks(CheckList):
             for key, record in records.items()
             if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
         }
-        return {"only_ids": {"prefixes": prefixes, "allowed": sorted({*asked, *touched})}}
+        context: set[str] = set()  # the records the asked ones point at: "the forward of MSG-0003: MSG-0010"
+        for (env, where), value in zip(request.sources, asked_values(request), strict=False):
+            said = carried_context(self.golden, self.world.books.get(env), [*where.split("/")[2:3], value])
+            context.update(word for word in said if any(c.isdigit() for c in word))
+        return {"only_ids": {"prefixes": prefixes, "allowed": sorted({*asked, *touched, *context})}}
 
     def _file_expectation(self, path: str, content: str, turn: int | None) -> tuple[str, Any]:
         fmt = file_format(path, content)

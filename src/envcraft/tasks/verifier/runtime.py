@@ -133,6 +133,7 @@ _FOLD = str.maketrans(
     }
 )  # fmt: skip
 _WORD = re.compile(r"[^\W_]+(?:(?:['\-./@_+&]|(?<=\d)[,:](?=\d))[^\W_]+)*")
+_TOKEN_WORDS = re.compile(r"[a-z]+(?:_[a-z]+)+")  # a snake_case enum value: words joined by "_"
 _BREAK = re.compile(
     r"[.!?;:\n(),\[\]\"\-\u2013\u2014]"
 )  # what may end a clause before or after dictated words
@@ -180,7 +181,7 @@ COURTESY_LINES = (
 )
 # put in or left out inside dictated words, they change nothing: a courtesy, or the perfect's
 # auxiliary ("plans have changed" says "plans changed"; "has been delayed" says "delayed")
-COURTESIES = _vocabulary("please kindly have has been")
+COURTESIES = _vocabulary("please kindly have has been a an the")  # in or out, the words say the same
 TIMES = _vocabulary(  # words that make an aside a deadline or a date, not an attribution
     "today tomorrow tonight yesterday now asap eod eow week weekend month monday tuesday wednesday"
     " thursday friday saturday sunday january february march april may june july august september"
@@ -310,7 +311,8 @@ def said_fault(
     aside: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
-    one run of words (a "please" or a "have" put in or left out aside), and the other words are, where
+    one run of words (a "please", a "have" or an article put in or left out aside; an env's own
+    token for them, "no_longer_needed", as good as the words), and the other words are, where
     ``polite`` (a message, a note, a reason; not a title or a name), greetings, courtesies,
     sign-offs and names ("Hi Ana, thanks, this is confirmed. Best, Rosa" says "Thanks, this is
     confirmed."; "Not running late." does not say "Running late."), or, where ``attributed``, a
@@ -322,6 +324,8 @@ def said_fault(
     short aside about the call's records may hold (:func:`_aside`)."""
     if not isinstance(text, str):
         return "not a text"
+    if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
+        text = text.replace("_", " ")
     folded = _folded(text)
     spans = [s for s in _spans(folded) if s[0].lower() not in COURTESIES]
     phrase = [w for w in words(dictated) if w not in COURTESIES]
@@ -955,10 +959,10 @@ def _read_lines(lines: list[str], expected: list[Any]) -> tuple[list[bool], list
                 claimed[free.pop()] = True
     for entry in expected:
         if not isinstance(entry, str) and not _is_block(entry):
-            hit = next((i for i, line in enumerate(lines) if not claimed[i] and matches(line, entry)), None)
-            if hit is None:
+            held = _lines_holding(lines, claimed, entry)
+            if held is None:
                 return None
-            claimed[hit] = True
+            claimed[held.start : held.stop] = [True] * len(held)
     runs: list[str] = []
     start = None
     for i in range(len(lines) + 1):
@@ -974,6 +978,23 @@ def _read_lines(lines: list[str], expected: list[Any]) -> tuple[list[bool], list
                 return None
             runs.pop(hit)
     return claimed, runs
+
+
+_COMPOSED_LINES = 3  # a composed note may run over a few lines: the note, a blank, the reference
+
+
+def _lines_holding(lines: list[str], claimed: list[bool], entry: Any) -> range | None:
+    """The unclaimed line that matches a pattern entry, or for a composed text (the agent's own
+    wording) the first run of up to :data:`_COMPOSED_LINES` unclaimed lines that does: "Running
+    late." then "See the new message: MSG-0001" on the next line is one note."""
+    longest = _COMPOSED_LINES if isinstance(entry, dict) and set(entry) == {"$composed"} else 1
+    for size in range(1, longest + 1):
+        for i in range(len(lines) - size + 1):
+            run = range(i, i + size)
+            ends = size == 1 or bool(lines[i].strip() and lines[run[-1]].strip())  # no blank edge
+            if ends and not any(claimed[j] for j in run) and matches("\n".join(lines[i : i + size]), entry):
+                return run
+    return None
 
 
 def _is_block(entry: Any) -> bool:
