@@ -343,7 +343,8 @@ class EventStream(ClawEnvironment):
         consumes=["topic", "partition"],
     )
     def commit_offsets(self, topic: str, partition: int) -> dict[str, Any]:
-        """Commit the partition's processed offset for the consumer group.
+        """Commit the partition's processed offset for the consumer group (only when the
+        requester asks: processing records is not committing them).
 
         Refused while a failed sink write is unreplayed: committing then would lose those events.
 
