@@ -3,6 +3,7 @@
 Every case scored as the comment says on the audited code (``37888aa``):
 
 * a forward's note written as the note, a blank line, then the line naming the record (0.833);
+* a note naming the trip by the booking reference the user gave, "(booking M5WAUS)" (0.833);
 * a dictated reason with its article left out (0.5), or said as the env's own token (0.75);
 * a result section naming the message forwarded beside the new one (0.833).
 """
@@ -54,6 +55,23 @@ def test_a_forward_note_may_name_its_record_on_a_line_of_its_own(tasks: dict[str
         "Running a few minutes late.\n\nSee the new message to the traveler.",
         "Not running late.\n\nSee the new message to the traveler: MSG-0001",
     ]
+    assert all(s < 1.0 for s in scores(task, "draft_forward", "body", wrong))
+
+
+def test_a_note_may_name_the_trip_by_the_booking_reference_the_user_gave(tasks: dict[str, Task]) -> None:
+    """itinerary_rebooking-2a6cbb2197de: the trip "booked under reference M5WAUS". A note naming
+    it so, "(booking M5WAUS)", scored 0.833: a code of letters and digits was read as a number,
+    never as what the world says of the record, and "booking" as a claim. Another trip's
+    reference is still no framing."""
+    task = tasks["itinerary_rebooking-2a6cbb2197de"]
+    note = "Running a few minutes late. See the new message to the traveler: MSG-0001"
+    right = [
+        f"{note} (M5WAUS).",
+        f"{note} (booking M5WAUS).",
+        f"{note} (SMS to Sofia Moreau, booking M5WAUS).",
+    ]
+    assert scores(task, "draft_forward", "body", right) == [1.0] * 3
+    wrong = [f"{note} (booking PWJZM4).", f"{note} (booking M5WAUS cancelled)."]
     assert all(s < 1.0 for s in scores(task, "draft_forward", "body", wrong))
 
 

@@ -627,8 +627,15 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 found.update(w for v in strings if len(v) <= NAME_LIMIT for w in vr.words(v))
                 nxt += [v for v in strings if v != key]
         todo = nxt
-    words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w)}
+    words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w) or _code(w)}
     return sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+
+
+def _code(word: str) -> bool:
+    """Whether a word is a record's own code of letters and digits (a booking reference
+    "M5WAUS"): what the world says of the record, never a number or a time ("10am", "1500")."""
+    letters = sum(c.isalpha() for c in word)
+    return word.isalnum() and 5 <= len(word) <= 8 and letters >= 2 and letters < len(word)
 
 
 def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) -> dict[str, list[str]]:

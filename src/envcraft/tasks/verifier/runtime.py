@@ -171,7 +171,8 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
 POINTING = _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " sent track tracking thread note linked link related mail email message also we us created made"
-    " emailed notified messaged contacted informed texted"
+    " emailed notified messaged contacted informed texted booking bookings reservation record entry"
+    " ticket case"
 )
 COURTESY_LINES = (
     _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
