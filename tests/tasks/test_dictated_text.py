@@ -188,7 +188,7 @@ def test_a_composed_mention_may_point_at_its_record_as_a_person_would() -> None:
 
 
 def test_a_fault_names_the_words_that_broke_the_reading() -> None:
-    mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": ["traveler"]}}
+    mention = {"$composed": {"says": "Priority for this week.", "carries": ["MSG-0001"], "framing": []}}
     assert vr.text_fault("Priority for this week. MSG-0001 approved", mention) == (
         "words that are no framing: 'approved'"
     )
@@ -224,7 +224,9 @@ def test_a_composed_note_may_run_over_a_few_lines_of_a_file() -> None:
     """The note, a blank line, then the line naming the record: one note as people write it
     (0.833 in the round-6 audit, where the lines check read one line at a time). Lines that are
     no framing between them, or the id left out, still fail."""
-    note = {"$composed": {"says": "Running a few minutes late.", "carries": ["MSG-0001"], "framing": ["traveler"]}}
+    note = {
+        "$composed": {"says": "Running a few minutes late.", "carries": ["MSG-0001"], "framing": ["traveler"]}
+    }
     expected = ["Subject: Trip", note, "> quoted"]
     for body in (
         "Running a few minutes late.\n\nSee the new message to the traveler: MSG-0001",
