@@ -357,7 +357,7 @@ class _Planner:
             self.named_in.setdefault((call.env, collection), []).append(value)
         if collection is not None:  # a record of S0
             entity = book.entity(collection)
-            name = book.name_of(state, collection, value)
+            name = book.name_of(self._spoken_state(i, call.env), collection, value)
             quote_id = entity.id_known and (
                 name is None or (source.kind == "user" and self.rng.random() < 0.5)
             )
@@ -433,6 +433,25 @@ class _Planner:
         else:
             what = f"that {humanize(field)}"
         return f"{quote(rest)}, mentioning {what}", named
+
+    def _spoken_state(self, i: int, env: str) -> dict[str, Any]:
+        """S0 and the records the job made before call ``i``: what the user's name for a record
+        must tell it apart from ("the recipe “Drop orders exported twice”" after the job made a
+        second recipe of that name is either of them)."""
+        initial = self.view.initial[env]
+        if i == 0:
+            return initial
+        now = self.view.after(min(i, len(self.view.calls)) - 1).get(env, {})
+        spoken = dict(initial)
+        for collection, records in now.items():
+            before = initial.get(collection)
+            if (
+                isinstance(records, dict)
+                and isinstance(before, dict)
+                and any(k not in before for k in records)
+            ):
+                spoken[collection] = {**{k: v for k, v in records.items() if k not in before}, **before}
+        return spoken
 
     def _made_before(self, i: int, env: str, collection: str, since: int = 0) -> bool:
         """Whether a call from ``since`` up to ``i`` created a record of ``collection``: then
