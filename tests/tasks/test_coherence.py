@@ -215,6 +215,42 @@ def test_a_voiding_step_on_a_record_an_earlier_step_changed_rejects_the_chain() 
     assert tidy(run, packages, graphs) == (None, "undo")
 
 
+def test_a_step_undone_then_made_again_as_it_was_rejects_the_chain_and_a_move_does_not() -> None:
+    """A deep-run task (round 7) asked to cancel a member's booking for a class, then to book
+    the member into that same class: nobody wants that. Booking them into another class after
+    the cancel is a move, a job people do."""
+    package = load_package("class_booking")
+    state = package.env_class.generate(seed=0, data=package.data).state.model_dump(mode="json")
+    packages, graphs = {"class_booking": package}, {"class_booking": build_tool_graph(package)}
+
+    def played(booking_id: str, session_id: str) -> GoldenRun | None:
+        member = state["bookings"][booking_id]["member_id"]
+        run = replay(
+            [
+                GoldenCall("class_booking", "cancel_booking", {"booking_id": booking_id}, {}, {}),
+                GoldenCall(
+                    "class_booking", "book_class", {"member_id": member, "session_id": session_id}, {}, {}
+                ),
+            ],
+            packages,
+            {"class_booking": state},
+            {},
+        )
+        return run if run is not None and all(c.ok for c in run.calls) else None
+
+    booked = [k for k, b in state["bookings"].items() if b["status"] == "booked"]
+    again = next(run for k in booked if (run := played(k, state["bookings"][k]["session_id"])))
+    assert again.calls[0].args["booking_id"] != again.calls[1].result.get("booking_id")
+    assert tidy(again, packages, graphs) == (None, "undo")
+    moves = [
+        run
+        for k in booked[:6]
+        for other in list(state["sessions"])[:10]
+        if other != state["bookings"][k]["session_id"] and (run := played(k, other))
+    ]
+    assert moves and all(tidy(run, packages, graphs)[1] != "undo" for run in moves)
+
+
 def test_rewriting_text_an_earlier_step_wrote_is_an_undo(tmp_path: Path) -> None:
     run, (packages, graphs) = played(
         lights(tmp_path),

@@ -187,7 +187,9 @@ def _identifying_value(value: Any) -> bool:
 def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
     """Whether a step takes back an earlier one: the tool it undoes, on a shared record; any
     earlier change to the record a voiding tool voids (a coach assigned to a class, then the
-    class cancelled: the assignment had no purpose); a value put back; free text rewritten."""
+    class cancelled: the assignment had no purpose); the undone step made again on exactly the
+    records the voiding one named (a member's booking cancelled, then the member booked into that
+    class again; another class is a move, and a job); a value put back; free text rewritten."""
     for j, later in enumerate(run.calls):
         if not later.ok:
             continue
@@ -203,6 +205,9 @@ def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
             }
             if earlier.tool in undone and later_ids & earlier_ids:
                 return True
+            redone = phrasebook(packages[earlier.env]).undoes.get(earlier.tool, ())
+            if later.tool in redone and later_ids and later_ids <= earlier_ids:
+                return True  # the undone step made again as it was: a booking cancelled, then rebooked
             if voided & earlier_ids and run.changed_by(i) and not earlier.expected_error:
                 return True  # (its result counts: a series booked, then one of its classes cancelled)
         if _restores(run, j) or _overwrites(run, j):
