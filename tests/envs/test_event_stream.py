@@ -18,6 +18,7 @@ from links_support import refile, refusal
 
 from envcraft import Session
 from envcraft.core import load_package
+from envcraft.tasks.validation.exercised import _said_defaults
 
 ENV = "event_stream"
 PACKAGE = load_package(ENV)
@@ -283,6 +284,17 @@ def test_process_batch_halts_and_handles_faults(s: Session) -> None:
         == "invalid_argument"
     )
     check_invariants(s.state(), s.files(), start)
+
+
+def test_the_goal_phrase_says_what_left_out_flags_do() -> None:
+    """Left out, ``dedupe`` halts at the first duplicate (the test above). The goal phrase said
+    "keeping duplicates", which an audit agent read as aggregating them: a task said the
+    opposite of what its reference did."""
+    spec = load_package("event_stream").env_class.tools["process_batch"]
+    assert _said_defaults(spec) == {
+        "dedupe": (False, "halting at the first duplicate"),
+        "on_invalid": ("halt", "stopping at the first invalid record"),
+    }
 
 
 def test_failed_sink_write_must_be_replayed_before_commit(s: Session) -> None:

@@ -245,7 +245,7 @@ class EventStream(ClawEnvironment):
     # -- writes --------------------------------------------------------------------------
     @tool(
         goal="process[ up to {max_records} record(s) of] partition {partition} of the {topic} topic[, "
-        "{dedupe|true=dropping duplicates|false=keeping duplicates}][, {on_invalid|halt=stopping "
+        "{dedupe|true=dropping duplicates|false=halting at the first duplicate}][, {on_invalid|halt=stopping "
         "at the first invalid record|dead_letter=dead-lettering invalid records}]",
         consumes=["topic", "partition"],
         produces=["dlq_id", "offset"],

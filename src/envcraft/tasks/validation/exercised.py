@@ -7,9 +7,9 @@ ignores it is paid 1.0). Such a task is refused: the reference is replayed with 
 choice (an argument of a fixed set of values, or a flag, that the user gave) set to each other
 value it allows; when every alternative ends in the same world as the reference, the choice
 was never exercised. A flag the call leaves out is stated too where the turn says the default
-its goal phrase gives it ("keeping duplicates"). So that such a default is said only where it
-matters, :func:`quiet_defaults` finds, before the turns are written, the left-out flags whose
-other values change nothing: the turn leaves them unsaid.
+its goal phrase gives it ("halting at the first duplicate"). So that such a default is said
+only where it matters, :func:`quiet_defaults` finds, before the turns are written, the
+left-out flags whose other values change nothing: the turn leaves them unsaid.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _ends_alike(
 def _said_defaults(spec: Any) -> dict[str, tuple[Any, str]]:
     """The choices a goal phrase says even when the call leaves them out, with the words that
     say them: a choice placeholder of an argument with a default says the default ("process
-    partition 0, keeping duplicates, stopping at the first invalid record")."""
+    partition 0, halting at the first duplicate, stopping at the first invalid record")."""
     if not spec.annotations.goal:
         return {}
     properties = spec.parameters["properties"]
