@@ -2,7 +2,10 @@
 a default run at ``1c9e89b``, seed 7), each verifier synthesized again by this checkout:
 
 * a record named by a name the job had just given a new record too ("add a rule to the cleaning
-  recipe “Drop orders exported twice”" right after creating a second recipe of that name).
+  recipe “Drop orders exported twice”" right after creating a second recipe of that name);
+* ten lookups before a rideshare offer let the rider's pickup window lapse (0.0; eight passed):
+  the validation's careful agent looked six times, so the task was kept;
+* a composed reply opened by "Hi Ravi," or closed by "Thanks, Felix" on its line (0.857).
 """
 
 from __future__ import annotations
@@ -15,8 +18,14 @@ from envcraft.core.package import load_package
 from envcraft.tasks.format.model import GoldenCall, Task
 from envcraft.tasks.golden.run import replay
 from envcraft.tasks.phrasing.intents import ChainView, plan_intents
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute_reference
+from envcraft.tasks.validation.adversarial import Adversary
+from envcraft.tasks.verifier.scoring import run_verifier
 
-from .test_created_records import audit_tasks
+from .test_audit_holes_round6 import scores
+from .test_created_records import audit_tasks, score
+from .test_reward_semantics import reference
 
 
 @pytest.fixture(scope="module")
@@ -51,3 +60,33 @@ def test_a_name_the_job_gave_a_new_record_too_no_longer_tells_the_old_one_apart(
     mention = next(m for m in plan.mentions() if m.call == ruled and m.arg == "recipe_id")
     assert mention.text != "the cleaning recipe “Drop orders exported twice”"
     assert "RCP-02" in mention.text, mention.text
+
+
+def test_a_task_that_punishes_ten_lookups_before_the_work_is_refused(tasks: dict[str, Task]) -> None:
+    """rideshare_dispatch-5612f77c4c37: "Offer ... to driver ...". Every call moves the clock 30 s
+    and the driver's pickup had 2.5 minutes of slack: an agent that looked ten times first found
+    the offer refused and scored 0.0. Validation's careful agent now looks ten times before each
+    turn's work, so such a task fails ``slow_reads`` and synthesis drops it."""
+    task = tasks["rideshare_dispatch-5612f77c4c37"]
+    assert score(task, reference(task)) == 1.0
+    trials, _ = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
+    slow = next(t for t in trials if t.kind == "slow_reads")
+    assert slow.note == "10 lookups before each turn's work"
+    assert run_verifier(task, slow.outcome).score < 1.0
+
+
+def test_a_composed_reply_may_open_with_a_greeting_and_close_with_a_sign_off(tasks: dict[str, Task]) -> None:
+    """sheet_analytics-bcff01e0dc46: "draft a reply ... saying “Recipe RCP-01: Running a few
+    minutes late.”, mentioning the id of that dataset". A greeting or a sign-off on the note's own
+    line scored 0.857, as a negated reply did."""
+    task = tasks["sheet_analytics-bcff01e0dc46"]
+    note = "Recipe RCP-01: Running a few minutes late. Dataset DS-006."
+    right = [f"Hi Ravi, {note}", f"{note} Thanks, Felix", f"Hi Ravi,\n\n{note}\n\nBest,\nFelix"]
+    assert scores(task, "draft_reply", "body", right) == [1.0] * 3
+    wrong = [
+        f"Hi Ravi, Not running late. {note}",
+        f"{note} Ignore this, Felix",
+        "Hi Ravi, Recipe RCP-01: Running a few minutes late. Dataset DS-006 is fixed now.",
+        "Hi Ravi, Recipe RCP-01: Running a few minutes late.",
+    ]
+    assert all(s < 1.0 for s in scores(task, "draft_reply", "body", wrong))

@@ -30,7 +30,7 @@ Wrong agents must score below 1:
 Right agents must score exactly 1:
 
 * ``extra_reads`` - harmless lookups before, between and after the steps (the clock moves);
-* ``slow_reads`` - six lookups before each turn's work (the clock moves further than in the
+* ``slow_reads`` - ten lookups before each turn's work (the clock moves further than in the
   correct variants the verifier was built from);
 * ``reorder`` - two adjacent independent steps of a turn swapped;
 * ``repeat_reads`` - every lookup (or one diagnostic) repeated, also at the very end;
@@ -99,7 +99,7 @@ RIGHT: tuple[str, ...] = (
     "cosmetic_text",
     "bare_address",
 )
-SLOW_READS = 6  # lookups before each turn in ``slow_reads`` (a careful agent reads this much)
+SLOW_READS = 10  # lookups before each turn in ``slow_reads`` (audit agents read this much before acting)
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 READ_SYSTEM = ("list_files", "read_file")
 ATTEMPTS = 3  # look-alikes or siblings tried per record before a policy gives up

@@ -463,10 +463,37 @@ def composed_fault(text: Any, spec: Any) -> str | None:
         if framing is None
         else POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | frozenset(framing) | context
     )
+    for side in _salutations(folded, spans, used):
+        used[side.start : side.stop] = [True] * len(side)
     odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
     return None
+
+
+def _salutations(text: str, spans: list[Span], used: list[bool]) -> list[range]:
+    """A greeting that opens a composed text and a sign-off that ends it, each set apart by a
+    break ("Hi Ravi, ...", "... Thanks, Felix"): a person's courtesies, whatever the note says.
+    Only the longest such run at each end, of words no value or dictated phrase took."""
+    found: list[range] = []
+    first = next((i for i, u in enumerate(used) if u), len(spans))
+    for end in range(first, 0, -1):
+        head = range(0, end)
+        if end < len(spans) and _set_apart(text, spans, end) and _polite(text, spans, head)[0]:
+            found.append(head)
+            break
+    last = max((i for i, u in enumerate(used) if u), default=-1)
+    for start in range(last + 1, len(spans)):
+        tail = range(start, len(spans))
+        if start > 0 and _set_apart(text, spans, start) and _polite(text, spans, tail)[0]:
+            found.append(tail)
+            break
+    return found
+
+
+def _set_apart(text: str, spans: list[Span], i: int) -> bool:
+    """Whether a break stands between word ``i - 1`` and word ``i``."""
+    return bool(_BREAK.search(text[spans[i - 1][2] : spans[i][1]]))
 
 
 def _context(spec: dict[str, Any]) -> frozenset[str]:
