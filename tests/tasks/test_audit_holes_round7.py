@@ -5,16 +5,23 @@ a default run at ``1c9e89b``, seed 7), each verifier synthesized again by this c
   recipe “Drop orders exported twice”" right after creating a second recipe of that name);
 * ten lookups before a rideshare offer let the rider's pickup window lapse (0.0; eight passed):
   the validation's careful agent looked six times, so the task was kept;
-* a composed reply opened by "Hi Ravi," or closed by "Thanks, Felix" on its line (0.857).
+* a composed reply opened by "Hi Ravi," or closed by "Thanks, Felix" on its line (0.857);
+* a forward to the mailbox's own owner (three audits; 16 of 24 addressed calls of a 40-task
+  mail_triage corpus at ``4e77427``).
 """
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from envcraft.core.package import load_package
+from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.format.model import GoldenCall, Task
 from envcraft.tasks.golden.run import replay
 from envcraft.tasks.phrasing.intents import ChainView, plan_intents
@@ -90,3 +97,34 @@ def test_a_composed_reply_may_open_with_a_greeting_and_close_with_a_sign_off(tas
         "Hi Ravi, Recipe RCP-01: Running a few minutes late.",
     ]
     assert all(s < 1.0 for s in scores(task, "draft_reply", "body", wrong))
+
+
+def test_no_message_goes_to_the_mailbox_owner_himself(tmp_path: Path) -> None:
+    """The world's own user (S0's values outside every collection: the mailbox owner) is nobody
+    a message is drafted, forwarded or sent to. Most S0 messages are addressed to him, so he was
+    the likeliest recipient drawn."""
+    envcraft = Path(sys.executable).with_name("envcraft")
+    synth = [
+        envcraft,
+        "tasks",
+        "synth",
+        "--envs",
+        "mail_triage",
+        "--n",
+        "30",
+        "--seed",
+        "0",
+        "--out",
+        tmp_path,
+    ]
+    done = subprocess.run(synth, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    addressed = [
+        json.dumps(c.args[arg])
+        for t in read_tasks(tmp_path)
+        for c in t.reference.calls
+        for arg in ("to", "cc")
+        if arg in c.args
+    ]
+    assert len(addressed) >= 5
+    assert not [a for a in addressed if "alex.moreno@northwind.example" in a]

@@ -59,6 +59,10 @@ GENERIC = frozenset(
 QUERY_PARAMS = frozenset({"query", "search", "keyword", "keywords", "q", "text_query"})
 NAME_KEYS = ("name", "title", "label", "subject")
 PATH_PARAMS = frozenset({"path", "file", "filename", "file_path", "filepath", "src", "dst", "destination"})
+# parameters naming whom a message goes to: never the world's own user ("forward it to Alex" in
+# Alex's own mailbox)
+RECIPIENT_PARAMS = frozenset({"to", "cc", "bcc", "recipient", "recipients"})
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -204,6 +208,8 @@ class StateIndex:
     files: list[str] = field(default_factory=list)
     owners: dict[Any, set[str]] = field(default_factory=dict)  # value -> entities holding it
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # entity id -> its scalar fields
+    # the addresses of the world's own user (a mailbox's owner: S0's values outside every collection)
+    own_addresses: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, state: dict[str, Any], files: dict[str, str] | None = None) -> StateIndex:
@@ -220,7 +226,14 @@ class StateIndex:
                     _flatten_into(record, f"{name}.{entity}", leaves)
                     of_record[(name, str(entity))] = leaves[start:]
             else:
+                start = len(leaves)
                 _flatten_into(value, str(name), leaves)
+                index.own_addresses |= {
+                    m.lower()
+                    for _, leaf in leaves[start:]
+                    if isinstance(leaf, str)
+                    for m in _ADDRESS.findall(leaf)
+                }
         for name, ids in index.collections.items():
             for entity in ids:
                 owner = f"{name}/{entity}"
@@ -399,6 +412,11 @@ def described_options(prop: dict[str, Any]) -> list[str]:
     return []
 
 
+def _addressed_to(value: Any, addresses: set[str]) -> bool:
+    """Whether a recipient value names one of ``addresses`` ("Alex Moreno <alex.moreno@...>")."""
+    return isinstance(value, str) and any(m.lower() in addresses for m in _ADDRESS.findall(value))
+
+
 def _free_text_name(param: str) -> bool:
     key = _ALIASES.get(param.lower(), param.lower())
     return any(
@@ -486,6 +504,8 @@ def user_values(
             return []
         return [rng.sample(pool, min(len(pool), rng.choice((1, 1, 2)))) for _ in range(min(limit, 3))]
     found = index.values_for(param, prop)
+    if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
+        found = [v for v in found if not _addressed_to(v, index.own_addresses)]
     if param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
         rng.shuffle(found)
         fresh = f"notes/{rng.choice(FREE_TEXT['query'])}-{rng.randint(1, 99)}.md"
