@@ -47,6 +47,12 @@ def interop_tasks() -> dict[str, Task]:
     return {"claw": claw, "cross": crossing[0]}
 
 
+def skipped_turn(task: Task) -> int:
+    """The turn a wrong agent leaves out: the last, which no later turn's calls build on (a draft
+    made in turn 1 and sent in turn 2 would make the sending fail, not the score drop)."""
+    return len(task.turns) - 1
+
+
 def write_task_set(directory: Path, tasks: dict[str, Task]) -> Path:
     write_tasks(directory, tasks.values())
     return directory

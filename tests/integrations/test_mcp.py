@@ -29,7 +29,14 @@ from envcraft.integrations.mcp import EpisodeTable, ModelServer, Source  # noqa:
 from envcraft.tasks.format.model import Task  # noqa: E402
 from envcraft.tasks.play.episode import Episode  # noqa: E402
 
-from .interop_support import ENVCRAFT, interop_tasks, player_calls, tasks_score, write_task_set  # noqa: E402
+from .interop_support import (  # noqa: E402
+    ENVCRAFT,
+    interop_tasks,
+    player_calls,
+    skipped_turn,
+    tasks_score,
+    write_task_set,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +130,7 @@ def test_stdio_subprocess_scores_as_tasks_score(
                     assert payload(await control.call_tool("score", {}))["score"] == scores["right"]
                     assert payload(await control.call_tool("trajectory", {})) == trajectories["right"]
                     payload(await control.call_tool("reset", {}))
-                    await play(model, control, task, skip_turn=0)
+                    await play(model, control, task, skip_turn=skipped_turn(task))
                     scores["wrong"] = payload(await control.call_tool("score", {}))["score"]
                     trajectories["wrong"] = payload(await control.call_tool("trajectory", {}))
 
@@ -172,7 +179,7 @@ def test_http_server_isolates_connections_and_scores_as_tasks_score(
                     httpx2.AsyncClient(headers=headers) as http,
                     Client(streamable_http_client(model_url, http_client=http)) as modern,
                 ):
-                    await play(modern, control, task, episode=opened["episode"], skip_turn=0)
+                    await play(modern, control, task, episode=opened["episode"], skip_turn=skipped_turn(task))
                 results["modern"] = payload(await control.call_tool("score", {"episode": opened["episode"]}))[
                     "score"
                 ]

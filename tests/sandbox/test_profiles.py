@@ -17,7 +17,13 @@ from envcraft.sandbox.profiles import SYSTEM_TOOLS, result_text
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.episode import Episode
 from envcraft.tasks.verifier.scoring import run_verifier
-from integrations.interop_support import interop_tasks, player_calls, tasks_score, write_task_set
+from integrations.interop_support import (
+    interop_tasks,
+    player_calls,
+    skipped_turn,
+    tasks_score,
+    write_task_set,
+)
 
 from .conftest import requires_bwrap
 
@@ -66,7 +72,7 @@ def test_a_skipped_turn_scores_the_same_below_one_in_every_profile(
     tasks: dict[str, Task], task_dir: Path, tmp_path: Path, profile: str
 ) -> None:
     task = tasks["cross"]
-    live, trajectory = _play(task, profile, skip_turn=0)
+    live, trajectory = _play(task, profile, skip_turn=skipped_turn(task))
     assert live < 1.0
     assert tasks_score(task_dir, trajectory, tmp_path) == live
 

@@ -41,6 +41,12 @@ def todo_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
 
 
 @pytest.fixture(scope="module")
+def mail_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
+    """A mail corpus with tasks of several turns (the five-env corpus may hold none of them)."""
+    return synthesized(tmp_path_factory.mktemp("mail"), "mail_triage", n=20)
+
+
+@pytest.fixture(scope="module")
 def infra_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return synthesized(tmp_path_factory.mktemp("infra"), "infra_recovery")
 
@@ -97,7 +103,9 @@ def test_the_reference_itself_scores_one(tasks: list[Task]) -> None:
         assert score(task, reference(task)) == 1.0, task.id
 
 
-def test_a_later_turns_work_done_in_the_turn_before_is_not_paid(tasks: list[Task]) -> None:
+def test_a_later_turns_work_done_in_the_turn_before_is_not_paid(
+    tasks: list[Task], mail_tasks: list[Task]
+) -> None:
     """Doing turn 2's writes in turn 1 (the user had not asked yet) ends where the reference
     ends; only turn 1's window shows it."""
     writes = {
@@ -109,7 +117,8 @@ def test_a_later_turns_work_done_in_the_turn_before_is_not_paid(tasks: list[Task
         "commit_transaction",
     }
     task = first(
-        tasks, lambda t: len(t.turns) > 1 and any(c.turn > 0 and c.tool in writes for c in t.reference.calls)
+        tasks + mail_tasks,
+        lambda t: len(t.turns) > 1 and any(c.turn > 0 and c.tool in writes for c in t.reference.calls),
     )
     turns = reference(task)
     early = [[*turns[0], *turns[1]], [], *turns[2:]]
@@ -130,11 +139,13 @@ def test_a_flag_on_a_message_nobody_named_is_not_paid(tasks: list[Task]) -> None
     assert score(task, turns) < 1.0
 
 
-def test_one_side_effect_costs_once_at_every_turns_end_it_shows(tasks: list[Task]) -> None:
+def test_one_side_effect_costs_once_at_every_turns_end_it_shows(
+    tasks: list[Task], mail_tasks: list[Task]
+) -> None:
     """A flag on another message in turn 1 of a longer task stays to the end: the guard of the
     run's end and its copy at turn 1's end both see it. One effect halves the reward once
     (it halved it once per copy: 0.25); done early, the copy at the turn's end alone sees it."""
-    task = first(tasks, lambda t: t.envs == ["mail_triage"] and len(t.turns) > 1)
+    task = first(tasks + mail_tasks, lambda t: t.envs == ["mail_triage"] and len(t.turns) > 1)
     messages = task.initial_state["mail_triage"]["messages"]
     other = next(
         m for m in sorted(messages) if m not in named(task) and "flagged" not in messages[m]["flags"]
