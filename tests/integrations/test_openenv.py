@@ -29,7 +29,7 @@ from openenv import GenericEnvClient
 
 from envcraft.tasks.format.model import Task
 
-from .interop_support import interop_tasks, player_calls, tasks_score, write_task_set
+from .interop_support import interop_tasks, player_calls, skipped_turn, tasks_score, write_task_set
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +102,7 @@ def test_played_over_ws_the_reward_is_what_tasks_score_gives(
             assert right.reward == 1.0
             assert state["task_id"] == task.id and state["step_count"] > 0
             assert tasks_score(task_dir, state["trajectory"], tmp_path) == 1.0
-            wrong, wrong_state = play(client, task, skip_turn=0)  # reset: a fresh episode
+            wrong, wrong_state = play(client, task, skip_turn=skipped_turn(task))  # reset: a fresh episode
             assert wrong.reward < 1.0
             assert tasks_score(task_dir, wrong_state["trajectory"], tmp_path) == wrong.reward
     finally:

@@ -31,7 +31,7 @@ from verifiers.v1.state import state_cls
 
 from envcraft.tasks.format.model import Task
 
-from .interop_support import interop_tasks, player_calls, tasks_score, write_task_set
+from .interop_support import interop_tasks, player_calls, skipped_turn, tasks_score, write_task_set
 
 pytestmark = pytest.mark.slow
 TASKSET = "envcraft-verifiers"
@@ -112,7 +112,7 @@ def test_a_rollout_is_rewarded_as_tasks_score_rewards_its_calls(
     assert right.rewards["envcraft"].score == tasks_score(task_dir, right_traj, tmp_path) == 1.0
     assert right.metrics  # the verifier's components
     wrong_calls = player_calls(task, "openclaw")
-    wrong_calls[0] = []  # skips the first turn's work
+    wrong_calls[skipped_turn(task)] = []  # leaves a turn's work out
     wrong, wrong_traj = rollout(vtask, wrong_calls)
     wrong_traj.pop("tools")
     assert wrong.rewards["envcraft"].score == tasks_score(task_dir, wrong_traj, tmp_path) < 1.0
