@@ -19,13 +19,13 @@ import random
 
 import pytest
 
-from envcraft.core.package import load_package
+from envcraft.core.package import EnvPackage, load_package
 from envcraft.tasks.format.model import GoldenCall, Task
 from envcraft.tasks.golden.coherence import tidy
 from envcraft.tasks.golden.defaults import spell_out_defaults
-from envcraft.tasks.golden.run import replay
+from envcraft.tasks.golden.run import GoldenRun, replay
 from envcraft.tasks.graphs.graph import build_tool_graph
-from envcraft.tasks.phrasing.intents import ChainView, plan_intents
+from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, plan_intents
 from envcraft.tasks.values.args import StateIndex, user_values
 
 from .test_created_records import audit_tasks, call, score
@@ -43,6 +43,14 @@ def without(turns: Turns, tool: str, **args: str) -> Turns:
         [c for c in calls if not (c["tool"] == tool and all(c["args"].get(k) == v for k, v in args.items()))]
         for calls in copy.deepcopy(turns)
     ]
+
+
+def planned(task: Task, run: GoldenRun, package: EnvPackage) -> IntentPlan:
+    """The intents planned for ``run`` (the task's reference replayed) with the task's turns."""
+    turns = [[i for i, c in enumerate(task.reference.calls) if c.turn == t] for t in range(len(task.turns))]
+    mutating = [not package.env_class.tools[c.tool].annotations.read_only for c in run.calls]
+    view = ChainView(run.calls, run.initial, run.after, mutating)
+    return plan_intents(view, turns, {package.id: package}, random.Random(0))
 
 
 def test_a_flag_on_the_message_the_run_made_is_checked(tasks: dict[str, Task]) -> None:
@@ -153,14 +161,7 @@ def test_that_trip_is_not_said_once_the_job_made_another(tasks: dict[str, Task])
     calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
     run = replay(calls, {"rideshare_dispatch": package}, task.initial_state, task.workspace)
     assert run is not None
-    turns = [[i for i, c in enumerate(task.reference.calls) if c.turn == t] for t in range(len(task.turns))]
-    view = ChainView(
-        run.calls,
-        run.initial,
-        run.after,
-        [not package.env_class.tools[c.tool].annotations.read_only for c in run.calls],
-    )
-    plan = plan_intents(view, turns, {"rideshare_dispatch": package}, random.Random(0))
+    plan = planned(task, run, package)
     rated = next(i for i, c in enumerate(run.calls) if c.tool == "rate_trip")
     mention = next(m for m in plan.mentions() if m.call == rated and m.arg == "trip_id")
     assert mention.text != "that trip" and "Sofia Novak" in mention.text
@@ -178,14 +179,7 @@ def test_a_step_the_user_expects_refused_says_what_it_is_for(tasks: dict[str, Ta
     calls[1].result = {"error": {"category": "invalid_transition"}}  # the request was cancelled
     run = replay(calls, {"rideshare_dispatch": package}, task.initial_state, task.workspace)
     assert run is not None and not run.calls[1].ok
-    turns = [[i for i, c in enumerate(task.reference.calls) if c.turn == t] for t in range(len(task.turns))]
-    mutating = [not package.env_class.tools[c.tool].annotations.read_only for c in run.calls]
-    plan = plan_intents(
-        ChainView(run.calls, run.initial, run.after, mutating),
-        turns,
-        {"rideshare_dispatch": package},
-        random.Random(0),
-    )
+    plan = planned(task, run, package)
     lookup = next(g for goals in plan.turns for g in goals if g.call == 1)
     assert lookup.planned_error and "ride request" in lookup.text  # "that ride request": turn 1 said it
 

@@ -13,7 +13,6 @@ a default run at ``1c9e89b``, seed 7), each verifier synthesized again by this c
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -24,12 +23,12 @@ from envcraft.core.package import load_package
 from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.format.model import GoldenCall, Task
 from envcraft.tasks.golden.run import replay
-from envcraft.tasks.phrasing.intents import ChainView, plan_intents
 from envcraft.tasks.play.episode import resolve_packages
 from envcraft.tasks.play.execute import execute_reference
 from envcraft.tasks.validation.adversarial import Adversary
 from envcraft.tasks.verifier.scoring import run_verifier
 
+from .test_audit_holes_round5 import planned
 from .test_audit_holes_round6 import scores
 from .test_created_records import audit_tasks, score
 from .test_reward_semantics import reference
@@ -55,14 +54,7 @@ def test_a_name_the_job_gave_a_new_record_too_no_longer_tells_the_old_one_apart(
     assert run is not None
     recipes = run.after(len(run.calls) - 1)["sheet_analytics"]["recipes"]
     assert recipes["RCP-02"]["name"] == recipes["RCP-03"]["name"] == "Drop orders exported twice"
-    turns = [[i for i, c in enumerate(task.reference.calls) if c.turn == t] for t in range(len(task.turns))]
-    mutating = [not package.env_class.tools[c.tool].annotations.read_only for c in run.calls]
-    plan = plan_intents(
-        ChainView(run.calls, run.initial, run.after, mutating),
-        turns,
-        {"sheet_analytics": package},
-        random.Random(0),
-    )
+    plan = planned(task, run, package)
     ruled = next(i for i, c in enumerate(run.calls) if c.tool == "add_cleaning_rule")
     mention = next(m for m in plan.mentions() if m.call == ruled and m.arg == "recipe_id")
     assert mention.text != "the cleaning recipe “Drop orders exported twice”"

@@ -397,15 +397,23 @@ class GoalChecks(CheckList):
         if request.format != "markdown":
             return {}
         found = {w for name in request.expected for w in vr.words(name)}
-        for (env, where), value in zip(request.sources, asked_values(request), strict=False):
+        for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
             labels = [parts[3]] if len(parts) > 3 else []
             if isinstance(record, dict):  # a label with its value ("Owner: Farah"), never a flag
                 labels += [k for k, v in record.items() if isinstance(v, str)]
             found.update(w for label in labels for w in vr.words(humanize(label)))
-            found.update(carried_context(self.golden, self.world.books.get(env), [parts[2], value]))
-        return {"framing": sorted(found)}
+        return {"framing": sorted(found | self._asked_context(request))}
+
+    def _asked_context(self, request: FileRequest) -> set[str]:
+        """What the world says about the records the asked values come from and those they point
+        at (:func:`carried_context`: "RET-0042, the return of ORD-5 for Maria Novak")."""
+        found: set[str] = set()
+        for (env, where), value in zip(request.sources, asked_values(request), strict=False):
+            book = self.world.books.get(env)
+            found.update(carried_context(self.golden, book, [*where.split("/")[2:3], value]))
+        return found
 
     def _known_lines(self, path: str, turn: int | None) -> list[str] | None:
         """Where the number of lines is not fixed (the world appends to an incident's timeline
@@ -440,10 +448,8 @@ class GoalChecks(CheckList):
             for key, record in records.items()
             if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
         }
-        context: set[str] = set()  # the records the asked ones point at: "the forward of MSG-0003: MSG-0010"
-        for (env, where), value in zip(request.sources, asked_values(request), strict=False):
-            said = carried_context(self.golden, self.world.books.get(env), [*where.split("/")[2:3], value])
-            context.update(word for word in said if any(c.isdigit() for c in word))
+        # the records the asked ones point at: "the forward of MSG-0003: MSG-0010"
+        context = {word for word in self._asked_context(request) if any(c.isdigit() for c in word)}
         return {"only_ids": {"prefixes": prefixes, "allowed": sorted({*asked, *touched, *context})}}
 
     def _file_expectation(self, path: str, content: str, turn: int | None) -> tuple[str, Any]:
