@@ -30,6 +30,9 @@ SHIFTS = (1, 3)
 TAILS = (6, 40)
 # Failed calls that end every turn in the settled run: a look before answering.
 SETTLE = 6
+# Failed calls that open every turn in the late runs: an agent that looks around before it acts
+# (the adversary ``slow_reads`` makes ten lookups; an agent may make twice as many).
+LEADS = (12, 24)
 
 Call = Mapping[str, Any]
 
@@ -80,16 +83,21 @@ def run_calls(
     probes: int = 0,
     rebind: Callable[[int, Any, dict[str, str], list[dict[str, Any]]], Any] | None = None,
     settle: int = 0,
+    lead: int = 0,
 ) -> Outcome:
     """Play calls in a fresh in-memory :class:`~envcraft.tasks.play.episode.Episode`, one turn at a time.
 
     ``probes`` failed calls go before every call (shifting the clock and the seeded
     rng without changing state); ``rebind(call index, args, provenance, results)`` may rewrite
     arguments from this run's earlier results (the last argument). Both serve :func:`shifted_replay`.
-    ``settle`` failed calls and one lookup end every turn in every environment (:func:`settled_runs`).
+    ``settle`` failed calls and one lookup end every turn in every environment (:func:`settled_runs`);
+    ``lead`` failed calls open every turn in every environment (:func:`late_runs`).
     """
     with Episode(packages, initial_state, files) as episode:
         for calls in turns:
+            for waiting in episode.sessions.values() if lead else ():
+                for _ in range(lead):
+                    waiting.call(PROBE_TOOL, {})
             for raw in calls:
                 if not isinstance(raw, Mapping):
                     result = error_result(
@@ -174,6 +182,21 @@ def settled_runs(golden: Outcome) -> list[Outcome]:
     return cached
 
 
+def late_runs(golden: Outcome) -> list[Outcome]:
+    """The golden run with each of :data:`LEADS` failed calls opening every turn in every
+    environment, where no call then fails or succeeds otherwise: an agent that looks around
+    before it acts. Its writes come later on the clock, so what the world does by itself in the
+    meantime shows, also where an environment applies it only at its next write (a job of
+    another run that finished while the agent read: job_scheduler sweeps at each write). Kept
+    on ``golden``."""
+    cached: list[Outcome] | None = golden._derived.get("late")
+    if cached is None:
+        runs = [_replay(golden, 0, lead=k) for k in LEADS]
+        cached = [r for r in runs if r is not None]
+        golden._derived["late"] = cached
+    return cached
+
+
 def tail_runs(golden: Outcome) -> list[Outcome]:
     """The golden run followed by idle time: in every environment, :data:`TAILS` failed calls and
     then one harmless lookup, so the environment's own dynamics (timers, counterparts) catch up.
@@ -244,7 +267,7 @@ def advance_tool(package: EnvPackage) -> str | None:
     return None
 
 
-def _replay(golden: Outcome, probes: int, settle: int = 0) -> Outcome | None:
+def _replay(golden: Outcome, probes: int, settle: int = 0, lead: int = 0) -> Outcome | None:
     try:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
     except PackageError:
@@ -286,6 +309,7 @@ def _replay(golden: Outcome, probes: int, settle: int = 0) -> Outcome | None:
         probes=probes,
         rebind=rebind,
         settle=settle,
+        lead=lead,
     )
     pairs = zip(golden.actions, shifted.actions, strict=True)
     return None if any(is_error(a.result) != is_error(b.result) for a, b in pairs) else shifted

@@ -23,6 +23,7 @@ from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, phrasebook
 from envcraft.tasks.play.execute import (
     clock_run,
+    late_runs,
     recovered_runs,
     run_calls,
     settled_runs,
@@ -127,10 +128,18 @@ class World:
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
         world.options = {env: empty_options(package) for env, package in packages.items()}
         clock = clock_run(golden)
+        late = late_runs(golden)
         for env in golden.final:
             paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
             for tail in tails:
                 paths |= {c["path"] for c in diff(golden.final[env], tail.final[env])}
+            start, end = golden.initial[env], golden.final[env]
+            for run in late:  # only where the golden run left the state alone: the world's doing
+                paths |= {
+                    c["path"]
+                    for c in diff(end, run.final[env])
+                    if vr.same(get_path(start, c["path"]), get_path(end, c["path"]))
+                }
             world.exogenous[env] = paths
         moved = [(golden.initial_files, clock.files)] + [(golden.files, t.files) for t in tails]
         for before, after in moved:
