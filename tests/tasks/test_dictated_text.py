@@ -176,6 +176,32 @@ def test_an_aside_may_say_the_records_kind_fields_and_numbers_but_no_other_recor
     assert not vr.matches("duplicate request. On your trip UFE6UR I was wrong", reason)
 
 
+def test_a_label_without_a_colon_names_the_act_or_its_record_never_another_field() -> None:
+    """From the seventh audit: "Cancellation requested by the owner" for the reason "requested by
+    the owner" of a ``cancel_order`` scored 0.75, while "driver created by mistake" for the reason
+    "created by mistake" of a ``cancel_trip`` scored 1.0: the label was any of the call's records'
+    kinds and field names. ``label`` (synthesized: the kind of the record the call names and the
+    words of its act) labels the words; another record's kind or a field says who or what the
+    reason is about. "Duplicate request per Viktor" scored 0.5: "per" needs no comma."""
+    aside = ["driver", "rider", "trip", "request", "status", "reason", "cancel", "40472"]
+    label = ["cancel", "trip", "reason"]
+    spec = {"text": "created by mistake", "names": [], "attributed": True, "aside": aside, "label": label}
+    reason = {"$text": spec}
+    assert vr.matches("Cancellation: created by mistake", reason)
+    assert vr.matches("Cancellation created by mistake", reason)
+    assert vr.matches("Trip created by mistake", reason)
+    assert vr.matches("Cancelled trip created by mistake", reason)
+    assert not vr.matches("driver created by mistake", reason)
+    assert not vr.matches("Status created by mistake", reason)
+    assert not vr.matches("Cancellation not created by mistake", reason)
+    before = {"$text": {k: v for k, v in reason["$text"].items() if k != "label"}}
+    assert vr.matches("driver created by mistake", before)  # a verifier from before: as it was
+    per = {"$text": {"text": "duplicate request", "names": [], "attributed": True}}
+    assert vr.matches("Duplicate request per Viktor", per)
+    assert not vr.matches("Duplicate request by Viktor", per)  # "by" may be who did it: set apart
+    assert not vr.matches("Duplicate request per Viktor, not really", per)
+
+
 def test_a_composed_mention_may_point_at_its_record_as_a_person_would() -> None:
     """From the second audit: "(Our message to the traveler: MSG-0001)", "See also the traveler
     message MSG-0001." and "See the recipe we created, RCP-03." carry the id and point at it."""

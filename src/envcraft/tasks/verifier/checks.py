@@ -657,12 +657,16 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     sender, the user, is no record: "Kind regards, Rosa" is hers to add). "Hi Liam," in a message
     to Daniel names someone the message is not for. ``aside``: the other words a short aside
     about those records may hold (their kinds, field names and the digits of their values: "(offset 22)",
-    "(Power Spin, Jan 5 07:00)"), never a greeting's."""
+    "(Power Spin, Jan 5 07:00)"), never a greeting's; ``label``: the words that may label the text
+    without a colon, the kind of the records the call names and the words of its act ("Trip
+    cancelled by mistake", "Cancellation requested by the owner"), never a field's ("driver
+    created by mistake" says who was made by mistake)."""
     book = books.get(action.env)
     states = [golden.initial.get(action.env, {}), golden.final.get(action.env, {})]
     seen: set[str] = set()
     near: list[Any] = [action.args, action.result]
     kinds: set[str] = set()
+    own: set[str] = set()  # the kinds of the records the call itself names
     todo = [v for v in scalars(action.args) if isinstance(v, str)]
     for depth in range(2):  # the records the call names, and those they point at
         found = []
@@ -671,6 +675,8 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
                 collection = book.collection_of(state, key) if book is not None and key not in seen else None
                 if collection is not None:
                     kinds.add(collection)
+                    if depth == 0:
+                        own.add(collection)
                     near.append(state[collection][key])
                     found += [v for v in scalars(state[collection][key]) if isinstance(v, str) and v != key]
             seen.add(key)
@@ -693,7 +699,20 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         for w in _NAME_WORD.findall(text)
     }
     aside -= vr.NEGATIONS | vr.RETRACTIONS
-    return {"names": sorted(names), "others": sorted(others - names), "aside": sorted(aside)}
+    label = (
+        {
+            *(w for c in own for w in vr.words(book.entity(c).noun if book is not None else c)),
+            *vr.words(humanize(action.tool)),
+        }
+        - vr.NEGATIONS
+        - vr.RETRACTIONS
+    )
+    return {
+        "names": sorted(names),
+        "others": sorted(others - names),
+        "aside": sorted(aside),
+        "label": sorted(label),
+    }
 
 
 def person_names(record: Any) -> list[str]:
@@ -741,6 +760,7 @@ def text_pattern(free: FreeText) -> Any:
     names = dict(free.names)
     if "aside" in names:  # an aside may be labelled with what the text is ("Reason: ...")
         names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param))})
+        names["label"] = sorted({*names.get("label", ()), *vr.words(humanize(free.param))})
     if free.param in BODY_PARAMS:
         return {"$says": {"text": text, **names}}
     attributed = {"attributed": True} if any(w in free.param for w in REASON_WORDS) else {}

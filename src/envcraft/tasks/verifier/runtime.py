@@ -64,7 +64,10 @@ So a "not" or "never" put in or taken out, "Your flight is running late" for "Ru
 "Correction: please ignore" after the words, or any other sentence around them, all fail: a
 word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
 reasons) reads the same way; a short attribution set apart after the words ("plans changed
-(per Ximena)") is the agent's to add, unless it holds a negation or a retraction. Composed
+(per Ximena)") is the agent's to add, unless it holds a negation or a retraction, and so is a
+short aside naming the call's records (``aside``: their kinds, fields and numbers) or a label
+before the words (``label``: the kind of the record the call acts on and its act, "Cancellation
+requested by the owner"; never another field, "driver created by mistake"). Composed
 text (``$composed``: a note the user asks to "mention" the id of a record) is the agent's own
 wording: it must carry each value (as whole tokens), say the dictated words if any as a
 sentence of their own, and every other word must point at the record: a courtesy, a pointing
@@ -297,9 +300,10 @@ def says(
     attributed: bool = False,
     polite: bool = True,
     aside: frozenset[str] = frozenset(),
+    label: frozenset[str] | None = None,
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    return said_fault(text, dictated, names, others, attributed, polite, aside) is None
+    return said_fault(text, dictated, names, others, attributed, polite, aside, label) is None
 
 
 def said_fault(
@@ -310,6 +314,7 @@ def said_fault(
     attributed: bool = False,
     polite: bool = True,
     aside: frozenset[str] = frozenset(),
+    label: frozenset[str] | None = None,
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please", a "have" or an article put in or left out aside; an env's own
@@ -322,7 +327,9 @@ def said_fault(
     names (lower-cased) a greeting before the words may hold (the addressee's); ``others``:
     names no word around them may hold (other people of the world; the sender, the user, may
     sign): "Hi Liam" in a message to Daniel is not the message; ``aside``: the other words a
-    short aside about the call's records may hold (:func:`_aside`)."""
+    short aside about the call's records may hold (:func:`_aside`); ``label``: the words that may
+    label the dictated words without a colon (the kind of the record the call acts on, the act,
+    the parameter: "Cancellation requested by the owner"; ``aside`` where not given)."""
     if not isinstance(text, str):
         return "not a text"
     if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
@@ -341,7 +348,7 @@ def said_fault(
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others), 0
         if polite and names is not None:  # a short aside that names the record the call is about
-            head = head or _aside(folded, spans, 0, i, names | aside, aside)
+            head = head or _aside(folded, spans, 0, i, names | aside, aside if label is None else label)
             tail = tail or _aside(folded, spans, end, len(spans), names | aside)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
@@ -369,7 +376,8 @@ def _aside(
     a word that points at a record, a possessive or a month, or a token whose letters are such
     words and whose numbers those records hold (an id, a stage, a code, a time: never another
     record's id); at most :data:`_ASIDE` words. Before the words, a word or two of ``kinds`` (the
-    record's kind, the parameter's name) label them without a colon ("Run created by mistake")."""
+    record's kind, the act, the parameter's name, or a form of one: "cancellation" of "cancel")
+    label them without a colon ("Run created by mistake")."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
@@ -380,7 +388,7 @@ def _aside(
     else:  # before them: a label ("Invoice INV-4765: ...", "Run ...")
         set_apart = bool(re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]]))
         set_apart = set_apart or (
-            len(side) <= 2 and all(w.lower() in kinds and not w.isdigit() for w, _, _ in side)
+            len(side) <= 2 and all(_labels(w.lower(), kinds) and not w.isdigit() for w, _, _ in side)
         )
     if not set_apart:
         return False  # a sentence of its own ("Invoice received, please archive.") is content
@@ -390,7 +398,7 @@ def _aside(
         lowered = word.lower()
         if lowered in NEGATIONS | RETRACTIONS:
             return False
-        if lowered in known:
+        if lowered in known or (first == 0 and _labels(lowered, kinds)):
             continue
         letters, digits = _LETTERS.findall(lowered), re.findall(r"\d+", lowered)
         if not (letters or digits) or not all(p in known for p in letters):
@@ -400,15 +408,22 @@ def _aside(
     return True
 
 
+def _labels(word: str, kinds: frozenset[str]) -> bool:
+    """Whether ``word`` is one of ``kinds`` or a form of one of four letters or more
+    ("cancellation", "cancelled" of "cancel"; "skipped" of "skip"; "trips" of "trip")."""
+    return word in kinds or any(len(k) >= 4 and word.startswith(k) for k in kinds)
+
+
 def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str]) -> bool:
     """Whether the words from ``first`` on are a short attribution set apart after dictated words:
-    "(per Ximena)", ", per the shift handoff", "- Ximena": attribution words ("per", "by",
-    "according to") then at most :data:`_ATTRIBUTED` words, or names alone; no negation or
+    "(per Ximena)", ", per the shift handoff", "- Ximena", " per Viktor" ("per" needs no break):
+    attribution words ("per", "by", "according to") then at most :data:`_ATTRIBUTED` words, or
+    names alone; no negation or
     retraction, no time ("by Friday" is a deadline), no other person of the world ("plans
     changed (by mistake)" takes them back)."""
     rest = spans[first:]
     gap = text[spans[first - 1][2] : rest[0][1]] if rest else ""
-    if not _BREAK.search(gap):
+    if not _BREAK.search(gap) and not (rest and rest[0][0].lower() == "per"):
         return False
     lead = 0
     while lead < len(rest) and rest[lead][0].lower() in ATTRIBUTIONS:
@@ -633,17 +648,20 @@ def matches(value: Any, pattern: Any) -> bool:
     return kind_of(value) == kind_of(pattern) and value == pattern
 
 
-def _said(op: str, arg: Any) -> tuple[Any, frozenset[str] | None, frozenset[str], bool, bool, frozenset[str]]:
+def _said(
+    op: str, arg: Any
+) -> tuple[Any, frozenset[str] | None, frozenset[str], bool, bool, frozenset[str], frozenset[str] | None]:
     """A ``$text`` / ``$says`` pattern's arguments to :func:`said_fault`: the words, the names a
     greeting may hold and those none may (when given), whether an attribution may follow, and
     whether a greeting and a sign-off may stand around: a message, a note or a reason (``$says``,
     ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says", True, frozenset()
+        return arg, None, frozenset(), op == "$says", True, frozenset(), None
     message = op == "$says" or bool(arg.get("attributed"))
     aside = frozenset(arg.get("aside", ()))
-    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), True, message, aside
+    label = frozenset(arg["label"]) if "label" in arg else None
+    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), True, message, aside, label
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
