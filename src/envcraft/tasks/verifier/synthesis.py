@@ -20,6 +20,12 @@ string, a status as any of the states seen); a path that only the world's own dy
 change is neither a goal nor guarded. Finally every check must pass on each of those runs,
 so extra harmless calls or the clock drift they cause never cost a correct run.
 
+**What the user said weighs more than what follows from it** (:func:`weigh`). On one record,
+each goal on a value the user gave (an argument's value, dictated text) counts 1, and the
+changes that follow from the act (a status, ten jobs a cancel stops) count 1 together: a cancel
+with the wrong reason is half the record's work, not 1 of 12 goals (0.917 was a signal an RL
+learner barely sees).
+
 The goals are :mod:`envcraft.tasks.verifier.goals`, the guards :mod:`envcraft.tasks.verifier.guards`,
 the world of correct runs and the shared helpers :mod:`envcraft.tasks.verifier.checks`.
 The verifier is the :mod:`envcraft.tasks.verifier.runtime` source with its ``CHECKS``
@@ -28,6 +34,7 @@ The verifier is the :mod:`envcraft.tasks.verifier.runtime` source with its ``CHE
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,8 +42,8 @@ from envcraft.core.state import diff
 from envcraft.tasks.format.model import Verifier
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier import runtime as vr
-from envcraft.tasks.verifier.checks import FileRequest, World
-from envcraft.tasks.verifier.goals import GoalChecks
+from envcraft.tasks.verifier.checks import FileRequest, World, record_path, scalars
+from envcraft.tasks.verifier.goals import GoalChecks, dictated
 from envcraft.tasks.verifier.guards import GuardChecks
 from envcraft.tasks.verifier.scoring import build_context
 from envcraft.tasks.verifier.source import render
@@ -70,7 +77,43 @@ def synthesize_verifier(
     checks = robust(builder.checks, world.variants)
     if not any(c["role"] == "goal" for c in checks):
         return None  # everything the run did is undone or redone by the passing of time
+    weigh(checks, golden)
     return Verifier(source=render(checks), checks=checks)
+
+
+def weigh(checks: list[dict[str, Any]], golden: Outcome) -> None:
+    """Set each goal's weight (the module docstring): per record and turn window, each value the
+    user gave counts 1 (however many fields the world copies it to: a cancel's reason in every
+    stopped job's note) and the goals of what follows from the act 1 together. Goals on files and
+    on created records count 1 each. A run's pass or fail is the same under any weights; only a
+    partly right run's score moves."""
+    given = {
+        v
+        for action in golden.actions
+        for v in scalars(action.args)
+        if isinstance(v, str | int | float) and not isinstance(v, bool) and v != ""
+    }
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for check in checks:
+        if check["role"] != "goal" or check["kind"] not in ("value", "matches", "absent"):
+            continue
+        record = record_path(check["path"])
+        if record is not None:
+            value = _given(check.get("expected"), given)
+            groups.setdefault((check.get("turn"), check["env"], record, value), []).append(check)
+    for group in groups.values():
+        for check in group:
+            check["weight"] = 1.0 / len(group)
+
+
+def _given(expected: Any, given: set[Any]) -> str:
+    """What of the user's a goal asks for: its dictated words, the argument values it holds, or
+    nothing ("": a consequence of the act)."""
+    if dictated(expected):
+        while isinstance(expected, dict) and "$framed" in expected:
+            expected = expected["$framed"][1]
+        return "said " + json.dumps(expected, sort_keys=True)
+    return "|".join(sorted({repr(v) for v in scalars(expected) if not isinstance(v, bool) and v in given}))
 
 
 def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[str, Any]]:
