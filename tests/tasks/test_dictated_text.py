@@ -114,6 +114,9 @@ def test_a_short_attribution_may_follow_dictated_words_and_a_title_takes_nothing
     assert vr.matches("Could you please share an update?", asked)
     assert not vr.matches("Could you not share an update?", asked)
     assert vr.matches("Running a few minutes late (per Ana)", {"$says": "Running a few minutes late."})
+    late = {"$says": {"text": "Running a few minutes late.", "names": ["mila"]}}
+    assert vr.matches("Hello Mila,\n\nRunning a few minutes late.\n\nBest regards,\nTravel desk", late)
+    assert not vr.matches("Hello Mila,\n\nRunning a few minutes late.\n\nNot the travel desk", late)
 
 
 def test_a_composed_title_may_end_by_naming_the_record_it_carries() -> None:

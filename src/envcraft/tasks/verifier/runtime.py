@@ -166,6 +166,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     " please kindly thanks thank you so much very many a lot in advance just quick fyi"
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
     " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
+    " desk office crew staff"  # a sign-off from a team: "Best regards, Travel desk"
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
