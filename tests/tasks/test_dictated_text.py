@@ -214,6 +214,8 @@ def test_a_composed_mention_may_point_at_its_record_as_a_person_would() -> None:
     assert vr.matches("See also the traveler message MSG-0001.", mention)
     assert vr.matches("See the recipe we created, MSG-0001.", mention)
     assert not vr.matches("See the recipe we approved, MSG-0001.", mention)
+    assert vr.matches("This concerns the traveler message MSG-0001.", mention)  # seventh audit
+    assert not vr.matches("This concerns the traveler message MSG-0001, now resolved.", mention)
 
 
 def test_a_fault_names_the_words_that_broke_the_reading() -> None:

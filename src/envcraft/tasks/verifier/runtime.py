@@ -176,7 +176,7 @@ POINTING = _vocabulary(  # the words a follow-up note uses to point at a record 
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " sent track tracking thread note linked link related mail email message also we us created made"
     " emailed notified messaged contacted informed texted booking bookings reservation record entry"
-    " ticket case"
+    " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
 COURTESY_LINES = (
     _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
