@@ -31,7 +31,7 @@ from envcraft.tasks.play.execute import (
     tail_runs,
 )
 from envcraft.tasks.play.outcome import Action, Outcome
-from envcraft.tasks.values.args import value_at
+from envcraft.tasks.values.args import NAME_KEYS, value_at
 from envcraft.tasks.verifier import runtime as vr
 
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
@@ -657,7 +657,10 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     sender, the user, is no record: "Kind regards, Rosa" is hers to add). "Hi Liam," in a message
     to Daniel names someone the message is not for. ``aside``: the other words a short aside
     about those records may hold (their kinds, field names and the digits of their values: "(offset 22)",
-    "(Power Spin, Jan 5 07:00)"), never a greeting's; ``label``: the words that may label the text
+    "(Power Spin, Jan 5 07:00)"), never a greeting's; ``titles``: the words such an aside may name
+    those records by (their ids, codes, names and titles, the call's own values), never what the
+    records say (a status, a description: "(training succeeded)", "- retry and publish model"
+    are claims); ``label``: the words that may label the text
     without a colon, the kind of the records the call names and the words of its act ("Trip
     cancelled by mistake", "Cancellation requested by the owner"), never a field's ("driver
     created by mistake" says who was made by mistake)."""
@@ -667,6 +670,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     near: list[Any] = [action.args, action.result]
     kinds: set[str] = set()
     own: set[str] = set()  # the kinds of the records the call itself names
+    records: set[str] = set()  # the ids of the records found
     todo = [v for v in scalars(action.args) if isinstance(v, str)]
     for depth in range(2):  # the records the call names, and those they point at
         found = []
@@ -675,6 +679,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
                 collection = book.collection_of(state, key) if book is not None and key not in seen else None
                 if collection is not None:
                     kinds.add(collection)
+                    records.add(key)
                     if depth == 0:
                         own.add(collection)
                     near.append(state[collection][key])
@@ -684,6 +689,10 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     for state in states:
         near += [v for k, v in state.items() if book is None or k not in book.collections]
     names = {w.lower() for t in near for v in scalars(t) if isinstance(v, str) for w in _NAME_WORD.findall(v)}
+    identities = [*records, *(v for v in scalars(action.args) if isinstance(v, str))]
+    for record in near:
+        identities += _identities(record)
+    titles = {w.lower() for v in identities for w in _NAME_WORD.findall(v)}
     aside = {  # what an aside naming those records may say besides their names: kinds, labels, numbers
         *(w for c in kinds for w in vr.words(book.entity(c).noun if book is not None else c)),
         *(w for t in near if isinstance(t, dict) for k in t for w in vr.words(humanize(str(k)))),
@@ -712,7 +721,26 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         "others": sorted(others - names),
         "aside": sorted(aside),
         "label": sorted(label),
+        "titles": sorted(titles),
     }
+
+
+def _identities(record: Any) -> list[str]:
+    """The values a record is known by: its ids and codes, and its names, titles and subjects
+    (also of the records nested in it), never its other values (a status, a description)."""
+    found: list[str] = []
+    if isinstance(record, dict):
+        for key, value in record.items():
+            if isinstance(value, str):
+                named = any(k in str(key).lower() for k in NAME_KEYS)
+                if named or ID_LIKE.match(value) or _code(value) or "@" in value:
+                    found.append(value)
+            else:
+                found += _identities(value)
+    elif isinstance(record, list):
+        for value in record:
+            found += _identities(value)
+    return found
 
 
 def person_names(record: Any) -> list[str]:

@@ -302,9 +302,10 @@ def says(
     polite: bool = True,
     aside: frozenset[str] = frozenset(),
     label: frozenset[str] | None = None,
+    titles: frozenset[str] | None = None,
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    return said_fault(text, dictated, names, others, attributed, polite, aside, label) is None
+    return said_fault(text, dictated, names, others, attributed, polite, aside, label, titles) is None
 
 
 def said_fault(
@@ -316,6 +317,7 @@ def said_fault(
     polite: bool = True,
     aside: frozenset[str] = frozenset(),
     label: frozenset[str] | None = None,
+    titles: frozenset[str] | None = None,
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please", a "have" or an article put in or left out aside; an env's own
@@ -330,7 +332,9 @@ def said_fault(
     sign): "Hi Liam" in a message to Daniel is not the message; ``aside``: the other words a
     short aside about the call's records may hold (:func:`_aside`); ``label``: the words that may
     label the dictated words without a colon (the kind of the record the call acts on, the act,
-    the parameter: "Cancellation requested by the owner"; ``aside`` where not given)."""
+    the parameter: "Cancellation requested by the owner"; ``aside`` where not given); ``titles``:
+    the names an aside may call the records by (their ids, names and titles; ``names`` where not
+    given: "(training succeeded)" is a claim, not a name)."""
     if not isinstance(text, str):
         return "not a text"
     if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
@@ -349,8 +353,9 @@ def said_fault(
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others), 0
         if polite and names is not None:  # a short aside that names the record the call is about
-            head = head or _aside(folded, spans, 0, i, names | aside, aside if label is None else label)
-            tail = tail or _aside(folded, spans, end, len(spans), names | aside)
+            known = (names if titles is None else titles) | aside
+            head = head or _aside(folded, spans, 0, i, known, aside if label is None else label)
+            tail = tail or _aside(folded, spans, end, len(spans), known)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits:
@@ -649,20 +654,20 @@ def matches(value: Any, pattern: Any) -> bool:
     return kind_of(value) == kind_of(pattern) and value == pattern
 
 
-def _said(
-    op: str, arg: Any
-) -> tuple[Any, frozenset[str] | None, frozenset[str], bool, bool, frozenset[str], frozenset[str] | None]:
+def _said(op: str, arg: Any) -> tuple[Any, ...]:
     """A ``$text`` / ``$says`` pattern's arguments to :func:`said_fault`: the words, the names a
     greeting may hold and those none may (when given), whether an attribution may follow, and
     whether a greeting and a sign-off may stand around: a message, a note or a reason (``$says``,
     ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says", True, frozenset(), None
+        return arg, None, frozenset(), op == "$says", True, frozenset(), None, None
     message = op == "$says" or bool(arg.get("attributed"))
     aside = frozenset(arg.get("aside", ()))
     label = frozenset(arg["label"]) if "label" in arg else None
-    return arg["text"], frozenset(arg["names"]), frozenset(arg.get("others", ())), True, message, aside, label
+    titles = frozenset(arg["titles"]) if "titles" in arg else None
+    names, others = frozenset(arg["names"]), frozenset(arg.get("others", ()))
+    return arg["text"], names, others, True, message, aside, label, titles
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:

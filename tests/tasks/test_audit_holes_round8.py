@@ -1,0 +1,59 @@
+"""The eighth round's findings on its real tasks (``tests/fixtures/audit_tasks_round8.jsonl``,
+a default run at ``817cd08``, seed 8), each verifier synthesized again by this checkout:
+
+* a reason with an aside of claims the run's records hold ("(training succeeded)", "- retry and
+  publish model") paid 1.0: an aside could hold any word of the records, statuses included;
+* eleven lookups before a cancel let another run's backup job finish at the cancel's sweep (0.5);
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envcraft.tasks.format.model import Task
+
+from .test_created_records import audit_tasks, call, score
+from .test_reward_semantics import reference
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round8.jsonl")
+
+
+def _cancel(reason: str) -> list[list[dict[str, object]]]:
+    return [[call("job_scheduler", "cancel_run", run_id="RUN-7388", reason=reason)]]
+
+
+def test_an_aside_names_the_record_and_claims_nothing_about_it(tasks: dict[str, Task]) -> None:
+    """job_scheduler-76a7913d64b1: "Cancel RUN-7388; the reason is “requested by the owner”".
+    An aside may name the run by its id or its workflow's name, not say what its jobs did."""
+    task = tasks["job_scheduler-76a7913d64b1"]
+    assert score(task, reference(task)) == 1.0
+    for right in (
+        "requested by the owner (RUN-7388)",
+        "requested by the owner (Churn model training)",
+        "Cancelled: requested by the owner",
+        "requested by the owner (per Ximena)",
+    ):
+        assert score(task, _cancel(right)) == 1.0, right
+    for wrong in (
+        "requested by the owner (training succeeded)",
+        "requested by the owner - retry and publish model",
+    ):
+        assert score(task, _cancel(wrong)) < 1.0, wrong
+
+
+def test_work_after_eleven_lookups_is_paid_though_another_runs_job_finished_meanwhile(
+    tasks: dict[str, Task],
+) -> None:
+    """job_scheduler-6ec3fee56b04: eleven ``list_runs`` then the asked cancel; the protected
+    backup run's ``snapshot_db`` was due at 07:50 and the cancel's sweep finished it (0.5)."""
+    task = tasks["job_scheduler-6ec3fee56b04"]
+    (asked,) = reference(task)[0][-1:]
+    looks = [call("job_scheduler", "list_runs") for _ in range(11)]
+    assert score(task, [[*looks, asked]]) == 1.0
+    assert (
+        score(task, [[*looks, asked, call("job_scheduler", "cancel_run", run_id="RUN-7620", reason="x")]])
+        < 1.0
+    )
