@@ -4,6 +4,8 @@ a default run at ``817cd08``, seed 8), each verifier synthesized again by this c
 * a reason with an aside of claims the run's records hold ("(training succeeded)", "- retry and
   publish model") paid 1.0: an aside could hold any word of the records, statuses included;
 * eleven lookups before a cancel let another run's backup job finish at the cancel's sweep (0.5);
+* a health check of every service (never reading the log that names the one asked) paid 1.0:
+  a log collection had no guard, though the asked work is an entry of it;
 """
 
 from __future__ import annotations
@@ -57,3 +59,18 @@ def test_work_after_eleven_lookups_is_paid_though_another_runs_job_finished_mean
         score(task, [[*looks, asked, call("job_scheduler", "cancel_run", run_id="RUN-7620", reason="x")]])
         < 1.0
     )
+
+
+def test_a_health_check_of_every_service_is_not_the_one_the_log_names(tasks: dict[str, Task]) -> None:
+    """infra_recovery-10ce78a36c08: "Run a health check of the service that the escalated entry
+    in ops-logs/alerts.log names" (payments-gateway). The checks are a log of the world, so no
+    guard read them; a check of another service is now a check nobody asked for. The same check
+    run twice is still the asked one."""
+    task = tasks["infra_recovery-10ce78a36c08"]
+    check = [
+        call("infra_recovery", "run_health_check", service_id=s) for s in ("payments-gateway", "search-api")
+    ]
+    assert score(task, reference(task)) == 1.0
+    assert score(task, [[*reference(task)[0], check[0]]]) == 1.0
+    assert score(task, [[check[1], check[0]]]) < 1.0
+    assert score(task, [[*reference(task)[0], check[1]]]) < 1.0
