@@ -5,7 +5,9 @@ record the task did not set, no extra records where the task creates a given num
 a requested step makes elsewhere, and every S0 file the task never touches. Top-level counters
 and timestamps are never pinned; a field a user leaves free (a note) is free only on the records
 the work edits, and a log collection (the world appends to it) may gain records, but its existing
-ones are guarded like any other (acknowledging a notification nobody asked about is a change).
+ones are guarded like any other (acknowledging a notification nobody asked about is a change);
+where the work asks for an entry of a log, every new entry is one asked for (a health check of
+each service is not the check of the one the user named; the asked one run twice still is).
 
 The same guards hold for every user turn's window (from the end of the turn before to the end
 of this one), built from what the golden run changed in that window: a later turn's work done
