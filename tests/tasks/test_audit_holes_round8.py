@@ -6,6 +6,9 @@ a default run at ``817cd08``, seed 8), each verifier synthesized again by this c
 * eleven lookups before a cancel let another run's backup job finish at the cancel's sweep (0.5);
 * a health check of every service (never reading the log that names the one asked) paid 1.0:
   a log collection had no guard, though the asked work is an entry of it;
+* a note naming whom a draft is to ("See the new draft MSG-0010 to Customer Operations.") scored
+  0.833: the draft's addressee lives in its ``.eml``, which the note's context never read, and
+  "sent" must not be context for a draft;
 """
 
 from __future__ import annotations
@@ -74,3 +77,28 @@ def test_a_health_check_of_every_service_is_not_the_one_the_log_names(tasks: dic
     assert score(task, [[*reference(task)[0], check[0]]]) == 1.0
     assert score(task, [[check[1], check[0]]]) < 1.0
     assert score(task, [[*reference(task)[0], check[1]]]) < 1.0
+
+
+def _noting(task: Task, note: str) -> list[list[dict[str, object]]]:
+    turns = reference(task)
+    for step in turns[1]:
+        if step["tool"] == "append_ops_note":
+            step["args"] = {**step["args"], "note": note}
+    return turns
+
+
+def test_a_note_may_say_whom_the_draft_is_to_but_not_that_it_went_out(tasks: dict[str, Task]) -> None:
+    """mail_triage-aafa17464d1a: "add the note “Follow up next week.”, mentioning the message you
+    created by its id" (a draft to Customer Operations <cs-team@northwind.example>)."""
+    task = tasks["mail_triage-aafa17464d1a"]
+    assert score(task, reference(task)) == 1.0
+    for right in (
+        "Follow up next week. See the new draft MSG-0010 to Customer Operations.",
+        "Follow up next week (draft MSG-0010 to cs-team@northwind.example).",
+    ):
+        assert score(task, _noting(task, right)) == 1.0, right
+    for wrong in (
+        "Follow up next week. See draft MSG-0010 sent to Customer Operations.",
+        "Follow up next week. See the new draft MSG-0010 to Finance.",
+    ):
+        assert score(task, _noting(task, wrong)) < 1.0, wrong

@@ -611,8 +611,11 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     records they name and those they point at (lower-cased): their kinds, ids and short values
     (never a field's name: "validated" beside a dataset that is not is a claim). A to-do that
     mentions a message may say what the message is ("re: email MSG-0001 to the traveler of
-    ITN-4001") in the world's own words; words of no such record ("approved by finance") stay
-    claims nobody made. Negation and retraction words, numbers and times are never context."""
+    ITN-4001", "draft MSG-0010 to Customer Operations") in the world's own words; words of no
+    such record ("approved by finance") stay
+    claims nobody made. A record the world keeps as a file (a draft's ``.eml``, named by its id)
+    says the same in its short lines. Negation and retraction words, numbers and times are never
+    context."""
     if book is None:
         return []
     env = book.package.id
@@ -634,10 +637,21 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 found.update(vr.words(humanize(collection)))
                 strings = [v for v in scalars(record) if isinstance(v, str)]
                 found.update(w for v in strings if len(v) <= NAME_LIMIT for w in vr.words(v))
+                found.update(w for v in strings if "@" in v for w in vr.words(" ".join(_addressees(v))))
                 nxt += [v for v in strings if v != key]
         todo = nxt
+    for path, content in sorted(golden.files.items()):  # a record kept as a file: a draft's .eml
+        if any(v in path for v in values):
+            for line in content.splitlines():
+                found.update(vr.words(line if len(line) <= NAME_LIMIT else " ".join(_addressees(line))))
     words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w) or _code(w)}
     return sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+
+
+def _addressees(text: str) -> list[str]:
+    """The people a header-like value names, by display name and address ("Customer Operations
+    <cs-team@northwind.example>": a note may say whom a draft is to)."""
+    return [*person_names(text), *re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text)]
 
 
 def _code(word: str) -> bool:
@@ -784,6 +798,8 @@ def text_pattern(free: FreeText) -> Any:
         framing = set(vr.words(text)) - set(vr.words(rest)) - {w for v in embedded for w in vr.words(v)}
         spec = {"says": rest, "carries": embedded, "framing": sorted(framing)}
         context = sorted(set(free.context) - framing - vr.POLITE - vr.MENTION - vr.POINTING)
+        if "draft" in free.context:  # a note about a draft may not say it went out
+            spec["claims"] = sorted(vr.SENDING - framing)
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
     if "aside" in names:  # an aside may be labelled with what the text is ("Reason: ...")

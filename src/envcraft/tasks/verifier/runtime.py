@@ -172,6 +172,7 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
     " new on in from and at as with by here"
 )
+SENDING = _vocabulary("sent emailed messaged texted notified contacted informed")  # none true of a draft
 POINTING = _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " sent track tracking thread note linked link related mail email message also we us created made"
@@ -453,8 +454,9 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     a clause of its own, and every other word is framing: a courtesy, a word that points at a
     record ("see order ...", "follow up on the reply to ..."), a word of ``spec["framing"]`` (the
     reference's own framing) or of ``spec["context"]`` (what the world says about the records it
-    carries: "email MSG-0001 to the traveler of ITN-4001"). The wording is the agent's to
-    choose; a claim nobody asked for ("approved by finance") is not framing."""
+    carries: "email MSG-0001 to the traveler of ITN-4001"), never one of ``spec["claims"]`` (what
+    the records are not: "sent" of a draft). The wording is the agent's to choose; a claim nobody
+    asked for ("approved by finance") is not framing."""
     if not isinstance(text, str) or not isinstance(spec, dict):
         return "not a text"
     folded = _folded(text)
@@ -468,11 +470,12 @@ def composed_fault(text: Any, spec: Any) -> str | None:
             return f"it does not carry {value}"
         for i in hits:
             used[i : i + len(value_words)] = [True] * len(value_words)
-    context = _context(spec)
+    claims = frozenset(spec.get("claims", ()))
+    context = _context(spec) - claims
     phrase = words(spec.get("says") or "")
     if phrase:
         named = frozenset(w for v in spec.get("carries", []) for w in words(v))
-        pointing = MENTION | POINTING | named | frozenset(spec.get("framing") or ()) | context
+        pointing = (MENTION | POINTING | named | frozenset(spec.get("framing") or ()) | context) - claims
         clause = [i for i in _find(lowered, phrase) if _clause(folded, spans, i, i + len(phrase), pointing)]
         if not clause:
             return f"it does not say {spec['says']!r} as a clause of its own"
@@ -482,7 +485,7 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     allowed = (
         None
         if framing is None
-        else POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | frozenset(framing) | context
+        else (POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | frozenset(framing) | context) - claims
     )
     for side in _salutations(folded, spans, used):
         used[side.start : side.stop] = [True] * len(side)
