@@ -9,6 +9,8 @@ a default run at ``817cd08``, seed 8), each verifier synthesized again by this c
 * a note naming whom a draft is to ("See the new draft MSG-0010 to Customer Operations.") scored
   0.833: the draft's addressee lives in its ``.eml``, which the note's context never read, and
   "sent" must not be context for a draft;
+* an asked section naming the new event with its true offset, partition or amount ("EVT-2c465fe7
+  (offset 7, partition 0)") scored 0.667: only text fields of the record could label a value.
 """
 
 from __future__ import annotations
@@ -102,3 +104,20 @@ def test_a_note_may_say_whom_the_draft_is_to_but_not_that_it_went_out(tasks: dic
         "Follow up next week. See the new draft MSG-0010 to Finance.",
     ):
         assert score(task, _noting(task, wrong)) < 1.0, wrong
+
+
+def test_an_asked_section_may_give_the_records_numbers_with_their_names(tasks: dict[str, Task]) -> None:
+    """event_stream-0301708c6f68: "write notes/summary.md with a “## Result” section that gives
+    the id of the new aggregated event"."""
+    task = tasks["event_stream-0301708c6f68"]
+    turns = reference(task)
+    *work, write = turns[0]
+
+    def summary(content: str) -> list[list[dict[str, object]]]:
+        return [[*work, {**write, "args": {"path": "notes/summary.md", "content": content}}]]
+
+    assert score(task, turns) == 1.0
+    assert score(task, summary("## Result\n\nEVT-2c465fe7 (offset 7, partition 0)\n")) == 1.0
+    assert score(task, summary("## Result\n\nEVT-2c465fe7 (amount 1335 cents)\n")) == 1.0
+    assert score(task, summary("## Result\n\nEVT-2c465fe7 (offset 7, replayed)\n")) < 1.0
+    assert score(task, summary("## Result\n\nEVT-2c465fe7 (offset 9)\n")) < 1.0

@@ -390,10 +390,10 @@ class GoalChecks(CheckList):
     def _section_framing(self, request: FileRequest) -> dict[str, Any]:
         """For a Markdown section: the words it may hold beside the asked values (the runtime's
         ``section_fault``): the section's name, the fields asked for and the names of the text
-        fields of their records (labels: "Owner: Farah"; a flag's name alone is a claim: "DS-009
-        validated"), and what the world says about the records the values come from
-        (:func:`carried_context`: "RET-0042, the return of ORD-5 for Maria Novak"). Anything
-        else is a claim nobody made."""
+        and number fields of their records with the numbers they hold (labels: "Owner: Farah",
+        "offset 7"; a flag's name alone is a claim: "DS-009 validated"), and what the world says
+        about the records the values come from (:func:`carried_context`: "RET-0042, the return of
+        ORD-5 for Maria Novak"). Anything else is a claim nobody made."""
         if request.format != "markdown":
             return {}
         found = {w for name in request.expected for w in vr.words(name)}
@@ -401,8 +401,10 @@ class GoalChecks(CheckList):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
             labels = [parts[3]] if len(parts) > 3 else []
-            if isinstance(record, dict):  # a label with its value ("Owner: Farah"), never a flag
-                labels += [k for k, v in record.items() if isinstance(v, str)]
+            if isinstance(record, dict):  # a label with its value, never a flag's name alone
+                fields = {k: v for k, v in record.items() if isinstance(v, str | int | float)}
+                labels += [k for k, v in fields.items() if not isinstance(v, bool)]
+                found.update(str(v) for v in fields.values() if type(v) is int)
             found.update(w for label in labels for w in vr.words(humanize(label)))
         return {"framing": sorted(found | self._asked_context(request))}
 
