@@ -309,6 +309,19 @@ def test_edit_draft_and_hand_edits_are_sent_as_they_are(s: Session) -> None:
     err(s, "edit_draft", "invalid_transition", draft_id=cast.request, body="x")
 
 
+def test_a_new_subject_renames_the_conversation_the_draft_started_and_no_other(s: Session) -> None:
+    """An audit's right run composed with a typo in the subject and fixed it with ``edit_draft``:
+    the draft said the new subject, its conversation the old one (0.833)."""
+    cast = Cast(s)
+    draft = ok(s, "compose_draft", to=["x@example.com"], subject="ORD escalation", body="v1")
+    ok(s, "edit_draft", draft_id=draft["draft_id"], subject="ORD escalations")
+    assert s.state()["threads"][draft["thread_id"]]["subject"] == "ORD escalations"
+    reply = ok(s, "draft_reply", message_id=cast.complaint, body="Checking now.")
+    before = s.state()["threads"][reply["thread_id"]]["subject"]
+    ok(s, "edit_draft", draft_id=reply["draft_id"], subject="Something else")
+    assert s.state()["threads"][reply["thread_id"]]["subject"] == before
+
+
 def test_a_new_text_keeps_the_quote_of_a_reply_and_the_original_of_a_forward(s: Session) -> None:
     """``edit_draft(body=...)`` changes the agent's text; the quoted original a reply carries, or
     the message a forward carries, stays below it (an audit's right run lost the quote this way).

@@ -401,7 +401,7 @@ class MailTriage(ClawEnvironment):
             draft_id: A draft message id.
             body: The new text; a reply's quote or a forward's original stays below it (a body
                 that already holds them replaces the whole).
-            subject: The new subject.
+            subject: The new subject (also of the conversation, when the draft started it).
             to: The new recipient list.
             cc: The new copy list.
 
@@ -433,6 +433,9 @@ class MailTriage(ClawEnvironment):
             update={"to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
         )
         self.workspace.write_text(mail_path(folder, draft_id), render_message(headers, draft["body"]))
+        thread = self.state.threads.get(message.thread_id)
+        if subject is not None and thread is not None and thread.message_ids == [draft_id]:
+            thread.subject = draft["subject"]  # the conversation this draft started is named by it
         return {"draft_id": draft_id, "to": draft["to"], "cc": draft["cc"], "subject": draft["subject"]}
 
     @tool(
