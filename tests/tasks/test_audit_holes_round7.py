@@ -120,3 +120,25 @@ def test_no_message_goes_to_the_mailbox_owner_himself(tmp_path: Path) -> None:
     ]
     assert len(addressed) >= 5
     assert not [a for a in addressed if "alex.moreno@northwind.example" in a]
+
+
+def test_a_reason_may_be_labelled_with_the_act_or_its_records_but_not_a_party(tasks: dict[str, Task]) -> None:
+    """rideshare_dispatch-b64e57e7556d: "Cancel the trip of driver Daniel Novak (DRV-703) for
+    Ingrid Schmidt's ride request ...; the reason is “created by mistake”". A label before the
+    reason may name the act, the trip or the request it serves; "driver created by mistake" says
+    the driver was made by mistake (1.0 at the audit)."""
+    task = tasks["rideshare_dispatch-b64e57e7556d"]
+
+    def cancel(reason: str) -> list[list[dict[str, object]]]:
+        step = task.reference.calls[0]
+        return [[{"env": step.env, "tool": step.tool, "args": {**step.args, "reason": reason}}]]
+
+    assert score(task, reference(task)) == 1.0
+    for right in (
+        "Cancellation: created by mistake",
+        "Request created by mistake",
+        "Trip created by mistake",
+    ):
+        assert score(task, cancel(right)) == 1.0, right
+    for wrong in ("driver created by mistake", "Driver error: created by mistake"):
+        assert score(task, cancel(wrong)) < 1.0, wrong

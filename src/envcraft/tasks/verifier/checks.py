@@ -675,15 +675,16 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     those records by (their ids, codes, names and titles, the call's own values), never what the
     records say (a status, a description: "(training succeeded)", "- retry and publish model"
     are claims); ``label``: the words that may label the text
-    without a colon, the kind of the records the call names and the words of its act ("Trip
-    cancelled by mistake", "Cancellation requested by the owner"), never a field's ("driver
+    without a colon, the kind of the records the call names or of a record without a name they
+    point at, and the words of its act ("Trip cancelled by mistake", "Request created by
+    mistake", "Cancellation requested by the owner"), never a field's or a named party's ("driver
     created by mistake" says who was made by mistake)."""
     book = books.get(action.env)
     states = [golden.initial.get(action.env, {}), golden.final.get(action.env, {})]
     seen: set[str] = set()
     near: list[Any] = [action.args, action.result]
     kinds: set[str] = set()
-    own: set[str] = set()  # the kinds of the records the call itself names
+    own: set[str] = set()  # the kinds of the records the call names, and of the unnamed ones they point at
     records: set[str] = set()  # the ids of the records found
     todo = [v for v in scalars(action.args) if isinstance(v, str)]
     for depth in range(2):  # the records the call names, and those they point at
@@ -694,9 +695,10 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
                 if collection is not None:
                     kinds.add(collection)
                     records.add(key)
-                    if depth == 0:
-                        own.add(collection)
-                    near.append(state[collection][key])
+                    record = state[collection][key]
+                    if depth == 0 or (isinstance(record, dict) and "name" not in record):
+                        own.add(collection)  # what the call acts on, or a thing it serves (a request)
+                    near.append(record)
                     found += [v for v in scalars(state[collection][key]) if isinstance(v, str) and v != key]
             seen.add(key)
         todo = found if depth == 0 else []
