@@ -173,6 +173,37 @@ def test_a_title_copied_from_another_record_is_foreign() -> None:
     assert retargeted("Follow up next week.", args, index) == "Follow up next week."
 
 
+def test_a_new_record_that_takes_a_name_already_there_is_refused() -> None:
+    """notes_desk-2b95bfe0477b (eighth audit): "Track a new action item “Set up the churn cohort
+    report”" while AI-004 of that title is open; sheet_analytics-73ad9e5ec21a (seventh): "Create
+    a cleaning recipe called “Drop orders exported twice”", RCP-02's name. A fresh name is fine."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    found = {}
+    for name, task_id in (
+        ("audit_tasks_round8.jsonl", "notes_desk-2b95bfe0477b"),
+        ("audit_tasks_round7.jsonl", "sheet_analytics-73ad9e5ec21a"),
+    ):
+        lines = (fixtures / name).read_text(encoding="utf-8").splitlines()
+        task = next(t for t in (Task.model_validate(json.loads(x)) for x in lines) if t.id == task_id)
+        packages = {env: load_package(env) for env in task.envs}
+        found[task_id] = [v.message for v in world_violations(task, packages) if v.kind == "taken_name"]
+        renamed = task.model_copy(deep=True)
+        for call in renamed.reference.calls:
+            for arg in ("title", "name"):
+                if arg in call.args and call.args[arg] in (
+                    "Set up the churn cohort report",
+                    "Drop orders exported twice",
+                ):
+                    call.args[arg] = "A name nobody has yet"
+        assert not [v for v in world_violations(renamed, packages) if v.kind == "taken_name"]
+    assert found["notes_desk-2b95bfe0477b"] == [
+        "add_action_item: title 'Set up the churn cohort report' is AI-004's"
+    ]
+    assert found["sheet_analytics-73ad9e5ec21a"] == [
+        "create_recipe: name 'Drop orders exported twice' is RCP-02's"
+    ]
+
+
 # -- the scan script ----------------------------------------------------------------------------
 def test_scan_counts_each_class(tmp_path: Path, shards: dict[str, ShardResult], library: Library) -> None:
     task = next(t for t in shards["notes_desk"].tasks if t.envs == ["notes_desk"])

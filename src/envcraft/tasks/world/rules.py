@@ -19,7 +19,11 @@ nothing). :func:`world_violations` names every such contradiction of a task, by 
   than the one it replaces: no person asks that;
 - ``foreign_text``: a text the user dictates for a call (a title, a note, a body) names another
   record of a collection the call acts on (an incident on inventory-sync titled "auth-service
-  disk usage above 85%": S0's text of another record, copied): no person writes that.
+  disk usage above 85%": S0's text of another record, copied): no person writes that;
+- ``taken_name``: a record the user asks to make takes the name or title a record of the same
+  collection already has ("Track a new action item “Set up the churn cohort report”" beside an
+  open item of that title; "Create a recipe called “Drop orders exported twice”" beside RCP-02):
+  a person would point at the one there, and the agent cannot tell which is meant.
 
 Synthesis drops a task with any of them (``world:<class>``, counted in ``stats.json``);
 ``scripts/scan_worlds.py`` counts them over a corpus.
@@ -62,6 +66,7 @@ CLASSES = (
     "refused_lookalike",
     "fallback_owner",
     "foreign_text",
+    "taken_name",
 )
 
 
@@ -93,6 +98,7 @@ def world_violations(
     found += _refused_lookalikes(task, packages)
     found += _fallback_owners(task)
     found += _foreign_texts(task)
+    found += _taken_names(task, packages)
     return found
 
 
@@ -341,6 +347,42 @@ def _foreign_texts(task: Task) -> list[Violation]:
                         Violation("foreign_text", f"{call.tool}: {text!r} names {other}, not {about}")
                     )
     return found
+
+
+# -- taken_name --------------------------------------------------------------------------------
+TAKEN_KEYS = ("name", "title", "label")  # what a new record is called (a subject may well repeat)
+
+
+def _taken_names(task: Task, packages: Mapping[str, EnvPackage]) -> list[Violation]:
+    """A name the user gives a call (``name``, ``title``, ``label``) that a record of a collection
+    the call writes already has in S0, where the call names no record of that collection (so it
+    makes one: a rename of that very record is no clash)."""
+    found = []
+    for call in task.reference.calls:
+        package = packages.get(call.env)
+        effects = tool_effects(package.env_class).get(call.tool) if package is not None else None
+        if effects is None:
+            continue
+        state = task.initial_state.get(call.env, {})
+        named = {_collection_of(state, v) for v in call.args.values()}
+        for arg, value in call.args.items():
+            if arg not in TAKEN_KEYS or not isinstance(value, str) or call.source(arg).kind != "user":
+                continue
+            for collection in sorted(effects.writes - named):
+                records = state.get(collection)
+                taken = _named(records, arg, value) if isinstance(records, dict) else None
+                if taken is not None:
+                    found.append(Violation("taken_name", f"{call.tool}: {arg} {value!r} is {taken}'s"))
+    return found
+
+
+def _named(records: Mapping[str, Any], field: str, value: str) -> str | None:
+    """The key of the record whose ``field`` is ``value`` (up to case and spacing), if any."""
+    wanted = " ".join(value.split()).lower()
+    for key, record in records.items():
+        if isinstance(record, dict) and " ".join(str(record.get(field, "")).split()).lower() == wanted:
+            return str(key)
+    return None
 
 
 def _collection_of(state: Mapping[str, Any], key: Any) -> str | None:
