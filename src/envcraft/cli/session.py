@@ -162,6 +162,10 @@ def call(
                 raise
             log.error("tool %s raised %s", tool, type(exc).__name__)
             result = error_result(ErrorCategory.INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE, tool=tool)
+        if session_dir is not None:
+            from envcraft.rollout.play import note_call  # only here: a plain call loads no task code
+
+            note_call(session_dir)  # a play's session: the call's place among the turn's calls
         if json_out:
             record = {
                 "result": result,

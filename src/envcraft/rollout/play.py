@@ -10,8 +10,9 @@ one ``{"task_id", "turns"}`` line, what ``envcraft tasks score`` reads.
 
 Calls that a shell command made through ``envcraft-tool`` are logged with ``"via"`` and left
 out (re-playing the shell command makes them again). Within one turn, calls to different
-environments are ordered by when :func:`observe` first saw them when it was polled (the
-interactive ``tasks play`` does), else by the task's environment order.
+environments are ordered by when :func:`observe` first saw them: ``envcraft call`` on a play's
+session observes after each call (:func:`note_call`), and the interactive ``tasks play`` polls;
+calls no one observed follow in the task's environment order.
 """
 
 from __future__ import annotations
@@ -116,6 +117,21 @@ def observe(play: Play) -> int:
     if new:
         play.save()
     return new
+
+
+def note_call(session_dir: Path) -> None:
+    """After a call on ``session_dir``: when it is a session of a play (``DIR/sessions/<env>``
+    beside ``DIR/play.json``), note the call's place in the turn's order (:func:`observe`), so
+    calls to several environments keep the order they were made in."""
+    root = session_dir.resolve().parent.parent
+    if session_dir.resolve().parent.name != SESSIONS_DIR or not (root / PLAY_FILE).is_file():
+        return
+    try:
+        play = Play.load(root)
+    except PlayError:
+        return  # not a play this module wrote: nothing to note
+    if not play.done:
+        observe(play)
 
 
 def current_calls(play: Play) -> list[dict[str, Any]]:
