@@ -10,7 +10,9 @@ a default run at ``817cd08``, seed 8), each verifier synthesized again by this c
   0.833: the draft's addressee lives in its ``.eml``, which the note's context never read, and
   "sent" must not be context for a draft;
 * an asked section naming the new event with its true offset, partition or amount ("EVT-2c465fe7
-  (offset 7, partition 0)") scored 0.667: only text fields of the record could label a value.
+  (offset 7, partition 0)") scored 0.667: only text fields of the record could label a value;
+* ``--explain`` said "no such line" of a timeline note and "other ids" of a report whose words
+  broke the reading: it now names the words.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.verifier.explain import explain_trajectory
 
 from .test_created_records import audit_tasks, call, score
 from .test_reward_semantics import reference
@@ -121,3 +124,24 @@ def test_an_asked_section_may_give_the_records_numbers_with_their_names(tasks: d
     assert score(task, summary("## Result\n\nEVT-2c465fe7 (amount 1335 cents)\n")) == 1.0
     assert score(task, summary("## Result\n\nEVT-2c465fe7 (offset 7, replayed)\n")) < 1.0
     assert score(task, summary("## Result\n\nEVT-2c465fe7 (offset 9)\n")) < 1.0
+
+
+def test_explain_names_the_words_that_broke_a_note_or_a_report(tasks: dict[str, Task]) -> None:
+    """mail_triage-aafa17464d1a: a note "...; draft MSG-0010 asks Customer Operations for an
+    update." and a report with a "## Notes" section the user did not ask for."""
+    task = tasks["mail_triage-aafa17464d1a"]
+    note = _noting(task, "Follow up next week; draft MSG-0010 asks Customer Operations for an update.")
+    report = reference(task)
+    for step in report[1]:
+        if step["tool"] == "write_file":
+            result = "## Result\n- new_message: MSG-0010\n- new_conversation: THR-010\n"
+            content = result + "\n## Notes\nThe note was added.\n"
+            step["args"] = {"path": "reports/status.md", "content": content}
+    told = []
+    for turns in (note, report):
+        result, why = explain_trajectory(task, turns)
+        assert result.score < 1.0
+        failed = [c for c in why.to_json()["checks"] if not c["passed"]]
+        told.append(" ".join(str(c.get("reading", "")) + str(c.get("had", "")) for c in failed))
+    assert "'asks'" in told[0]
+    assert "'added'" in told[1] and "other ids" not in told[1]

@@ -183,6 +183,8 @@ def _reading(check: dict[str, Any], ctx: dict[str, Any]) -> str | None:
     if kind == "file":
         _, files = runtime.snapshot(ctx, check.get("turn"))
         values: list[Any] = [files.get(check["path"])]
+        if check.get("format") == "lines" and isinstance(expected, list) and isinstance(values[0], str):
+            return _line_reading(expected, values[0])
     else:
         after, before = _seen(check, ctx)
         if kind in ("created_in", "only_asked"):
@@ -196,6 +198,24 @@ def _reading(check: dict[str, Any], ctx: dict[str, Any]) -> str | None:
             if fault is not None:
                 return fault
     return None
+
+
+def _line_reading(expected: list[Any], content: str) -> str | None:
+    """For a text file whose asked line reads free text (a timeline note): why the lines no
+    entry holds do not read as it, the one that carries its values first ("words that are no
+    framing: 'asks'"), so a player does not see only "no such line"."""
+    lines = runtime.parse_file(content, "lines")
+    free = [line for line in lines if not any(runtime.matches(line, e) for e in expected)]
+    faults = [
+        fault
+        for entry in expected
+        if isinstance(entry, dict) and not any(runtime.matches(line, entry) for line in lines)
+        for line in free
+        if (fault := _text_fault(entry, line)) is not None
+    ]
+    told = [f for f in faults if not f.startswith(("the words", "it does not carry", "not a text"))]
+    found = told or faults
+    return found[0] if found else None
 
 
 def _text_fault(pattern: Any, value: Any) -> str | None:
@@ -362,9 +382,14 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         ]
         if missing:
             return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
+        framing = check.get("framing")
+        fault = runtime.section_fault(content, expected, framing) if framing is not None else None
+        if fault is not None:
+            return f"{path}: the asked values and what the world says of their records", fault
     elif not runtime.matches(parsed, expected):
         return f"{path} ({fmt}): {short(expected)}", short(parsed)
-    if check.get("only_ids") is not None:
+    spec = check.get("only_ids")
+    if spec is not None and not runtime.only_ids(content, fmt, expected, spec):
         return f"{path}: no ids but the asked ones, one row each", "other ids, or an id in several rows"
     return f"{path} ({fmt}): {short(expected)}", short(content)
 
