@@ -20,8 +20,10 @@ from envcraft.tasks.format.model import GoldenCall, Hint, Source
 from envcraft.tasks.graphs.graph import ToolNode
 from envcraft.tasks.phrasing.phrasebook import is_time
 from envcraft.tasks.values.args import (
+    TAKEN_KEYS,
     StateIndex,
     flatten,
+    free_text,
     id_kind,
     json_type,
     param_matches,
@@ -224,6 +226,8 @@ def propose(
         else:
             found = [v for v in user_values(param, prop, index, rng, limit=12, near=near) if allowed(v)]
             found = [retargeted(v, args, index) for v in found]  # a copied text about this record
+            if param in TAKEN_KEYS and not node.read_only:  # a new record's name: not one taken
+                found = [v for v in found if not _taken(node, param, v, index)] or [free_text(param, rng)]
             found = experience.good_first(node, param, found, rng)
             ranked = [
                 v
@@ -248,6 +252,20 @@ def propose(
         if label == "user":
             near |= {o for v in scalars(value) for o in index.owners.get(v, set())}
     return args, provenance, hints
+
+
+def _taken(node: ToolNode, param: str, value: Any, index: StateIndex) -> bool:
+    """Whether ``value`` is already the ``param`` (a name, a title) of a record of a collection
+    ``node`` writes: a new record called so clashes with it (the world rule ``taken_name``)."""
+    if not isinstance(value, str):
+        return False
+    wanted = " ".join(value.split()).lower()
+    for owner in index.owners.get(value, set()):
+        collection, _, key = owner.partition("/")
+        held = index.records.get(key, {}).get(param)
+        if collection in node.writes and isinstance(held, str) and " ".join(held.split()).lower() == wanted:
+            return True
+    return False
 
 
 def _in_s0(value: Any, index: StateIndex) -> bool:

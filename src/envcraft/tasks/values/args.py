@@ -58,6 +58,7 @@ GENERIC = frozenset(
 )
 QUERY_PARAMS = frozenset({"query", "search", "keyword", "keywords", "q", "text_query"})
 NAME_KEYS = ("name", "title", "label", "subject")
+TAKEN_KEYS = ("name", "title", "label")  # what a new record is called (a subject may well repeat)
 PATH_PARAMS = frozenset({"path", "file", "filename", "file_path", "filepath", "src", "dst", "destination"})
 # parameters naming whom a message goes to: never the world's own user ("forward it to Alex" in
 # Alex's own mailbox)

@@ -46,7 +46,7 @@ from envcraft.core.pointer import unescape_token
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.golden.run import LiveSessions
 from envcraft.tasks.graphs.effects import tool_effects
-from envcraft.tasks.values.args import names_key
+from envcraft.tasks.values.args import TAKEN_KEYS, names_key
 
 # A date and a time of day (seconds, fraction and zone optional): what a log line or a record carries.
 _STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
@@ -350,7 +350,6 @@ def _foreign_texts(task: Task) -> list[Violation]:
 
 
 # -- taken_name --------------------------------------------------------------------------------
-TAKEN_KEYS = ("name", "title", "label")  # what a new record is called (a subject may well repeat)
 
 
 def _taken_names(task: Task, packages: Mapping[str, EnvPackage]) -> list[Violation]:
