@@ -189,6 +189,8 @@ class GuardChecks(CheckList):
         for record, fields in sorted(changed_records.items()):
             free = {f"/{escape_token(name)}" for name in book.free_fields(split_path(record + "/x")[0] or "")}
             ignore = sorted(set(self._record_ignore(env, record, turn)) | fields | free)
+            set_to = [get_path(after, record + f) for f in sorted(fields)]  # what the work set it to
+            acts = sorted({w for v in set_to if isinstance(v, str) and len(v) <= 40 for w in vr.words(v)})
             self._guard(
                 f"rest of {env}:{record} unchanged",
                 turn,
@@ -196,6 +198,7 @@ class GuardChecks(CheckList):
                 env=env,
                 path=record,
                 ignore=ignore,
+                **({"unsaid": {"fields": sorted(free), "acts": acts}} if free and acts else {}),
             )
         for key, value in sorted(before.items()):  # other top-level values: left as they were
             if key in book.collections or isinstance(value, int | float | bool) or value is None:

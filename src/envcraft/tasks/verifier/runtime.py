@@ -36,7 +36,8 @@ content: line numbers and ids the world assigns are left out); ``{"$ids": [text,
 ...]}`` text naming ids the environment numbered (each prefix followed by any digits: a draft's
 file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A plain string that is an e-mail
 address matches the same address written with or without a display name, in any case
-(``CS Team <cs-team@x.example>`` is ``cs-team@x.example``). A ``no_extra`` or ``created_in``
+(``CS Team <cs-team@x.example>`` is ``cs-team@x.example``), and a list of addresses is the same
+recipients in any order. A ``no_extra`` or ``created_in``
 check with ``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
 with ``path_like`` reads any file of that shape; any check with ``renamed`` reads the ids of
 the run's own live new records as the golden run's ids (:func:`renamed`). A record the world let
@@ -166,7 +167,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     " please kindly thanks thank you so much very many a lot in advance just quick fyi"
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
     " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
-    " desk office crew staff"  # a sign-off from a team: "Best regards, Travel desk"
+    " desk office crew staff both"  # a sign-off from a team: "Best regards, Travel desk"; "Hi both,"
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
@@ -646,6 +647,10 @@ def matches(value: Any, pattern: Any) -> bool:
             and all(matches(value[key], sub) for key, sub in pattern.items())
         )
     if isinstance(pattern, list):
+        if isinstance(value, list) and pattern and all(isinstance(p, str) and address(p) for p in pattern):
+            return sorted(address(v) or "" for v in value if isinstance(v, str)) == sorted(
+                address(p) or "" for p in pattern
+            ) and all(isinstance(v, str) for v in value)  # recipients: in any order
         return (
             isinstance(value, list)
             and len(value) == len(pattern)
@@ -988,8 +993,9 @@ def lines_match(lines: list[str], expected: list[Any], known: list[str] | None =
     heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
     if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
         return False  # another line of the kind the asked text took: a second timeline note
-    written = [e for e in expected if isinstance(e, str) and _WORD.search(e)]
-    return all(lines.count(e) <= written.count(e) for e in set(written))  # no line written twice
+    written = [e for e in expected if isinstance(e, str) and _WORD.search(e) and not _courtesy(e)]
+    # no line written twice; a courtesy ("Thanks,") may sign a note above an original holding it
+    return all(lines.count(e) <= written.count(e) for e in set(written))
 
 
 def unasked_lines(lines: list[str], expected: list[Any], known: list[str]) -> list[str]:
@@ -1103,7 +1109,8 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         return float(after is MISSING and before is not MISSING)
     if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
         looked = check.get("looked", {})
-        return float(same_without(unlooked(after, looked), unlooked(before, looked), check.get("ignore", [])))
+        rest = same_without(unlooked(after, looked), unlooked(before, looked), check.get("ignore", []))
+        return float(rest and not _took_back(check.get("unsaid"), after, before))
     if kind == "others_unchanged":  # every other member of a collection left as it was
         ignore = check.get("ignore", [])
         by_key = check.get("ignore_by_key", {})
@@ -1140,6 +1147,34 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
                 new.pop(hit)
         return found / len(check["expected"])
     raise ValueError("unknown check kind " + repr(kind))
+
+
+TAKEBACKS = _vocabulary(  # a note that says these takes the work back ("Disregard, reopened")
+    "ignore disregard scratch retract retracted withdraw withdrawn void nevermind oops"
+)
+_DENIALS = _vocabulary("not never no")
+
+
+def _took_back(spec: Any, after: Any, before: Any) -> bool:
+    """Whether a free note of an edited record (``spec["fields"]``) says the record's own change
+    is not so: a take-back word, or "not"/"never" within two words of a word of ``spec["acts"]``
+    (the new values: "Not done yet - blocked" on an item completed). A note the record held
+    before that already says so is none of the run's doing."""
+    if not isinstance(spec, dict):
+        return False
+    acts = frozenset(spec.get("acts", ()))
+
+    def denies(text: Any) -> bool:
+        if not isinstance(text, str):
+            return False
+        said = words(text)
+        if any(w in TAKEBACKS for w in said):
+            return True
+        return any(
+            w in _DENIALS and any(_labels(x, acts) for x in said[i + 1 : i + 3]) for i, w in enumerate(said)
+        )
+
+    return any(denies(get(after, f)) and not denies(get(before, f)) for f in spec.get("fields", ()))
 
 
 def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
