@@ -325,19 +325,22 @@ def test_work_asked_in_one_turn_and_done_in_the_last_is_not_paid_in_full() -> No
     from envcraft.tasks.verifier.scoring import score_trajectory
 
     library = load_library(["notes_desk", "infra_recovery"])
-    tasks = [
-        t
-        for env in ("notes_desk", "infra_recovery")
-        for t in synthesize_shard(library, env, 0, 6, SynthConfig(seed=5, p_cross=0.0)).tasks
-        if len(t.turns) > 1
-    ]
     checked = 0
-    for task in tasks:
-        calls = [c.model_dump(include={"env", "tool", "args", "turn"}) for c in task.reference.calls]
-        by_turn = [[c for c in calls if c["turn"] == i] for i in range(len(task.turns))]
-        assert score_trajectory(task, by_turn).score == 1.0, task.id
-        if any(c["role"] == "guard" and c["name"].endswith("(on time)") for c in task.verifier.checks):
-            late = [[] for _ in task.turns[:-1]] + [calls]
-            assert score_trajectory(task, late).score <= 0.5, task.id
-            checked += 1
+    for seed in range(5, 13):  # up to the first seed whose sample has an on-time guard
+        tasks = [
+            t
+            for env in ("notes_desk", "infra_recovery")
+            for t in synthesize_shard(library, env, 0, 6, SynthConfig(seed=seed, p_cross=0.0)).tasks
+            if len(t.turns) > 1
+        ]
+        for task in tasks:
+            calls = [c.model_dump(include={"env", "tool", "args", "turn"}) for c in task.reference.calls]
+            by_turn = [[c for c in calls if c["turn"] == i] for i in range(len(task.turns))]
+            assert score_trajectory(task, by_turn).score == 1.0, task.id
+            if any(c["role"] == "guard" and c["name"].endswith("(on time)") for c in task.verifier.checks):
+                late = [[] for _ in task.turns[:-1]] + [calls]
+                assert score_trajectory(task, late).score <= 0.5, task.id
+                checked += 1
+        if checked:
+            break
     assert checked >= 1
