@@ -330,6 +330,7 @@ def test_play_a_cross_env_task_turn_by_turn_with_envcraft_call(
     assert cross_task.turns[0].user[:40] in " ".join(opened.stdout.split())
     for env in cross_task.envs:
         assert f"--session {play_dir / 'sessions' / env}" in " ".join(opened.stdout.split())
+    assert "share one workspace" in opened.stdout and "tasks.jsonl" not in opened.stdout  # the set: its dir
     for turn, text in enumerate(cross_task.turns):
         info = ok_json(envcraft("tasks", "play", task_dir, cross_task.id, "--dir", play_dir, "--json"))
         assert info["turn"] == turn + 1 and info["user"] == text.user  # one turn at a time
@@ -451,7 +452,7 @@ def test_play_says_its_counts_in_words_and_ends_with_a_command_that_runs(
     opened = envcraft("tasks", "play", task_dir, task.id, "--dir", play_dir)
     said = " ".join(opened.stdout.split())
     assert "(1 user turn)" in said and "user turns" not in said
-    assert f"envcraft tasks show {(task_dir / 'tasks.jsonl').resolve()} {task.id}" in said
+    assert f"envcraft tasks show {task_dir.resolve()} {task.id}" in said  # the set's directory
     for call in task.reference.calls:
         args = json.dumps(call.args)
         done = envcraft(

@@ -275,12 +275,19 @@ def _print_how_to_act(state: Play, task: Task, resumed: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    shown = (
-        f"{shlex.quote(state.tasks_path)} {shlex.quote(task.id)} --dir {shlex.quote(str(state.directory))}"
-    )
+    if len(task.envs) > 1:
+        console.print("  (these sessions share one workspace: a file one writes, the others read)")
+    task_set, play_dir = shlex.quote(_task_set(state)), shlex.quote(str(state.directory))
+    shown = f"{task_set} {shlex.quote(task.id)} --dir {play_dir}"
     console.print(
         f"  (the tools and the turns so far: envcraft tasks show {shown})", highlight=False, soft_wrap=True
     )
+
+
+def _task_set(state: Play) -> str:
+    """The task set as the commands take it: its directory (the play keeps the file's path)."""
+    path = Path(state.tasks_path)
+    return str(path.parent if path.name == "tasks.jsonl" else path)
 
 
 def _print_turn(state: Play, task: Task) -> None:
@@ -290,9 +297,8 @@ def _print_turn(state: Play, task: Task) -> None:
         done = "the turn is done" if len(task.turns) == 1 else f"all {len(task.turns)} turns done"
         console.print(f"\n{done}; trajectory: {path}", highlight=False, soft_wrap=True)
         trajectories = shlex.quote(str(Path(path).resolve()))
-        again = (
-            f"envcraft tasks score {shlex.quote(state.tasks_path)} --trajectories {trajectories} --explain"
-        )
+        task_set = shlex.quote(_task_set(state))
+        again = f"envcraft tasks score {task_set} --trajectories {trajectories} --explain"
         console.print(
             f"score {score['score']:.3f}  (to score it again: {again})",
             highlight=False,
