@@ -123,8 +123,9 @@ def note_call(session_dir: Path) -> None:
     """After a call on ``session_dir``: when it is a session of a play (``DIR/sessions/<env>``
     beside ``DIR/play.json``), note the call's place in the turn's order (:func:`observe`), so
     calls to several environments keep the order they were made in."""
-    root = session_dir.resolve().parent.parent
-    if session_dir.resolve().parent.name != SESSIONS_DIR or not (root / PLAY_FILE).is_file():
+    sessions = session_dir.resolve().parent
+    root = sessions.parent
+    if sessions.name != SESSIONS_DIR or not (root / PLAY_FILE).is_file():
         return
     try:
         play = Play.load(root)

@@ -29,6 +29,7 @@ from envcraft.tasks.values.args import (
     param_matches,
     read_path,
     retargeted,
+    same_name,
     singular,
     user_values,
 )
@@ -259,11 +260,9 @@ def _taken(node: ToolNode, param: str, value: Any, index: StateIndex) -> bool:
     ``node`` writes: a new record called so clashes with it (the world rule ``taken_name``)."""
     if not isinstance(value, str):
         return False
-    wanted = " ".join(value.split()).lower()
     for owner in index.owners.get(value, set()):
         collection, _, key = owner.partition("/")
-        held = index.records.get(key, {}).get(param)
-        if collection in node.writes and isinstance(held, str) and " ".join(held.split()).lower() == wanted:
+        if collection in node.writes and same_name(index.records.get(key, {}).get(param), value):
             return True
     return False
 

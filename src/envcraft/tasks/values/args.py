@@ -59,6 +59,16 @@ GENERIC = frozenset(
 QUERY_PARAMS = frozenset({"query", "search", "keyword", "keywords", "q", "text_query"})
 NAME_KEYS = ("name", "title", "label", "subject")
 TAKEN_KEYS = ("name", "title", "label")  # what a new record is called (a subject may well repeat)
+
+
+def same_name(a: Any, b: Any) -> bool:
+    """Whether two names are the same up to case and spacing (a new record's name against a
+    record's: ``taken_name``)."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return " ".join(a.split()).lower() == " ".join(b.split()).lower()
+
+
 PATH_PARAMS = frozenset({"path", "file", "filename", "file_path", "filepath", "src", "dst", "destination"})
 # parameters naming whom a message goes to: never the world's own user ("forward it to Alex" in
 # Alex's own mailbox)

@@ -744,37 +744,37 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
 def _identities(record: Any) -> list[str]:
     """The values a record is known by: its ids and codes, and its names, titles and subjects
     (also of the records nested in it), never its other values (a status, a description)."""
-    found: list[str] = []
-    if isinstance(record, dict):
-        for key, value in record.items():
-            if isinstance(value, str):
-                named = any(k in str(key).lower() for k in NAME_KEYS)
-                if named or ID_LIKE.match(value) or _code(value) or "@" in value:
-                    found.append(value)
-            else:
-                found += _identities(value)
-    elif isinstance(record, list):
-        for value in record:
-            found += _identities(value)
-    return found
+    return [
+        value
+        for key, value in _keyed_strings(record)
+        if key is not None
+        and (any(k in key.lower() for k in NAME_KEYS) or ID_LIKE.match(value) or _code(value) or "@" in value)
+    ]
 
 
 def person_names(record: Any) -> list[str]:
     """The names of people a record holds: fields called ``*name*`` and the display names of
     ``Name <address>`` strings."""
     found: list[str] = []
-    if isinstance(record, dict):
-        for key, value in record.items():
-            if isinstance(value, str) and "name" in str(key).lower() and "@" not in value:
-                found.append(value)
-            else:
-                found += person_names(value)
-    elif isinstance(record, list):
-        for value in record:
-            found += person_names(value)
-    elif isinstance(record, str) and "<" in record and "@" in record:
-        found.append(record.split("<", 1)[0])
+    for key, value in _keyed_strings(record):
+        if key is not None and "name" in key.lower() and "@" not in value:
+            found.append(value)
+        elif "<" in value and "@" in value:
+            found.append(value.split("<", 1)[0])
     return found
+
+
+def _keyed_strings(value: Any, key: str | None = None) -> Iterable[tuple[str | None, str]]:
+    """Every string a value holds, with the key it stands under (None for a list's item or a
+    bare string: a field's name says nothing of the members of its list)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            yield from _keyed_strings(item, str(name))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keyed_strings(item)
+    elif isinstance(value, str):
+        yield key, value
 
 
 def carried(golden: Outcome, source: Source, text: str) -> str:

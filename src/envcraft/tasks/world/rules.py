@@ -46,7 +46,7 @@ from envcraft.core.pointer import unescape_token
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.golden.run import LiveSessions
 from envcraft.tasks.graphs.effects import tool_effects
-from envcraft.tasks.values.args import TAKEN_KEYS, names_key
+from envcraft.tasks.values.args import TAKEN_KEYS, names_key, same_name
 
 # A date and a time of day (seconds, fraction and zone optional): what a log line or a record carries.
 _STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
@@ -377,9 +377,8 @@ def _taken_names(task: Task, packages: Mapping[str, EnvPackage]) -> list[Violati
 
 def _named(records: Mapping[str, Any], field: str, value: str) -> str | None:
     """The key of the record whose ``field`` is ``value`` (up to case and spacing), if any."""
-    wanted = " ".join(value.split()).lower()
     for key, record in records.items():
-        if isinstance(record, dict) and " ".join(str(record.get(field, "")).split()).lower() == wanted:
+        if isinstance(record, dict) and same_name(str(record.get(field, "")), value):
             return str(key)
     return None
 
