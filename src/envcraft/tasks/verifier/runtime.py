@@ -174,10 +174,10 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
     " new on in from and at as with by here"
 )
 SENDING = _vocabulary("sent emailed messaged texted notified contacted informed")  # none true of a draft
-POINTING = _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
+POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
-    " sent track tracking thread note linked link related mail email message also we us created made"
-    " emailed notified messaged contacted informed texted booking bookings reservation record entry"
+    " track tracking thread note linked link related mail email message also we us created made"
+    " booking bookings reservation record entry"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
 COURTESY_LINES = (
@@ -647,10 +647,10 @@ def matches(value: Any, pattern: Any) -> bool:
             and all(matches(value[key], sub) for key, sub in pattern.items())
         )
     if isinstance(pattern, list):
-        if isinstance(value, list) and pattern and all(isinstance(p, str) and address(p) for p in pattern):
-            return sorted(address(v) or "" for v in value if isinstance(v, str)) == sorted(
-                address(p) or "" for p in pattern
-            ) and all(isinstance(v, str) for v in value)  # recipients: in any order
+        wanted = [address(p) if isinstance(p, str) else None for p in pattern]
+        if isinstance(value, list) and wanted and None not in wanted:  # recipients: in any order
+            mails = [address(v) if isinstance(v, str) else None for v in value]
+            return None not in mails and sorted(map(str, mails)) == sorted(map(str, wanted))
         return (
             isinstance(value, list)
             and len(value) == len(pattern)
