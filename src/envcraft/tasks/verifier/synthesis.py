@@ -23,7 +23,7 @@ so extra harmless calls or the clock drift they cause never cost a correct run.
 **What the user said weighs more than what follows from it** (:func:`weigh`). On one record,
 each goal on a value the user gave (an argument's value, dictated text) counts 1, and the
 changes that follow from the act (a status, ten jobs a cancel stops) count 1 together: a cancel
-with the wrong reason is half the record's work, not 1 of 12 goals (0.917 was a signal an RL
+with the wrong reason is half the record's work, not 1 of 11 goals (0.909 was a signal an RL
 learner barely sees).
 
 The goals are :mod:`envcraft.tasks.verifier.goals`, the guards :mod:`envcraft.tasks.verifier.guards`,
