@@ -4,6 +4,11 @@ at its next write: job_scheduler finishes a job whose time has come at the next 
 a careful agent's cancel also finished another run's backup job. Two candidates of a seed-0
 job_scheduler shard at ``817cd08`` (``tests/fixtures/slow_reads_tasks.jsonl``, verifiers emptied
 and synthesized again here) that the validation's ``slow_reads`` agent failed at 0.5 for it.
+
+A real deadline is another matter: a rideshare proposal holds the driver for 3 minutes, so an
+agent that reads ten records before it confirms finds it lapsed. The user never mentioned the
+hold, so such a task would teach haste; the data engine drops it before validation
+(``pace_stage``). A seed-10 rideshare_dispatch candidate at ``88476ce`` (same fixture file).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import pytest
 
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.episode import resolve_packages
-from envcraft.tasks.play.execute import execute_reference
+from envcraft.tasks.play.execute import execute_reference, keeps_pace
 from envcraft.tasks.validation.adversarial import Adversary
 from envcraft.tasks.verifier.scoring import run_verifier
 
@@ -53,3 +58,13 @@ def test_a_late_agent_that_also_cancels_another_run_is_still_caught(tasks: dict[
     skipped = call("job_scheduler", "cancel_job", run_id="RUN-7604", job="load_warehouse", reason="x")
     assert score(task, [[*turns[0], other]]) < 1.0
     assert score(task, [[*turns[0], skipped]]) < 1.0
+
+
+def test_a_deadline_within_a_careful_agents_lookups_is_no_task(tasks: dict[str, Task]) -> None:
+    """rideshare_dispatch-62980dcfc28e: "Offer Kwame Lopez's ride request ... to driver DRV-243.",
+    then "have the rider confirm the trip you created": the hold lapses while the agent reads."""
+    task = tasks["rideshare_dispatch-62980dcfc28e"]
+    assert score(task, reference(task)) == 1.0
+    assert not keeps_pace(execute_reference(task))
+    for task_id in ("job_scheduler-97ceff9be64f", "job_scheduler-1ae20e2d6b2b"):
+        assert keeps_pace(execute_reference(tasks[task_id]))  # the world moves, nothing lapses

@@ -35,6 +35,7 @@ from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRenderer, draw_persona
 from envcraft.tasks.phrasing.writer import intent_of
+from envcraft.tasks.play.execute import LEADS, keeps_pace
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 from envcraft.tasks.validation.validate import validate
@@ -198,6 +199,7 @@ def compose_draft(
         text_stage,
         world_stage,
         verifier_stage,
+        pace_stage,
         lambda d: validation_stage(d, validated),
     ]
     for stage in stages:
@@ -486,6 +488,18 @@ def world_stage(draft: Draft) -> str | None:
         return None
     draft.why = found[0].message
     return f"world:{found[0].kind}"
+
+
+def pace_stage(draft: Draft) -> str | None:
+    """A careful agent keeps pace: the reference calls still go through when the agent looks
+    around before each turn's work (:func:`~envcraft.tasks.play.execute.keeps_pace`). Otherwise
+    a deadline the user never mentioned (a hold that lapses, a pickup window that closes) fails
+    an agent for reading before it acts: such a task teaches haste, not the work."""
+    assert draft.outcome is not None
+    if keeps_pace(draft.outcome):
+        return None
+    draft.why = f"the work no longer goes through after {LEADS[0]} lookups open each turn"
+    return "deadline"
 
 
 def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None:

@@ -189,10 +189,21 @@ def late_runs(golden: Outcome) -> list[Outcome]:
     meantime shows, also where an environment applies it only at its next write (a job of
     another run that finished while the agent read: job_scheduler sweeps at each write). Kept
     on ``golden``."""
-    cached: list[Outcome] | None = golden._derived.get("late")
+    return [run for run in _late(golden) if run is not None]
+
+
+def keeps_pace(golden: Outcome) -> bool:
+    """Whether the golden run still goes through with the smaller of :data:`LEADS` failed calls
+    opening every turn: no deadline the user never mentioned (a hold that lapses, a pickup
+    window that closes) lies within the lookups of a careful agent."""
+    return _late(golden)[0] is not None
+
+
+def _late(golden: Outcome) -> list[Outcome | None]:
+    """The replays of :func:`late_runs` per lead, None where the run diverged. Kept on ``golden``."""
+    cached: list[Outcome | None] | None = golden._derived.get("late")
     if cached is None:
-        runs = [_replay(golden, 0, lead=k) for k in LEADS]
-        cached = [r for r in runs if r is not None]
+        cached = [_replay(golden, 0, lead=k) for k in LEADS]
         golden._derived["late"] = cached
     return cached
 
