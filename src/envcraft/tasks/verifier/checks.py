@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -312,8 +312,9 @@ def generated_change(change: dict[str, Any], asked: set[str]) -> bool:
     return generated(unescape_token(change["path"].rsplit("/", 1)[-1]), change.get("after"), asked)
 
 
-def content_items(pattern: Any, gold: Any, asked: set[str]) -> Any:
-    """A list of records matched by content: each record by its asked fields, in any order."""
+def content_items(pattern: Any, gold: Any, asked: set[str], text: Callable[[str], Any]) -> Any:
+    """A list of records matched by content: each record by its asked fields, in any order, a
+    field's text as ``text`` reads it (the dictated note of a journal line, within reason)."""
     if not (
         isinstance(pattern, list)
         and pattern
@@ -321,7 +322,13 @@ def content_items(pattern: Any, gold: Any, asked: set[str]) -> Any:
     ):
         return pattern
     items = [
-        {"$fields": {k: v for k, v in p.items() if not generated(k, record.get(k), asked)}}
+        {
+            "$fields": {
+                k: text(v) if isinstance(v, str) else v
+                for k, v in p.items()
+                if not generated(k, record.get(k), asked)
+            }
+        }
         for p, record in zip(pattern, gold, strict=True)
     ]
     return {"$items": items}
@@ -401,7 +408,7 @@ class CheckList:
                 if all(vr.same(gold, v) for v in values if v is not MISSING):
                     return frame(gold, said)  # the env wrote them inside its own words
                 return pattern_of(values)
-        return content_items(pattern_of(values), gold, self.asked)
+        return content_items(pattern_of(values), gold, self.asked, self._in_text)
 
     def file_pattern(self, fmt: str, expected: Any) -> Any:
         """A file's expected content with the dictated texts it holds read within reason and the
