@@ -3,7 +3,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
 
 * the validation's ``cosmetic_text`` agent: the dictated note of a journal line staged in a
   journal the task also opened was compared byte for byte (a list of new records matched by
-  content kept its text fields exact), so the note without its final full stop scored 0.25.
+  content kept its text fields exact), so the note without its final full stop scored 0.25;
+* the validation's ``extra_write`` agent rescheduled another transfer to the time it already had
+  and counted a flight the world cancelled meanwhile (a scheduled event, as in any slower correct
+  run) as its harm: the task was dropped for a verifier that was right to pay 1.0.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import Any
 import pytest
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute_reference
+from envcraft.tasks.validation.adversarial import Adversary
+from envcraft.tasks.verifier.scoring import run_verifier
 
 from .test_created_records import audit_tasks, score
 from .test_reward_semantics import reference
@@ -51,3 +58,19 @@ def test_a_journal_lines_dictated_note_is_read_within_reason(
     task = tasks["inventory_ledger-938e40cfbac6"]
     assert score(task, reference(task)) == 1.0
     assert (score(task, _with(task, "add_adjustment_line", note=note)) == 1.0) is paid
+
+
+def test_what_the_world_does_meanwhile_is_no_extra_writes_harm(tasks: dict[str, Task]) -> None:
+    """itinerary_rebooking-f274f76545f5: move one transfer's pickup and e-mail its traveler. An
+    extra call moves the clock past a scheduled flight cancellation; a real extra write is caught."""
+    task = tasks["itinerary_rebooking-f274f76545f5"]
+    trials, _ = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
+    for trial in trials:
+        if trial.kind == "extra_write":
+            assert run_verifier(task, trial.outcome).score < 1.0, trial.note
+    same = {"transfer_id": "TRF-0003", "pickup_at": "2026-03-13T14:35:00Z"}  # the time it has
+    moved = {"transfer_id": "TRF-0003", "pickup_at": "2026-03-13T14:45:00Z"}
+    for args, paid in ((same, True), (moved, False)):
+        turns = reference(task)
+        turns[0].append({"env": "itinerary_rebooking", "tool": "reschedule_transfer", "args": args})
+        assert (score(task, turns) == 1.0) is paid

@@ -70,6 +70,7 @@ from envcraft.tasks.format.model import Source, Task
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
 from envcraft.tasks.play.episode import Episode
+from envcraft.tasks.play.execute import late_runs, tail_runs
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.values.args import StateIndex, user_values, value_at
 from envcraft.tasks.verifier.checks import BODY_PARAMS
@@ -409,11 +410,19 @@ class Adversary:
         (not only log records, free fields, counters or timestamps), or a workspace file (a line
         the golden run's file lacks: a note appended to an incident's record). A record the golden
         run changes may end otherwise only because the extra call moved the clock (a drain that
-        completes): that is not the extra call's harm."""
+        completes), and so may one the world changes by itself while a correct agent idles or
+        reads first (a flight cancelled by a scheduled event): neither is the extra call's harm."""
         for env, final in outcome.final.items():
             book = phrasebook(self.packages[env])
             gold, start = self._golden.final[env], self._golden.initial[env]
+            moving = {
+                c["path"]
+                for run in [*tail_runs(self._golden), *late_runs(self._golden)]
+                for c in diff(gold, run.final[env])
+            }
             for change in diff(gold, final):
+                if change["path"] in moving:
+                    continue
                 parts = change["path"].split("/")
                 collection = unescape_token(parts[1]) if len(parts) > 1 else ""
                 if collection not in book.collections or book.is_log(collection) or len(parts) < 3:
