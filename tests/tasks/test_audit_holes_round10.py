@@ -6,7 +6,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   content kept its text fields exact), so the note without its final full stop scored 0.25;
 * the validation's ``extra_write`` agent rescheduled another transfer to the time it already had
   and counted a flight the world cancelled meanwhile (a scheduled event, as in any slower correct
-  run) as its harm: the task was dropped for a verifier that was right to pay 1.0.
+  run) as its harm: the task was dropped for a verifier that was right to pay 1.0;
+* helper X: the asked cancel reason with an aside naming the class by its type and date,
+  "requested by the owner (Boxing Fit, Jan 12 07:00)", scored 0.5: an aside could name a
+  record by its ids, names and titles, not by its type.
 """
 
 from __future__ import annotations
@@ -74,3 +77,23 @@ def test_what_the_world_does_meanwhile_is_no_extra_writes_harm(tasks: dict[str, 
         turns = reference(task)
         turns[0].append({"env": "itinerary_rebooking", "tool": "reschedule_transfer", "args": args})
         assert (score(task, turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("reason", "paid"),
+    [
+        ("Requested by the owner (Boxing Fit, Jan 12 07:00)", True),
+        ("Requested by the owner (Boxing Fit, Jan 12)", True),
+        ("requested by the owner (boxing-fit class, 2026-01-12)", True),
+        ("Requested by the owner (Boxing Fit, Jan 12 07:00, RM-11)", True),
+        ("requested by the owner (cycling)", False),  # another type: the coach's qualification
+        ("requested by the owner; members refunded", False),
+        ("requested by the owner due to low bookings", False),
+        ("not requested by the owner", False),
+    ],
+)
+def test_an_aside_may_name_the_class_by_its_type(tasks: dict[str, Task], reason: str, paid: bool) -> None:
+    """class_booking-54bb76213e25: "Cancel the boxing-fit class on January 12 at 07:00 in room
+    RM-11; the reason is “requested by the owner”."."""
+    task = tasks["class_booking-54bb76213e25"]
+    assert (score(task, _with(task, "cancel_class", reason=reason)) == 1.0) is paid

@@ -749,13 +749,20 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
 
 
 def _identities(record: Any) -> list[str]:
-    """The values a record is known by: its ids and codes, and its names, titles and subjects
-    (also of the records nested in it), never its other values (a status, a description)."""
+    """The values a record is known by: its ids and codes, its names, titles and subjects, and
+    its type (the "boxing-fit" of "the Boxing Fit class"; also of the records nested in it),
+    never its other values (a status, a description: what the world says happened to it)."""
     return [
         value
         for key, value in _keyed_strings(record)
         if key is not None
-        and (any(k in key.lower() for k in NAME_KEYS) or ID_LIKE.match(value) or _code(value) or "@" in value)
+        and (
+            any(k in key.lower() for k in NAME_KEYS)
+            or key.lower().endswith("type")
+            or ID_LIKE.match(value)
+            or _code(value)
+            or "@" in value
+        )
     ]
 
 
