@@ -9,7 +9,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   run) as its harm: the task was dropped for a verifier that was right to pay 1.0;
 * helper X: the asked cancel reason with an aside naming the class by its type and date,
   "requested by the owner (Boxing Fit, Jan 12 07:00)", scored 0.5: an aside could name a
-  record by its ids, names and titles, not by its type.
+  record by its ids, names and titles, not by its type;
+* helper W: a dedupe rule the user did not say how to apply, added with ``option="last"`` (as
+  the recipe's other dedupe rule) scored 0.25: the rule and the lineage file the environment
+  renders from it pinned the empty option the reference left out.
 """
 
 from __future__ import annotations
@@ -97,3 +100,22 @@ def test_an_aside_may_name_the_class_by_its_type(tasks: dict[str, Task], reason:
     RM-11; the reason is “requested by the owner”."."""
     task = tasks["class_booking-54bb76213e25"]
     assert (score(task, _with(task, "cancel_class", reason=reason)) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("step", "paid"),
+    [
+        ({"option": "last"}, True),
+        ({"option": "first"}, True),
+        ({"column": "customer_id"}, False),
+        ({"operation": "trim"}, False),
+        ({"recipe_id": "RCP-01"}, False),
+    ],
+)
+def test_an_option_nobody_named_is_the_agents_choice(
+    tasks: dict[str, Task], step: dict[str, Any], paid: bool
+) -> None:
+    """sheet_analytics-d07bf021ac3b: "Add a dedupe rule for the order_id column to cleaning
+    recipe RCP-02.", then "remove rule 6 from cleaning recipe RCP-01"."""
+    task = tasks["sheet_analytics-d07bf021ac3b"]
+    assert (score(task, _with(task, "add_cleaning_rule", **step)) == 1.0) is paid

@@ -334,6 +334,24 @@ def content_items(pattern: Any, gold: Any, asked: set[str], text: Callable[[str]
     return {"$items": items}
 
 
+def options_free(pattern: Any, options: set[str]) -> Any:
+    """``pattern`` with every field named after one of ``options`` (optional text arguments the
+    reference left out, :func:`empty_options`) that holds their empty default read as any text:
+    the user never named it, so the option an agent picks ("keep the last copy" for a dedupe
+    rule nobody said how to apply) is its choice, in the record and in a file the environment
+    renders from it."""
+    if not options:
+        return pattern
+    if isinstance(pattern, list):
+        return [options_free(p, options) for p in pattern]
+    if not isinstance(pattern, dict):
+        return pattern
+    return {
+        k: {"$any": "str"} if k in options and v == "" else options_free(v, options)
+        for k, v in pattern.items()
+    }
+
+
 def wild(pattern: Any) -> bool:
     return isinstance(pattern, dict) and set(pattern) == {"$any"}
 

@@ -28,6 +28,7 @@ from envcraft.tasks.verifier.checks import (
     guard_on_time,
     id_shaped,
     is_counter,
+    options_free,
     pattern_of,
     scalars,
     short,
@@ -150,6 +151,7 @@ class GoalChecks(CheckList):
                 self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
             return
         expected = self._unlooked(env, path, self.expected(values, change.get("before", MISSING)))
+        expected = options_free(expected, self._unpassed_options(env, turn))
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._value(env, path, expected, prefix, extra)
@@ -340,6 +342,11 @@ class GoalChecks(CheckList):
                 expected = self.file_pattern(fmt, expected)
                 if rendered:
                     expected = self.ids_free(expected)  # the env's own lines name what it numbered
+                    if fmt == "json":
+                        unpassed = set().union(
+                            *(self._unpassed_options(env, turn) for env in self.golden.final)
+                        )
+                        expected = options_free(expected, unpassed)
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
