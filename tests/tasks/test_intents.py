@@ -296,3 +296,37 @@ def test_follow_ups_refer_back_instead_of_dictating_steps_or_repeating_names() -
     assert later[1].startswith("Send the message you created.")  # a later turn: what the agent made
     assert "for that message" in later[2]
     assert lint.scan_turns("t", later) == []
+
+
+def test_it_is_said_only_of_a_record_the_step_before_leaves_no_doubt_about() -> None:
+    """A forward of a message, then a to-do on the new forward: "add the to-do ... for it" could
+    mean either message (an audit's blind agent linked the one forwarded, and scored 0.35), so
+    the user says which: the new one."""
+    package = load_package("mail_triage")
+    world = package.env_class.generate(seed=1, data=package.data)
+    initial = {"mail_triage": world.state.model_dump(mode="json")}
+    message = next(iter(initial["mail_triage"]["messages"]))
+    forward = GoldenCall(
+        "mail_triage",
+        "draft_forward",
+        {"message_id": message, "to": ["Operations <ops@northwind.example>"]},
+        {"message_id": "named", "to": "user"},
+        {},
+    )
+    first = replay([forward], {"mail_triage": package}, initial, world.files)
+    assert first is not None
+    made = first.calls[0].result["draft_id"]
+    todo = GoldenCall(
+        "mail_triage",
+        "add_todo",
+        {"text": "Call back.", "message_id": made},
+        {"text": "user", "message_id": "derived:0.draft_id"},
+        {},
+    )
+    run = replay([forward, todo], {"mail_triage": package}, initial, world.files)
+    assert run is not None
+    view = ChainView(run.calls, run.initial, run.after, [True, True])
+    plan = plan_intents(view, [[0, 1]], {"mail_triage": package}, random.Random(0))
+    terse = Persona("p", "Ana", "operations lead", "terse", "terse")
+    (text,) = TemplateRenderer().render(plan, terse)
+    assert "for it" not in text and "the new message" in text, text

@@ -468,8 +468,9 @@ class _Planner:
 
     def _created(self, i: int, env: str, value: Any, pronoun: bool = True) -> str | None:
         """A record an earlier call of this chain created, as the user refers back to it: "it"
-        when the goal just before in this turn made or acted on it, "the new return" elsewhere in
-        the same turn, "the return you created" in a later turn."""
+        when the goal just before in this turn made or acted on it and on no other record of its
+        kind ("forward the message ... and add the to-do ... for it" could mean either message),
+        "the new return" elsewhere in the same turn, "the return you created" in a later turn."""
         if not isinstance(value, str):
             return None
         book = phrasebook(self.packages[env])
@@ -493,6 +494,11 @@ class _Planner:
                 and self.last_turn == turn
                 and not self.pronoun
                 and value in _leaf_values([last.args, last.result])
+                and not any(
+                    other != value and other in after[collection]
+                    for other in _leaf_values(last.args)
+                    if isinstance(other, str)
+                )
             ):
                 self.pronoun = True
                 return "it"
