@@ -12,7 +12,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   record by its ids, names and titles, not by its type;
 * helper W: a dedupe rule the user did not say how to apply, added with ``option="last"`` (as
   the recipe's other dedupe rule) scored 0.25: the rule and the lineage file the environment
-  renders from it pinned the empty option the reference left out.
+  renders from it pinned the empty option the reference left out;
+* helper V: a reply naming the incident by its title, "Incident INC-2041 (inventory-sync error
+  rate above 5%)", scored 0.75: the numbers of what the world says about a record were never
+  words a composed text may use, not even those of the record's own title.
 """
 
 from __future__ import annotations
@@ -119,3 +122,23 @@ def test_an_option_nobody_named_is_the_agents_choice(
     recipe RCP-02.", then "remove rule 6 from cleaning recipe RCP-01"."""
     task = tasks["sheet_analytics-d07bf021ac3b"]
     assert (score(task, _with(task, "add_cleaning_rule", **step)) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("body", "paid"),
+    [
+        (
+            "Host search-a1: Running a few minutes late. Incident INC-2041 (inventory-sync error rate above 5%).",
+            True,
+        ),
+        ("Host search-a1: Running a few minutes late. Incident INC-2041.", True),
+        ("Host search-a1: Running a few minutes late. Incident INC-2041, error rate above 7%.", False),
+        ("Host search-a1: Running a few minutes late. Incident INC-2041 costs 5 dollars.", False),
+    ],
+)
+def test_a_reply_may_name_the_incident_by_its_title(tasks: dict[str, Task], body: str, paid: bool) -> None:
+    """infra_recovery-7b6c4829aa64: a note on the incident, then "draft a reply to the message
+    “Q4 freight cost for the board deck” ... saying “Host search-a1: Running a few minutes
+    late.”, mentioning the id of that incident"."""
+    task = tasks["infra_recovery-7b6c4829aa64"]
+    assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid

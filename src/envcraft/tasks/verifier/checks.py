@@ -639,12 +639,14 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     ITN-4001", "draft MSG-0010 to Customer Operations") in the world's own words; words of no
     such record ("approved by finance") stay
     claims nobody made. A record the world keeps as a file (a draft's ``.eml``, named by its id)
-    says the same in its short lines. Negation and retraction words, numbers and times are never
-    context."""
+    says the same in its short lines. Negation and retraction words are never context, nor are
+    numbers and times, but for those of a record's name or title ("error rate above 5%": the
+    record called by its title)."""
     if book is None:
         return []
     env = book.package.id
     found: set[str] = set()
+    titled: set[str] = set()  # the numbers of the records' names and titles
     todo = list(values)
     seen: set[str] = set()
     for _depth in range(2):  # the records carried, and those they point at
@@ -663,6 +665,13 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 strings = [v for v in scalars(record) if isinstance(v, str)]
                 found.update(w for v in strings if len(v) <= NAME_LIMIT for w in vr.words(v))
                 found.update(w for v in strings if "@" in v for w in vr.words(" ".join(_addressees(v))))
+                titled.update(
+                    w
+                    for k, v in _keyed_strings(record)
+                    if k is not None and any(n in k.lower() for n in NAME_KEYS) and len(v) <= NAME_LIMIT
+                    for w in vr.words(v)
+                    if w.isdigit()
+                )
                 nxt += [v for v in strings if v != key]
         todo = nxt
     for path, content in sorted(golden.files.items()):  # a record kept as a file: a draft's .eml
@@ -670,7 +679,7 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
             for line in content.splitlines():
                 found.update(vr.words(line if len(line) <= NAME_LIMIT else " ".join(_addressees(line))))
     words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w) or _code(w)}
-    return sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+    return sorted((words | titled) - vr.NEGATIONS - vr.RETRACTIONS)
 
 
 def _addressees(text: str) -> list[str]:
