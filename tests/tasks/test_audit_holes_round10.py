@@ -15,12 +15,15 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   renders from it pinned the empty option the reference left out;
 * helper V: a reply naming the incident by its title, "Incident INC-2041 (inventory-sync error
   rate above 5%)", scored 0.75: the numbers of what the world says about a record were never
-  words a composed text may use, not even those of the record's own title.
+  words a composed text may use, not even those of the record's own title;
+* helper V: the asked handover JSON also naming the health check the user asked for,
+  ``"health_check": "HC-0001"``, scored 0.8: an extra key could only repeat the asked record.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -128,7 +131,8 @@ def test_an_option_nobody_named_is_the_agents_choice(
     ("body", "paid"),
     [
         (
-            "Host search-a1: Running a few minutes late. Incident INC-2041 (inventory-sync error rate above 5%).",
+            "Host search-a1: Running a few minutes late. "
+            "Incident INC-2041 (inventory-sync error rate above 5%).",
             True,
         ),
         ("Host search-a1: Running a few minutes late. Incident INC-2041.", True),
@@ -142,3 +146,28 @@ def test_a_reply_may_name_the_incident_by_its_title(tasks: dict[str, Task], body
     late.”, mentioning the id of that incident"."""
     task = tasks["infra_recovery-7b6c4829aa64"]
     assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid
+
+
+HANDOVER = "reports/handover.json"
+
+
+@pytest.mark.parametrize(
+    ("extra", "paid"),
+    [
+        ({"health_check": "HC-0001"}, True),
+        ({"Health checks": "HC-0001"}, True),
+        ({"health_check": "HC-0002"}, False),  # no such check was made
+        ({"incident": "INC-2041"}, False),  # another incident: a second answer
+        ({"health_check": "passed"}, False),  # a claim
+    ],
+)
+def test_an_asked_object_may_name_another_record_the_run_made(
+    tasks: dict[str, Task], extra: dict[str, str], paid: bool
+) -> None:
+    """infra_recovery-219f4b25882a: a health check, a new incident, then "save a JSON object in
+    reports/handover.json with “new_incident” set to the id of the new incident"."""
+    task = tasks["infra_recovery-219f4b25882a"]
+    turns = reference(task)
+    write = next(c for c in turns[-1] if c["args"].get("path") == HANDOVER)
+    write["args"]["content"] = json.dumps({"new_incident": "INC-2042", **extra})
+    assert (score(task, turns) == 1.0) is paid

@@ -48,10 +48,12 @@ A JSON object the user asked for (a ``file`` check with ``extra_keys: "facts"``)
 key with the asked value; any other key may only repeat what the records the asked ids name say:
 each of its values one such a record holds (a flag or a number only under a key the record has),
 none an id of an asked id's shape other than the asked ones; a key named as a field of such a
-record holds that field's value (:func:`object_matches`). So ``"purchase_order": "PO-7004"``
-beside the asked receipt id passes; a second receipt id, a value the record does not hold
-(another service, "passed" for a failed check), ``"sent": true``, a note taking the answer back,
-or ``"status": "posted"`` for a draft receipt fail. Lines added to
+record holds that field's value; a key named for the kind of a record the run made may hold
+its id (:func:`object_matches`). So ``"purchase_order": "PO-7004"`` beside the asked receipt id
+passes, and so does ``"health_check": "HC-0001"`` beside the asked new incident; a second
+receipt id, a value the record does not hold (another service, "passed" for a failed check),
+``"sent": true``, a note taking the answer back, or ``"status": "posted"`` for a draft receipt
+fail. Lines added to
 an asked text, table or section are still counted (``line_count``, ``only_ids``): there a line
 is content.
 
@@ -1285,7 +1287,11 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             parsed = parse_file(content, "json")
         except ValueError:
             return 0.0
-        return float(object_matches(parsed, check["expected"], lambda: asked_records(ctx, check)))
+        return float(
+            object_matches(
+                parsed, check["expected"], lambda: asked_records(ctx, check), lambda: made_ids(ctx)
+            )
+        )
     return float(content_matches(content, check["format"], check["expected"], check.get("known_lines")))
 
 
@@ -1321,9 +1327,11 @@ def _unknown(line: str, known: list[str]) -> bool:
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
 
 
-def object_matches(value: Any, expected: Any, known: Any) -> bool:
+def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
-    key only repeats what the asked records say (``known()``: :func:`asked_records`). An extra key may say
+    key only repeats what the asked records say (``known()``: :func:`asked_records`) or names a
+    record the run made under its kind (``made()``: :func:`made_ids`; ``"health_check":
+    "HC-0001"`` beside the asked new incident). An extra key may say
     which purchase order a receipt is for; it may not name another id of an asked id's shape (a
     second answer for the asked thing), carry a value the asked records do not hold (a claim:
     ``"urgent_service"`` naming another service, ``"health_check": "passed"`` for a failed one),
@@ -1355,11 +1363,28 @@ def object_matches(value: Any, expected: Any, known: Any) -> bool:
             shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
             if shape is not None and shape.group(1).lower() in shapes:
                 return False  # another id of the asked kind: a second answer
+            if isinstance(leaf, str) and leaf in made().get(_key(key), ()):
+                continue  # a record the run made, under its kind: true, and the user's to ignore
             if not isinstance(leaf, str) and not fields:
                 return False  # a flag or a number under a key no asked record has: a claim
             if _fact(leaf) not in own:
                 return False  # not what the asked record says ("urgent_service": another service)
     return True
+
+
+def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
+    """The ids of the records the run made, by their kind up to case and separators, singular
+    and plural (``health_check`` and ``health_checks``)."""
+    found: dict[str, set[str]] = {}
+    for env, state in ctx["final"].items():
+        before = ctx["initial"].get(env) or {}
+        for collection, members in state.items() if isinstance(state, dict) else ():
+            if not isinstance(members, dict):
+                continue
+            new = {key for key in members if key not in (before.get(collection) or {})}
+            for kind in {_key(collection), _key(collection).removesuffix("s")}:
+                found.setdefault(kind, set()).update(new)
+    return found
 
 
 def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
