@@ -329,4 +329,4 @@ def test_it_is_said_only_of_a_record_the_step_before_leaves_no_doubt_about() -> 
     plan = plan_intents(view, [[0, 1]], {"mail_triage": package}, random.Random(0))
     terse = Persona("p", "Ana", "operations lead", "terse", "terse")
     (text,) = TemplateRenderer().render(plan, terse)
-    assert "for it" not in text and "the new message" in text, text
+    assert "for it" not in text and "for your new message" in text, text

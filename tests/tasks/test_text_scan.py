@@ -83,13 +83,26 @@ def test_repeated_values_across_turns() -> None:
 
 
 def test_scan_turns_names_task_turn_and_check() -> None:
-    found = lint.scan_turns("t1", ["Fine.", "I'm Ana, a cook. Cancel it. It concerns Bo."])
+    found = lint.scan_turns("t1", ["Hello.", "Fine. I'm Ana, a cook. Cancel it. It concerns Bo."])
     assert [(f.task, f.turn, f.check) for f in found] == [
         ("t1", 1, "chain_leftovers"),
         ("t1", 1, "persona_prefix"),
     ]
     assert lint.counts(found)["persona_prefix"] == 1
-    assert set(lint.counts(found)) == {*lint.TURN_CHECKS, "repeated_values"}
+    assert set(lint.counts(found)) == {*lint.TURN_CHECKS, *lint.FIRST_TURN_CHECKS, "repeated_values"}
+
+
+def test_a_time_of_day_and_a_reply_opening_the_conversation() -> None:
+    """"Good afternoon." when the world's clock says 06:30, and a first message opening "Right."
+    as if answering (round 10's blind auditors read both as a template)."""
+    assert lint.clock_claims("Good afternoon. Cancel the class.") == ["Good afternoon"]
+    assert lint.clock_claims("Morning! We're cleaning up after this morning's alerts.") == [
+        "Morning!",
+        "this morning",
+    ]
+    assert lint.clock_claims("Cancel the 07:00 class on the morning of January 12.") == []
+    found = lint.scan_turns("t", ["Right. Start the trip.", "Okay. Now complete it."])
+    assert [(f.turn, f.check, f.text) for f in found] == [(0, "reply_openers", "Right.")]
 
 
 @pytest.mark.slow

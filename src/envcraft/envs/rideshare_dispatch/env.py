@@ -424,7 +424,7 @@ class RideshareDispatch(Environment):
             "request_status": req.status,
         }
 
-    @tool(goal="record that {trip_id} has picked the rider up", consumes=["trip_id"])
+    @tool(goal="record the rider pickup for {trip_id}", consumes=["trip_id"])
     def start_trip(self, trip_id: str) -> dict[str, Any]:
         """Record that the driver picked the rider up.
 

@@ -32,6 +32,7 @@ from envcraft.tasks.phrasing.phrasebook import humanize, is_time, join_words, ph
 from envcraft.tasks.phrasing.words import imperative, join_facts, possessives, quote, says
 from envcraft.tasks.values.args import value_at
 
+YOUR_NEW = "your new "  # a record the goal just before made, beside another of its kind it named
 MAX_TURNS = 4
 REPEAT_QUOTE = 24  # free text this long, dictated again, is "the same as before"
 FREE_TEXT_PARAMS = re.compile(
@@ -219,7 +220,7 @@ class _Planner:
         if missing:  # the phrase leaves out a value the agent needs: say it with the goal
             text += " (" + join_facts([m.text for m in missing]) + ")"
             used += missing
-        follows = self.pronoun and any(m.text == "it" for m in used)
+        follows = self.pronoun and any(m.text == "it" or m.text.startswith(YOUR_NEW) for m in used)
         self._remember({m.arg: m for m in used})
         self.last_goal, self.last_turn = call, self.turn_of.get(i, -1)
         text = _single_words(text, [m.text for m in used])
@@ -468,9 +469,10 @@ class _Planner:
 
     def _created(self, i: int, env: str, value: Any, pronoun: bool = True) -> str | None:
         """A record an earlier call of this chain created, as the user refers back to it: "it"
-        when the goal just before in this turn made or acted on it and on no other record of its
-        kind ("forward the message ... and add the to-do ... for it" could mean either message),
-        "the new return" elsewhere in the same turn, "the return you created" in a later turn."""
+        when the goal just before in this turn made or acted on it, "your new message" when that
+        goal also named another record of its kind ("forward the message ... and add the to-do
+        ... for it" could mean either message), "the new return" elsewhere in the same turn, "the
+        return you created" in a later turn."""
         if not isinstance(value, str):
             return None
         book = phrasebook(self.packages[env])
@@ -494,14 +496,10 @@ class _Planner:
                 and self.last_turn == turn
                 and not self.pronoun
                 and value in _leaf_values([last.args, last.result])
-                and not any(
-                    other != value and other in after[collection]
-                    for other in _leaf_values(last.args)
-                    if isinstance(other, str)
-                )
             ):
                 self.pronoun = True
-                return "it"
+                named = {v for v in _leaf_values(last.args) if isinstance(v, str) and v in after[collection]}
+                return f"{YOUR_NEW}{noun}" if named - {value} else "it"
             if turn is not None and creator_turn is not None and turn > creator_turn:
                 return f"the {noun} you created" + (f" ({name})" if name else "")
             return f"the new {noun}" + (f" ({name})" if name else "")

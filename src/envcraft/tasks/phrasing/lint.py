@@ -31,6 +31,13 @@ _DICTATED_STEP = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# a time of day said by the user: the world's clock may say otherwise ("Good afternoon." at 06:30)
+_CLOCK_CLAIM = re.compile(
+    r"\bgood (?:morning|afternoon|evening)\b|\bmorning!|\bthis (?:morning|afternoon|evening)\b|\btonight\b",
+    re.IGNORECASE,
+)
+# words that answer something, opening a conversation that has nothing yet to answer
+_REPLY_OPENER = re.compile(r"^(?:okay|ok|right|perfect|great|fine|sure|alright)\b[.,!]", re.IGNORECASE)
 _QUOTED = re.compile(r"“([^”]*)”")
 
 # Sentences that carry no meaning: said to anyone about anything, they tell the agent nothing.
@@ -90,6 +97,18 @@ def dictated_steps(text: str) -> list[str]:
     return [m.group(0).strip(" ,;.") for m in _DICTATED_STEP.finditer(text)]
 
 
+def clock_claims(text: str) -> list[str]:
+    """A time of day the user states ("Good afternoon.", "this morning's alerts"): the world's
+    clock is the task's, and a greeting that contradicts it reads as a template."""
+    return [m.group(0) for m in _CLOCK_CLAIM.finditer(text)]
+
+
+def reply_openers(text: str) -> list[str]:
+    """A first message that opens as a reply ("Okay.", "Right.", "Perfect, thanks!"): nothing has
+    been said yet for the user to answer."""
+    return [m.group(0) for m in _REPLY_OPENER.finditer(text.strip())]
+
+
 def nested_prefixes(text: str) -> list[str]:
     """Id prefixes stacked on free text: ``Message MSG-0001: Message MSG-0004: Follow up.``"""
     return [m.group(0).strip() for m in _NESTED_PREFIX.finditer(text)]
@@ -103,7 +122,10 @@ TURN_CHECKS: dict[str, Callable[[str], list[str]]] = {
     "chain_leftovers": chain_leftovers,
     "dictated_steps": dictated_steps,
     "nested_prefixes": nested_prefixes,
+    "clock_claims": clock_claims,
 }
+# Checks of the first turn alone (what opens the conversation).
+FIRST_TURN_CHECKS: dict[str, Callable[[str], list[str]]] = {"reply_openers": reply_openers}
 
 
 def repeated_values(turns: Sequence[str]) -> list[tuple[int, str]]:
@@ -155,6 +177,11 @@ def scan_turns(task_id: str, turns: Sequence[str]) -> list[Finding]:
         for name, check in TURN_CHECKS.items()
         for snippet in check(text)
     ]
+    found += [
+        Finding(task_id, 0, name, snippet)
+        for name, check in FIRST_TURN_CHECKS.items()
+        for snippet in (check(turns[0]) if turns else [])
+    ]
     found += [Finding(task_id, t, "repeated_values", text) for t, text in repeated_values(turns)]
     return sorted(found, key=lambda f: (f.turn, f.check))
 
@@ -167,4 +194,4 @@ def scan(tasks: Iterable[Task]) -> list[Finding]:
 def counts(findings: Iterable[Finding]) -> dict[str, int]:
     """Findings per check, every check listed (zeros included), in :data:`TURN_CHECKS` order."""
     per = Counter(f.check for f in findings)
-    return {name: per[name] for name in [*TURN_CHECKS, "repeated_values"]}
+    return {name: per[name] for name in [*TURN_CHECKS, *FIRST_TURN_CHECKS, "repeated_values"]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -84,18 +85,23 @@ class IntentRenderer(Protocol):
 
 # -- the offline renderer --------------------------------------------------------------------------
 # A greeting per tone (a terse person skips it); what follows it is the situation, not filler.
+# No time of day (the world's clock is the task's) and nothing that answers ("Okay.", "Right."):
+# the first message opens the conversation.
 GREETINGS = {
-    "formal": ("Hello.", "Good morning.", "Good afternoon.", ""),
+    "formal": ("Hello.", "Hello, I hope you can help.", ""),
     "casual": ("Hey!", "Hi there!", "Hey there.", ""),
     "terse": ("",),
-    "friendly": ("Hi!", "Hello!", "Hi, hope your day is going well.", "Morning!"),
+    "friendly": ("Hi!", "Hello!", "Hi, hope your day is going well.", "Hey, hope all is well!"),
     "anxious": ("Hi, sorry to rush you.", "Hi, I need a hand.", "Hi, this is a bit urgent.", ""),
-    "impatient": ("", "Right.", "Okay."),
-    "cheerful": ("Hi!", "Morning!", "Hello there!", "Good morning!"),
-    "methodical": ("Hello.", "Hi.", "Good morning.", ""),
+    "impatient": ("", "Hi.", "Hey."),
+    "cheerful": ("Hi!", "Hey there!", "Hello there!", "Hi, hope you're well!"),
+    "methodical": ("Hello.", "Hi.", ""),
     "apologetic": ("Sorry to bother you.", "Hi, sorry for the trouble.", "Sorry, me again.", "Hi."),
-    "skeptical": ("Hi.", "Hello.", "Okay.", ""),
+    "skeptical": ("Hi.", "Hello.", ""),
 }
+# Situations that speak of several things ("A few rides need sorting out."): said only where the
+# message asks for more than one.
+_PLURAL = re.compile(r"\b(?:few|some|couple|several)\b", re.IGNORECASE)
 # How a later turn picks up after the agent answered the last one.
 CONNECTORS = {
     "formal": ("Thank you. One more thing:", "Thank you. Also,"),
@@ -145,7 +151,8 @@ class TemplateRenderer:
             if t == len(plan.turns) - 1 and plan.closing:
                 body = f"{body} {plan.closing}".strip()
             last = t == len(plan.turns) - 1
-            messages.append(possessives(self._voice(persona, env, t, last, body, rng)))
+            many = sum(len(g) for g in plan.turns) > 1
+            messages.append(possessives(self._voice(persona, env, t, last, body, rng, many)))
         return messages
 
     def _body(self, goals: list[Goal], rng: random.Random) -> str:
@@ -181,13 +188,19 @@ class TemplateRenderer:
         sentences = [capital(f) + "." for f in facts] + sentences
         return " ".join(sentences)
 
-    def _voice(self, persona: Persona, env: str, turn: int, last: bool, body: str, rng: random.Random) -> str:
+    def _voice(
+        self, persona: Persona, env: str, turn: int, last: bool, body: str, rng: random.Random, many: bool
+    ) -> str:
+        """The turn's words in the persona's voice: a greeting and the desk's situation open the
+        first (a situation of several things only where ``many`` goals are asked), a connector a
+        later one, a closing the last."""
         if persona.verbosity == "terse":
             return body
         if turn == 0:
             parts = [rng.choice(GREETINGS.get(persona.tone, ("",)))]
-            if persona.verbosity == "chatty" and situations().get(env):
-                parts.append(rng.choice(situations()[env]))
+            fitting = [line for line in situations().get(env, ()) if many or not _PLURAL.search(line)]
+            if persona.verbosity == "chatty" and fitting:
+                parts.append(rng.choice(fitting))
             parts.append(body)
         else:
             parts = [self._connectors[(turn - 1) % len(self._connectors)], lower_first(body)]
