@@ -115,17 +115,18 @@ CONNECTORS = {
     "apologetic": ("Sorry, one more thing:", "Thanks, and sorry, but also"),
     "skeptical": ("Okay. Now", "Fine. Next,"),
 }
-# How a chatty person ends: what they want back, in their tone.
+# How a chatty person ends, in their tone. Never a request for an answer ("tell me what you
+# changed"): the reward reads the world, not the agent's reply, so a task may not ask for one.
 CLOSINGS = {
-    "formal": "Please confirm once it is done.",
+    "formal": "Thank you in advance.",
     "casual": "Thanks!",
     "friendly": "Thanks so much!",
-    "anxious": "Please let me know as soon as it's done.",
-    "impatient": "Let me know when it's done.",
+    "anxious": "Thanks, this really helps.",
+    "impatient": "That's all.",
     "cheerful": "Thanks a lot!",
-    "methodical": "Please tell me what you changed.",
+    "methodical": "That's everything for now.",
     "apologetic": "Sorry for the extra work, and thank you.",
-    "skeptical": "Tell me what you changed so I can check it.",
+    "skeptical": "I'll check the result afterwards.",
 }
 # After a tone's own connectors are used up: a person does not open every turn the same way.
 PLAIN_CONNECTORS = ("Next,", "Also,", "And now", "Then")
