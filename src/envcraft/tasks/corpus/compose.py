@@ -493,8 +493,11 @@ def world_stage(draft: Draft) -> str | None:
 def pace_stage(draft: Draft) -> str | None:
     """A careful agent keeps pace: the reference calls still go through when the agent looks
     around before each turn's work (:func:`~envcraft.tasks.play.execute.keeps_pace`). Otherwise
-    a deadline the user never mentioned (a hold that lapses, a pickup window that closes) fails
-    an agent for reading before it acts: such a task teaches haste, not the work."""
+    a deadline the user never mentioned lies within a careful agent's lookups: a pickup window
+    that closes fails it for reading before it acts (the task would teach haste, not the work),
+    and a proposal's hold that lapses asks for a recovery (propose again) that the validation's
+    scripted agents do not make, so they could not show the verifier right. Validation dropped
+    both before (``slow_reads``); refusing them here says why and spares the validation."""
     assert draft.outcome is not None
     if keeps_pace(draft.outcome):
         return None
