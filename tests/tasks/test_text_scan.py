@@ -93,7 +93,7 @@ def test_scan_turns_names_task_turn_and_check() -> None:
 
 
 def test_a_time_of_day_and_a_reply_opening_the_conversation() -> None:
-    """"Good afternoon." when the world's clock says 06:30, and a first message opening "Right."
+    """ "Good afternoon." when the world's clock says 06:30, and a first message opening "Right."
     as if answering (round 10's blind auditors read both as a template)."""
     assert lint.clock_claims("Good afternoon. Cancel the class.") == ["Good afternoon"]
     assert lint.clock_claims("Morning! We're cleaning up after this morning's alerts.") == [

@@ -37,7 +37,7 @@ from envcraft.tasks.verifier import runtime as vr
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 NAME_LIMIT = 60
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
-ID_HOLDERS = ("$fields", "$items", "$members", "has", "lacks")  # patterns whose values may be ids
+ID_HOLDERS = ("$fields", "$items", "$members", "has", "lacks", "within")  # patterns whose values may be ids
 _NAME_WORD = re.compile(r"[^\W\d_]{2,}")
 ID_SHAPE = re.compile(r"[A-Za-z]+[-_]?\d+")  # an id an environment numbers: a prefix and digits
 MAX_CHOICES = 4
@@ -393,7 +393,7 @@ class CheckList:
     def expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
         """The pattern for a value a goal sets: free text the run passed by its words within reason
         (:func:`text_pattern`; inside an env's own words, :func:`frame`), a list of flags or labels
-        by what was added and removed (other members may come and go), else :func:`pattern_of`;
+        by what was added and removed (and no member no correct run holds), else :func:`pattern_of`;
         the ids of records the run created inside a list or a record by their shape
         (:meth:`ids_free`). A value that is itself such an id stays as it is: the same shape
         would accept the id it held before (a dataset's recipe put back), and a goal's record
@@ -417,7 +417,9 @@ class CheckList:
                 if v is not MISSING
             )
             if (added or removed) and same_change:
-                return {"$members": {"has": added, "lacks": removed}}
+                # every member a correct run's list holds, or it held before: no other may come
+                within = list(dict.fromkeys([*before, *(x for v in values if v is not MISSING for x in v)]))
+                return {"$members": {"has": added, "lacks": removed, "within": within}}
         if isinstance(gold, str):
             said = self.said_in(gold)
             if said:

@@ -166,9 +166,11 @@ class GoalChecks(CheckList):
             return expected
         collection, _, rest = split_path(path)
         marks = self.world.looked.get(env, {}).get(collection or "", {}).get(rest) or []
+        if "within" in members:  # an agent that looks at the record may leave its marks
+            members = {**members, "within": list(dict.fromkeys([*members["within"], *marks]))}
         has = [m for m in members.get("has", []) if m not in marks]
         if has == members.get("has", []) or not (has or members.get("lacks")):
-            return expected
+            return {"$members": members}
         return {"$members": {**members, "has": has}}
 
     def _created(

@@ -29,10 +29,11 @@ patterns and texts alternate the same way where the env renders the text more th
 file an env renders, holding dictated text: the text is read as text, not as its escapes);
 ``{"$block": pattern}`` only in a ``lines`` file check (:func:`lines_match`);
 ``{"$fields": {key: pattern}}`` a dict whose listed keys match (other keys are free);
-``{"$members": {"has": [...], "lacks": [...]}}`` a list that holds the first and none of the
-second (flags and labels: other members may come and go); ``{"$items": [patterns]}`` a list of
-as many items, each pattern matched by a distinct item in any order (records matched by
-content: line numbers and ids the world assigns are left out); ``{"$ids": [text, prefix, text,
+``{"$members": {"has": [...], "lacks": [...], "within": [...]}}`` a list that holds the first,
+none of the second and, where ``within`` is given, no member outside it (a driver excluded from
+a request by an unasked offer made and cancelled; without it other members may come and go);
+``{"$items": [patterns]}`` a list of as many items, each pattern matched by a distinct item in
+any order (records matched by content: line numbers and ids the world assigns are left out); ``{"$ids": [text, prefix, text,
 ...]}`` text naming ids the environment numbered (each prefix followed by any digits: a draft's
 file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A plain string that is an e-mail
 address matches the same address written with or without a display name, in any case
@@ -632,11 +633,13 @@ def matches(value: Any, pattern: Any) -> bool:
             return isinstance(value, str) and _id_shape(tuple(arg)).fullmatch(value) is not None
         if op == "$contains":
             return isinstance(value, str) and all(str(a).lower() in value.lower() for a in arg)
-        if op == "$members":  # a list holding these members and not those (others may come and go)
+        if op == "$members":  # a list holding these members and not those, and none but ``within``
+            within = arg.get("within")
             return (
                 isinstance(value, list)
                 and all(_member(value, v) for v in arg.get("has", []))
                 and not any(_member(value, v) for v in arg.get("lacks", []))
+                and (within is None or all(_among(v, within) for v in value))
             )
         if op == "$items":
             return isinstance(value, list) and rows_match(value, arg, True)
@@ -698,6 +701,11 @@ def _json_or_missing(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return MISSING
+
+
+def _among(value: Any, patterns: list[Any]) -> bool:
+    """Whether ``value`` is one of ``patterns``: as written, or matching an ``$ids`` pattern."""
+    return any(matches(value, p) if isinstance(p, dict) else value == p for p in patterns)
 
 
 def _member(values: list[Any], pattern: Any) -> bool:
