@@ -33,13 +33,13 @@ file an env renders, holding dictated text: the text is read as text, not as its
 none of the second and, where ``within`` is given, no member outside it (a driver excluded from
 a request by an unasked offer made and cancelled; without it other members may come and go);
 ``{"$items": [patterns]}`` a list of as many items, each pattern matched by a distinct item in
-any order (records matched by content: line numbers and ids the world assigns are left out); ``{"$ids": [text, prefix, text,
-...]}`` text naming ids the environment numbered (each prefix followed by any digits: a draft's
-file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A plain string that is an e-mail
-address matches the same address written with or without a display name, in any case
-(``CS Team <cs-team@x.example>`` is ``cs-team@x.example``), and a list of addresses is the same
-recipients in any order. A ``no_extra`` or ``created_in``
-check with ``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
+any order (records matched by content: line numbers and ids the world assigns are left out);
+``{"$ids": [text, prefix, text, ...]}`` text naming ids the environment numbered (each prefix
+followed by any digits: a draft's file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A
+plain string that is an e-mail address matches the same address written with or without a
+display name, in any case (``CS Team <cs-team@x.example>`` is ``cs-team@x.example``), and a list
+of addresses is the same recipients in any order. A ``no_extra`` or ``created_in`` check with
+``voided_by`` leaves out the records the run voided (:func:`live`); a ``file`` check
 with ``path_like`` reads any file of that shape; any check with ``renamed`` reads the ids of
 the run's own live new records as the golden run's ids (:func:`renamed`). A record the world let
 lapse and the run made again with the same call is no live record either (:func:`redone`: the
