@@ -17,7 +17,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   rate above 5%)", scored 0.75: the numbers of what the world says about a record were never
   words a composed text may use, not even those of the record's own title;
 * helper V: the asked handover JSON also naming the health check the user asked for,
-  ``"health_check": "HC-0001"``, scored 0.8: an extra key could only repeat the asked record.
+  ``"health_check": "HC-0001"``, scored 0.8: an extra key could only repeat the asked record;
+* round 11, helper YA (a seed-11 default run at ``4c750ce``, same fixture file): an unasked offer
+  of the request to another driver, cancelled by the dispatcher, left that driver in the
+  request's ``declined_by`` for good and paid 1.0: a list goal let other members come and go.
 """
 
 from __future__ import annotations
@@ -171,3 +174,36 @@ def test_an_asked_object_may_name_another_record_the_run_made(
     write = next(c for c in turns[-1] if c["args"].get("path") == HANDOVER)
     write["args"]["content"] = json.dumps({"new_incident": "INC-2042", **extra})
     assert (score(task, turns) == 1.0) is paid
+
+
+RIDE = "rideshare_dispatch"
+
+
+def _offer(driver: str) -> dict[str, Any]:
+    return {"env": RIDE, "tool": "propose_match", "args": {"request_id": "REQ-2606", "driver_id": driver}}
+
+
+def _cancel(trip: str) -> dict[str, Any]:
+    args = {"trip_id": trip, "cancelled_by": "dispatcher", "reason": "not asked"}
+    return {"env": RIDE, "tool": "cancel_trip", "args": args}
+
+
+LOOK = {"env": RIDE, "tool": "score_match", "args": {"request_id": "REQ-2606", "driver_id": "DRV-593"}}
+
+
+@pytest.mark.parametrize(
+    ("calls", "paid"),
+    [
+        ([_offer("DRV-593")], True),
+        ([LOOK, _offer("DRV-593")], True),
+        ([_offer("DRV-855"), _cancel("TRP-40164"), _offer("DRV-593")], False),
+        ([_offer("DRV-593"), _offer("DRV-855"), _cancel("TRP-40165")], False),
+    ],
+)
+def test_no_driver_is_excluded_from_a_request_but_the_asked_one(
+    tasks: dict[str, Task], calls: list[dict[str, Any]], paid: bool
+) -> None:
+    """rideshare_dispatch-eb532237b4ec: "Offer Hannah Kim (+1-555-857-1616)'s ride request from
+    Z-MID to Z-RIV to driver DRV-593." (the driver declines: the asked outcome)."""
+    task = tasks["rideshare_dispatch-eb532237b4ec"]
+    assert (score(task, [calls]) == 1.0) is paid
