@@ -20,7 +20,11 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   ``"health_check": "HC-0001"``, scored 0.8: an extra key could only repeat the asked record;
 * round 11, helper YA (a seed-11 default run at ``4c750ce``, same fixture file): an unasked offer
   of the request to another driver, cancelled by the dispatcher, left that driver in the
-  request's ``declined_by`` for good and paid 1.0: a list goal let other members come and go.
+  request's ``declined_by`` for good and paid 1.0: a list goal let other members come and go;
+* round 11, helper YD: a dictated reason followed by title-cased words of the world's own
+  vocabulary, "Duplicate request - Cancelled By Rider" (a dispatcher's cancellation) and "plans
+  changed - Load Warehouse Skipped" (a job still pending), paid 1.0: the words were read as a
+  person's name signing or attributing the reason.
 """
 
 from __future__ import annotations
@@ -207,3 +211,24 @@ def test_no_driver_is_excluded_from_a_request_but_the_asked_one(
     Z-MID to Z-RIV to driver DRV-593." (the driver declines: the asked outcome)."""
     task = tasks["rideshare_dispatch-eb532237b4ec"]
     assert (score(task, [calls]) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("task_id", "tool", "reason", "paid"),
+    [
+        ("rideshare_dispatch-a2051b5c2302", "cancel_trip", "Duplicate request - Cancelled By Rider", False),
+        ("rideshare_dispatch-a2051b5c2302", "cancel_trip", "Duplicate request - Ingrid", True),
+        ("rideshare_dispatch-a2051b5c2302", "cancel_trip", "duplicate request, per the rider", True),
+        ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - Load Warehouse Skipped", False),
+        ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - Viktor", True),
+    ],
+)
+def test_words_of_the_world_are_no_name_signing_a_reason(
+    tasks: dict[str, Task], task_id: str, tool: str, reason: str, paid: bool
+) -> None:
+    """rideshare_dispatch-a2051b5c2302: "Cancel the trip of driver Ingrid Berg (DRV-422) for James
+    Nakamura ...'s ride request ... on behalf of the dispatcher" with the reason "duplicate
+    request"; job_scheduler-170cbc4c44f9: "Skip the optional job notify_finance of RUN-7360; the
+    reason is “plans changed”"."""
+    task = tasks[task_id]
+    assert (score(task, _with(task, tool, reason=reason)) == 1.0) is paid

@@ -348,19 +348,23 @@ def said_fault(
     spans = [s for s in _spans(folded) if s[0].lower() not in COURTESIES]
     phrase = [w for w in words(dictated) if w not in COURTESIES]
     hits = _find([w.lower() for w, _, _ in spans], phrase)
+    # a capitalised word of the world's own vocabulary (a field, a kind, an act) is no name of a
+    # greeting or a sign-off: "Duplicate request - Cancelled By Rider" says who cancelled
+    vocabulary, acts = aside | (label or frozenset()), label or frozenset()
+    unnamed = others | {w.lower() for w, _, _ in spans if w.lower() in vocabulary or _labels(w.lower(), acts)}
     for i in hits:
         end = i + len(phrase)
         if polite:
-            head, head_names = _polite(folded, spans, range(i), names, others)
-            tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, others)
+            head, head_names = _polite(folded, spans, range(i), names, unnamed - (names or frozenset()))
+            tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, unnamed)
         else:
             head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
         if not tail and attributed:
-            tail, tail_names = _attribution(folded, spans, end, others), 0
+            tail, tail_names = _attribution(folded, spans, end, others, unnamed), 0
         if polite and names is not None:  # a short aside that names the record the call is about
             known = (names if titles is None else titles) | aside
-            head = head or _aside(folded, spans, 0, i, known, aside if label is None else label)
-            tail = tail or _aside(folded, spans, end, len(spans), known)
+            head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
+            tail = tail or _aside(folded, spans, end, len(spans), known, frozenset(), titles)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits:
@@ -377,6 +381,7 @@ def _aside(
     end: int,
     names: frozenset[str],
     kinds: frozenset[str] = frozenset(),
+    values: frozenset[str] | None = None,
 ) -> bool:
     """Whether words ``first``..``end`` (after dictated words in brackets, after a dash or a
     comma, or led by a word that points at a record; before them as a label) are a short aside
@@ -388,7 +393,10 @@ def _aside(
     words and whose numbers those records hold (an id, a stage, a code, a time: never another
     record's id); at most :data:`_ASIDE` words. Before the words, a word or two of ``kinds`` (the
     record's kind, the act, the parameter's name, or a form of one: "cancellation" of "cancel")
-    label them without a colon ("Run created by mistake")."""
+    label them without a colon ("Run created by mistake"). Where ``values`` (the records' ids,
+    names and titles) is given, an aside after the words names a record by one of them, a
+    number or a month: field names and kinds alone say nothing of a record but claims
+    ("- Cancelled By Rider")."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
@@ -405,6 +413,10 @@ def _aside(
         return False  # a sentence of its own ("Invoice received, please archive.") is content
     known = names | MENTION | POSSESSIVES | MONTHS
     numbers = {n.lstrip("0") for n in known if n.isdigit()}
+    if values is not None and first > 0:
+        naming = values | MONTHS
+        if not any(w.lower() in naming or any(c.isdigit() for c in w) for w, _, _ in side):
+            return False
     for word, _, _ in side:
         lowered = word.lower()
         if lowered in NEGATIONS | RETRACTIONS:
@@ -425,11 +437,13 @@ def _labels(word: str, kinds: frozenset[str]) -> bool:
     return word in kinds or any(len(k) >= 4 and word.startswith(k) for k in kinds)
 
 
-def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str]) -> bool:
+def _attribution(
+    text: str, spans: list[Span], first: int, others: frozenset[str], unnamed: frozenset[str] = frozenset()
+) -> bool:
     """Whether the words from ``first`` on are a short attribution set apart after dictated words:
     "(per Ximena)", ", per the shift handoff", "- Ximena", " per Viktor" ("per" needs no break):
     attribution words ("per", "by", "according to") then at most :data:`_ATTRIBUTED` words, or
-    names alone; no negation or
+    names alone (none of ``unnamed``: "- Cancelled By Rider" is no one); no negation or
     retraction, no time ("by Friday" is a deadline), no other person of the world ("plans
     changed (by mistake)" takes them back)."""
     rest = spans[first:]
@@ -442,8 +456,10 @@ def _attribution(text: str, spans: list[Span], first: int, others: frozenset[str
     body = [w for w, _, _ in rest[lead:]]
     if not body or len(body) > _ATTRIBUTED:
         return False
-    if lead == 0 and not (all(_name(w) for w in body) and re.search(r"[(\-]", gap)):
-        return False  # names alone only in brackets or after a dash: "Delayed." is a sentence
+    if lead == 0 and not (
+        all(_name(w) and w.lower() not in unnamed for w in body) and re.search(r"[(\-]", gap)
+    ):
+        return False  # names alone only in brackets or after a dash (of people, ``unnamed`` aside)
     return not any(w.lower() in NEGATIONS | RETRACTIONS | TIMES | others for w in body)
 
 
