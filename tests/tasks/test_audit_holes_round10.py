@@ -24,7 +24,11 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
 * round 11, helper YD: a dictated reason followed by title-cased words of the world's own
   vocabulary, "Duplicate request - Cancelled By Rider" (a dispatcher's cancellation) and "plans
   changed - Load Warehouse Skipped" (a job still pending), paid 1.0: the words were read as a
-  person's name signing or attributing the reason.
+  person's name signing or attributing the reason;
+* round 11, helper YD: a reply carrying the new health check's id and a false word about it,
+  "Health check HC-0001: notification-worker healthy." (the check failed), paid 1.0: the words
+  the world says about a carried record included a failure's "not healthy" without its "not",
+  and every word of the records it points at (a service's dependencies and their statuses).
 """
 
 from __future__ import annotations
@@ -232,3 +236,23 @@ def test_words_of_the_world_are_no_name_signing_a_reason(
     reason is “plans changed”"."""
     task = tasks[task_id]
     assert (score(task, _with(task, tool, reason=reason)) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("said", "paid"),
+    [
+        ("", True),
+        (" See health check HC-0001.", True),
+        (" Health check HC-0001: notification-worker healthy.", False),
+        (" HC-0001: all services healthy.", False),
+        (" Health check HC-0001: memcached down.", False),
+    ],
+)
+def test_a_reply_may_not_say_what_the_check_did_not(tasks: dict[str, Task], said: str, paid: bool) -> None:
+    """infra_recovery-40e8f68dc9b1: "Run a health check of service notification-worker. And then
+    draft a reply to the message that the escalated entry in watch/message-watch.log names,
+    saying “Running a few minutes late.”, mentioning the new health check by its id." The check
+    fails: notify-a1 is down."""
+    task = tasks["infra_recovery-40e8f68dc9b1"]
+    body = f"Check HC-0001: Running a few minutes late.{said}"
+    assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid

@@ -638,8 +638,10 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     records they name and those they point at (lower-cased): their kinds, ids and short values
     (never a field's name: "validated" beside a dataset that is not is a claim). A to-do that
     mentions a message may say what the message is ("re: email MSG-0001 to the traveler of
-    ITN-4001", "draft MSG-0010 to Customer Operations") in the world's own words; words of no
-    such record ("approved by finance") stay
+    ITN-4001", "draft MSG-0010 to Customer Operations") in the world's own words (of a record
+    pointed at, only its names and ids: a service's status is no word about a check of it; and
+    no words of a value that negates them: "notify-a1 is not healthy" says no "healthy"); words
+    of no such record ("approved by finance") stay
     claims nobody made. A record the world keeps as a file (a draft's ``.eml``, named by its id)
     says the same in its short lines. Negation and retraction words are never context, nor are
     numbers and times, but for those of a record's name or title ("error rate above 5%": the
@@ -665,7 +667,13 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 found.update(vr.words(book.entity(collection).noun))
                 found.update(vr.words(humanize(collection)))
                 strings = [v for v in scalars(record) if isinstance(v, str)]
-                found.update(w for v in strings if len(v) <= NAME_LIMIT for w in vr.words(v))
+                said = strings if _depth == 0 else _identities(record)  # what it points at: by name
+                found.update(
+                    w
+                    for v in said
+                    if len(v) <= NAME_LIMIT and not set(vr.words(v)) & vr.NEGATIONS  # "is not healthy"
+                    for w in vr.words(v)
+                )
                 found.update(w for v in strings if "@" in v for w in vr.words(" ".join(_addressees(v))))
                 titled.update(
                     w
