@@ -28,7 +28,11 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
 * round 11, helper YD: a reply carrying the new health check's id and a false word about it,
   "Health check HC-0001: notification-worker healthy." (the check failed), paid 1.0: the words
   the world says about a carried record included a failure's "not healthy" without its "not",
-  and every word of the records it points at (a service's dependencies and their statuses).
+  and every word of the records it points at (a service's dependencies and their statuses);
+* round 11, helper YB: the text message to the traveler (itinerary_rebooking's MSG-0001)
+  described in a reply as the inbox's MSG-0001, "Omar's message MSG-0001 about the Q4 freight
+  cost for the board deck", paid 1.0: the words of the inbox message's file, which shares the
+  id, counted as words about the carried record.
 """
 
 from __future__ import annotations
@@ -255,4 +259,26 @@ def test_a_reply_may_not_say_what_the_check_did_not(tasks: dict[str, Task], said
     fails: notify-a1 is down."""
     task = tasks["infra_recovery-40e8f68dc9b1"]
     body = f"Check HC-0001: Running a few minutes late.{said}"
+    assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("body", "paid"),
+    [
+        ("Message MSG-0001: Could you share an update?", True),
+        ("Could you share an update? (MSG-0001)", True),
+        (
+            "Could you share an update? "
+            "See Omar's message MSG-0001 about the Q4 freight cost for the board deck.",
+            False,
+        ),
+    ],
+)
+def test_a_record_is_not_described_by_another_envs_record_of_its_id(
+    tasks: dict[str, Task], body: str, paid: bool
+) -> None:
+    """itinerary_rebooking-6272c4bacfbf, turn 2: "draft a reply to everyone to the message ...,
+    saying “Could you share an update?”, mentioning the message to the traveler you created by
+    its id" (the text message MSG-0001 of turn 1; the inbox holds a MSG-0001 too)."""
+    task = tasks["itinerary_rebooking-6272c4bacfbf"]
     assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid

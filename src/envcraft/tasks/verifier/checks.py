@@ -641,11 +641,11 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     ITN-4001", "draft MSG-0010 to Customer Operations") in the world's own words (of a record
     pointed at, only its names and ids: a service's status is no word about a check of it; and
     no words of a value that negates them: "notify-a1 is not healthy" says no "healthy"); words
-    of no such record ("approved by finance") stay
-    claims nobody made. A record the world keeps as a file (a draft's ``.eml``, named by its id)
-    says the same in its short lines. Negation and retraction words are never context, nor are
-    numbers and times, but for those of a record's name or title ("error rate above 5%": the
-    record called by its title)."""
+    of no such record ("approved by finance") stay claims nobody made. A record the run made or
+    changed that the world keeps as a file (a draft's ``.eml``, named by its id) says the same in
+    its short lines. Negation and retraction words are never context, nor are numbers and times,
+    but for those of a record's name or title ("error rate above 5%": the record called by its
+    title)."""
     if book is None:
         return []
     env = book.package.id
@@ -685,6 +685,8 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 nxt += [v for v in strings if v != key]
         todo = nxt
     for path, content in sorted(golden.files.items()):  # a record kept as a file: a draft's .eml
+        if golden.initial_files.get(path) == content:
+            continue  # a file the run left alone: maybe another env's record of the same id
         if any(v in path for v in values):
             for line in content.splitlines():
                 found.update(vr.words(line if len(line) <= NAME_LIMIT else " ".join(_addressees(line))))
