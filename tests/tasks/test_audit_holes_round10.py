@@ -32,7 +32,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
 * round 11, helper YB: the text message to the traveler (itinerary_rebooking's MSG-0001)
   described in a reply as the inbox's MSG-0001, "Omar's message MSG-0001 about the Q4 freight
   cost for the board deck", paid 1.0: the words of the inbox message's file, which shares the
-  id, counted as words about the carried record.
+  id, counted as words about the carried record;
+* round 11, helper YD: a cancel after 36 lookups (18 minutes on the dispatch clock) scored 0.5:
+  another rider's request expired meanwhile, and the late runs the guards excuse the world's
+  own changes by went only to 24 lookups.
 """
 
 from __future__ import annotations
@@ -282,3 +285,17 @@ def test_a_record_is_not_described_by_another_envs_record_of_its_id(
     its id" (the text message MSG-0001 of turn 1; the inbox holds a MSG-0001 too)."""
     task = tasks["itinerary_rebooking-6272c4bacfbf"]
     assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid
+
+
+def test_the_worlds_own_changes_after_three_dozen_lookups_are_not_the_agents(tasks: dict[str, Task]) -> None:
+    """rideshare_dispatch-a2051b5c2302: the asked cancel after 36 lookups; REQ-7772 expires."""
+    task = tasks["rideshare_dispatch-a2051b5c2302"]
+    looks = [
+        {"env": RIDE, "tool": "list_open_requests", "args": {}},
+        {"env": RIDE, "tool": "get_trip", "args": {"trip_id": "TRP-40684"}},
+        {"env": RIDE, "tool": "get_driver", "args": {"driver_id": "DRV-422"}},
+    ] * 12
+    turns = reference(task)
+    assert score(task, [[*copy.deepcopy(looks), *turns[0]]]) == 1.0
+    by_rider = _with(task, "cancel_trip", cancelled_by="rider")[0]
+    assert score(task, [[*copy.deepcopy(looks), *by_rider]]) < 1.0  # late, and not as asked
