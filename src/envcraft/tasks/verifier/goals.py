@@ -167,7 +167,10 @@ class GoalChecks(CheckList):
         collection, _, rest = split_path(path)
         marks = self.world.looked.get(env, {}).get(collection or "", {}).get(rest) or []
         if "within" in members:  # an agent that looks at the record may leave its marks
-            members = {**members, "within": list(dict.fromkeys([*members["within"], *marks]))}
+            members = {
+                **members,
+                "within": [*members["within"], *(m for m in marks if m not in members["within"])],
+            }
         has = [m for m in members.get("has", []) if m not in marks]
         if has == members.get("has", []) or not (has or members.get("lacks")):
             return {"$members": members}
