@@ -394,9 +394,10 @@ def _aside(
     record's id); at most :data:`_ASIDE` words. Before the words, a word or two of ``kinds`` (the
     record's kind, the act, the parameter's name, or a form of one: "cancellation" of "cancel")
     label them without a colon ("Run created by mistake"). Where ``values`` (the records' ids,
-    names and titles) is given, an aside after the words names a record by one of them, a
-    number or a month: field names and kinds alone say nothing of a record but claims
-    ("- Cancelled By Rider")."""
+    names and titles) is given, an aside set apart after the words names a record by one of
+    them, a number or a month: field names and kinds alone say nothing of a record but claims
+    ("- Cancelled By Rider"); one led by a pointing word may point by its kind ("... on your
+    trip")."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
@@ -413,7 +414,7 @@ def _aside(
         return False  # a sentence of its own ("Invoice received, please archive.") is content
     known = names | MENTION | POSSESSIVES | MONTHS
     numbers = {n.lstrip("0") for n in known if n.isdigit()}
-    if values is not None and first > 0:
+    if values is not None and first > 0 and side[0][0].lower() not in _LEADS:  # "on your trip" points
         naming = values | MONTHS
         if not any(w.lower() in naming or any(c.isdigit() for c in w) for w, _, _ in side):
             return False
