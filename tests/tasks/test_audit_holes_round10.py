@@ -35,7 +35,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   id, counted as words about the carried record;
 * round 11, helper YD: a cancel after 36 lookups (18 minutes on the dispatch clock) scored 0.5:
   another rider's request expired meanwhile, and the late runs the guards excuse the world's
-  own changes by went only to 24 lookups.
+  own changes by went only to 24 lookups;
+* round 12, helper ZB (a seed-12 default run at ``07eea06``): an asked Markdown section giving
+  the new draft's id scored 0.667 with "Drafted a reply ..." (the act's own words were no
+  framing) and 1.0 with "Sent reply MSG-0010 to Omar." (a draft went nowhere).
 """
 
 from __future__ import annotations
@@ -299,3 +302,24 @@ def test_the_worlds_own_changes_after_three_dozen_lookups_are_not_the_agents(tas
     assert score(task, [[*copy.deepcopy(looks), *turns[0]]]) == 1.0
     by_rider = _with(task, "cancel_trip", cancelled_by="rider")[0]
     assert score(task, [[*copy.deepcopy(looks), *by_rider]]) < 1.0  # late, and not as asked
+
+
+@pytest.mark.parametrize(
+    ("section", "paid"),
+    [
+        ("- new_message: MSG-0010", True),
+        ("Drafted a reply to MSG-0001. The new draft message id is MSG-0010.", True),
+        ("Created draft MSG-0010 replying to MSG-0001.", True),
+        ("Sent reply MSG-0010 to Omar.", False),
+        ("MSG-0010 (sent to Omar Haddad)", False),
+    ],
+)
+def test_a_report_of_a_draft_says_how_it_was_made_and_never_that_it_went(
+    tasks: dict[str, Task], section: str, paid: bool
+) -> None:
+    """mail_triage-bddddaedd954: "Draft a reply to the message that the handoff note ... flags
+    ..., saying “Thanks, this is confirmed.”. Finally, write reports/result.md with a “## Result”
+    section that gives the id of the new message."."""
+    task = tasks["mail_triage-bddddaedd954"]
+    content = f"# Summary\n\n## Result\n{section}\n"
+    assert (score(task, _with(task, "write_file", content=content)) == 1.0) is paid

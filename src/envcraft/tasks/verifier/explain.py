@@ -383,7 +383,8 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         if missing:
             return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
         framing = check.get("framing")
-        fault = runtime.section_fault(content, expected, framing) if framing is not None else None
+        claims = check.get("claims", ())
+        fault = runtime.section_fault(content, expected, framing, claims) if framing is not None else None
         if fault is not None:
             return f"{path}: the asked values and what the world says of their records", fault
     elif not runtime.matches(parsed, expected):

@@ -973,16 +973,19 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
 )
 
 
-def section_fault(content: str, expected: Any, framing: list[str]) -> str | None:
+def section_fault(
+    content: str, expected: Any, framing: list[str], claims: "list[str] | tuple[str, ...]" = ()
+) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
     a heading or a label ("## Result", "- new_return:"), a word that points at a record, a word
     of ``framing`` (what the world says about the records the values come from: their kinds, ids
     and short values; the fields asked for), or a date. "AI-006 (already done and closed by
     bruno)" beside an open action item, or "incident resolved" beside a restart, are claims the
-    user did not ask for and the world does not make."""
+    user did not ask for and the world does not make; so is any word of ``claims`` ("sent"
+    beside a draft's id)."""
     own = {w for texts in expected.values() for t in texts for w in words(t)}
-    allowed = POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own
+    allowed = (POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own) - frozenset(claims)
     odd = [
         w
         for w in words(content)
@@ -1305,7 +1308,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     if check["format"] == "markdown" and check.get("framing") is not None:
         return float(
             content_matches(content, "markdown", check["expected"])
-            and section_fault(content, check["expected"], check["framing"]) is None
+            and section_fault(content, check["expected"], check["framing"], check.get("claims", ())) is None
         )
     if check.get("extra_keys") == "facts" and check["format"] == "json":
         try:
