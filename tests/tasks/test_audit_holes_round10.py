@@ -38,7 +38,10 @@ default run at ``88476ce``, seed 10), each verifier synthesized again by this ch
   own changes by went only to 24 lookups;
 * round 12, helper ZB (a seed-12 default run at ``07eea06``): an asked Markdown section giving
   the new draft's id scored 0.667 with "Drafted a reply ..." (the act's own words were no
-  framing) and 1.0 with "Sent reply MSG-0010 to Omar." (a draft went nowhere).
+  framing) and 1.0 with "Sent reply MSG-0010 to Omar." (a draft went nowhere);
+* round 12, helper ZC: "Process partition 2 of the payments topic, ..." of a 25-record backlog,
+  all of it processed, scored 0.167: the reference left the batch size to its default of 20,
+  which the turn never said (only codes were spelled out as defaults the world exercises).
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ from typing import Any
 
 import pytest
 
-from envcraft.tasks.format.model import Task
+from envcraft.core.package import load_package
+from envcraft.tasks.format.model import GoldenCall, Task
+from envcraft.tasks.golden.defaults import spell_out_defaults
+from envcraft.tasks.golden.run import replay
 from envcraft.tasks.play.episode import resolve_packages
 from envcraft.tasks.play.execute import execute_reference
 from envcraft.tasks.validation.adversarial import Adversary
@@ -323,3 +329,20 @@ def test_a_report_of_a_draft_says_how_it_was_made_and_never_that_it_went(
     task = tasks["mail_triage-bddddaedd954"]
     content = f"# Summary\n\n## Result\n{section}\n"
     assert (score(task, _with(task, "write_file", content=content)) == 1.0) is paid
+
+
+def test_a_batch_size_the_world_exercises_is_passed_and_so_said(tasks: dict[str, Task]) -> None:
+    """event_stream-1151a488de09, turn 1: process partition 2 (25 records wait; a batch is 20 by
+    default). The golden run now passes ``max_records=20``, so the turn says "up to 20 records";
+    the world ends the same. Turn 2's partition 0 halts before 20: its default stays unsaid."""
+    task = tasks["event_stream-1151a488de09"]
+    packages = {env: load_package(env) for env in task.envs}
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in task.reference.calls]
+    run = replay(calls, packages, task.initial_state, task.workspace)
+    assert run is not None
+    spelled = spell_out_defaults(run, packages, task.initial_state, task.workspace)
+    said = [
+        (b.args["partition"], b.args.get("max_records")) for b in spelled.calls if b.tool == "process_batch"
+    ]
+    assert said == [(2, 20), (0, None)]
+    assert spelled.final == run.final

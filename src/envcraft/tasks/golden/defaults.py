@@ -6,8 +6,10 @@ differently (a journal opened in the still-open December period instead of Janua
 default is a choice the user made without saying it: an agent that picks the other value did
 nothing wrong by the turn's words, yet fails the verifier. :func:`spell_out_defaults` passes such
 an argument explicitly, with the value the environment resolved it to (the call's result names
-it), so the turn states it like any other value the user gives. Only codes are considered (a
-period, an id: no spaces); free text has no "other value the world offers".
+it), so the turn states it like any other value the user gives. Codes are considered (a
+period, an id: no spaces; free text has no "other value the world offers"), and batch sizes:
+an integer with a positive default that a bigger batch would exceed ("process partition 2" of
+a 25-record backlog with the default batch of 20 says "up to 20 records").
 """
 
 from __future__ import annotations
@@ -44,10 +46,15 @@ def spell_out_defaults(
             continue
         required = set(spec.parameters.get("required", []))
         for name, schema in spec.parameters["properties"].items():
-            resolved = call.result.get(name) if isinstance(call.result, dict) else None
-            if name in call.args or name in required or schema.get("type") != "string":
+            if name in call.args or name in required:
                 continue
-            if not isinstance(resolved, str) or not _code(resolved):
+            limit = _limit(schema)
+            if limit is not None:  # a batch size: would a bigger batch end the run otherwise?
+                if _exercised(packages, initial, files, plain, index, name, [limit[1]], end):
+                    spelled.setdefault(index, {})[name] = limit[0]
+                continue
+            resolved = call.result.get(name) if isinstance(call.result, dict) else None
+            if schema.get("type") != "string" or not isinstance(resolved, str) or not _code(resolved):
                 continue
             others = _offered(name, resolved, initial.get(call.env, {}), run)
             if _exercised(packages, initial, files, plain, index, name, others, end):
@@ -62,6 +69,19 @@ def spell_out_defaults(
     if again is None or canonical_json({"state": again.final, "files": again.final_files}) != end:
         return run
     return again
+
+
+def _limit(schema: Mapping[str, Any]) -> tuple[int, int] | None:
+    """An integer argument with a positive default (a batch of 20 records) and the bigger value
+    an agent reading "process the partition" might pass instead (the schema's maximum, else five
+    times the default); None for any other argument."""
+    default = schema.get("default")
+    if schema.get("type") != "integer" or not isinstance(default, int) or isinstance(default, bool):
+        return None
+    if default <= 0:
+        return None
+    bigger = schema.get("maximum", default * 5)
+    return (default, bigger) if isinstance(bigger, int) and bigger > default else None
 
 
 def _code(value: Any) -> bool:
