@@ -31,8 +31,8 @@ TAILS = (6, 40)
 # Failed calls that end every turn in the settled run: a look before answering.
 SETTLE = 6
 # Failed calls that open every turn in the late runs: an agent that looks around before it acts
-# (the adversary ``slow_reads`` makes ten lookups; an agent may make two to four times as many).
-LEADS = (12, 24, 48)
+# (the adversary ``slow_reads`` makes ten lookups; an agent may make many times as many).
+LEADS = (12, 24, 48, 96)
 
 Call = Mapping[str, Any]
 
