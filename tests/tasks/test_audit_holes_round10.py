@@ -346,3 +346,13 @@ def test_a_batch_size_the_world_exercises_is_passed_and_so_said(tasks: dict[str,
     ]
     assert said == [(2, 20), (0, None)]
     assert spelled.final == run.final
+
+
+def test_a_reports_act_words_take_their_past_and_ing_forms() -> None:
+    from envcraft.tasks.verifier.goals import word_forms
+
+    assert word_forms("draft") == {"drafted", "drafting"}
+    assert word_forms("reply") == {"replied", "replying"}
+    assert word_forms("flag") == {"flagged", "flagging"}
+    assert word_forms("create") == {"created", "creating"}
+    assert word_forms("run") == set()  # too short to guess ("ran")

@@ -527,10 +527,12 @@ def dictated(pattern: Any) -> bool:
 
 def word_forms(word: str) -> set[str]:
     """A verb's past and -ing forms as a report writes them ("drafted", "replied", "replying",
-    "created", "creating"); a word of fewer than four letters has none (its forms would be
-    guesses)."""
+    "created", "creating", "flagged"); a word of fewer than four letters has none (its forms
+    would be guesses)."""
     if len(word) < 4:
         return set()
     stem = word[:-1] if word.endswith("e") else word
+    if len(word) == 4 and word[-1] not in "aeiouwxy" and word[-2] in "aeiou" and word[-3] not in "aeiou":
+        stem = word + word[-1]  # one syllable ending consonant-vowel-consonant: "flag", "skip"
     past = word[:-1] + "ied" if word.endswith("y") and word[-2] not in "aeiou" else stem + "ed"
     return {past, stem + "ing"}
