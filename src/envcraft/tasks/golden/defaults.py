@@ -104,7 +104,7 @@ def _exercised(
     plain: list[dict[str, Any]],
     index: int,
     name: str,
-    others: list[str],
+    others: list[Any],
     end: str,
 ) -> bool:
     """Whether the call at ``index`` takes one of ``others`` for ``name`` and the run then ends
