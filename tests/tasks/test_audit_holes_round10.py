@@ -62,21 +62,12 @@ from envcraft.tasks.validation.adversarial import Adversary
 from envcraft.tasks.verifier.scoring import run_verifier
 
 from .test_created_records import audit_tasks, score
-from .test_reward_semantics import reference
+from .test_reward_semantics import reference, reference_with
 
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round10.jsonl")
-
-
-def _with(task: Task, tool: str, **args: Any) -> list[list[dict[str, Any]]]:
-    turns = reference(task)
-    for calls in turns:
-        for step in calls:
-            if step["tool"] == tool:
-                step["args"] = {**copy.deepcopy(step["args"]), **args}
-    return turns
 
 
 @pytest.mark.parametrize(
@@ -96,7 +87,7 @@ def test_a_journal_lines_dictated_note_is_read_within_reason(
     "noting “Please double-check before closing.”" (the journal and its line are both new)."""
     task = tasks["inventory_ledger-938e40cfbac6"]
     assert score(task, reference(task)) == 1.0
-    assert (score(task, _with(task, "add_adjustment_line", note=note)) == 1.0) is paid
+    assert (score(task, reference_with(task, "add_adjustment_line", note=note)) == 1.0) is paid
 
 
 def test_what_the_world_does_meanwhile_is_no_extra_writes_harm(tasks: dict[str, Task]) -> None:
@@ -132,7 +123,7 @@ def test_an_aside_may_name_the_class_by_its_type(tasks: dict[str, Task], reason:
     """class_booking-54bb76213e25: "Cancel the boxing-fit class on January 12 at 07:00 in room
     RM-11; the reason is “requested by the owner”."."""
     task = tasks["class_booking-54bb76213e25"]
-    assert (score(task, _with(task, "cancel_class", reason=reason)) == 1.0) is paid
+    assert (score(task, reference_with(task, "cancel_class", reason=reason)) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -151,7 +142,7 @@ def test_an_option_nobody_named_is_the_agents_choice(
     """sheet_analytics-d07bf021ac3b: "Add a dedupe rule for the order_id column to cleaning
     recipe RCP-02.", then "remove rule 6 from cleaning recipe RCP-01"."""
     task = tasks["sheet_analytics-d07bf021ac3b"]
-    assert (score(task, _with(task, "add_cleaning_rule", **step)) == 1.0) is paid
+    assert (score(task, reference_with(task, "add_cleaning_rule", **step)) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -172,7 +163,7 @@ def test_a_reply_may_name_the_incident_by_its_title(tasks: dict[str, Task], body
     “Q4 freight cost for the board deck” ... saying “Host search-a1: Running a few minutes
     late.”, mentioning the id of that incident"."""
     task = tasks["infra_recovery-7b6c4829aa64"]
-    assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid
+    assert (score(task, reference_with(task, "draft_reply", body=body)) == 1.0) is paid
 
 
 HANDOVER = "reports/handover.json"
@@ -251,7 +242,7 @@ def test_words_of_the_world_are_no_name_signing_a_reason(
     request"; job_scheduler-170cbc4c44f9: "Skip the optional job notify_finance of RUN-7360; the
     reason is “plans changed”"."""
     task = tasks[task_id]
-    assert (score(task, _with(task, tool, reason=reason)) == 1.0) is paid
+    assert (score(task, reference_with(task, tool, reason=reason)) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -271,7 +262,7 @@ def test_a_reply_may_not_say_what_the_check_did_not(tasks: dict[str, Task], said
     fails: notify-a1 is down."""
     task = tasks["infra_recovery-40e8f68dc9b1"]
     body = f"Check HC-0001: Running a few minutes late.{said}"
-    assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid
+    assert (score(task, reference_with(task, "draft_reply", body=body)) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -293,7 +284,7 @@ def test_a_record_is_not_described_by_another_envs_record_of_its_id(
     saying “Could you share an update?”, mentioning the message to the traveler you created by
     its id" (the text message MSG-0001 of turn 1; the inbox holds a MSG-0001 too)."""
     task = tasks["itinerary_rebooking-6272c4bacfbf"]
-    assert (score(task, _with(task, "draft_reply", body=body)) == 1.0) is paid
+    assert (score(task, reference_with(task, "draft_reply", body=body)) == 1.0) is paid
 
 
 def test_the_worlds_own_changes_after_three_dozen_lookups_are_not_the_agents(tasks: dict[str, Task]) -> None:
@@ -306,7 +297,7 @@ def test_the_worlds_own_changes_after_three_dozen_lookups_are_not_the_agents(tas
     ] * 12
     turns = reference(task)
     assert score(task, [[*copy.deepcopy(looks), *turns[0]]]) == 1.0
-    by_rider = _with(task, "cancel_trip", cancelled_by="rider")[0]
+    by_rider = reference_with(task, "cancel_trip", cancelled_by="rider")[0]
     assert score(task, [[*copy.deepcopy(looks), *by_rider]]) < 1.0  # late, and not as asked
 
 
@@ -328,7 +319,7 @@ def test_a_report_of_a_draft_says_how_it_was_made_and_never_that_it_went(
     section that gives the id of the new message."."""
     task = tasks["mail_triage-bddddaedd954"]
     content = f"# Summary\n\n## Result\n{section}\n"
-    assert (score(task, _with(task, "write_file", content=content)) == 1.0) is paid
+    assert (score(task, reference_with(task, "write_file", content=content)) == 1.0) is paid
 
 
 def test_a_batch_size_the_world_exercises_is_passed_and_so_said(tasks: dict[str, Task]) -> None:

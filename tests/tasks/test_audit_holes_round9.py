@@ -11,29 +11,17 @@ default run at ``f9fea58``, seed 9), each verifier synthesized again by this che
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
 
 from envcraft.tasks.format.model import Task
 
 from .test_created_records import audit_tasks, score
-from .test_reward_semantics import reference
+from .test_reward_semantics import reference, reference_with
 
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round9.jsonl")
-
-
-def _with(task: Task, tool: str, **args: Any) -> list[list[dict[str, Any]]]:
-    turns = reference(task)
-    for calls in turns:
-        for step in calls:
-            if step["tool"] == tool:
-                step["args"] = {**copy.deepcopy(step["args"]), **args}
-    return turns
 
 
 def test_recipients_in_any_order_and_a_greeting_to_both(tasks: dict[str, Task]) -> None:
@@ -42,16 +30,22 @@ def test_recipients_in_any_order_and_a_greeting_to_both(tasks: dict[str, Task]) 
     task = tasks["mail_triage-25c814471ab8"]
     both = ["Operations <ops@northwind.example>", "Customer Operations <cs-team@northwind.example>"]
     assert score(task, reference(task)) == 1.0
-    assert score(task, _with(task, "compose_draft", to=both)) == 1.0
+    assert score(task, reference_with(task, "compose_draft", to=both)) == 1.0
     assert (
-        score(task, _with(task, "compose_draft", to=["ops@northwind.example", "cs-team@northwind.example"]))
+        score(
+            task,
+            reference_with(task, "compose_draft", to=["ops@northwind.example", "cs-team@northwind.example"]),
+        )
         == 1.0
     )
-    assert score(task, _with(task, "compose_draft", to=both[:1])) < 1.0
-    assert score(task, _with(task, "compose_draft", to=[*both, "finance@northwind.example"])) < 1.0
+    assert score(task, reference_with(task, "compose_draft", to=both[:1])) < 1.0
+    assert score(task, reference_with(task, "compose_draft", to=[*both, "finance@northwind.example"])) < 1.0
     greeted = "Hi both,\n\nCould you share an update?\n\nBest,\nAlex"
-    assert score(task, _with(task, "compose_draft", body=greeted)) == 1.0
-    assert score(task, _with(task, "compose_draft", body="Hi both,\n\nCould you not share an update?")) < 1.0
+    assert score(task, reference_with(task, "compose_draft", body=greeted)) == 1.0
+    assert (
+        score(task, reference_with(task, "compose_draft", body="Hi both,\n\nCould you not share an update?"))
+        < 1.0
+    )
 
 
 def test_a_forward_note_may_sign_off_with_a_line_the_original_holds(tasks: dict[str, Task]) -> None:
@@ -59,8 +53,10 @@ def test_a_forward_note_may_sign_off_with_a_line_the_original_holds(tasks: dict[
     ... to “Operations <ops@northwind.example>”" (no note dictated)."""
     task = tasks["event_stream-5cd3d5f52832"]
     assert score(task, reference(task)) == 1.0
-    assert score(task, _with(task, "draft_forward", body="Thanks,\nUma")) == 1.0
-    assert score(task, _with(task, "draft_forward", body="Thanks,\nThe sync stays on Tuesday.")) < 1.0
+    assert score(task, reference_with(task, "draft_forward", body="Thanks,\nUma")) == 1.0
+    assert (
+        score(task, reference_with(task, "draft_forward", body="Thanks,\nThe sync stays on Tuesday.")) < 1.0
+    )
 
 
 def test_a_completion_note_that_says_the_item_is_not_done_is_not_the_work(tasks: dict[str, Task]) -> None:
@@ -69,6 +65,6 @@ def test_a_completion_note_that_says_the_item_is_not_done_is_not_the_work(tasks:
     task = tasks["notes_desk-72b9193f56d8"]
     assert score(task, reference(task)) == 1.0
     for right in ("Closed per the urgent follow-up list.", "Done, no further action needed."):
-        assert score(task, _with(task, "complete_action_item", note=right)) == 1.0, right
+        assert score(task, reference_with(task, "complete_action_item", note=right)) == 1.0, right
     for wrong in ("Not done yet - blocked by the data team.", "Disregard: still open"):
-        assert score(task, _with(task, "complete_action_item", note=wrong)) < 1.0, wrong
+        assert score(task, reference_with(task, "complete_action_item", note=wrong)) < 1.0, wrong

@@ -76,6 +76,16 @@ def reference(task: Task) -> Turns:
     return turns
 
 
+def reference_with(task: Task, tool: str, **args: Any) -> Turns:
+    """The reference with ``args`` changed in every call of ``tool``: one alternative of it."""
+    turns = reference(task)
+    for calls in turns:
+        for step in calls:
+            if step["tool"] == tool:
+                step["args"] = {**step["args"], **args}
+    return turns
+
+
 def score(task: Task, turns: Turns) -> float:
     result = run_verifier(task, execute(task, turns))
     assert result.error is None, result.error
