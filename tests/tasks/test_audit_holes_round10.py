@@ -250,6 +250,8 @@ def test_words_of_the_world_are_no_name_signing_a_reason(
     [
         ("", True),
         (" See health check HC-0001.", True),
+        (" Health check HC-0001 has just been run.", True),  # the act that made it
+        (" Health check HC-0001 has been cancelled.", False),  # no act of the run on it
         (" Health check HC-0001: notification-worker healthy.", False),
         (" HC-0001: all services healthy.", False),
         (" Health check HC-0001: memcached down.", False),
@@ -340,7 +342,7 @@ def test_a_batch_size_the_world_exercises_is_passed_and_so_said(tasks: dict[str,
 
 
 def test_a_reports_act_words_take_their_past_and_ing_forms() -> None:
-    from envcraft.tasks.verifier.goals import word_forms
+    from envcraft.tasks.verifier.checks import word_forms
 
     assert word_forms("draft") == {"drafted", "drafting"}
     assert word_forms("reply") == {"replied", "replying"}

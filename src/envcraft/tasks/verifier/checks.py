@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from envcraft.core.package import EnvPackage, load_package
 from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
+from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, phrasebook
@@ -629,8 +630,37 @@ def free_texts(golden: Outcome, books: Mapping[str, Phrasebook]) -> list[FreeTex
             if embedded:
                 origin = golden.actions[source.call].env if source.call is not None else action.env
                 context = carried_context(golden, books.get(origin), embedded)
+                context = sorted({*context, *(w for v in embedded for w in acts_on(golden, v))})
             found.append(FreeText(value, embedded, name, names, context))
     return found
+
+
+def acts_on(golden: Outcome, value: str) -> set[str]:
+    """The words of the acts that made or touched the record ``value`` names, and their past and
+    -ing forms (:func:`word_forms`): what a note or a report may say was done to it ("health
+    check HC-0001 has been run", "drafted a reply: MSG-0010"), never what was done to another."""
+    found: set[str] = set()
+    for action in golden.actions:
+        if action.tool in SYSTEM_TOOLS or value not in {
+            str(v) for v in scalars([action.args, action.result])
+        }:
+            continue
+        for word in vr.words(humanize(action.tool)):
+            found |= {word, *word_forms(word)}
+    return found
+
+
+def word_forms(word: str) -> set[str]:
+    """A verb's past and -ing forms as a report writes them ("drafted", "replied", "replying",
+    "created", "creating", "flagged"); a word of fewer than four letters has none (its forms
+    would be guesses)."""
+    if len(word) < 4:
+        return set()
+    stem = word[:-1] if word.endswith("e") else word
+    if len(word) == 4 and word[-1] not in "aeiouwxy" and word[-2] in "aeiou" and word[-3] not in "aeiou":
+        stem = word + word[-1]  # one syllable ending consonant-vowel-consonant: "flag", "skip"
+    past = word[:-1] + "ied" if word.endswith("y") and word[-2] not in "aeiou" else stem + "ed"
+    return {past, stem + "ing"}
 
 
 def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str]) -> list[str]:

@@ -20,6 +20,7 @@ from envcraft.tasks.verifier.checks import (
     ID_LIKE,
     CheckList,
     FileRequest,
+    acts_on,
     asked_values,
     carried_context,
     file_format,
@@ -408,7 +409,8 @@ class GoalChecks(CheckList):
         ORD-5 for Maria Novak"). Anything else is a claim nobody made."""
         if request.format != "markdown":
             return {}
-        found = {w for name in request.expected for w in vr.words(name)} | self._acts()
+        found = {w for name in request.expected for w in vr.words(name)}
+        found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
@@ -421,17 +423,6 @@ class GoalChecks(CheckList):
         context = self._asked_context(request)
         claims = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
         return {"framing": sorted(found | context), **({"claims": claims} if claims else {})}
-
-    def _acts(self) -> set[str]:
-        """The words of the run's own acts, as a report says them: its write tools' words and
-        their past and -ing forms ("drafted a reply", "replying to MSG-0001")."""
-        found: set[str] = set()
-        for action in self.golden.actions:
-            if action.tool in ("write_file", "edit_file", "read_file", "list_files", "shell"):
-                continue
-            for word in vr.words(humanize(action.tool)):
-                found |= {word, *word_forms(word)}
-        return found
 
     def _asked_context(self, request: FileRequest) -> set[str]:
         """What the world says about the records the asked values come from and those they point
@@ -523,16 +514,3 @@ def dictated(pattern: Any) -> bool:
     if op == "$framed":
         return dictated(arg[1])
     return op in ("$text", "$says", "$composed")
-
-
-def word_forms(word: str) -> set[str]:
-    """A verb's past and -ing forms as a report writes them ("drafted", "replied", "replying",
-    "created", "creating", "flagged"); a word of fewer than four letters has none (its forms
-    would be guesses)."""
-    if len(word) < 4:
-        return set()
-    stem = word[:-1] if word.endswith("e") else word
-    if len(word) == 4 and word[-1] not in "aeiouwxy" and word[-2] in "aeiou" and word[-3] not in "aeiou":
-        stem = word + word[-1]  # one syllable ending consonant-vowel-consonant: "flag", "skip"
-    past = word[:-1] + "ied" if word.endswith("y") and word[-2] not in "aeiou" else stem + "ed"
-    return {past, stem + "ing"}

@@ -969,7 +969,7 @@ def content_matches(content: str, fmt: str, expected: Any, known: list[str] | No
 REPORTING = _vocabulary(  # the words a short report uses around the values it gives
     "summary report handover result results status update updated details detail notes note item items"
     " value values record records id ids new created made set changed now afterwards after final current"
-    " is was are were has have been of"
+    " is was are were has have been of just already"
 )
 
 
