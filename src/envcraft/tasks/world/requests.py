@@ -198,7 +198,8 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         return (
             out.getvalue(),
             expected,
-            f"Finally, write {path} with the columns item and value and one row each for {lines}.",
+            f"Finally, write {path} with the columns item and value and "
+            f"{'one row each' if len(items) > 1 else 'a row'} for {lines}.",
         )
     body = "\n".join(f"- {i.key}: {i.value}" for i in items)
     content = f"# Summary\n\n## Result\n{body}\n"
