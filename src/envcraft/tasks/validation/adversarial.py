@@ -135,6 +135,9 @@ class Adversary:
     # outcomes by call list: policies often build the same run (a one-turn task's skipped turn is
     # its reads-only run when it reads nothing), and a run is a function of its calls
     _played: dict[str, Outcome] = field(init=False, default_factory=dict)
+    # per environment, the paths the world changes by itself after the golden end or while a
+    # correct agent reads first (:meth:`_moving`), found once per golden run
+    _moves: dict[str, set[str]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.task.id}")
@@ -213,6 +216,7 @@ class Adversary:
         do not apply to this task."""
         self._golden = golden
         self._played.clear()  # arguments re-read from results depend on the golden run
+        self._moves.clear()
         trials: list[Trial] = []
         missing: list[str] = []
         for kind in (*WRONG, *RIGHT):
@@ -405,6 +409,15 @@ class Adversary:
                 return [Trial("extra_line", "below_1", self.play(turns), f"{args['path']}: a line twice")]
         return []
 
+    def _moving(self, env: str) -> set[str]:
+        """The paths of ``env`` where a tail or late run of the golden run ends otherwise than
+        the golden run: what the world changes by itself."""
+        if env not in self._moves:
+            gold = self._golden.final[env]
+            runs = [*tail_runs(self._golden), *late_runs(self._golden)]
+            self._moves[env] = {c["path"] for run in runs for c in diff(gold, run.final[env])}
+        return self._moves[env]
+
     def _harmful(self, outcome: Outcome) -> bool:
         """Whether a run changed a record the golden run left alone in a way a user would mind
         (not only log records, free fields, counters or timestamps), or a workspace file (a line
@@ -415,11 +428,7 @@ class Adversary:
         for env, final in outcome.final.items():
             book = phrasebook(self.packages[env])
             gold, start = self._golden.final[env], self._golden.initial[env]
-            moving = {
-                c["path"]
-                for run in [*tail_runs(self._golden), *late_runs(self._golden)]
-                for c in diff(gold, run.final[env])
-            }
+            moving = self._moving(env)
             for change in diff(gold, final):
                 if change["path"] in moving:
                     continue
