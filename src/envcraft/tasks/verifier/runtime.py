@@ -656,7 +656,7 @@ def matches(value: Any, pattern: Any) -> bool:
                 isinstance(value, list)
                 and all(_member(value, v) for v in arg.get("has", []))
                 and not any(_member(value, v) for v in arg.get("lacks", []))
-                and (within is None or all(_among(v, within) for v in value))
+                and (within is None or all(any(_member([v], w) for w in within) for v in value))
             )
         if op == "$items":
             return isinstance(value, list) and rows_match(value, arg, True)
@@ -718,11 +718,6 @@ def _json_or_missing(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return MISSING
-
-
-def _among(value: Any, patterns: list[Any]) -> bool:
-    """Whether ``value`` is one of ``patterns``: as written, or matching an ``$ids`` pattern."""
-    return any(matches(value, p) if isinstance(p, dict) else value == p for p in patterns)
 
 
 def _member(values: list[Any], pattern: Any) -> bool:
@@ -1379,6 +1374,7 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
     shapes = {m.group(1).lower() for a in asked if (m := _ID.fullmatch(a))}
     records = known()
     own = {_fact(leaf) for record in records for leaf in _leaves(record)}
+    made = functools.cache(made)  # read the run's new records once, however many leaves ask
     for key, said in extra.items():
         fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
         if any(not same(said, field) for field in fields):
