@@ -147,12 +147,12 @@ class TemplateRenderer:
         connectors = list(CONNECTORS.get(persona.tone, ()))
         rng.shuffle(connectors)  # each used once, so no two turns open alike
         self._connectors = [*connectors, *(c for c in PLAIN_CONNECTORS if c not in connectors)]
+        many = sum(len(goals) for goals in plan.turns) > 1  # a situation of several things fits
         for t, goals in enumerate(plan.turns):
             body = self._body(goals, rng)
             if t == len(plan.turns) - 1 and plan.closing:
                 body = f"{body} {plan.closing}".strip()
             last = t == len(plan.turns) - 1
-            many = sum(len(g) for g in plan.turns) > 1
             messages.append(possessives(self._voice(persona, env, t, last, body, rng, many)))
         return messages
 
