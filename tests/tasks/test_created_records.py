@@ -66,9 +66,11 @@ def verified(task: Task) -> Task:
     requests = []
     if asked:
         sources = tuple((item["env"], item["state_path"]) for item in asked["items"])
-        requests = [FileRequest(asked["path"], asked["format"], asked["expected"], sources)]
+        labels = tuple(item["what"] for item in asked["items"])
+        requests = [FileRequest(asked["path"], asked["format"], asked["expected"], sources, labels)]
+    said = [turn.user for turn in task.turns]
     verifier = synthesize_verifier(
-        task.initial_state, task.workspace, golden, task.provenance["distractors"], True, requests
+        task.initial_state, task.workspace, golden, task.provenance["distractors"], True, requests, said
     )
     assert verifier is not None
     task.verifier = verifier

@@ -463,8 +463,9 @@ def verifier_stage(draft: Draft) -> str | None:
     assert task is not None
     outcome = outcome_of(run, draft.turns, draft.packages)
     requests = [request.file] if request is not None else []
+    said = [turn.user for turn in task.turns]
     verifier = synthesize_verifier(
-        run.initial, run.files, outcome, draft.distractors, turn_checks=True, requests=requests
+        run.initial, run.files, outcome, draft.distractors, turn_checks=True, requests=requests, said=said
     )
     if verifier is None:
         return "verifier"

@@ -63,6 +63,7 @@ class FileRequest:
     format: str  # json | csv | markdown
     expected: Any
     sources: tuple[tuple[str, str], ...] = ()
+    labels: tuple[str, ...] = ()  # how the user describes each asked value ("the id of the new return")
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "format": self.format, "expected": self.expected}
@@ -115,18 +116,24 @@ class World:
     looked: dict[str, dict[str, dict[str, list[Any] | None]]] = field(default_factory=dict)
     # env -> the [tool, parameter] calls that void a record the run created (see voiding_calls)
     voiders: dict[str, list[list[str]]] = field(default_factory=dict)
+    # env -> the [tool, parameter] calls that give a made record consequences (see keeping_calls)
+    keepers: dict[str, list[list[str]]] = field(default_factory=dict)
     # env -> tool -> its optional text parameters that default to nothing (see empty_options)
     options: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    # the words the user said in the turns, with their forms (see user_words)
+    said: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, golden: Outcome) -> World:
+    def of(cls, golden: Outcome, said: Sequence[str] = ()) -> World:
+        """The world of ``golden``; ``said`` holds the text of the user's turns."""
         packages = {env: load_package(path) for env, path in golden.packages.items()}
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
         turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden)]  # golden turns
-        world = cls(golden, [*turned, *tails], books, turned=len(turned))
+        world = cls(golden, [*turned, *tails], books, turned=len(turned), said=user_words(said))
         world.looked = looking_changes(golden, packages, books)
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
+        world.keepers = {env: keeping_calls(packages[env], world.voiders[env]) for env in world.voiders}
         world.options = {env: empty_options(package) for env, package in packages.items()}
         clock = clock_run(golden)
         late = late_runs(golden)
@@ -164,6 +171,16 @@ class World:
         if path.count("/") == 2:
             return all(o is not MISSING for o in others)
         return not under_any(path, self.exogenous.get(env, set())) and all(vr.same(gold, o) for o in others)
+
+    def voiding(self, env: str) -> dict[str, Any]:
+        """What a check of ``env``'s new records needs to leave out the ones the run voided
+        (the runtime's ``live``): the voiding calls, and the calls after which a void no longer
+        unmakes a record."""
+        voided = self.voiders.get(env)
+        if not voided:
+            return {}
+        kept = self.keepers.get(env)
+        return {"voided_by": voided, **({"kept_by": kept} if kept else {})}
 
     def moves(self, env: str, path: str) -> bool:
         """Whether a variant shows another value here, or the world changes it on its own."""
@@ -210,6 +227,24 @@ def voiding_calls(package: EnvPackage) -> list[list[str]]:
             if kind in params and any(kind in produced for produced in undone):
                 found.append([name, kind])
     return found
+
+
+def keeping_calls(package: EnvPackage, voiders: list[list[str]]) -> list[list[str]]:
+    """The ``[tool, parameter]`` calls that give a record consequences a void cannot take back:
+    a tool that writes state (no read, no voiding call) and consumes the kind of id a voiding
+    call names (``run_ready_jobs`` executes the jobs of a ``run_id``). Submitting a run and
+    cancelling it is no run; submitting it, running a wave of its jobs and cancelling it leaves
+    work done that nobody asked for."""
+    tools = package.env_class.tools
+    voiding = {tool for tool, _ in voiders}
+    kinds = {kind for _, kind in voiders}
+    return [
+        [name, kind]
+        for name, spec in sorted(tools.items())
+        if not spec.annotations.read_only and name not in voiding
+        for kind in spec.annotations.consumes
+        if kind in kinds and kind in spec.parameters.get("properties", {})
+    ]
 
 
 def looking_changes(
@@ -369,7 +404,7 @@ class CheckList:
         self.checks: list[dict[str, Any]] = []
         self._names: set[str] = set()
         self.named = named_records(golden, world.books)
-        self.texts = free_texts(golden, world.books)
+        self.texts = free_texts(golden, world.books, world.said)
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
         self.created = created_keys(golden, world.books)
@@ -492,12 +527,11 @@ class CheckList:
                     continue
                 old = self.golden.initial[env].get(collection) or {}
                 made = sorted((k for k in states[env][collection] if k not in old), key=vr.made_order)
-                voided = self.world.voiders.get(env)
                 found[f"{env}:{collection}"] = {
                     "env": env,
                     "path": f"/{escape_token(collection)}",
                     "ids": made,
-                    **({"voided_by": voided} if voided else {}),
+                    **self.world.voiding(env),
                 }
         return {"renamed": found} if found else {}
 
@@ -608,17 +642,32 @@ class FreeText(NamedTuple):
     param: str  # the argument it was passed as
     names: dict[str, list[str]]  # the names a greeting or sign-off around it may hold (:func:`addressed`)
     context: list[str]  # the words the world says about the records it carries (:func:`carried_context`)
+    restated: list[str] = []  # the user's own words, less the environment's acts (:func:`free_texts`)
 
 
-def free_texts(golden: Outcome, books: Mapping[str, Phrasebook]) -> list[FreeText]:
-    """Free text the run passed (``$text`` / ``$says`` / ``$composed`` checks)."""
+def free_texts(
+    golden: Outcome, books: Mapping[str, Phrasebook], said: frozenset[str] = frozenset()
+) -> list[FreeText]:
+    """Free text the run passed (``$text`` / ``$says`` / ``$composed`` checks); ``said`` is the
+    user's own words (:func:`user_words`): a note or an aside may restate how the user put it
+    ("Re: booking 959RYC" of "the trip booked under reference 959RYC"), never an act they did
+    not ask for (the words of the environment's tools stay out)."""
+    acts = {
+        w
+        for book in books.values()
+        for tool in book.package.env_class.tools
+        for w in vr.words(humanize(tool))
+    }
+    restated = sorted(said - acts)
     found = []
     for action in golden.actions:
         if not isinstance(action.args, dict):
             continue
         names: dict[str, list[str]] | None = None
         for name, value in action.args.items():
-            if not isinstance(value, str) or " " not in value.strip():
+            if not isinstance(value, str) or (
+                " " not in value.strip() and not _one_word_text(books, action, name)
+            ):
                 continue
             source = Source.parse(action.provenance.get(name, "user"))
             embedded: list[str] = []
@@ -631,8 +680,48 @@ def free_texts(golden: Outcome, books: Mapping[str, Phrasebook]) -> list[FreeTex
                 origin = golden.actions[source.call].env if source.call is not None else action.env
                 context = carried_context(golden, books.get(origin), embedded)
                 context = sorted({*context, *(w for v in embedded for w in acts_on(golden, v))})
-            found.append(FreeText(value, embedded, name, names, context))
+            found.append(FreeText(value, embedded, name, names, context, restated))
     return found
+
+
+def _one_word_text(books: Mapping[str, Phrasebook], action: Action, name: str) -> bool:
+    """Whether a one-word value of this argument is dictated text all the same: a reason, a
+    note or a message (by the parameter's name) that the schema leaves free (a string with no
+    enum, pattern or format), holding a word, not a code ("Damaged" is "damaged"; "SKU-1" is an id)."""
+    book = books.get(action.env)
+    spec = book.package.env_class.tools.get(action.tool) if book is not None else None
+    value = action.args.get(name) if isinstance(action.args, dict) else None
+    if spec is None or not isinstance(value, str) or not value.strip().rstrip(".!").isalpha():
+        return False
+    if name not in BODY_PARAMS and not any(w in name for w in REASON_WORDS):
+        return False
+    schema = spec.parameters.get("properties", {}).get(name)
+    return (
+        isinstance(schema, dict)
+        and schema.get("type", "string") in ("string", ["string", "null"])
+        and not {"enum", "pattern", "format", "const"} & set(schema)
+    )
+
+
+def user_words(texts: Sequence[str]) -> frozenset[str]:
+    """The words of the user's turns (lower-cased), with the forms a restatement takes of them
+    ("booked" is said as "booking" too; see :func:`word_forms`), never a negation or a
+    retraction: the user's own framing, which a report or a note may repeat."""
+    found: set[str] = set()
+    said = {w for text in texts for w in vr.words(text)}
+    said |= {part for w in said for part in re.split(r"[-_/.]", w) if len(part) > 1}  # a path's words
+    for word in said:
+        bases = {word}
+        for ending in ("ed", "ing"):
+            if word.endswith(ending) and len(word) > len(ending) + 2:
+                stem = word[: -len(ending)]
+                bases |= {stem, stem + "e"}
+                if len(stem) > 2 and stem[-1] == stem[-2]:
+                    bases.add(stem[:-1])  # "cancelled", "flagged"
+        found.add(word)
+        for base in bases:
+            found |= word_forms(base)
+    return frozenset(found - vr.NEGATIONS - vr.RETRACTIONS)
 
 
 def acts_on(golden: Outcome, value: str) -> set[str]:
@@ -881,14 +970,14 @@ def text_pattern(free: FreeText) -> Any:
         value = embedded[0]
         rest = text.split(value, 1)[1].lstrip(": ").strip() if value in text else ""
         framing = set(vr.words(text)) - set(vr.words(rest)) - {w for v in embedded for w in vr.words(v)}
-        spec = {"says": rest, "carries": embedded, "framing": sorted(framing)}
+        spec = {"says": rest, "carries": embedded, "framing": sorted(framing | set(free.restated))}
         context = sorted(set(free.context) - framing - vr.POLITE - vr.MENTION - vr.POINTING)
         if "draft" in free.context:  # a note about a draft may not say it went out
             spec["claims"] = sorted(vr.SENDING - framing)
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
-    if "aside" in names:  # an aside may be labelled with what the text is ("Reason: ...")
-        names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param))})
+    if "aside" in names:  # labelled with what the text is ("Reason: ..."), or as the user put it
+        names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param)), *free.restated})
         names["label"] = sorted({*names.get("label", ()), *vr.words(humanize(free.param))})
     if free.param in BODY_PARAMS:
         return {"$says": {"text": text, **names}}

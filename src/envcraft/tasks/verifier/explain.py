@@ -366,7 +366,8 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
                 f"no such line; {len(parsed)} lines",
             )
         known = check.get("known_lines")
-        unknown = runtime.unasked_lines(parsed, expected, known) if known is not None else []
+        note = check.get("free_note")
+        unknown = runtime.unasked_lines(parsed, expected, known, note) if known is not None else []
         if unknown:
             return f"{path}: only lines the correct runs write", f"also {_some([short(x) for x in unknown])}"
         count = check.get("line_count")
@@ -384,7 +385,10 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
             return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
         framing = check.get("framing")
         claims = check.get("claims", ())
-        fault = runtime.section_fault(content, expected, framing, claims) if framing is not None else None
+        labels = check.get("labels")
+        fault = (
+            runtime.section_fault(content, expected, framing, claims, labels) if framing is not None else None
+        )
         if fault is not None:
             return f"{path}: the asked values and what the world says of their records", fault
     elif not runtime.matches(parsed, expected):

@@ -8,6 +8,7 @@ S0 (or to the turn before), so a do-nothing run fails every one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -238,7 +239,7 @@ class GoalChecks(CheckList):
                 fields[name] = expected
             patterns.append({"$fields": fields})
         noun = book.entity(collection).noun
-        voided = self.world.voiders.get(env)
+        voided = self.world.voiding(env)
         said = sorted({name for p in patterns for name, value in p["$fields"].items() if dictated(value)})
         identity = [{"$fields": {k: v for k, v in p["$fields"].items() if k not in said}} for p in patterns]
         self.made[(env, f"/{escape_token(collection)}", turn)] = identity
@@ -249,7 +250,7 @@ class GoalChecks(CheckList):
             env=env,
             path=f"/{escape_token(collection)}",
             expected=identity,
-            **({"voided_by": voided} if voided else {}),
+            **voided,
             **extra,
         )
         for name in said:  # the words the user dictated for it: a goal of their own (a title),
@@ -267,7 +268,7 @@ class GoalChecks(CheckList):
                 env=env,
                 path=f"/{escape_token(collection)}",
                 expected=texts,
-                **({"voided_by": voided} if voided else {}),
+                **voided,
                 **extra,
             )
         self.goal_paths[env].add(f"/{escape_token(collection)}")
@@ -347,6 +348,8 @@ class GoalChecks(CheckList):
                 fmt, expected = self._file_expectation(path, new, turn)
                 expected = self.file_pattern(fmt, expected)
                 if rendered:
+                    if fmt == "lines":
+                        expected = [self._record_line(line) for line in expected]
                     expected = self.ids_free(expected)  # the env's own lines name what it numbered
                     if fmt == "json":
                         unpassed = set().union(
@@ -356,7 +359,10 @@ class GoalChecks(CheckList):
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
-                count = self._line_count(path, new, turn, expected) if fmt == "lines" else None
+                note = self._free_note(path, turn) if rendered and fmt == "lines" else None
+                count = (
+                    self._line_count(path, new, turn, expected) if fmt == "lines" and note is None else None
+                )
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
                 known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
                 self._add(
@@ -369,11 +375,58 @@ class GoalChecks(CheckList):
                     **where,
                     **({"line_count": count} if count is not None else {}),
                     **({"known_lines": known} if known is not None else {}),
+                    **({"free_note": note} if note is not None else {}),
                     **({"later_lines": later} if later else {}),
                     **extra,
                 )
                 if turn is not None and self.golden.files.get(path) == new:
                     guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
+
+    def _free_note(self, path: str, turn: int | None) -> list[str] | None:
+        """The words a note of the agent's own may use in a file the environment renders for a
+        record made by a call that left out an optional text (a forward's ``body``, which the
+        user never dictated): what the world and the user say of the record and the acts on it
+        (the runtime's ``noted``). None when no such call made the file's record."""
+        for action in self.golden.actions:
+            if (turn is not None and action.turn > turn) or "error" in action.result:
+                continue
+            passed = set(action.args) if isinstance(action.args, dict) else set()
+            if not self.world.options.get(action.env, {}).get(action.tool, set()) - passed:
+                continue
+            made = [
+                v for v in scalars(action.result) if isinstance(v, str) and ID_LIKE.match(v) and v in path
+            ]
+            if not made:
+                continue
+            book = self.world.books.get(action.env)
+            found = set(carried_context(self.golden, book, made)) | self.world.said
+            found |= {w for v in made for w in acts_on(self.golden, v)}
+            return sorted(found - vr.NEGATIONS - vr.RETRACTIONS)
+        return None
+
+    def _record_line(self, line: Any) -> Any:
+        """A line the environment renders as a record of a collection with free fields (a dead
+        letter's JSON line, its ``note``) read by its other fields (``$json`` of ``$fields``):
+        the free fields are the agent's words, in the line as in the record; ``line`` as it was
+        for any other line."""
+        parsed = line["$json"] if isinstance(line, dict) and set(line) == {"$json"} else line
+        if isinstance(parsed, str):
+            try:
+                parsed = json.loads(parsed) if parsed.startswith("{") else None
+            except ValueError:
+                parsed = None
+        if not isinstance(parsed, dict):
+            return line
+        free = {
+            name
+            for env, book in self.world.books.items()
+            for value in parsed.values()
+            if (collection := book.collection_of(self.golden.final.get(env, {}), value)) is not None
+            for name in book.free_fields(collection)
+        }
+        if not free & set(parsed):
+            return line
+        return {"$json": self.ids_free({"$fields": {k: v for k, v in parsed.items() if k not in free}})}
 
     def _later_lines(self, path: str, content: str, turn: int | None) -> list[str]:
         """The lines a later turn adds to this file, in every correct run: at the end of ``turn``
@@ -422,7 +475,15 @@ class GoalChecks(CheckList):
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
         claims = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
-        return {"framing": sorted(found | context), **({"claims": claims} if claims else {})}
+        found |= self.world.said - set(
+            claims
+        )  # the user's own words: "the urgent item of exports/worklist.csv"
+        told = section_labels(asked_values(request), request.labels)
+        return {
+            "framing": sorted(found | context),
+            **({"claims": claims} if claims else {}),
+            **({"labels": told} if told else {}),
+        }
 
     def _asked_context(self, request: FileRequest) -> set[str]:
         """What the world says about the records the asked values come from and those they point
@@ -514,3 +575,21 @@ def dictated(pattern: Any) -> bool:
     if op == "$framed":
         return dictated(arg[1])
     return op in ("$text", "$says", "$composed")
+
+
+_LABEL_GLUE = frozenset(["a", "an", "the", "of", "to", "for", "in", "on", "by", "with", "from", "afterwards"])
+
+
+def section_labels(values: list[str], labels: Sequence[str]) -> dict[str, list[str]]:
+    """For each asked value of a Markdown section, the words only its own description holds
+    ("traveler" of "the id of the new message to the traveler" beside "the id of the new
+    message"): the runtime's ``section_fault`` reads a value labelled with another's words as the
+    two given for each other. Empty when nothing sets the descriptions apart."""
+    if len(values) < 2 or len(labels) != len(values):
+        return {}
+    told = [set(vr.words(label)) - _LABEL_GLUE - vr.REPORTING for label in labels]
+    found = {
+        value.lower(): sorted(mine - set().union(*(o for j, o in enumerate(told) if j != i)))
+        for i, (value, mine) in enumerate(zip(values, told, strict=True))
+    }
+    return {value: own for value, own in found.items() if own}

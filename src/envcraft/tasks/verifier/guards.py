@@ -256,7 +256,7 @@ class GuardChecks(CheckList):
             log = book.is_log(collection)
             if log and not asked:
                 continue  # the world appends to a log as a by-product of looking
-            voided = {"voided_by": v} if (v := self.world.voiders.get(env)) else {}  # made and voided: none
+            voided = self.world.voiding(env)  # made and voided: none
             subject = f"new {env} {path}"  # too many new records, or one of another person: one harm
             if not log:  # a log entry the work asks for may come twice (a health check run again)
                 new = max(self._new_members(run, env, collection, turn) for run in self.world.runs(turn))

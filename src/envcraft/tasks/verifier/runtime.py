@@ -939,7 +939,9 @@ def rows_match(rows: list[Any], patterns: list[Any], exact: bool) -> bool:
     return True
 
 
-def content_matches(content: str, fmt: str, expected: Any, known: list[str] | None = None) -> bool:
+def content_matches(
+    content: str, fmt: str, expected: Any, known: list[str] | None = None, note: list[str] | None = None
+) -> bool:
     try:
         parsed = parse_file(content, fmt)
     except ValueError:
@@ -949,7 +951,7 @@ def content_matches(content: str, fmt: str, expected: Any, known: list[str] | No
             return False
         return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
     if fmt == "lines":
-        return lines_match(parsed, expected, known)
+        return lines_match(parsed, expected, known, note)
     if fmt == "markdown":  # each asked section holds its texts, and no line is written twice
         said = [line for line in norm_text(content).split("\n") if _WORD.search(line)]
         return len(set(said)) == len(said) and all(
@@ -969,7 +971,11 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
 
 
 def section_fault(
-    content: str, expected: Any, framing: list[str], claims: "list[str] | tuple[str, ...]" = ()
+    content: str,
+    expected: Any,
+    framing: list[str],
+    claims: "list[str] | tuple[str, ...]" = (),
+    labels: "dict[str, list[str]] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -978,7 +984,11 @@ def section_fault(
     and short values; the fields asked for), or a date. "AI-006 (already done and closed by
     bruno)" beside an open action item, or "incident resolved" beside a restart, are claims the
     user did not ask for and the world does not make; so is any word of ``claims`` ("sent"
-    beside a draft's id)."""
+    beside a draft's id), and so is a value labelled with the words only another asked value's
+    description holds (``labels``, :func:`mislabelled`: the two ids given for each other)."""
+    swapped = mislabelled(content, [str(t) for texts in expected.values() for t in texts], labels or {})
+    if swapped is not None:
+        return swapped
     own = {w for texts in expected.values() for t in texts for w in words(t)}
     allowed = (POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own) - frozenset(claims)
     odd = [
@@ -991,6 +1001,29 @@ def section_fault(
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
 
 
+def mislabelled(content: str, values: list[str], labels: dict[str, list[str]]) -> str | None:
+    """Which asked value a report labels with another's words, or None. ``labels`` holds, per
+    asked value (lower-cased), the words only its own description holds. A value's label is the
+    words before it on its line back to the previous asked value (or, when none stand there,
+    the words after it up to the next): "- New message to the traveler: MSG-0010" gives the
+    forward's id as the traveler's message when "traveler" is the other value's word alone."""
+    if not labels:
+        return None
+    asked = {v.lower(): words(v) for v in values}
+    for line in content.splitlines():
+        tokens = words(line)
+        hits = sorted((i, i + len(told), v) for v, told in asked.items() for i in _find(tokens, told))
+        for n, (start, end, value) in enumerate(hits):
+            before = tokens[hits[n - 1][1] if n else 0 : start]
+            near = before or tokens[end : hits[n + 1][0] if n + 1 < len(hits) else len(tokens)]
+            label = {part for w in near for part in w.split("_") if part}  # "new_message_to_the_traveler"
+            own = set(labels.get(value, ()))
+            theirs = {w for other, told in labels.items() if other != value for w in told} - own
+            if label & theirs and not label & own:
+                return f"{value} is labelled as another asked value ({', '.join(sorted(label & theirs))})"
+    return None
+
+
 def _unsaid(section: str, texts: list[Any]) -> bool:
     """Whether an asked section takes back what it reports: a negation or retraction word the
     asked texts do not hold ("INC-2042 was not opened, ignore this")."""
@@ -998,7 +1031,9 @@ def _unsaid(section: str, texts: list[Any]) -> bool:
     return any(w in NEGATIONS | RETRACTIONS and w not in own for w in words(section))
 
 
-def lines_match(lines: list[str], expected: list[Any], known: list[str] | None = None) -> bool:
+def lines_match(
+    lines: list[str], expected: list[Any], known: list[str] | None = None, note: list[str] | None = None
+) -> bool:
     """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
     (dictated words in an env's own line: a to-do, a mail header) matches one line; a
     ``{"$block": pattern}`` (a dictated text of several lines: a mail's body) matches a whole
@@ -1008,12 +1043,14 @@ def lines_match(lines: list[str], expected: list[Any], known: list[str] | None =
     second one of its kind nobody asked for ("Correction: ignore the line above"). With
     ``known`` (the lines the correct runs' files hold), a line no entry or block holds must be
     one of them, or a header they have too (a "Date:" of another minute), or a courtesy alone:
-    anything else is someone's unasked line (a note on a timeline, a "Cc:" added to a draft)."""
+    anything else is someone's unasked line (a note on a timeline, a "Cc:" added to a draft),
+    unless ``note`` is given and the line reads as a note of its words (:func:`noted`: the cover
+    note of a forward nobody dictated one for)."""
     read = _read_lines(lines, expected)
     if read is None:
         return False
     claimed, runs = read
-    if known is not None and any(_unknown(line, known) for run in runs for line in run.split("\n")):
+    if known is not None and any(_unknown(line, known, note) for run in runs for line in run.split("\n")):
         return False  # a line no correct run writes: an unasked note, a "Cc:" header added to a draft
     heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
     if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
@@ -1023,10 +1060,12 @@ def lines_match(lines: list[str], expected: list[Any], known: list[str] | None =
     return all(lines.count(e) <= written.count(e) for e in set(written))
 
 
-def unasked_lines(lines: list[str], expected: list[Any], known: list[str]) -> list[str]:
+def unasked_lines(
+    lines: list[str], expected: list[Any], known: list[str], note: list[str] | None = None
+) -> list[str]:
     """The lines :func:`lines_match` reads as someone's unasked ones (``tasks score --explain``)."""
     read = _read_lines(lines, expected)
-    return [] if read is None else [x for run in read[1] for x in run.split("\n") if _unknown(x, known)]
+    return [] if read is None else [x for run in read[1] for x in run.split("\n") if _unknown(x, known, note)]
 
 
 def _read_lines(lines: list[str], expected: list[Any]) -> tuple[list[bool], list[str]] | None:
@@ -1303,7 +1342,10 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     if check["format"] == "markdown" and check.get("framing") is not None:
         return float(
             content_matches(content, "markdown", check["expected"])
-            and section_fault(content, check["expected"], check["framing"], check.get("claims", ())) is None
+            and section_fault(
+                content, check["expected"], check["framing"], check.get("claims", ()), check.get("labels")
+            )
+            is None
         )
     if check.get("extra_keys") == "facts" and check["format"] == "json":
         try:
@@ -1315,7 +1357,11 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 parsed, check["expected"], lambda: asked_records(ctx, check), lambda: made_ids(ctx)
             )
         )
-    return float(content_matches(content, check["format"], check["expected"], check.get("known_lines")))
+    return float(
+        content_matches(
+            content, check["format"], check["expected"], check.get("known_lines"), check.get("free_note")
+        )
+    )
 
 
 def counted_lines(content: str) -> list[str]:
@@ -1339,12 +1385,32 @@ def _courtesy(line: str) -> bool:
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z-]*): ")
 
 
-def _unknown(line: str, known: list[str]) -> bool:
-    """Whether a line says something that no line of ``known`` says, nor a header of theirs."""
+def _unknown(line: str, known: list[str], note: list[str] | None = None) -> bool:
+    """Whether a line says something that no line of ``known`` says, nor a header of theirs,
+    nor (with ``note``) a note of the agent's own words about the record (:func:`noted`)."""
     if not _WORD.search(line) or _courtesy(line) or line in known:
+        return False
+    if note is not None and noted(line, note):
         return False
     head = _HEADER.match(line)
     return head is None or not any(k.startswith(head.group(0)) for k in known)
+
+
+def noted(line: str, note: list[str]) -> bool:
+    """Whether a line the agent wrote where it may write what it likes (the body of a forward
+    nobody dictated one for) says only what ``note`` allows (the words the world and the user say
+    of the record and its acts: "FYI - forwarding the escalated message from the follow-up log"),
+    courtesies and pointing words, or a date; never a negation or a retraction ("Please ignore
+    this, sent by mistake")."""
+    allowed = (
+        (POLITE | MENTION | POINTING | REPORTING | POSSESSIVES | frozenset(note)) - NEGATIONS - RETRACTIONS
+    )
+    return all(
+        _DATE.fullmatch(w)
+        or all(part in allowed for part in re.split(r"[-_/.]", w) if part)
+        or _framing(w, allowed)
+        for w in words(line)
+    )
 
 
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
@@ -1518,18 +1584,20 @@ def _swapped(swap: dict[str, str], match: "re.Match[str]") -> str:
 def live(ctx: dict[str, Any], check: dict[str, Any], members: Any) -> Any:
     """``members`` without the records the run voided by the check's moment: a successful call of
     a ``check["voided_by"]`` ``[tool, parameter]`` named them (a booking cancelled, a journal
-    rolled back), or the world let them lapse and the run made them again (:func:`redone`).
+    rolled back) before any ``check["kept_by"]`` call gave them consequences (a wave of the run's
+    jobs executed), or the world let them lapse and the run made them again (:func:`redone`).
     Made and voided is not made: booking, cancelling and booking again is one booking; a voided
-    record neither counts as extra nor as the one asked for."""
+    record neither counts as extra nor as the one asked for. Work done on it stays done."""
     if not isinstance(members, dict):
         return members
-    spec = check.get("voided_by") or []
+    spec, keeping = check.get("voided_by") or [], check.get("kept_by") or []
     turn = check.get("turn")
-    void = set()
+    void, kept = set(), set()
     for action in _done(ctx, check["env"], turn):
         args = action.get("args")
         if isinstance(args, dict) and not _failed(action):
-            void |= {str(args.get(p)) for tool, p in spec if action.get("tool") == tool and p in args}
+            kept |= {str(args.get(p)) for tool, p in keeping if action.get("tool") == tool and p in args}
+            void |= {str(args.get(p)) for tool, p in spec if action.get("tool") == tool and p in args} - kept
     old = get(ctx.get("initial", {}).get(check["env"], MISSING), check.get("path", ""))
     void |= redone(
         ctx,

@@ -56,15 +56,17 @@ def synthesize_verifier(
     protected: Sequence[Mapping[str, str]] = (),
     turn_checks: bool = True,
     requests: Sequence[FileRequest] = (),
+    said: Sequence[str] = (),
 ) -> Verifier | None:
     """The verifier for a golden run, or None when nothing it did can be asked for.
 
     ``initial``/``initial_files`` are the task's S0 as stored (the golden outcome's S0 is the
     same up to defaults the sessions fill in); ``protected`` lists distractor records
-    ``{"env", "path"}``; ``requests`` the files the user asked for by content.
+    ``{"env", "path"}``; ``requests`` the files the user asked for by content; ``said`` the text
+    of the user's turns (words a report or a note may restate).
     """
     _check_same_start(initial, initial_files, golden)
-    world = World.of(golden)
+    world = World.of(golden, said)
     builder = _Builder(golden, world)
     builder.goals(None)
     if turn_checks:

@@ -111,7 +111,8 @@ def request_file(
         claw, "write_file", {"path": path, "content": content}, {"path": "user", "content": label}, {}
     )
     sources = tuple((i.env, i.path) for i in items)
-    return Request(call, FileRequest(path, fmt, expected, sources), clause, items)
+    labels = tuple(i.what for i in items)
+    return Request(call, FileRequest(path, fmt, expected, sources, labels), clause, items)
 
 
 def _items(
