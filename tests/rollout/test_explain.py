@@ -51,6 +51,7 @@ def test_score_explain_itemizes_every_check_the_sum_and_the_failed_calls(
     rows = [json.loads(line) for line in explained.stdout.splitlines()]
     assert [{k: v for k, v in row.items() if k != "explain"} for row in rows] == before  # same scores
     assert "explain" not in before[0]
+    assert before[0]["failed_calls"] == [] and before[1]["failed_calls"] == rows[1]["explain"]["failed_calls"]
 
     good, wrong = rows[0]["explain"], rows[1]["explain"]
     assert good["itemized"] and all(c["passed"] for c in good["checks"]) and good["failed_calls"] == []

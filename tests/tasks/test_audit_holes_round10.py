@@ -232,6 +232,11 @@ def test_no_driver_is_excluded_from_a_request_but_the_asked_one(
         ("rideshare_dispatch-a2051b5c2302", "cancel_trip", "duplicate request, per the rider", True),
         ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - Load Warehouse Skipped", False),
         ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - Viktor", True),
+        # the act said of the very job the call skips (round 11, YD), never of another one
+        ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - notify_finance skipped", True),
+        ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed (skipped notify_finance)", True),
+        ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - load_warehouse skipped", False),
+        ("job_scheduler-170cbc4c44f9", "mark_skipped", "plans changed - notify_finance cancelled", False),
     ],
 )
 def test_words_of_the_world_are_no_name_signing_a_reason(
@@ -255,6 +260,12 @@ def test_words_of_the_world_are_no_name_signing_a_reason(
         (" Health check HC-0001: notification-worker healthy.", False),
         (" HC-0001: all services healthy.", False),
         (" Health check HC-0001: memcached down.", False),
+        # what the check says of itself, in a person's words (round 11, YD)
+        (" Health check HC-0001 failed.", True),
+        (" Health check HC-0001 on notification-worker failed: notify-a1 is down.", True),
+        (" I ran health check HC-0001.", True),
+        (" Health check HC-0001 passed.", False),
+        (" Health check HC-0001 failed: notify-b1 is down.", False),
     ],
 )
 def test_a_reply_may_not_say_what_the_check_did_not(tasks: dict[str, Task], said: str, paid: bool) -> None:

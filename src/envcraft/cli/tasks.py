@@ -26,8 +26,7 @@ from envcraft.tasks.format.io import (
 )
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.validation.validate import replay_task, validate
-from envcraft.tasks.verifier.explain import explain_trajectory, render
-from envcraft.tasks.verifier.scoring import score_trajectory
+from envcraft.tasks.verifier.explain import explain_trajectory, render, score_with_failed_calls
 
 app = typer.Typer(help="Synthesize, check, replay and score task sets.", no_args_is_help=True)
 app.command("synth")(synth_command)
@@ -214,10 +213,11 @@ def score(
             messages = entry.messages if reads else None
             if explain:
                 verdict, why = explain_trajectory(task, entry.turns, messages=messages)
-                row.update(verdict.to_json(), explain=why.to_json())
+                row.update(verdict.to_json(), failed_calls=why.failed_calls, explain=why.to_json())
                 explained[entry.line] = render(why, verdict.components)
             else:
-                row.update(score_trajectory(task, entry.turns, messages=messages).to_json())
+                verdict, failed = score_with_failed_calls(task, entry.turns, messages=messages)
+                row.update(verdict.to_json(), failed_calls=failed)
         lines.append(row)
         if json_out:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")

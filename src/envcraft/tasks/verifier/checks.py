@@ -711,16 +711,12 @@ def user_words(texts: Sequence[str]) -> frozenset[str]:
     said = {w for text in texts for w in vr.words(text)}
     said |= {part for w in said for part in re.split(r"[-_/.]", w) if len(part) > 1}  # a path's words
     for word in said:
-        bases = {word}
+        found.add(word)
         for ending in ("ed", "ing"):
             if word.endswith(ending) and len(word) > len(ending) + 2:
                 stem = word[: -len(ending)]
-                bases |= {stem, stem + "e"}
-                if len(stem) > 2 and stem[-1] == stem[-2]:
-                    bases.add(stem[:-1])  # "cancelled", "flagged"
-        found.add(word)
-        for base in bases:
-            found |= word_forms(base)
+                bases = {stem, stem + "e", stem[:-1] if stem[-1] == stem[-2] else stem}  # "cancelled"
+                found |= {form for base in bases for form in word_forms(base)}
     return frozenset(found - vr.NEGATIONS - vr.RETRACTIONS)
 
 
@@ -739,10 +735,15 @@ def acts_on(golden: Outcome, value: str) -> set[str]:
     return found
 
 
+IRREGULAR = {"run": {"ran", "running", "runs"}, "make": {"made", "making"}, "write": {"wrote", "written"}}
+
+
 def word_forms(word: str) -> set[str]:
     """A verb's past and -ing forms as a report writes them ("drafted", "replied", "replying",
-    "created", "creating", "flagged"); a word of fewer than four letters has none (its forms
-    would be guesses)."""
+    "created", "creating", "flagged", "ran"); a word of fewer than four letters has none but the
+    irregular ones (its forms would be guesses)."""
+    if word in IRREGULAR:
+        return set(IRREGULAR[word])
     if len(word) < 4:
         return set()
     stem = word[:-1] if word.endswith("e") else word
@@ -787,12 +788,7 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 found.update(vr.words(humanize(collection)))
                 strings = [v for v in scalars(record) if isinstance(v, str)]
                 said = strings if _depth == 0 else _identities(record)  # what it points at: by name
-                found.update(
-                    w
-                    for v in said
-                    if len(v) <= NAME_LIMIT and not set(vr.words(v)) & vr.NEGATIONS  # "is not healthy"
-                    for w in vr.words(v)
-                )
+                found.update(w for v in said if len(v) <= NAME_LIMIT for w in affirmed(v))
                 found.update(w for v in strings if "@" in v for w in vr.words(" ".join(_addressees(v))))
                 titled.update(
                     w
@@ -801,6 +797,8 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                     for w in vr.words(v)
                     if w.isdigit()
                 )
+                if _depth == 0:
+                    found |= verdict_words(record)
                 nxt += [v for v in strings if v != key]
         todo = nxt
     for path, content in sorted(golden.files.items()):  # a record kept as a file: a draft's .eml
@@ -809,8 +807,51 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
         if any(v in path for v in values):
             for line in content.splitlines():
                 found.update(vr.words(line if len(line) <= NAME_LIMIT else " ".join(_addressees(line))))
-    words = {w for w in found if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w) or _code(w)}
+    words = {
+        w
+        for w in found
+        if not any(c.isdigit() for c in w) or ID_SHAPE.fullmatch(w) or _code(w) or _SLUG.fullmatch(w)
+    }
     return sorted((words | titled) - vr.NEGATIONS - vr.RETRACTIONS)
+
+
+VERDICTS = ("passed", "succeeded", "healthy", "ok", "valid")  # a record's flag of how it came out
+FAILED = frozenset({"failed", "fail", "fails", "failing", "failure"})
+
+
+def verdict_words(record: Any) -> set[str]:
+    """How a record says it came out, in the words a person reports it with: a verdict flag
+    (``passed``, ``healthy``) true says its own name, false says "failed"; a list of failures
+    that holds any says "failed" too ("Health check HC-0001 failed" of a check with ``passed:
+    false``). A verdict the record does not hold stays a claim ("HC-0001 passed")."""
+    if not isinstance(record, dict):
+        return set()
+    found: set[str] = set()
+    for key, value in record.items():
+        name = str(key).lower()
+        if name in VERDICTS and isinstance(value, bool):
+            found |= {name} if value else set(FAILED)
+        elif name in ("failures", "errors") and isinstance(value, list) and value:
+            found |= FAILED
+    return found
+
+
+_SLUG = re.compile(r"[a-z]{3,}(?:-[a-z0-9]+)+")  # a host or a service by its name: "notify-a1"
+
+
+def affirmed(text: str) -> list[str]:
+    """The words a text says are so: all but a negation and the word it negates ("notify-a1 is
+    not healthy (down)" says "notify-a1", "down", never "healthy")."""
+    found: list[str] = []
+    negated = False
+    for word in vr.words(text):
+        if word in vr.NEGATIONS:
+            negated = True
+        elif negated:
+            negated = False
+        else:
+            found.append(word)
+    return found
 
 
 def _addressees(text: str) -> list[str]:
@@ -897,12 +938,19 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         - vr.NEGATIONS
         - vr.RETRACTIONS
     )
+    acted = {  # the words of the call's own arguments, but for ids: "notify_finance" of a job
+        w.lower()
+        for v in scalars(action.args)
+        if isinstance(v, str) and not ID_LIKE.match(v)
+        for w in _NAME_WORD.findall(v)
+    }
     return {
         "names": sorted(names),
         "others": sorted(others - names),
         "aside": sorted(aside),
         "label": sorted(label),
         "titles": sorted(titles),
+        "acted": sorted(acted),
     }
 
 
@@ -976,6 +1024,8 @@ def text_pattern(free: FreeText) -> Any:
             spec["claims"] = sorted(vr.SENDING - framing)
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
+    if "acted" in names:  # the words of the call's own arguments, less the text's own
+        names["acted"] = sorted(set(names["acted"]) - set(vr.words(text)))
     if "aside" in names:  # labelled with what the text is ("Reason: ..."), or as the user put it
         names["aside"] = sorted({*names["aside"], *vr.words(humanize(free.param)), *free.restated})
         names["label"] = sorted({*names.get("label", ()), *vr.words(humanize(free.param))})

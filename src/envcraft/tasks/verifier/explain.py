@@ -74,6 +74,22 @@ def explain_trajectory(
     return score, explain(task, outcome, score)
 
 
+def score_with_failed_calls(
+    task: Task,
+    turns: Sequence[Sequence[Any]],
+    *,
+    messages: Sequence[dict[str, Any]] | None = None,
+) -> tuple[Score, list[dict[str, Any]]]:
+    """Score a trajectory as :func:`~envcraft.tasks.verifier.scoring.score_trajectory` does, with
+    the calls that came back as errors (``tasks score --json``): a refused wrong write leaves the
+    state as it was, and a player tells it from a verifier's miss by them."""
+    try:
+        outcome = execute(task, turns)
+    except ExecutionError as exc:
+        return Score(0.0, {}, str(exc)), []
+    return run_verifier(task, outcome, messages=messages), failed_calls(outcome)
+
+
 def explain(task: Task, outcome: Outcome, score: Score) -> Explanation:
     """The explanation of ``score``, the verifier's verdict on ``outcome``."""
     failed = failed_calls(outcome)

@@ -174,7 +174,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
-    " new on in from and at as with by here"
+    " new on in from and at as with by here i"
 )
 SENDING = _vocabulary("sent emailed messaged texted notified contacted informed")  # none true of a draft
 POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
@@ -308,9 +308,10 @@ def says(
     aside: frozenset[str] = frozenset(),
     label: frozenset[str] | None = None,
     titles: frozenset[str] | None = None,
+    acted: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    return said_fault(text, dictated, names, others, attributed, polite, aside, label, titles) is None
+    return said_fault(text, dictated, names, others, attributed, polite, aside, label, titles, acted) is None
 
 
 def said_fault(
@@ -323,6 +324,7 @@ def said_fault(
     aside: frozenset[str] = frozenset(),
     label: frozenset[str] | None = None,
     titles: frozenset[str] | None = None,
+    acted: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please", a "have" or an article put in or left out aside; an env's own
@@ -364,7 +366,7 @@ def said_fault(
         if polite and names is not None:  # a short aside that names the record the call is about
             known = (names if titles is None else titles) | aside
             head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
-            tail = tail or _aside(folded, spans, end, len(spans), known, frozenset(), titles)
+            tail = tail or _aside(folded, spans, end, len(spans), known, label or frozenset(), titles, acted)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits:
@@ -382,6 +384,7 @@ def _aside(
     names: frozenset[str],
     kinds: frozenset[str] = frozenset(),
     values: frozenset[str] | None = None,
+    acted: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether words ``first``..``end`` (after dictated words in brackets, after a dash or a
     comma, or led by a word that points at a record; before them as a label) are a short aside
@@ -397,7 +400,9 @@ def _aside(
     names and titles) is given, an aside set apart after the words names a record by one of
     them, a number or a month: field names and kinds alone say nothing of a record but claims
     ("- Cancelled By Rider"); one led by a pointing word may point by its kind ("... on your
-    trip")."""
+    trip"). After the words, an act of ``kinds`` may be said of the very record the call acts on,
+    named by a word of ``acted`` (its own arguments: "plans changed - notify_finance skipped"),
+    never of another one ("- Load Warehouse Skipped" of a job still pending)."""
     side = spans[first:end]
     if not side or len(side) > _ASIDE:
         return False
@@ -416,13 +421,14 @@ def _aside(
     numbers = {n.lstrip("0") for n in known if n.isdigit()}
     if values is not None and first > 0 and side[0][0].lower() not in _LEADS:  # "on your trip" points
         naming = values | MONTHS
-        if not any(w.lower() in naming or any(c.isdigit() for c in w) for w, _, _ in side):
+        if not any(_named(w.lower(), naming) or any(c.isdigit() for c in w) for w, _, _ in side):
             return False
+    own = first > 0 and any(p in acted for w, _, _ in side for p in _LETTERS.findall(w.lower()))
     for word, _, _ in side:
         lowered = word.lower()
         if lowered in NEGATIONS | RETRACTIONS:
             return False
-        if lowered in known or (first == 0 and _labels(lowered, kinds)):
+        if lowered in known or ((first == 0 or own) and _labels(lowered, kinds)):
             continue
         letters, digits = _LETTERS.findall(lowered), re.findall(r"\d+", lowered)
         if not (letters or digits) or not all(p in known for p in letters):
@@ -430,6 +436,12 @@ def _aside(
         if numbers and not all(d.lstrip("0") in numbers for d in digits):
             return False  # another record's number: "(re ITN-4002)" beside ITN-4001
     return True
+
+
+def _named(word: str, naming: frozenset[str]) -> bool:
+    """Whether a word is one of ``naming``, or a token of such words ("notify_finance")."""
+    letters = _LETTERS.findall(word)
+    return word in naming or (len(letters) > 1 and all(p in naming for p in letters))
 
 
 def _labels(word: str, kinds: frozenset[str]) -> bool:
@@ -691,13 +703,14 @@ def _said(op: str, arg: Any) -> tuple[Any, ...]:
     ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says", True, frozenset(), None, None
+        return arg, None, frozenset(), op == "$says", True, frozenset(), None, None, frozenset()
     message = op == "$says" or bool(arg.get("attributed"))
     aside = frozenset(arg.get("aside", ()))
     label = frozenset(arg["label"]) if "label" in arg else None
     titles = frozenset(arg["titles"]) if "titles" in arg else None
     names, others = frozenset(arg["names"]), frozenset(arg.get("others", ()))
-    return arg["text"], names, others, True, message, aside, label, titles
+    acted = frozenset(arg.get("acted", ()))
+    return arg["text"], names, others, True, message, aside, label, titles, acted
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
