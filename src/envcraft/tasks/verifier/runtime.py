@@ -174,7 +174,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
-    " new on in from and at as with by here i"
+    " new on in from and at as with by here i which who"
 )
 SENDING = _vocabulary("sent emailed messaged texted notified contacted informed")  # none true of a draft
 POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
@@ -409,7 +409,10 @@ def _aside(
     if first > 0:  # after the words: set apart, or pointing ("... on your trip UFE6UR")
         gap = text[spans[first - 1][2] : spans[first][1]]
         lead = side[0][0].lower() in _LEADS and not re.search(r"[.!?\n]", gap)  # not a sentence
-        set_apart = bool(re.search(r"[(\-,]", gap)) or lead
+        numbered = any(any(c.isdigit() for c in w) for w, _, _ in side)
+        # after a comma alone, words of names are a clause going on ("..., send invoices"), not
+        # an aside, unless they hold a number ("..., Power Spin Jan 5 07:00")
+        set_apart = bool(re.search(r"[(\-]", gap)) or (bool(re.search(",", gap)) and numbered) or lead
     else:  # before them: a label ("Invoice INV-4765: ...", "Run ...")
         set_apart = bool(re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]]))
         set_apart = set_apart or (
@@ -572,12 +575,21 @@ def _clause(
     text: str, spans: list[Span], first: int, end: int, pointing: frozenset[str] = frozenset()
 ) -> bool:
     """Whether words ``first``..``end`` stand as a clause of their own: at the start or after a
-    break (a full stop, a colon, a line end, a bracket, a comma), or after a greeting alone; and
+    break (a full stop, a colon, a line end, a bracket, a comma), or after a greeting alone, or
+    after the record it carries named first ("DS-007 Onboarding checklist": ``pointing`` words
+    with an id); and
     at the end or before a break, or before a sign-off alone ("Hi, MSG-1: agreed Thanks!", where
     the env flattened the agent's lines to one), or before words of ``pointing`` that end the
     clause ("Lower the alert threshold for DS-009": the record it carries, named after it)."""
     before = text[spans[first - 1][2] : spans[first][1]] if first > 0 else "."
-    if not (_BREAK.search(before) or all(w.lower() in POLITE for w, _, _ in spans[:first])):
+    leading = spans[:first]
+    if not (
+        _BREAK.search(before)
+        or all(w.lower() in POLITE for w, _, _ in leading)
+        or (
+            any(_ID.fullmatch(w) for w, _, _ in leading) and all(w.lower() in pointing for w, _, _ in leading)
+        )
+    ):
         return False
     return _ends(text, spans, end) or _ends(text, spans, _past(spans, end, pointing))
 
@@ -1165,7 +1177,28 @@ def only_ids(content: str, fmt: str, expected: Any, spec: dict[str, Any]) -> boo
             rest = token[len(prefix) :] if token.startswith(prefix.lower()) else ""
             if rest.isdigit() and token not in allowed:
                 return False
-    return True
+    # "new cleaning recipes: RCP-03, RCP-01": another id of the asked shape listed with the asked
+    # one is a second answer, not a record it points at ("the forward of MSG-0003: MSG-0010")
+    asked = {str(v).lower() for v in asked_texts(expected, fmt)}
+    shape = "|".join(re.escape(p) + r"\d+" for p in spec["prefixes"])
+    listed = re.compile(rf"(?<![\w-])({shape})\s*(?:,|/|&|\band\b|\bor\b)\s*({shape})(?![\w-])")
+    return not any((a in asked) != (b in asked) for a, b in _overlapping(listed, text.lower()))
+
+
+def _overlapping(pattern: "re.Pattern[str]", text: str) -> list[tuple[str, str]]:
+    """Every pair of a two-group pattern, the second of one pair free to start the next."""
+    found, at = [], 0
+    while (hit := pattern.search(text, at)) is not None:
+        found.append((hit.group(1), hit.group(2)))
+        at = hit.start(2)
+    return found
+
+
+def asked_texts(expected: Any, fmt: str) -> list[str]:
+    """The values an asked table or section gives (a table's second column)."""
+    if fmt in ("csv", "tsv"):
+        return [str(row[1]) for row in expected["rows"] if len(row) > 1]
+    return [str(t) for texts in expected.values() for t in texts]
 
 
 def snapshot(ctx: dict[str, Any], turn: int | None) -> tuple[dict[str, Any], dict[str, str]]:
