@@ -359,4 +359,5 @@ def test_a_reports_act_words_take_their_past_and_ing_forms() -> None:
     assert word_forms("reply") == {"replied", "replying"}
     assert word_forms("flag") == {"flagged", "flagging"}
     assert word_forms("create") == {"created", "creating"}
-    assert word_forms("run") == set()  # too short to guess ("ran")
+    assert word_forms("run") == {"ran", "running", "runs"}  # irregular: known, not guessed
+    assert word_forms("set") == set()  # too short to guess

@@ -9,7 +9,10 @@ a default run at ``3c48b69``, seed 14), each verifier synthesized again by this 
 * helper RB: the incident title "DS-007 Onboarding checklist" (the id the user asked it to
   mention, put first) scored 0.833: the dictated words had to open the title or follow a break;
 * helper RD: "I drafted the forward as MSG-0010" in an asked section, and "I emailed the traveler
-  (MSG-0001)." in a reply, scored 0.833 and 0.8: "I" was no word a note may use ("my" was).
+  (MSG-0001)." in a reply, scored 0.833 and 0.8: "I" was no word a note may use ("my" was);
+* helpers RB and RD: a status file saying true things of the run's other work beside the asked
+  section ("Opened incident INC-2042 for inventory-sync", "Removed rule 12 from RCP-01") scored
+  0.917: only the words of the asked records framed the whole file.
 """
 
 from __future__ import annotations
@@ -102,3 +105,24 @@ def test_a_note_may_say_i(tasks: dict[str, Task]) -> None:
     assert score(task, reference_with(task, "draft_reply", body=body)) == 1.0
     body = "Message MSG-0002: Running a few minutes late.\n\nI cancelled the trip (MSG-0001)."
     assert score(task, reference_with(task, "draft_reply", body=body)) < 1.0
+
+
+@pytest.mark.parametrize(
+    ("notes", "paid"),
+    [
+        ("Incident INC-2042 opened for inventory-sync, mentioning dataset DS-007.\n", True),
+        ("- Removed rule 12 from RCP-01.\n- Opened incident INC-2042 for inventory-sync.\n", True),
+        ("Incident INC-2042 opened and resolved.\n", False),  # nothing resolved it
+        ("- Deleted RCP-01.\n", False),  # a rule was removed from it, it stays
+        ("- Removed rule 12 from RCP-03.\n", False),  # the act on another recipe
+    ],
+)
+def test_a_report_may_say_what_the_run_did_to_other_records(
+    tasks: dict[str, Task], notes: str, paid: bool
+) -> None:
+    """sheet_analytics-c684085d236c, turn 4: the asked status file with a notes section too."""
+    task = tasks["sheet_analytics-c684085d236c"]
+    turns = reference(task)
+    write = next(c for c in turns[-1] if c["args"].get("path") == REPORT)
+    write["args"]["content"] = "# Quarterly review prep\n\n## Result\nRCP-03\n\n## Notes\n" + notes
+    assert (score(task, turns) == 1.0) is paid

@@ -401,9 +401,11 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
             return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
         framing = check.get("framing")
         claims = check.get("claims", ())
-        labels = check.get("labels")
+        labels, about = check.get("labels"), check.get("about")
         fault = (
-            runtime.section_fault(content, expected, framing, claims, labels) if framing is not None else None
+            runtime.section_fault(content, expected, framing, claims, labels, about)
+            if framing is not None
+            else None
         )
         if fault is not None:
             return f"{path}: the asked values and what the world says of their records", fault

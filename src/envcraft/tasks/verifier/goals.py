@@ -479,11 +479,38 @@ class GoalChecks(CheckList):
             claims
         )  # the user's own words: "the urgent item of exports/worklist.csv"
         told = section_labels(asked_values(request), request.labels)
+        about = self._touched_context()
         return {
             "framing": sorted(found | context),
             **({"claims": claims} if claims else {}),
             **({"labels": told} if told else {}),
+            **({"about": about} if about else {}),
         }
+
+    def _touched_context(self) -> dict[str, list[str]]:
+        """Per record the run made or changed (by its id, lower-cased), what the world says of it
+        and of the acts on it, with the numbers those calls passed ("Removed rule 12 from
+        RCP-01"): the words a report's line naming it may use."""
+        found: dict[str, list[str]] = {}
+        for env, final in self.golden.final.items():
+            book = self.world.books.get(env)
+            for collection, records in final.items():
+                if not isinstance(records, dict) or (book is not None and collection not in book.collections):
+                    continue
+                before = self.golden.initial.get(env, {}).get(collection) or {}
+                for key, record in records.items():
+                    if record == before.get(key) or not ID_LIKE.match(key):
+                        continue
+                    words = set(carried_context(self.golden, book, [key])) | acts_on(self.golden, key)
+                    words |= {
+                        str(v)
+                        for action in self.golden.actions
+                        if key in {str(a) for a in scalars(action.args)}
+                        for v in scalars(action.args)
+                        if type(v) is int
+                    }
+                    found[key.lower()] = sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+        return found
 
     def _asked_context(self, request: FileRequest) -> set[str]:
         """What the world says about the records the asked values come from and those they point

@@ -179,7 +179,7 @@ MENTION = _vocabulary(  # the words a text needs to point at a record it carries
 SENDING = _vocabulary("sent emailed messaged texted notified contacted informed")  # none true of a draft
 POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
-    " track tracking thread note linked link related mail email message also we us created made"
+    " track tracking thread note linked link related mail email message also we us created made started"
     " booking bookings reservation record entry"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
@@ -1001,6 +1001,7 @@ def section_fault(
     framing: list[str],
     claims: "list[str] | tuple[str, ...]" = (),
     labels: "dict[str, list[str]] | None" = None,
+    about: "dict[str, list[str]] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -1010,19 +1011,29 @@ def section_fault(
     bruno)" beside an open action item, or "incident resolved" beside a restart, are claims the
     user did not ask for and the world does not make; so is any word of ``claims`` ("sent"
     beside a draft's id), and so is a value labelled with the words only another asked value's
-    description holds (``labels``, :func:`mislabelled`: the two ids given for each other)."""
+    description holds (``labels``, :func:`mislabelled`: the two ids given for each other). A line
+    naming another record the run made or changed may say what the world says of it and of the
+    acts on it (``about``, per id: "Opened incident INC-2042 for inventory-sync", "Removed rule 12
+    from RCP-01"), on that line only; a heading is the file's own title."""
     swapped = mislabelled(content, [str(t) for texts in expected.values() for t in texts], labels or {})
     if swapped is not None:
         return swapped
     own = {w for texts in expected.values() for t in texts for w in words(t)}
     allowed = (POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own) - frozenset(claims)
-    odd = [
-        w
-        for w in words(content)
-        if not _DATE.fullmatch(w)
-        and not all(part in allowed for part in w.split("_") if part)
-        and not _framing(w, allowed)
-    ]
+    odd: list[str] = []
+    for line in content.splitlines():
+        said = words(line)
+        if line.lstrip().startswith("#") and not set(said) & (NEGATIONS | RETRACTIONS | set(claims)):
+            continue  # the file's title or a section's name: "# Quarterly review prep"
+        near = {w for t in said for w in (about or {}).get(t, ())} - set(claims)
+        here = allowed | frozenset(near)
+        odd += [
+            w
+            for w in said
+            if not _DATE.fullmatch(w)
+            and not all(part in here for part in w.split("_") if part)
+            and not _framing(w, here)
+        ]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
 
 
@@ -1389,7 +1400,12 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
         return float(
             content_matches(content, "markdown", check["expected"])
             and section_fault(
-                content, check["expected"], check["framing"], check.get("claims", ()), check.get("labels")
+                content,
+                check["expected"],
+                check["framing"],
+                check.get("claims", ()),
+                check.get("labels"),
+                check.get("about"),
             )
             is None
         )
