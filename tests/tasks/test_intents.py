@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -330,3 +332,27 @@ def test_it_is_said_only_of_a_record_the_step_before_leaves_no_doubt_about() -> 
     terse = Persona("p", "Ana", "operations lead", "terse", "terse")
     (text,) = TemplateRenderer().render(plan, terse)
     assert "for it" not in text and "for your new message" in text, text
+
+
+def test_an_id_a_step_gave_back_for_another_it_took_is_the_resulting_one() -> None:
+    """sheet_analytics-c684085d236c (round 14, helper RB): "clean the raw dataset ... into
+    data/clean/sales_2025Q1.csv", then an incident "mentioning the id of that dataset" meant the
+    cleaned one (DS-007) though the step was given the raw one (DS-003)."""
+    fixture = Path(__file__).parent.parent / "fixtures" / "audit_tasks_round14.jsonl"
+    task = next(
+        Task.model_validate(json.loads(line))
+        for line in fixture.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["id"] == "sheet_analytics-c684085d236c"
+    )
+    packages = {env: load_package(env) for env in task.envs}
+    picked = [
+        c for c in task.reference.calls if c.tool in ("create_recipe", "clean_dataset", "open_incident")
+    ]
+    calls = [GoldenCall(c.env, c.tool, dict(c.args), dict(c.provenance), {}) for c in picked]
+    calls[2].provenance["title"] = "embed:1.dataset_id"
+    run = replay(calls, packages, task.initial_state, task.workspace)
+    assert run is not None and run.calls[1].result["dataset_id"] != calls[1].args["dataset_id"]
+    view = ChainView(run.calls, run.initial, run.after, [True, True, True])
+    plan = plan_intents(view, [[0], [1], [2]], packages, random.Random(0))
+    title = next(m for m in plan.mentions() if m.arg == "title")
+    assert title.text == "“Onboarding checklist”, mentioning the id of the resulting dataset", title.text
