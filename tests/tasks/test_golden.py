@@ -364,3 +364,21 @@ def test_a_chain_after_a_prefix_continues_that_job_on_its_records() -> None:
         assert replayed_final(packages, longer) == longer.final
         followed += longer.calls[-1].args.get("return_id") == opened
     assert followed >= 3
+
+
+def test_a_text_that_worked_in_one_world_is_not_tried_in_the_next() -> None:
+    """Round 14, helper RC: a search-api incident titled "payments-gateway disk usage above 85% on
+    one replica" in a world with no payments-gateway: the title had worked in an earlier chain's
+    world and was tried first again. Codes and amounts that worked still come first."""
+    from envcraft.tasks.golden.choose import Experience
+    from envcraft.tasks.values.args import StateIndex
+
+    graph = build_tool_graph(load_package("infra_recovery"))
+    node = graph.nodes["open_incident"]
+    seen = Experience()
+    title = "payments-gateway disk usage above 85% on one replica"
+    seen.observe(node, {"severity": "sev2", "title": title}, StateIndex(), ok=True)
+    rng = random.Random(0)
+    firsts = {seen.good_first(node, "severity", ["sev1", "sev3"], rng)[0] for _ in range(20)}
+    assert "sev2" in firsts
+    assert all(seen.good_first(node, "title", ["disk alert"], rng) == ["disk alert"] for _ in range(20))

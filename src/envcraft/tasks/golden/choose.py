@@ -66,8 +66,12 @@ class Experience:
     good: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
 
     def observe(self, node: ToolNode, args: dict[str, Any], index: StateIndex, ok: bool) -> None:
+        """Count what worked. A text (words with spaces: a title, a note) is never kept to try
+        again: it may name a record of the world it was drawn from, which the next chain's world
+        lacks (a search-api incident titled "payments-gateway disk usage ...")."""
         for param, value in args.items():
-            plain = _hashable(value) and not (isinstance(value, str) and value in index.records)
+            text = isinstance(value, str) and " " in value.strip()
+            plain = _hashable(value) and not text and not (isinstance(value, str) and value in index.records)
             if ok and plain and id_kind(param) is None:
                 bucket = self.good.setdefault((node.env, node.name, param), [])
                 if value not in bucket:
