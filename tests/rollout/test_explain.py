@@ -230,3 +230,31 @@ def test_score_explain_says_which_words_broke_a_dictated_text(
     done = envcraft("tasks", "score", task_dir, "--trajectories", path, "--explain")
     assert done.returncode == 0, done.stderr
     assert "reading:  other words around them: 'Correction', 'ignore', 'this'" in done.stdout
+
+
+def test_score_explain_names_the_file_nobody_asked_for(
+    task_dir: Path, tasks: list[Task], tmp_path: Path
+) -> None:
+    """The guard "no other workspace file created" says which file broke it (round 14, helpers RB
+    and RC saw only "?")."""
+    task, env = next(
+        (t, c.env)
+        for t in tasks
+        if any(k["kind"] == "no_new_files" for k in t.verifier.checks)
+        for c in t.reference.calls
+        if c.tool == "write_file"
+    )
+    turns = [calls_of(task, t) for t in range(len(task.turns))]
+    turns[-1].append(
+        {"env": env, "tool": "write_file", "args": {"path": "scratch/unasked.md", "content": "x\n"}}
+    )
+    path = write_lines(tmp_path / "runs.jsonl", [{"task_id": task.id, "turns": turns}])
+    [row] = [
+        json.loads(line)
+        for line in ok_json_lines(
+            envcraft("tasks", "score", task_dir, "--trajectories", path, "--json", "--explain")
+        )
+    ]
+    [failed] = [c for c in row["explain"]["checks"] if not c["passed"] and c["kind"] == "no_new_files"]
+    assert failed["had"] == "also created: scratch/unasked.md", failed
+    assert row["score"] < 1.0

@@ -288,6 +288,16 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "files_unchanged":
         changed = [p for p in check["paths"] if files.get(p) != before_files.get(p)]
         return "files as they were", "changed: " + _some(changed)
+    if kind == "no_new_files":
+        like = check.get("allowed_like", [])
+        made = [
+            p
+            for p in sorted(files)
+            if p not in before_files
+            and p not in check["allowed"]
+            and not any(runtime.matches(p, a) for a in like)
+        ]
+        return "no file but those a correct run creates", "also created: " + _some(made)
     if kind == "files_either":
         other = [
             p for p, allowed in check["paths"].items() if runtime.untimed(files.get(p) or "") not in allowed
