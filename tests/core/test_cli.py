@@ -171,6 +171,7 @@ def test_envs_show_lists_enum_values_and_an_example_state() -> None:
     ).stdout
     assert '"placed" | "shipped" | "delivered" | "cancelled"' in text
     assert "example S0 (seed 0" in text and "CUS-1001" in text
+    assert "a task's world has its own records" in text  # helpers took the example's ids for a task's
 
 
 HELP_PAGES = [

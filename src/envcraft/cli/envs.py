@@ -126,7 +126,8 @@ def _print_example(state: dict[str, Any] | None) -> None:
         return
     size = len(json_text(state, indent=None)) / 1024
     console.print(
-        f"\nexample S0 (seed 0, {size:.1f} KiB; each collection's first record, --json shows all):",
+        f"\nexample S0 (seed 0, {size:.1f} KiB; each collection's first record, --json shows all;"
+        " the shape only: a task's world has its own records, read them with the tools):",
         highlight=False,
         soft_wrap=True,
     )
