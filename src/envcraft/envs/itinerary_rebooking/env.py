@@ -85,7 +85,8 @@ class ItineraryRebooking(Environment):
     def list_itineraries(
         self, traveler_name: str = "", email: str = "", flight_id: str = ""
     ) -> dict[str, Any]:
-        """Find itineraries by traveler name, traveler email or a flight they are booked on.
+        """Find itineraries by traveler name, traveler email or a flight they are booked on; with
+        no filter, every itinerary (each shows its booking reference).
 
         Args:
             traveler_name: Words that must all appear in the traveler's name (case does not matter).
