@@ -735,7 +735,13 @@ def acts_on(golden: Outcome, value: str) -> set[str]:
     return found
 
 
-IRREGULAR = {"run": {"ran", "running", "runs"}, "make": {"made", "making"}, "write": {"wrote", "written"}}
+IRREGULAR = {  # short or irregular verbs whose forms are known, not guessed
+    "run": {"ran", "running", "runs"},
+    "make": {"made", "making"},
+    "write": {"wrote", "written"},
+    "add": {"added", "adding"},
+    "log": {"logged", "logging"},
+}
 
 
 def word_forms(word: str) -> set[str]:

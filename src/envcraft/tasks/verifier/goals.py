@@ -15,6 +15,7 @@ from typing import Any
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time
+from envcraft.tasks.play.outcome import Action
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     BODY_PARAMS,
@@ -22,6 +23,7 @@ from envcraft.tasks.verifier.checks import (
     CheckList,
     FileRequest,
     acts_on,
+    affirmed,
     asked_values,
     carried_context,
     file_format,
@@ -227,9 +229,10 @@ class GoalChecks(CheckList):
                 ):
                     # the env's own text where the call left its note out (a forward's quote): a
                     # courtesy the agent puts in front is no claim ("FYI, see below.")
-                    expected = {
-                        "$composed": {"says": expected, "carries": [], "framing": sorted(vr.COURTESY_LINES)}
-                    }
+                    maker = next((a for a in self.golden.actions if key in scalars(a.result)), None)
+                    told = self._note_words(maker, [key]) if maker is not None else []
+                    framing = sorted(vr.COURTESY_LINES | set(told))
+                    expected = {"$composed": {"says": expected, "carries": [], "framing": framing}}
                 if (
                     wild(expected)
                     or (value == key and name.endswith("id"))
@@ -385,8 +388,7 @@ class GoalChecks(CheckList):
     def _free_note(self, path: str, turn: int | None) -> list[str] | None:
         """The words a note of the agent's own may use in a file the environment renders for a
         record made by a call that left out an optional text (a forward's ``body``, which the
-        user never dictated): what the world and the user say of the record and the acts on it
-        (the runtime's ``noted``). None when no such call made the file's record."""
+        user never dictated; :meth:`_note_words`). None when no such call made the file's record."""
         for action in self.golden.actions:
             if (turn is not None and action.turn > turn) or "error" in action.result:
                 continue
@@ -396,13 +398,25 @@ class GoalChecks(CheckList):
             made = [
                 v for v in scalars(action.result) if isinstance(v, str) and ID_LIKE.match(v) and v in path
             ]
-            if not made:
-                continue
-            book = self.world.books.get(action.env)
-            found = set(carried_context(self.golden, book, made)) | self.world.said
-            found |= {w for v in made for w in acts_on(self.golden, v)}
-            return sorted(found - vr.NEGATIONS - vr.RETRACTIONS)
+            if made:
+                return self._note_words(action, made)
         return None
+
+    def _note_words(self, action: Action, made: list[str]) -> list[str]:
+        """What a note nobody dictated may say on the records ``made`` by ``action`` (the
+        runtime's ``noted``; a forward's cover line): what the world and the user say of them and
+        the acts on them, and what the records the call names say ("FYI, forwarding the
+        escalation contact for this month")."""
+        book = self.world.books.get(action.env)
+        found = set(carried_context(self.golden, book, made)) | self.world.said
+        found |= {w for v in made for w in acts_on(self.golden, v)}
+        state = self.golden.initial.get(action.env, {})
+        for value in scalars(action.args):
+            collection = book.collection_of(state, value) if book is not None else None
+            if collection is not None:
+                record = state[collection][value]
+                found |= {w for v in scalars(record) if isinstance(v, str) for w in affirmed(v)}
+        return sorted(found - vr.NEGATIONS - vr.RETRACTIONS)
 
     def _record_line(self, line: Any) -> Any:
         """A line the environment renders as a record of a collection with free fields (a dead

@@ -167,7 +167,7 @@ def _vocabulary(text: str) -> frozenset[str]:
 
 POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     "hi hello hey dear greetings good morning afternoon evening day all team everyone there folks"
-    " please kindly thanks thank you so much very many a lot in advance just quick fyi"
+    " please kindly thanks thank you so much very many a lot in advance just quick fyi look"
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
     " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
     " desk office crew staff both"  # a sign-off from a team: "Best regards, Travel desk"; "Hi both,"
@@ -180,7 +180,7 @@ SENDING = _vocabulary("sent emailed messaged texted notified contacted informed"
 POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
     "follow followup up check chase reply replies response answer await awaiting waiting pending"
     " track tracking thread note linked link related mail email message also we us created made started"
-    " booking bookings reservation record entry"
+    " booking bookings reservation record entry added logged recorded below above attached"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
 COURTESY_LINES = (
@@ -370,6 +370,20 @@ def said_fault(
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits:
+        joined = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "year-end" said as "year end"
+        if joined.search(dictated) and not joined.search(text):
+            return said_fault(
+                text,
+                joined.sub(" ", dictated),
+                names,
+                others,
+                attributed,
+                polite,
+                aside,
+                label,
+                titles,
+                acted,
+            )
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
@@ -525,10 +539,21 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     )
     for side in _salutations(folded, spans, used):
         used[side.start : side.stop] = [True] * len(side)
-    odd = [w for w, u in zip(lowered, used, strict=True) if not u and not _framing(w, allowed)]
+    odd = [
+        w
+        for w, u in zip(lowered, used, strict=True)
+        if not u and not _framing(w, allowed) and not (allowed is not None and _parts_in(w, allowed))
+    ]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
     return None
+
+
+def _parts_in(word: str, allowed: frozenset[str]) -> bool:
+    """Whether a word joined by hyphens or underscores is allowed words throughout ("follow-up",
+    "new_message"); an id ("msg-0001") is no such word."""
+    parts = [p for p in re.split(r"[-_]", word) if p]
+    return all(p in allowed and not p.isdigit() for p in parts) if parts else False
 
 
 def _salutations(text: str, spans: list[Span], used: list[bool]) -> list[range]:
@@ -541,6 +566,17 @@ def _salutations(text: str, spans: list[Span], used: list[bool]) -> list[range]:
         head = range(0, end)
         if end < len(spans) and _set_apart(text, spans, end) and _polite(text, spans, head)[0]:
             found.append(head)
+            break
+    for start in range(1, first):  # the note's own sign-off before what it carries (a forward)
+        tail = range(start, first)
+        if (
+            first < len(spans)
+            and _set_apart(text, spans, start)
+            and _set_apart(text, spans, first)
+            and _polite(text, spans, tail)[0]
+            and any(spans[i][0].lower() in POLITE for i in tail)
+        ):
+            found.append(tail)
             break
     last = max((i for i, u in enumerate(used) if u), default=-1)
     for start in range(last + 1, len(spans)):
@@ -991,7 +1027,7 @@ def content_matches(
 REPORTING = _vocabulary(  # the words a short report uses around the values it gives
     "summary report handover result results status update updated details detail notes note item items"
     " value values record records id ids new created made set changed now afterwards after final current"
-    " is was are were has have been of just already"
+    " is was are were has have been of just already utc gmt"
 )
 
 
@@ -1028,11 +1064,7 @@ def section_fault(
         near = {w for t in said for w in (about or {}).get(t, ())} - set(claims)
         here = allowed | frozenset(near)
         odd += [
-            w
-            for w in said
-            if not _DATE.fullmatch(w)
-            and not all(part in here for part in w.split("_") if part)
-            and not _framing(w, here)
+            w for w in said if not _DATE.fullmatch(w) and not _parts_in(w, here) and not _framing(w, here)
         ]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
 
@@ -1464,15 +1496,20 @@ def noted(line: str, note: list[str]) -> bool:
     of the record and its acts: "FYI - forwarding the escalated message from the follow-up log"),
     courtesies and pointing words, or a date; never a negation or a retraction ("Please ignore
     this, sent by mistake")."""
-    allowed = (
-        (POLITE | MENTION | POINTING | REPORTING | POSSESSIVES | frozenset(note)) - NEGATIONS - RETRACTIONS
-    )
+    allowed = POLITE | MENTION | POINTING | REPORTING | POSSESSIVES | frozenset(note)
+    allowed -= NEGATIONS | RETRACTIONS
     return all(
         _DATE.fullmatch(w)
-        or all(part in allowed for part in re.split(r"[-_/.]", w) if part)
+        or all(part in allowed or _plural_of(part, allowed) for part in re.split(r"[-_/.]", w) if part)
         or _framing(w, allowed)
         for w in words(line)
     )
+
+
+def _plural_of(word: str, allowed: frozenset[str]) -> bool:
+    """Whether ``word`` is the singular or the plural of an allowed word ("escalation" of
+    "escalations")."""
+    return len(word) > 3 and (word + "s" in allowed or (word.endswith("s") and word[:-1] in allowed))
 
 
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
