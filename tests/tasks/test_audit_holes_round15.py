@@ -11,7 +11,9 @@ a default run at ``95352d6``, seed 15), each verifier synthesized again by this 
 * helper SA: "FYI, forwarding the escalation contact for this month." on a forward scored 0.833:
   what the forwarded message says was no word of a cover note;
 * helper SC: a handover line "Flagged the urgent message MSG-0005 for follow-up." and "sent
-  2026-03-13 05:40 UTC" scored 0.75: "follow-up" and "UTC" were no words of a report.
+  2026-03-13 05:40 UTC" scored 0.75: "follow-up" and "UTC" were no words of a report;
+* helpers SC and SD: "Done. New to-do: TODO-01" scored 0.75: "Done." alone, the asked work
+  reported done, read as a claim about a record.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ def test_a_hyphen_in_dictated_words_may_be_a_space(tasks: dict[str, Task], memo:
         ("TODO-01 was added.", True),
         ("To-do added: TODO-01", True),
         ("Logged it as TODO-01.", True),
+        ("Done. New to-do: TODO-01", True),  # the asked work reported done (helpers SC and SD)
+        ("New to-do TODO-01 done.", False),  # the to-do said completed
         ("TODO-01 was added and completed.", False),
         ("TODO-01 could not be added.", False),
     ],

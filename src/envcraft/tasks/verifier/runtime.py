@@ -1058,6 +1058,7 @@ def section_fault(
     allowed = (POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own) - frozenset(claims)
     odd: list[str] = []
     for line in content.splitlines():
+        line = _DONE.sub(" ", line)  # "Done." alone: the asked work reported done, of no record
         said = words(line)
         if line.lstrip().startswith("#") and not set(said) & (NEGATIONS | RETRACTIONS | set(claims)):
             continue  # the file's title or a section's name: "# Quarterly review prep"
@@ -1067,6 +1068,9 @@ def section_fault(
             w for w in said if not _DATE.fullmatch(w) and not _parts_in(w, here) and not _framing(w, here)
         ]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
+
+
+_DONE = re.compile(r"(?:^|(?<=[.!?]))\s*(?:all\s+)?done\s*[.!]+", re.IGNORECASE)
 
 
 def mislabelled(content: str, values: list[str], labels: dict[str, list[str]]) -> str | None:
