@@ -32,6 +32,7 @@ from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_gra
 from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, sample_walk
 from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
+from envcraft.tasks.phrasing.lint import repeated_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRenderer, draw_persona
 from envcraft.tasks.phrasing.writer import intent_of
@@ -439,7 +440,9 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
 
 
 def text_stage(draft: Draft) -> str | None:
-    """What the turns say: every mention recorded; no leaked value, no missing user value."""
+    """What the turns say: every mention recorded; no leaked value, no missing user value, no
+    long value or phrase said again word for word in a later turn (the text scan's
+    ``repeated_values``)."""
     task, plan = draft.task, draft.plan
     assert task is not None and plan is not None
     task.provenance["mentions"] = [m.to_json() for m in plan.mentions()]
@@ -454,6 +457,8 @@ def text_stage(draft: Draft) -> str | None:
         return "leak"
     if missing:
         return "missing_user_value"
+    if repeated_values([turn.user for turn in task.turns]):
+        return "repeated_text"  # a long value or phrase said again word for word: no person does
     return None
 
 
