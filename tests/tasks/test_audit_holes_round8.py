@@ -135,7 +135,7 @@ def test_explain_names_the_words_that_broke_a_note_or_a_report(tasks: dict[str, 
     for step in report[1]:
         if step["tool"] == "write_file":
             result = "## Result\n- new_message: MSG-0010\n- new_conversation: THR-010\n"
-            content = result + "\n## Notes\nThe note was added.\n"
+            content = result + "\n## Notes\nThe note was approved.\n"  # ("added" is true: round 15)
             step["args"] = {"path": "reports/status.md", "content": content}
     told = []
     for turns in (note, report):
@@ -144,4 +144,4 @@ def test_explain_names_the_words_that_broke_a_note_or_a_report(tasks: dict[str, 
         failed = [c for c in why.to_json()["checks"] if not c["passed"]]
         told.append(" ".join(str(c.get("reading", "")) + str(c.get("had", "")) for c in failed))
     assert "'asks'" in told[0]
-    assert "'added'" in told[1] and "other ids" not in told[1]
+    assert "'approved'" in told[1] and "other ids" not in told[1]
