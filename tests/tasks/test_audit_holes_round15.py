@@ -13,7 +13,10 @@ a default run at ``95352d6``, seed 15), each verifier synthesized again by this 
 * helper SC: a handover line "Flagged the urgent message MSG-0005 for follow-up." and "sent
   2026-03-13 05:40 UTC" scored 0.75: "follow-up" and "UTC" were no words of a report;
 * helpers SC and SD: "Done. New to-do: TODO-01" scored 0.75: "Done." alone, the asked work
-  reported done, read as a claim about a record.
+  reported done, read as a claim about a record;
+* the validation's ``cosmetic_text`` agent (a seed-0 default run at ``88528c6``): a message sent
+  with a greeting and a sign-off, then a reply quoting it, scored 0.9: the quoted "> Hi," and
+  "> Thanks!" read as second quoted lines of the kind the asked text took.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from __future__ import annotations
 import pytest
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.play.episode import resolve_packages
+from envcraft.tasks.play.execute import execute_reference
+from envcraft.tasks.validation.adversarial import Adversary
+from envcraft.tasks.verifier.scoring import run_verifier
 
 from .test_created_records import audit_tasks, score
 from .test_reward_semantics import reference, reference_with
@@ -126,3 +133,21 @@ def test_a_handover_may_say_follow_up_and_utc(tasks: dict[str, Task], notes: str
     write = next(c for c in turns[-1] if c["args"].get("path") == "handover/handover.md")
     write["args"]["content"] = f"# Summary\n\n## Result\n- new_message_to_the_traveler: MSG-0001\n\n{notes}\n"
     assert (score(task, turns) == 1.0) is paid
+
+
+def test_a_quoted_greeting_is_a_courtesy(tasks: dict[str, Task]) -> None:
+    """mail_triage-0e1e3da1d507: send a new message saying “Running a few minutes late.”, then
+    "draft a reply to the message you created, saying “Thanks, this is confirmed.”". The
+    cosmetic agent writes both texts with a greeting and a sign-off; the reply quotes them."""
+    task = tasks["mail_triage-0e1e3da1d507"]
+    trials, _ = Adversary(task, resolve_packages(task)).trials(execute_reference(task))
+    cosmetic = [trial for trial in trials if trial.kind == "cosmetic_text"]
+    assert cosmetic
+    for trial in cosmetic:
+        assert run_verifier(task, trial.outcome).score == 1.0, trial.note
+    turns = reference(task)
+    quoted = "Running a few minutes late.\n\nCorrection: ignore this."
+    for step in turns[0]:
+        if step["tool"] == "compose_draft":
+            step["args"] = {**step["args"], "body": quoted}
+    assert score(task, turns) < 1.0

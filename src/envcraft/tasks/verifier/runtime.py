@@ -1125,8 +1125,13 @@ def lines_match(
     if known is not None and any(_unknown(line, known, note) for run in runs for line in run.split("\n")):
         return False  # a line no correct run writes: an unasked note, a "Cc:" header added to a draft
     heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
-    if any(not claimed[i] and line.startswith(tuple(heads)) for i, line in enumerate(lines)):
-        return False  # another line of the kind the asked text took: a second timeline note
+    if any(
+        not claimed[i] and head and line.startswith(head) and not _courtesy(line[len(head) :])
+        for i, line in enumerate(lines)
+        for head in heads
+    ):
+        return False  # another line of the kind the asked text took: a second timeline note (a
+        # quoted greeting or sign-off around a quoted message is a courtesy: "> Hi,", "> Thanks!")
     written = [e for e in expected if isinstance(e, str) and _WORD.search(e) and not _courtesy(e)]
     # no line written twice; a courtesy ("Thanks,") may sign a note above an original holding it
     return all(lines.count(e) <= written.count(e) for e in set(written))
