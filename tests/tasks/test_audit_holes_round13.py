@@ -25,7 +25,7 @@ import pytest
 from envcraft.tasks.format.model import Task
 
 from .test_created_records import audit_tasks, score
-from .test_reward_semantics import reference, reference_with
+from .test_reward_semantics import reference, reference_with, reference_writing
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +93,7 @@ def test_an_asked_section_gives_each_value_for_its_own_item(
     urgent in exports/worklist.csv", then "write reports/result.md with a “## Result” section
     that gives the id of the new message to the traveler and the id of the new message"."""
     task = tasks["itinerary_rebooking-ef7c175eeb09"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["args"].get("path") == "reports/result.md")
-    write["args"]["content"] = "# Summary\n\n## Result\n" + report
+    turns = reference_writing(task, "reports/result.md", "# Summary\n\n## Result\n" + report)
     assert (score(task, turns) == 1.0) is paid
 
 

@@ -22,7 +22,7 @@ import pytest
 from envcraft.tasks.format.model import Task
 
 from .test_created_records import audit_tasks, score
-from .test_reward_semantics import reference, reference_with
+from .test_reward_semantics import reference_with, reference_writing
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +67,7 @@ def test_an_old_record_listed_with_the_asked_one_is_a_second_answer(
     section that gives the id of the new cleaning recipe" (RCP-03; RCP-01 is the old one the run
     cleaned with)."""
     task = tasks["sheet_analytics-c684085d236c"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["args"].get("path") == REPORT)
-    write["args"]["content"] = "# Summary\n\n## Result\n" + result
+    turns = reference_writing(task, REPORT, "# Summary\n\n## Result\n" + result)
     assert (score(task, turns) == 1.0) is paid
 
 
@@ -94,10 +92,10 @@ def test_a_note_may_say_i(tasks: dict[str, Task]) -> None:
     """event_stream-36aa7b580d91, turn 2, and itinerary_rebooking-c950feaf1fd5, turn 2: the
     writer speaks of what they did in the first person."""
     task = tasks["event_stream-36aa7b580d91"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["args"].get("path") == "notes/result.md")
-    write["args"]["content"] = (
-        "## Result\n\nI drafted the forward as MSG-0010; it is in conversation THR-010.\n"
+    turns = reference_writing(
+        task,
+        "notes/result.md",
+        "## Result\n\nI drafted the forward as MSG-0010; it is in conversation THR-010.\n",
     )
     assert score(task, turns) == 1.0
     task = tasks["itinerary_rebooking-c950feaf1fd5"]
@@ -122,7 +120,7 @@ def test_a_report_may_say_what_the_run_did_to_other_records(
 ) -> None:
     """sheet_analytics-c684085d236c, turn 4: the asked status file with a notes section too."""
     task = tasks["sheet_analytics-c684085d236c"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["args"].get("path") == REPORT)
-    write["args"]["content"] = "# Quarterly review prep\n\n## Result\nRCP-03\n\n## Notes\n" + notes
+    turns = reference_writing(
+        task, REPORT, "# Quarterly review prep\n\n## Result\nRCP-03\n\n## Notes\n" + notes
+    )
     assert (score(task, turns) == 1.0) is paid

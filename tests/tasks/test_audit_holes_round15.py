@@ -30,7 +30,7 @@ from envcraft.tasks.validation.adversarial import Adversary
 from envcraft.tasks.verifier.scoring import run_verifier
 
 from .test_created_records import audit_tasks, score
-from .test_reward_semantics import reference, reference_with
+from .test_reward_semantics import reference, reference_with, reference_writing
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +71,7 @@ def test_a_report_may_say_the_to_do_was_added(tasks: dict[str, Task], result: st
     """mail_triage-8bd9b4ef0a77: "Add the to-do ... Finally, write handover/status.md with a
     “## Result” section that gives the id of the new to-do."."""
     task = tasks["mail_triage-8bd9b4ef0a77"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["args"].get("path") == "handover/status.md")
-    write["args"]["content"] = f"# Summary\n\n## Result\n{result}\n"
+    turns = reference_writing(task, "handover/status.md", f"# Summary\n\n## Result\n{result}\n")
     assert (score(task, turns) == 1.0) is paid
 
 
@@ -129,9 +127,8 @@ def test_a_handover_may_say_follow_up_and_utc(tasks: dict[str, Task], notes: str
     worklist, then "write handover/handover.md with a “## Result” section that gives the id of
     the new message to the traveler"."""
     task = tasks["itinerary_rebooking-18248ed2ac66"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["args"].get("path") == "handover/handover.md")
-    write["args"]["content"] = f"# Summary\n\n## Result\n- new_message_to_the_traveler: MSG-0001\n\n{notes}\n"
+    content = f"# Summary\n\n## Result\n- new_message_to_the_traveler: MSG-0001\n\n{notes}\n"
+    turns = reference_writing(task, "handover/handover.md", content)
     assert (score(task, turns) == 1.0) is paid
 
 

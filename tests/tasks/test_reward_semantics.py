@@ -86,6 +86,14 @@ def reference_with(task: Task, tool: str, **args: Any) -> Turns:
     return turns
 
 
+def reference_writing(task: Task, path: str, content: str) -> Turns:
+    """The reference with the last turn's write of ``path`` writing ``content`` instead."""
+    turns = reference(task)
+    write = next(c for c in turns[-1] if c["args"].get("path") == path)
+    write["args"]["content"] = content
+    return turns
+
+
 def score(task: Task, turns: Turns) -> float:
     result = run_verifier(task, execute(task, turns))
     assert result.error is None, result.error

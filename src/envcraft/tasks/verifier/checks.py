@@ -80,9 +80,7 @@ def guard_on_time(check: dict[str, Any]) -> None:
 
 def asked_values(request: FileRequest) -> list[str]:
     """The values a table or a section request asks for, as the user would write them."""
-    if request.format == "csv":
-        return [str(row[1]) for row in request.expected["rows"] if len(row) > 1]
-    return [str(v) for texts in request.expected.values() for v in texts]
+    return vr.asked_texts(request.expected, request.format)
 
 
 def file_format(path: str, content: str) -> str:

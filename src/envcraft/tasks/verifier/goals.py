@@ -506,25 +506,31 @@ class GoalChecks(CheckList):
         and of the acts on it, with the numbers those calls passed ("Removed rule 12 from
         RCP-01"): the words a report's line naming it may use."""
         found: dict[str, list[str]] = {}
-        for env, final in self.golden.final.items():
+        for env, collection, key in self._changed_records():
             book = self.world.books.get(env)
-            for collection, records in final.items():
-                if not isinstance(records, dict) or (book is not None and collection not in book.collections):
-                    continue
-                before = self.golden.initial.get(env, {}).get(collection) or {}
-                for key, record in records.items():
-                    if record == before.get(key) or not ID_LIKE.match(key):
-                        continue
-                    words = set(carried_context(self.golden, book, [key])) | acts_on(self.golden, key)
-                    words |= {
-                        str(v)
-                        for action in self.golden.actions
-                        if key in {str(a) for a in scalars(action.args)}
-                        for v in scalars(action.args)
-                        if type(v) is int
-                    }
-                    found[key.lower()] = sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+            if (book is not None and collection not in book.collections) or not ID_LIKE.match(key):
+                continue
+            words = set(carried_context(self.golden, book, [key])) | acts_on(self.golden, key)
+            words |= {
+                str(v)
+                for action in self.golden.actions
+                if key in {str(a) for a in scalars(action.args)}
+                for v in scalars(action.args)
+                if type(v) is int
+            }
+            found[key.lower()] = sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
         return found
+
+    def _changed_records(self) -> list[tuple[str, str, str]]:
+        """``(env, collection, key)`` of every record the golden run made or changed."""
+        return [
+            (env, collection, key)
+            for env, final in self.golden.final.items()
+            for collection, records in final.items()
+            if isinstance(records, dict)
+            for key, record in records.items()
+            if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
+        ]
 
     def _asked_context(self, request: FileRequest) -> set[str]:
         """What the world says about the records the asked values come from and those they point
@@ -560,14 +566,7 @@ class GoalChecks(CheckList):
         prefixes = sorted({v.rstrip("0123456789").lower() for v in asked})  # "RCP-03" -> "rcp-"
         if not prefixes:
             return {}
-        touched = {
-            key
-            for env, final in self.golden.final.items()
-            for collection, records in final.items()
-            if isinstance(records, dict)
-            for key, record in records.items()
-            if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
-        }
+        touched = {key for _, _, key in self._changed_records()}
         # the records the asked ones point at: "the forward of MSG-0003: MSG-0010"
         context = {word for word in self._asked_context(request) if any(c.isdigit() for c in word)}
         return {"only_ids": {"prefixes": prefixes, "allowed": sorted({*asked, *touched, *context})}}
