@@ -14,6 +14,7 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 # Parameter names that never carry an entity's identity, so a same-named output is no evidence.
@@ -88,6 +89,7 @@ def json_type(value: Any) -> str | None:
     return None
 
 
+@cache  # pure in a few hundred names, asked millions of times while golden runs feed arguments
 def singular(word: str) -> str:
     """Crude English singular, enough for collection names (``orders`` -> ``order``)."""
     if word.endswith("ies") and len(word) > 4:
@@ -99,6 +101,7 @@ def singular(word: str) -> str:
     return word
 
 
+@cache
 def id_kind(name: str) -> str | None:
     """Entity kind of an id-like name: ``order_id``/``order_ids`` -> ``order``; else None."""
     lowered = name.lower()
@@ -108,6 +111,7 @@ def id_kind(name: str) -> str | None:
     return None
 
 
+@cache
 def output_kind(schema_path: str) -> str | None:
     """Entity kind of an output leaf: ``orders[].order_id``, ``order_ids[]``, ``orders[].id``."""
     parts = [p for p in schema_path.replace("[]", "").split(".") if p]
@@ -132,6 +136,11 @@ def param_matches(param: str, prop: dict[str, Any], schema_path: str, value_type
     """Whether output leaves at ``schema_path`` (of ``value_type``) can feed ``param``."""
     if "enum" in prop or prop.get("items", {}).get("enum") or value_type != param_type(prop):
         return False
+    return _name_matches(param, schema_path, value_type)
+
+
+@cache  # the names alone decide: a few thousand pairs, asked millions of times per shard
+def _name_matches(param: str, schema_path: str, value_type: str | None) -> bool:
     wanted = id_kind(param)
     leaf = singular(schema_path.replace("[]", "").split(".")[-1])
     if wanted is not None:
