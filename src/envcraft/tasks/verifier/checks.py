@@ -120,6 +120,8 @@ class World:
     options: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     # the words the user said in the turns, with their forms (see user_words)
     said: frozenset[str] = frozenset()
+    # the runs where the world moves on its own: S0 left alone, the late and the idle-tail runs
+    idle: list[Outcome] = field(default_factory=list)
 
     @classmethod
     def of(cls, golden: Outcome, said: Sequence[str] = ()) -> World:
@@ -135,6 +137,7 @@ class World:
         world.options = {env: empty_options(package) for env, package in packages.items()}
         clock = clock_run(golden)
         late = late_runs(golden)
+        world.idle = [clock, *late, *tails]
         for env in golden.final:
             paths = {c["path"] for c in diff(golden.initial[env], clock.final[env])}
             for tail in tails:
@@ -169,6 +172,22 @@ class World:
         if path.count("/") == 2:
             return all(o is not MISSING for o in others)
         return not under_any(path, self.exogenous.get(env, set())) and all(vr.same(gold, o) for o in others)
+
+    def took(self, env: str, path: str) -> list[Any] | None:
+        """The values a field the world moves by itself takes in every run that shows it (S0, each
+        turn's end and the end of the golden run and of every correct, late and idle run), when
+        they are all choice words (a status: "open", "expired"); None for any other field (a
+        time, a count, a text: it may reach values no run shows). A field that moves only as the
+        clock says may become only what it became there: a request that expires is no request
+        cancelled."""
+        runs = [self.golden, *self.variants, *self.idle]
+        seen = [get_path(self.golden.initial.get(env, {}), path)]
+        turns = range(len(self.golden.turns))
+        seen += [get_path(states_at(self.golden, t).get(env, {}), path) for t in turns]
+        seen += [get_path(run.final.get(env, {}), path) for run in runs]
+        if not all(isinstance(v, str) and _CHOICE.fullmatch(v) for v in seen):
+            return None
+        return sorted(set(seen))
 
     def voiding(self, env: str) -> dict[str, Any]:
         """What a check of ``env``'s new records needs to leave out the ones the run voided
@@ -840,6 +859,7 @@ def verdict_words(record: Any) -> set[str]:
     return found
 
 
+_CHOICE = re.compile(r"[a-z]+(?:_[a-z]+)*")  # a choice word a state field holds: "open", "in_progress"
 _SLUG = re.compile(r"[a-z]{3,}(?:-[a-z0-9]+)+")  # a host or a service by its name: "notify-a1"
 
 
@@ -1012,6 +1032,29 @@ def carried(golden: Outcome, source: Source, text: str) -> str:
     return ids[0] if ids else text
 
 
+SENDS = frozenset({"send", "notify", "contact", "inform"})  # a tool's verb that sends what it makes
+
+
+def sent_records(acts: Mapping[str, set[str]]) -> list[str] | None:
+    """Of the records a report may name (id -> the words of the acts on them), the ones the run
+    sent, when it also left a draft unsent; None when it left none (nothing a sending word
+    could falsely say went out)."""
+    sending = vr.SENDING | SENDS
+    if not any("draft" in words and not words & sending for words in acts.values()):
+        return None
+    return sorted(key for key, words in acts.items() if words & sending)
+
+
+def sending_claims(framing: set[str], acts: set[str]) -> list[str]:
+    """The sending words ("sent", "texted") a text about a draft may not use, less its own
+    framing: a draft went nowhere. None where the acts on the records it names sent one of
+    them (an SMS to the traveler, then a forward carrying its id): "texted the traveler" is
+    then true, and which record a word is about is past what a word check can tell."""
+    if acts & (vr.SENDING | SENDS):
+        return []
+    return sorted(vr.SENDING - framing)
+
+
 def text_pattern(free: FreeText) -> Any:
     """How a free text is read: composed (carrying values) by those values and its own dictated
     words (``$composed``), a dictated message or note by its words within reason (``$says``), a
@@ -1025,7 +1068,9 @@ def text_pattern(free: FreeText) -> Any:
         spec = {"says": rest, "carries": embedded, "framing": sorted(framing | set(free.restated))}
         context = sorted(set(free.context) - framing - vr.POLITE - vr.MENTION - vr.POINTING)
         if "draft" in free.context:  # a note about a draft may not say it went out
-            spec["claims"] = sorted(vr.SENDING - framing)
+            claims = sending_claims(framing, set(free.context))
+            if claims:
+                spec["claims"] = claims
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
     if "acted" in names:  # the words of the call's own arguments, less the text's own

@@ -413,7 +413,7 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         claims = check.get("claims", ())
         labels, about = check.get("labels"), check.get("about")
         fault = (
-            runtime.section_fault(content, expected, framing, claims, labels, about)
+            runtime.section_fault(content, expected, framing, claims, labels, about, check.get("sent"))
             if framing is not None
             else None
         )
@@ -458,6 +458,13 @@ def _others(check: dict[str, Any], after: Any, before: Any) -> str:
             told.append(f"{key} removed")
         elif not runtime.same_without(now[key], old, ignore + by_key.get(key, [])):
             told.append(f"{key} " + ", ".join(changes(old, now[key], ignore + by_key.get(key, []))))
+        else:
+            told += [
+                f"{key} {path}: {short(runtime.get(old, path))} -> {short(runtime.get(now[key], path))}"
+                f" (by itself it only becomes {', '.join(map(str, values))})"
+                for path, values in check.get("may_become", {}).get(key, {}).items()
+                if not runtime.within(now[key], old, {path: values})
+            ]
     return _some(told)
 
 

@@ -35,6 +35,7 @@ from envcraft.tasks.verifier.checks import (
     options_free,
     pattern_of,
     scalars,
+    sent_records,
     short,
     split_path,
     under_any,
@@ -494,9 +495,12 @@ class GoalChecks(CheckList):
         )  # the user's own words: "the urgent item of exports/worklist.csv"
         told = section_labels(asked_values(request), request.labels)
         about = self._touched_context()
+        acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
+        sent = None if claims else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
         return {
             "framing": sorted(found | context),
             **({"claims": claims} if claims else {}),
+            **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),
             **({"about": about} if about else {}),
         }

@@ -243,6 +243,13 @@ class GuardChecks(CheckList):
                 by_key = {k: ig for k in keep if (ig := self._record_ignore(env, member(path, k), turn))}
                 if by_key:
                     spec["ignore_by_key"] = by_key
+                bounds = {
+                    k: took
+                    for k, fields in by_key.items()
+                    if (took := self._took(env, member(path, k), fields))
+                }
+                if bounds:
+                    spec["may_become"] = bounds  # a request the clock expires, never one cancelled
                 noun = book.entity(collection).noun
                 self._guard(
                     f"other {noun} records of {env} untouched",
@@ -296,6 +303,11 @@ class GuardChecks(CheckList):
         start, end, _, _ = window(run, turn)
         before = start.get(env, {}).get(collection) or {}
         return len([k for k in end.get(env, {}).get(collection) or {} if k not in before])
+
+    def _took(self, env: str, record: str, fields: list[str]) -> dict[str, list[Any]]:
+        """Of a record's fields that move by themselves, those that only ever hold a choice word,
+        with the words they take in the runs that show them (:meth:`World.took`)."""
+        return {f: took for f in fields if (took := self.world.took(env, record + f)) is not None}
 
     def _record_ignore(self, env: str, record: str, turn: int | None = None) -> list[str]:
         """Fields of a record (relative paths) that move by themselves: in the world's clock, or

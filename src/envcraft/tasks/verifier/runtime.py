@@ -542,11 +542,40 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     odd = [
         w
         for w, u in zip(lowered, used, strict=True)
-        if not u and not _framing(w, allowed) and not (allowed is not None and _parts_in(w, allowed))
+        if not u and not (_framing(w, allowed) if allowed is None else _told(w, allowed))
     ]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
     return None
+
+
+def _told(word: str, allowed: frozenset[str]) -> bool:
+    """Whether a word an agent wrote around asked values is one ``allowed`` lets it write: the
+    word itself, its singular or plural ("drafts"), a date, a word of allowed words joined by
+    hyphens ("follow-up"), or a file path built of them and of ids it may name
+    ("ops/incident-INC-2042.md")."""
+    return (
+        bool(_DATE.fullmatch(word))
+        or _framing(word, allowed)
+        or _plural_of(word, allowed)
+        or _parts_in(word, allowed)
+        or _path_in(word, allowed)
+    )
+
+
+EXTENSIONS = _vocabulary("md csv json jsonl txt log eml yaml yml html")
+
+
+def _path_in(word: str, allowed: frozenset[str]) -> bool:
+    """Whether a path names only allowed words and ids ("ops/incident-inc-2042.md" beside the
+    asked INC-2042; "ops/incident-inc-2041.md" names another incident and is no framing)."""
+    if "/" not in word:
+        return False
+    rest = word
+    for known in sorted((a for a in allowed if any(c.isdigit() for c in a)), key=len, reverse=True):
+        rest = rest.replace(known, " ")
+    parts = [p for p in re.split(r"[-_/.\s]", rest) if p]
+    return all(p in allowed or p in EXTENSIONS or _plural_of(p, allowed) for p in parts)
 
 
 def _parts_in(word: str, allowed: frozenset[str]) -> bool:
@@ -1028,6 +1057,7 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
     "summary report handover result results status update updated details detail notes note item items"
     " value values record records id ids new created made set changed now afterwards after final current"
     " is was are were has have been of just already utc gmt"
+    " successfully as requested asked contains holds includes field fields key row column table path file"
 )
 
 
@@ -1038,6 +1068,7 @@ def section_fault(
     claims: "list[str] | tuple[str, ...]" = (),
     labels: "dict[str, list[str]] | None" = None,
     about: "dict[str, list[str]] | None" = None,
+    sent: "list[str] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -1050,7 +1081,10 @@ def section_fault(
     description holds (``labels``, :func:`mislabelled`: the two ids given for each other). A line
     naming another record the run made or changed may say what the world says of it and of the
     acts on it (``about``, per id: "Opened incident INC-2042 for inventory-sync", "Removed rule 12
-    from RCP-01"), on that line only; a heading is the file's own title."""
+    from RCP-01"), on that line only; a heading is the file's own title. Where the run left a
+    draft unsent, ``sent`` holds the ids of the records it did send: a sentence that says
+    something was sent names one of them ("SMS sent to the traveler: MSG-0001"), else it claims
+    the drafts went out ("Both forwards have been sent.")."""
     swapped = mislabelled(content, [str(t) for texts in expected.values() for t in texts], labels or {})
     if swapped is not None:
         return swapped
@@ -1064,10 +1098,20 @@ def section_fault(
             continue  # the file's title or a section's name: "# Quarterly review prep"
         near = {w for t in said for w in (about or {}).get(t, ())} - set(claims)
         here = allowed | frozenset(near)
-        odd += [
-            w for w in said if not _DATE.fullmatch(w) and not _parts_in(w, here) and not _framing(w, here)
-        ]
+        odd += [w for w in said if not _told(w, here)]
+        if sent is not None:
+            odd += [w for w in _unsent_claims(line, frozenset(sent)) if w not in odd]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
+
+
+def _unsent_claims(line: str, sent: frozenset[str]) -> list[str]:
+    """The sending words of the sentences of ``line`` that name no record of ``sent``."""
+    found: list[str] = []
+    for sentence in re.split(r"(?<=[.!?;])\s+", line):
+        said = words(sentence)
+        if not set(said) & sent:
+            found += [w for w in said if w in SENDING]
+    return found
 
 
 _DONE = re.compile(r"(?:^|(?<=[.!?]))\s*(?:all\s+)?done\s*[.!]+", re.IGNORECASE)
@@ -1281,11 +1325,13 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         if not keep:
             return 1.0
         now = after if isinstance(after, dict) else {}
+        bounds = check.get("may_become", {})
         kept = [
             k in now
             and same_without(
                 unlooked(now[k], looked), unlooked(before[k], looked), ignore + by_key.get(k, [])
             )
+            and within(now[k], before[k], bounds.get(k, {}))
             for k in keep
         ]
         return sum(kept) / len(kept)
@@ -1309,6 +1355,16 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
                 new.pop(hit)
         return found / len(check["expected"])
     raise ValueError("unknown check kind " + repr(kind))
+
+
+def within(record: Any, before: Any, bounds: "dict[str, list[Any]]") -> bool:
+    """Whether each field of ``bounds`` (a path -> the values the world's own moves give it)
+    holds its value from before or one of those: the clock expires a request, it never cancels
+    one (``may_become`` of an ``others_unchanged`` guard)."""
+    return all(
+        same(get(record, path), get(before, path)) or any(same(get(record, path), v) for v in values)
+        for path, values in bounds.items()
+    )
 
 
 TAKEBACKS = _vocabulary(  # a note that says these takes the work back ("Disregard, reopened")
@@ -1447,6 +1503,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 check.get("claims", ()),
                 check.get("labels"),
                 check.get("about"),
+                check.get("sent"),
             )
             is None
         )
