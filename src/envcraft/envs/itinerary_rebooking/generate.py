@@ -47,6 +47,9 @@ FARE_CLASSES: tuple[FareClass, ...] = ("flex", "standard", "saver", "saver")
 RATES: tuple[Literal["flexible", "non_refundable"], ...] = ("flexible", "non_refundable")
 
 
+FIRST_MESSAGE = 501
+
+
 class Generator:
     """Builds a consistent S0: every trip connects, every stay and transfer fits its flights."""
 
@@ -55,7 +58,9 @@ class Generator:
         self.tt = timetable_rows(data)
         self.airports = airport_info(data)
         self.days = [base.date() + timedelta(days=i) for i in range(HORIZON_DAYS)]
-        self.state = ItineraryState()
+        # messages to travelers are numbered from MSG-0501: a task that also opens a mailbox
+        # (mail_triage numbers its messages MSG-0001 on) never holds two records of one id
+        self.state = ItineraryState(next_message=FIRST_MESSAGE)
 
     def build(self, size: int) -> ItineraryState:
         self._flights()
