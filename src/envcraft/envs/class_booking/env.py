@@ -363,7 +363,7 @@ class ClassBooking(Environment):
         self.state.waitlist[entry_id] = entry
         return {"entry": entry.model_dump(), "position": len(waiting) + 1}
 
-    @tool(goal="take {entry_id} off the waitlist", undoes=["join_waitlist"], consumes=["entry_id"])
+    @tool(goal="cancel {entry_id}", undoes=["join_waitlist"], consumes=["entry_id"])
     def leave_waitlist(self, entry_id: str) -> dict[str, Any]:
         """Take a member off a waitlist.
 
