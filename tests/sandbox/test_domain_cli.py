@@ -69,6 +69,17 @@ def test_list_shows_only_domain_tools_and_system_tools_are_refused(desk: Session
 
 
 @requires_bwrap
+@requires_bwrap
+def test_a_tools_help_shows_its_description_and_parameters(desk: Session) -> None:
+    """``envcraft-tool TOOL --help`` is a question, not a call with an argument named help."""
+    shown = desk.call("shell", {"command": "envcraft-tool add_action_item --help; echo status=$?"})
+    out, status = shown["stdout"].rsplit("status=", 1)
+    (tool,) = json.loads(out)["tools"]
+    assert status.strip() == "0" and tool["name"] == "add_action_item" and "properties" in tool["parameters"]
+    unknown = desk.call("shell", {"command": "envcraft-tool no_such_tool --help"})
+    assert json.loads(unknown["stdout"])["error"]["category"] == "not_found"
+
+
 def test_missing_binding_inside_the_sandbox(desk: Session) -> None:
     result = desk.call("shell", {"command": "env -u ENVCRAFT_SESSION envcraft-tool list; echo status=$?"})
     body, status = result["stdout"].rsplit("status=", 1)
@@ -154,6 +165,7 @@ def test_usage_errors_exit_2(argv: list[str]) -> None:
 
 def test_requests_from_the_command_line() -> None:
     assert domain_cli.parse_request(["list"]) == {"op": "list"}
+    assert domain_cli.parse_request(["t", "--help"]) == {"op": "list", "tool": "t"}
     assert domain_cli.parse_request(["t", '{"a": 1}']) == {"op": "call", "tool": "t", "args": {"a": 1}}
     assert domain_cli.parse_request(["t", "--item-id", "AI-1", "--all", "--n=3"]) == {
         "op": "call",

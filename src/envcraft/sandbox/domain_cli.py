@@ -3,6 +3,7 @@
 Usage::
 
     envcraft-tool list                          # the domain tools with their parameters
+    envcraft-tool TOOL --help                   # one tool's description and parameters
     envcraft-tool TOOL '{"key": "value"}'       # arguments as one JSON object
     envcraft-tool TOOL --key value --flag       # or as options (typed by the tool's schema)
 
@@ -41,6 +42,7 @@ SESSION_NOT_FOUND_MESSAGE = (
 )
 
 USAGE = """usage: envcraft-tool list
+       envcraft-tool TOOL --help
        envcraft-tool TOOL ['{"json": "arguments"}']
        envcraft-tool TOOL [--name value ...]"""
 
@@ -64,6 +66,8 @@ def parse_request(argv: list[str], loads: object = None) -> dict[str, object]:
         return {"op": "list"}
     if name.startswith("-"):
         raise UsageError(f"expected a tool name, got {name!r}")
+    if rest in (["--help"], ["-h"]):  # one tool's description and parameters, as 'list' shows them
+        return {"op": "list", "tool": name}
     if len(rest) == 1 and rest[0].lstrip().startswith("{"):
         if not callable(loads):
             import json

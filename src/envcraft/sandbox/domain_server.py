@@ -127,15 +127,19 @@ class DomainServer:
                 ErrorCategory.INVALID_ARGUMENT, "a request is a JSON object with op 'list' or 'call'"
             )
         tools = domain_tools(self.env)
-        if request["op"] == "list":
+        name = request.get("tool")
+        if request["op"] == "list" and name is None:
             return {
                 "tools": [
                     {"name": s.name, "description": s.description, "parameters": s.parameters}
                     for s in tools.values()
                 ]
             }
-        name = request.get("tool")
         spec = tools.get(name) if isinstance(name, str) else None
+        if spec is not None and request["op"] == "list":  # TOOL --help
+            return {
+                "tools": [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
+            }
         if spec is None:
             if isinstance(name, str) and name in type(self.env).tools:
                 return error_result(
