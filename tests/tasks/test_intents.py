@@ -356,3 +356,32 @@ def test_an_id_a_step_gave_back_for_another_it_took_is_the_resulting_one() -> No
     plan = plan_intents(view, [[0], [1], [2]], packages, random.Random(0))
     title = next(m for m in plan.mentions() if m.arg == "title")
     assert title.text == "“Onboarding checklist”, mentioning the id of the resulting dataset", title.text
+
+
+def test_an_address_said_before_is_said_again() -> None:
+    """itinerary_rebooking-45ee97c58355 (round 16, helper TC): a second forward "to “Operations
+    <ops@northwind.example>” and the same as before" read as "also a forward" as well as "the
+    same recipient": only a text (a note, a message) is "the same as before"; an address is
+    "the same address as before"."""
+    package = load_package("mail_triage")
+    world = package.env_class.generate(seed=1, data=package.data)
+    initial = {"mail_triage": world.state.model_dump(mode="json")}
+    first, second = list(initial["mail_triage"]["messages"])[:2]
+    team = "Customer Operations <cs-team@northwind.example>"
+    note = "Could you share an update on this one?"
+    calls = [
+        GoldenCall(
+            "mail_triage",
+            "draft_forward",
+            {"message_id": message, "to": to, "body": note},
+            {"message_id": "named", "to": "user", "body": "user"},
+            {},
+        )
+        for message, to in ((first, [team]), (second, ["Operations <ops@northwind.example>", team]))
+    ]
+    run = replay(calls, {"mail_triage": package}, initial, world.files)
+    assert run is not None
+    view = ChainView(run.calls, run.initial, run.after, [True, True])
+    plan = plan_intents(view, [[0, 1]], {"mail_triage": package}, random.Random(0))
+    (text,) = TemplateRenderer().render(plan, Persona("p", "Ana", "operations lead", "terse", "terse"))
+    assert "and the same address as before" in text and text.count("the same as before") == 1, text

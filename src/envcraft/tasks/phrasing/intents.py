@@ -398,7 +398,7 @@ class _Planner:
             raise Unnameable(f"{call.tool}.{arg}: a value from an earlier result with no declared name")
         if isinstance(value, str) and (FREE_TEXT_PARAMS.search(arg) or " " in value.strip()):
             if value in self.quoted and len(value) >= REPEAT_QUOTE and i < len(self.view.calls):
-                return Mention(i, arg, value, "the same as before", "user", said_as=quote(value))
+                return Mention(i, arg, value, _same_again(arg, value), "user", said_as=quote(value))
             if i < len(self.view.calls):
                 self.quoted.add(value)
             return Mention(i, arg, value, quote(value), "user")
@@ -557,6 +557,15 @@ def _fallback_goal(package: EnvPackage, call: GoldenCall, mentions: Mapping[str,
 
 
 _DOUBLED = re.compile(r"(?<![\w-])(\w+)\s+\1(?!\w)", re.IGNORECASE)
+
+
+def _same_again(arg: str, value: str) -> str:
+    """A long value the turns said before, said again: a text is "the same as before", an
+    address "the same address as before" (beside another recipient, "and the same as before"
+    also read as "also a forward"), anything else (a name) in full."""
+    if FREE_TEXT_PARAMS.search(arg):
+        return "the same as before"
+    return "the same address as before" if "@" in value else quote(value)
 
 
 def _single_words(text: str, keep: Sequence[str]) -> str:
