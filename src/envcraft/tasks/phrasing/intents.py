@@ -429,6 +429,8 @@ class _Planner:
         elif asked and isinstance(carried, str) and (origin.env, carried) not in self.named:
             # a record the user names only here (to a lookup): "mentioning host notify-b1"
             what, named = self._mention(len(self.view.calls), asked[0], carried, call=origin).text, True
+            if carried not in what:  # named by what it is: the text carries its id, and says so
+                what += " by its id"
         elif field.endswith("_id") and origin.args.get(field, carried) != carried:
             # the step took one dataset and gave another: "that dataset" could be either
             what = f"the id of the resulting {humanize(field.removesuffix('_id'))}"

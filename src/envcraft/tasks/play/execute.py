@@ -284,6 +284,8 @@ def _replay(golden: Outcome, probes: int, settle: int = 0, lead: int = 0) -> Out
     except PackageError:
         return None
     golden_results = [a.result for a in golden.actions]
+    existing = _record_keys(golden.initial)
+    drifted: list[str] = []  # S0 records the replay's lookups gave in place of the golden run's
 
     def rebind(index: int, args: Any, provenance: dict[str, str], results: list[dict[str, Any]]) -> Any:
         if not isinstance(args, dict):
@@ -298,6 +300,8 @@ def _replay(golden: Outcome, probes: int, settle: int = 0, lead: int = 0) -> Out
             old, new = _read_result(golden_results, source), _read_result(results, source)
             if new is MISSING:
                 continue
+            if isinstance(old, str) and old in existing and new != old:
+                drifted.append(old)
             if value == old:
                 rebound[name] = copy.deepcopy(new)
             elif value == [old]:  # a one-item list argument built from a single derived value
@@ -323,7 +327,24 @@ def _replay(golden: Outcome, probes: int, settle: int = 0, lead: int = 0) -> Out
         lead=lead,
     )
     pairs = zip(golden.actions, shifted.actions, strict=True)
-    return None if any(is_error(a.result) != is_error(b.result) for a, b in pairs) else shifted
+    if drifted or any(is_error(a.result) != is_error(b.result) for a, b in pairs):
+        return None  # another outcome, or the same calls on other records: no correct run
+    return shifted
+
+
+def _record_keys(states: Mapping[str, Any]) -> set[str]:
+    """The keys of every record of S0 (members of each environment's collections): a lookup
+    that gives another one later on the clock (the first upcoming class, once the 07:00 one
+    has started) has the replay act on a record the user never meant."""
+    return {
+        key
+        for state in states.values()
+        if isinstance(state, dict)
+        for records in state.values()
+        if isinstance(records, dict)
+        for key, record in records.items()
+        if isinstance(record, dict)
+    }
 
 
 def _merge_runs(golden: Outcome, runs: list[Outcome]) -> Outcome:
