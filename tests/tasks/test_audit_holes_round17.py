@@ -6,6 +6,10 @@ a default run at ``104456f``, seed 17), each verifier synthesized again by this 
   by then was the look-alike, and cancelled it; read as a correct run, it excused the
   look-alike's cancel on every guard. A replay whose lookups give another record of S0 than the
   golden run's is no correct run (``execute._replay``);
+* helper UC: two scheduling waves where one was asked scored 1.0: a slower correct run's single
+  wave starts the same job (a backup job frees the slot while it reads), so no state guard can
+  tell; the action log can (``repeats``: an asked write whose repeat changes records is made
+  no more often than the golden run makes it);
 * helper UB: the note “Priority for this week.” written with the message's subject and sender
   in place of its id scored 0.0: the turn said "mentioning the message “ORD escalations this
   month” from Greta Lund ...", and the verifier wanted the id; the turn now says "by its id".
@@ -58,3 +62,24 @@ def test_a_message_named_by_what_it_is_is_mentioned_by_its_id(tasks: dict[str, T
     plan = plan_intents(view, [[0, 1, 2]], packages, random.Random(0))
     note = next(m for m in plan.mentions() if m.arg == "note")
     assert note.text.endswith("from Greta Lund <greta.lund@northwind.example> by its id"), note.text
+
+
+@pytest.mark.parametrize(("waves", "paid"), [(1, True), (2, False), (3, False)])
+def test_a_second_scheduling_wave_is_work_nobody_asked_for(
+    tasks: dict[str, Task], waves: int, paid: bool
+) -> None:
+    """job_scheduler-2140850c08d1: "Run the next scheduling wave of the running run of the
+    Orders ETL (us) workflow submitted on January 5 at 05:45." (RUN-7609)."""
+    task = tasks["job_scheduler-2140850c08d1"]
+    turns = reference(task)
+    turns[0] += [turns[0][-1]] * (waves - 1)
+    assert (score(task, turns) == 1.0) is paid
+
+
+def test_a_slow_single_wave_is_still_right(tasks: dict[str, Task]) -> None:
+    """The same task: twelve lookups first, so the backup job has freed its slot."""
+    task = tasks["job_scheduler-2140850c08d1"]
+    turns = reference(task)
+    look = {"env": "job_scheduler", "tool": "get_run_status", "args": {"run_id": "RUN-7609"}}
+    turns[0] = [look] * 12 + turns[0]
+    assert score(task, turns) == 1.0

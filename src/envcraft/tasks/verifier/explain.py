@@ -282,6 +282,10 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
         else:
             return _file_why(check, content)
         return f"{path} ({check.get('format')}): {short(check.get('expected'))}", had
+    if kind == "repeats":
+        return f"{check['tool']} on these arguments at most {check['count']} time(s)", (
+            f"{runtime.times_made(ctx, check)} time(s), less those undone"
+        )
     if kind == "file_absent":
         path = check["path"]
         return f"{path} deleted", "still there" if path in files else "not there before either"

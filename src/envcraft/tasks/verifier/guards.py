@@ -39,6 +39,7 @@ from envcraft.tasks.verifier.checks import (
     wild,
     window,
 )
+from envcraft.tasks.verifier.repeats import repeat_guards
 
 # Fields that only say when a record was last touched (a profile run bumps a dataset's): no guard reads them.
 STAMPS = frozenset({"/updated_at", "/modified_at", "/last_modified", "/last_updated"})
@@ -56,6 +57,19 @@ class GuardChecks(CheckList):
             windows += range(len(self.golden.turns) - 1)
         for turn in windows:
             self._window_guards(protected, turn)
+        for spec in repeat_guards(self.golden):  # an asked write made again: the action log shows it
+            args = (
+                ", ".join(f"{k}={short(v)}" for k, v in spec["args"].items())
+                if isinstance(spec["args"], dict)
+                else ""
+            )
+            self._guard(
+                f"{spec['env']}.{spec['tool']}({args}) made at most {spec['count']} time(s)",
+                None,
+                kind="repeats",
+                subject=f"repeats {spec['env']} {spec['tool']}",
+                **spec,
+            )
 
     def _window_guards(self, protected: Sequence[Mapping[str, str]], turn: int | None) -> None:
         _, after, before_files, after_files = self._window(turn)

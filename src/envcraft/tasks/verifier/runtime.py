@@ -1456,6 +1456,8 @@ def _run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
     if kind == "files_either":  # guard: each file as one of the correct runs leaves it (its times aside)
         held = [untimed(files.get(p) or "") in allowed for p, allowed in check["paths"].items()]
         return sum(held) / len(held)
+    if kind == "repeats":  # guard: an asked write made no more often than the work makes it
+        return float(times_made(ctx, check) <= check["count"])
     if kind == "no_new_files":  # guard: no file created but those a correct run creates
         like = check.get("allowed_like", [])
         return float(
@@ -1819,6 +1821,16 @@ def _lapsed(action: dict[str, Any], made: dict[str, Any], record: Any) -> bool:
             if field not in ("category", "message")
         )
     )
+
+
+def times_made(ctx: dict[str, Any], check: dict[str, Any]) -> int:
+    """How often the run made the write of a ``repeats`` guard (its tool on its arguments)
+    and it went through, less one per call of a tool that undoes it that went through: book,
+    cancel and book again is the work done once."""
+    done = [a for a in _done(ctx, check["env"], None) if not _failed(a)]
+    made = sum(1 for a in done if a.get("tool") == check["tool"] and same(a.get("args"), check["args"]))
+    undone = sum(1 for a in done if a.get("tool") in check.get("undone_by", ()))
+    return made - undone
 
 
 def _done(ctx: dict[str, Any], env: str, turn: Any) -> list[dict[str, Any]]:
