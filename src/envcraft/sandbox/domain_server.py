@@ -129,17 +129,10 @@ class DomainServer:
         tools = domain_tools(self.env)
         name = request.get("tool")
         if request["op"] == "list" and name is None:
-            return {
-                "tools": [
-                    {"name": s.name, "description": s.description, "parameters": s.parameters}
-                    for s in tools.values()
-                ]
-            }
+            return {"tools": [_described(s) for s in tools.values()]}
         spec = tools.get(name) if isinstance(name, str) else None
         if spec is not None and request["op"] == "list":  # TOOL --help
-            return {
-                "tools": [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
-            }
+            return {"tools": [_described(spec)]}
         if spec is None:
             if isinstance(name, str) and name in type(self.env).tools:
                 return error_result(
@@ -156,6 +149,11 @@ class DomainServer:
         options = request.get("cli")
         args = coerce_options(spec, options) if isinstance(options, dict) else request.get("args")
         return self.env.call_tool(spec.name, args)
+
+
+def _described(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as ``list`` and ``TOOL --help`` show it: its name, description and parameters."""
+    return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
 def coerce_options(spec: ToolSpec, options: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from envcraft.core.errors import is_error
 from envcraft.core.package import EnvPackage, load_package
 from envcraft.core.state import diff
 from envcraft.tasks.phrasing.phrasebook import phrasebook
@@ -39,7 +40,7 @@ def repeat_guards(golden: Outcome) -> list[dict[str, Any]]:
         if package is None:
             continue
         spec = package.env_class.tools.get(action.tool)
-        if spec is None or spec.annotations.read_only or _failed(action.result):
+        if spec is None or spec.annotations.read_only or is_error(action.result):
             continue
         key = (action.env, action.tool, action.args)
         if key in seen:
@@ -53,7 +54,7 @@ def repeat_guards(golden: Outcome) -> list[dict[str, Any]]:
         count = sum(
             1
             for a in golden.actions
-            if (a.env, a.tool) == key[:2] and vr.same(a.args, action.args) and not _failed(a.result)
+            if (a.env, a.tool) == key[:2] and vr.same(a.args, action.args) and not is_error(a.result)
         )
         found.append(
             {
@@ -73,7 +74,7 @@ def _repeat_acts(packages: Mapping[str, EnvPackage], golden: Outcome, prefix: li
     counters aside)."""
     once = run_calls(packages, golden.initial, golden.initial_files, [prefix])
     twice = run_calls(packages, golden.initial, golden.initial_files, [[*prefix, prefix[-1]]])
-    if _failed(twice.actions[-1].result):
+    if is_error(twice.actions[-1].result):
         return False
     changed = False
     for env, state in once.final.items():
@@ -86,7 +87,3 @@ def _repeat_acts(packages: Mapping[str, EnvPackage], golden: Outcome, prefix: li
                 return False  # a second new record: the no_extra guards count it, as one harm
             changed = True
     return changed
-
-
-def _failed(result: Any) -> bool:
-    return isinstance(result, dict) and isinstance(result.get("error"), dict)
