@@ -228,3 +228,24 @@ def test_declarative_scores_equal_the_isolated_worker_on_every_validation_contex
         validation.validate(task, adversarial=True, record=False)
     assert len(compared) > 10 * len(declared_tasks)
     assert 1.0 in compared and 0.0 in compared and any(0 < s < 1 for s in compared)
+
+
+def test_contexts_that_hold_the_packing_marker_arrive_as_sent() -> None:
+    """Data whose dict has the packer's own marker key (hypothesis found ``{"\\x00ref": None}``)
+    is sent unshared and read back as it was, not as a reference."""
+    marker = {"\x00ref": 0}
+    shared = {"k": [1, 2]}
+    contexts = [{"x": marker, "y": shared}, {"x": shared}, {"x": {"\x00ref": None}}]
+    expected = [json.dumps(c, sort_keys=True) for c in contexts]
+    source = (
+        "import json\n"
+        f"EXPECTED = {expected!r}\n"
+        "SEEN = []\n"
+        "def verify(ctx):\n"
+        "    ok = json.dumps(ctx, sort_keys=True) == EXPECTED[len(SEEN)]\n"
+        "    SEEN.append(1)\n"
+        "    return {'score': 1.0 if ok else 0.0, 'components': {}}\n"
+    )
+    assert [s.score for s in score_contexts(source, contexts)] == [1.0, 1.0, 1.0]
+    (alone,) = score_contexts(source.replace(repr(expected), repr(expected[:1])), contexts[:1])
+    assert alone.score == 1.0

@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 BATCH_FUNC = "__envcraft_batch__"  # the name the worker calls (the verifier's own names stay free)
-REF = "\u0000ref"  # marks a shared value in the packed payload (no JSON state uses this key)
+REF = "\u0000ref"  # marks a shared value in the packed payload (data holding it is sent unshared)
 MAX_REASON = 300  # characters of a failure's reason that are kept
 
 # The verifier's entry point: defined by the verifier source the harness is appended to.
@@ -40,9 +40,10 @@ def batch(payload: dict[str, list[str]]) -> list[dict[str, Any]]:
             return refs[node[REF]]
         return node
 
+    hook = shared if payload["refs"] else None  # no refs: no markers (data may hold the key)
     for text in payload["refs"]:
-        refs.append(_json.loads(text, object_hook=shared))
-    ctxs = [_json.loads(text, object_hook=shared) for text in payload["ctxs"]]
+        refs.append(_json.loads(text, object_hook=hook))
+    ctxs = [_json.loads(text, object_hook=hook) for text in payload["ctxs"]]
 
     def fingerprint() -> list[tuple[int, tuple[Any, ...], tuple[int, ...]]]:
         marks, seen, stack = [], set(), list(refs)

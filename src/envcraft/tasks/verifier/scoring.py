@@ -41,21 +41,28 @@ def pack(values: Sequence[Any]) -> dict[str, list[str]]:
     """``{"refs", "ctxs"}`` as JSON texts: ``values`` with every container they share by identity
     sent once (a shared value is ``{"\\u0000ref": i}``, ``refs[i]`` defined before its first use).
 
-    One run (an episode's reward) shares with nothing: it is dumped whole, at C speed.
+    One run (an episode's reward) shares with nothing: it is dumped whole, at C speed; so are
+    values that hold the marker key themselves (the worker reads markers only when ``refs`` has
+    any, so such data arrives as it was sent).
     """
     if len(values) == 1:
         return {"refs": [], "ctxs": [json.dumps(values[0])]}
     seen: dict[int, int] = {}
+    clash = False
 
     def count(node: Any) -> None:
+        nonlocal clash
         if isinstance(node, dict | list):
             seen[id(node)] = seen.get(id(node), 0) + 1
+            clash = clash or (isinstance(node, dict) and _REF in node)
             if seen[id(node)] == 1:
                 for child in node.values() if isinstance(node, dict) else node:
                     count(child)
 
     for value in values:
         count(value)
+    if clash:
+        return {"refs": [], "ctxs": [json.dumps(value) for value in values]}
     refs: list[Any] = []
     index: dict[int, int] = {}
 
