@@ -61,7 +61,7 @@ def test_a_message_named_by_what_it_is_is_mentioned_by_its_id(tasks: dict[str, T
     view = ChainView(run.calls, run.initial, run.after, [False, False, True])
     plan = plan_intents(view, [[0, 1, 2]], packages, random.Random(0))
     note = next(m for m in plan.mentions() if m.arg == "note")
-    assert note.text.endswith("from Greta Lund <greta.lund@northwind.example> by its id"), note.text
+    assert note.text.endswith("from Greta Lund by its id"), note.text
 
 
 @pytest.mark.parametrize(("waves", "paid"), [(1, True), (2, False), (3, False)])

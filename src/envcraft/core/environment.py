@@ -266,6 +266,20 @@ class Environment:
         return []
 
     @classmethod
+    def leave_note(cls, initial: Initial, subject: str, text: str, seed: int) -> tuple[str, str] | None:
+        """Add to ``initial`` (in place) a note a colleague left the user before the session
+        starts, with this subject and text (a mail in the inbox, a memo on the desk), as a record
+        the environment's own tools read; return its (collection, key), or None where this world
+        holds no such notes (the default).
+
+        The data engine uses it for cross-environment work: a colleague's note here names the
+        record of another environment that the user's job acts on, so the agent must read it
+        here to act there. The note must keep every rule of the world (its time before
+        :meth:`base_time`, its author one of the world's own people)."""
+        del initial, subject, text, seed
+        return None
+
+    @classmethod
     def recovery(
         cls, tool: str, args: dict[str, Any], result: dict[str, Any]
     ) -> list[tuple[str, dict[str, Any]]]:

@@ -13,7 +13,8 @@ a new environment, so they are small and declarative.
 * ``{name}`` - a tool argument (goal phrases) or a record field (entity names); the data
   engine renders it for a person: a record id becomes that record's name, a date a date,
   free text a quote. ``{name:fmt}`` picks a format: ``date``, ``time``, ``when`` (date and
-  time), ``cents`` (an integer amount in cents shown as units), ``plain`` (the value as is).
+  time), ``cents`` (an integer amount in cents shown as units), ``person`` (an address
+  ``Name <email>`` shown as the name), ``plain`` (the value as is).
 * ``{name|a=text|b=text|*=text}`` - a choice by value (booleans are ``true`` / ``false``;
   ``*`` is any other value). The chosen text is literal.
 * ``[ ... ]`` - an optional part, dropped when a placeholder inside has no value (an omitted
@@ -30,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FORMATS = frozenset({"date", "time", "when", "cents", "plain"})
+FORMATS = frozenset({"date", "time", "when", "cents", "person", "plain"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?((?:\|[^|{}]*)*)\}")
 _TOKEN = re.compile(r"\{[^{}]*\}|\[|\]|[^{}\[\]]+|[{}]")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from datetime import timedelta
 from email.utils import formataddr
 from typing import Any
 
@@ -62,6 +63,7 @@ class MailTriage(ClawEnvironment):
             "messages",
             "message",
             (
+                "the message “{subject}” from {sender:person}",
                 "the message “{subject}” from {sender}",
                 "the message “{subject}” from {sender} of {date:when}",
                 "the {status} message “{subject}” to {to}",
@@ -712,3 +714,34 @@ class MailTriage(ClawEnvironment):
         a vendor invoice and its phishing lookalike, a confidential HR note, newsletters, and a
         namesake of a customer. ``size`` adds customers and noise."""
         return generate_mailbox(random.Random(seed), max(1, size), cls.repository(data), cls.base_time())
+
+    @classmethod
+    def leave_note(cls, initial: Initial, subject: str, text: str, seed: int) -> tuple[str, str] | None:
+        """An unread mail from a colleague, received early this morning (after every other
+        message of S0, before the session starts), in its own thread; its .eml file is written."""
+        state = initial.state
+        assert isinstance(state, MailState)
+        colleagues = sorted(c for c, contact in state.contacts.items() if contact.kind == "colleague")
+        if not colleagues:
+            return None
+        author = state.contacts[random.Random(seed).choice(colleagues)]
+        start = cls.base_time()
+        latest = max((m.date for m in state.messages.values() if m.date), default="")
+        moment = start - timedelta(minutes=random.Random(seed).randint(12, 50))
+        if latest and iso(moment) <= latest:
+            return None  # the inbox already runs up to now: no room for a note before the session
+        thread = new_thread(state, subject)
+        message = Message(
+            message_id=next_message_id(state),
+            thread_id=thread.thread_id,
+            status="received",
+            sender=formataddr((author.name, author.email)),
+            to=[formataddr((state.owner.name, state.owner.email))],
+            subject=subject,
+            date=mail_date(moment),
+            body=f"Hi {state.owner.name.split()[0]},\n\n{text}\n\nThanks,\n{author.name.split()[0]}",
+        )
+        state.messages[message.message_id] = message
+        thread.message_ids.append(message.message_id)
+        initial.files[mail_path("inbox", message.message_id)] = render_message(message, message.body)
+        return "messages", message.message_id

@@ -41,6 +41,7 @@ from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
+from envcraft.tasks.world.citing import CitedFact, carriers, cite_in_note
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
 from envcraft.tasks.world.hiding import FileFact, hide_in_file
 from envcraft.tasks.world.requests import Request, request_file
@@ -52,6 +53,7 @@ ATTEMPTS_PER_TASK = 8
 GROW_TRIES = 4  # follow-ups tried on a short job of a deeper corpus
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
+P_CITE = 0.35  # chance that a one-environment job's record is named by a note in another environment
 
 
 @dataclass
@@ -192,6 +194,7 @@ def compose_draft(
         lambda d: golden_stage(d, coverage, experience),
         cut_stage,
         defaults_stage,
+        cite_stage,
         fact_stage,
         distractor_stage,
         request_stage,
@@ -229,6 +232,7 @@ class Draft:
     run: GoldenRun | None = None
     envs: list[str] = field(default_factory=list)
     fact: FileFact | None = None
+    cited: CitedFact | None = None
     needs_flow: bool = False
     distractors: list[dict[str, Any]] = field(default_factory=list)
     request: Request | None = None
@@ -354,6 +358,28 @@ def defaults_stage(draft: Draft) -> str | None:
     return None
 
 
+def cite_stage(draft: Draft) -> str | None:
+    """Often, a one-environment job's record is named by a colleague's note in another
+    environment that holds notes: the job then starts there (a value found in one environment
+    drives the action in another, :mod:`envcraft.tasks.world.citing`)."""
+    rng = random.Random(f"cite:{draft.tag}")  # its own draws: a job not cited is as it was
+    options = carriers(draft.library.packages, draft.envs)
+    if len(draft.envs) != 1 or not options or rng.random() >= P_CITE:
+        return None
+    carrier = draft.library.packages[rng.choice(options)]
+    try:
+        state, files = generate_initial({carrier.id: carrier}, draft.tag, draft.config.size)
+    except GenerationError:
+        return None
+    cited = cite_in_note(draft.golden, draft.packages, carrier, state[carrier.id], files, rng)
+    if cited is not None:
+        draft.run, draft.packages, draft.cited = cited.run, cited.packages, cited.fact
+        draft.owners.update(cited.owners)
+        draft.envs = [*draft.envs, carrier.id]  # the job's own environment first
+        draft.initial, draft.files = cited.run.initial, cited.run.files
+    return None
+
+
 def fact_stage(draft: Draft) -> str | None:
     """Claw tasks: often, a record the user would name is pointed at through a workspace file."""
     if draft.claw and draft.rng.random() < P_FILE_FACT:
@@ -408,6 +434,8 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     if request is not None:
         turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
+    if draft.cited is not None:
+        pointers[(draft.cited.env, draft.cited.value)] = draft.cited.pointer
     quiet = quiet_defaults(run.calls, draft.packages, run.initial, run.files)
     view = ChainView(run.calls, run.initial, run.after, mutating, pointers, quiet)
     skip = {len(run.calls) - 1} if request is not None else set()
@@ -451,6 +479,8 @@ def text_stage(draft: Draft) -> str | None:
         task.provenance["file_request"] = draft.request.to_json()
     if draft.fact is not None:
         task.provenance["file_fact"] = draft.fact.to_json()
+    if draft.cited is not None:
+        task.provenance["cited_fact"] = draft.cited.to_json()
     leaks, missing = find_leaks(task), missing_user_values(task)
     task.quality.update({"leaks": leaks, "missing_user_values": missing})
     if leaks:

@@ -118,6 +118,8 @@ def corpus_measures(tasks: list[Task]) -> dict[str, Any]:
             else 0.0,
         },
         "cross_env_carrying_values": sum(carries_across(t) for t in cross),
+        # of those: the record acted on is named by a colleague's note read in another environment
+        "cross_env_cited": sum("cited_fact" in t.provenance for t in cross),
         "cross_env_tasks": len(cross),
         "difficulty": {
             key: histogram(int(f.get(key, 0)) for f in features)

@@ -10,15 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from envcraft.core.errors import is_error
 from envcraft.tasks.values.args import flatten, json_type, schema_path
 
-SourceKind = Literal["user", "named", "derived", "embed", "file"]
-_LABEL = re.compile(r"^(derived|embed):(\d+)\.(.+)$")
+SourceKind = Literal["user", "named", "derived", "embed", "cited", "file"]
+_LABEL = re.compile(r"^(derived|embed|cited):(\d+)\.(.+)$")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class Source:
     * ``derived:<call>.<path>`` - read from an earlier call's result;
     * ``embed:<call>.<path>`` - free text that must carry a value read from an earlier call's
       result (a mail that quotes the refund number);
+    * ``cited:<call>.<path>`` - a record the text at ``<path>`` of an earlier call's result names
+      (a colleague's mail, read in another environment, that names the booking to change); S0
+      fixes the value, so a replay only checks the text still names it;
     * ``file:<path>`` - read from a workspace file.
     """
 
@@ -42,7 +45,7 @@ class Source:
     def parse(cls, label: str) -> Source:
         match = _LABEL.match(label)
         if match is not None:
-            kind: SourceKind = "derived" if match.group(1) == "derived" else "embed"
+            kind = cast(SourceKind, match.group(1))
             return cls(kind, int(match.group(2)), match.group(3))
         if label.startswith("file:"):
             return cls("file", None, label[5:])
@@ -51,7 +54,7 @@ class Source:
     @property
     def from_call(self) -> bool:
         """Taken from an earlier call's result (so a replay must re-read it there)."""
-        return self.kind in ("derived", "embed")
+        return self.kind in ("derived", "embed", "cited")
 
     @property
     def hidden(self) -> bool:

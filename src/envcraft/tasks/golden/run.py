@@ -346,6 +346,12 @@ def replay(
                         return None
                     again.provenance[name] = label
                     continue
+                if source.kind == "cited":
+                    text = value_at(replayed[source.call].result, source.path or "")
+                    if not isinstance(text, str) or str(call.args[name]) not in text:
+                        return None
+                    again.provenance[name] = label
+                    continue
                 found = find_value(replayed[source.call].result, source.call, call.args[name], hidden)
                 if found is None:
                     return None

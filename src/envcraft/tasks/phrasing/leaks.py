@@ -79,8 +79,8 @@ def names_said(text: str, names: Iterable[str]) -> list[str]:
 def missing_user_values(task: Task) -> list[dict[str, Any]]:
     """Values the agent needs from the user that no turn says: every user-stated or named argument
     of a goal must have its mention in a turn (``provenance["mentions"]``), and a user-stated value
-    without a recorded mention must appear verbatim; a value from a workspace file needs its
-    mention (the pointer to the file)."""
+    without a recorded mention must appear verbatim; a value from a workspace file or cited by a
+    note in another environment needs its mention (the pointer to the file or the note)."""
     recorded = {(m["call"], m["arg"]): m["text"] for m in task.provenance.get("mentions", [])}
     goals = set(task.provenance.get("goal_calls", range(len(task.reference.calls))))
     missing: list[dict[str, Any]] = []
@@ -89,13 +89,13 @@ def missing_user_values(task: Task) -> list[dict[str, Any]]:
             continue
         text = "\n".join(t.user for t in task.turns[: call.turn + 1])
         for name in call.args:
-            if call.source(name).kind not in ("user", "named", "file"):
+            if call.source(name).kind not in ("user", "named", "file", "cited"):
                 continue
             value = call.args.get(name)
             mention = recorded.get((i, name))
             if mention is not None:
                 present = mention.lower() in text.lower()
-            elif call.source(name).kind == "file":
+            elif call.source(name).kind in ("file", "cited"):
                 present = False
             elif isinstance(value, bool):
                 present = says(text, name.replace("_", " "))

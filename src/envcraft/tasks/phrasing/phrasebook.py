@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from email.utils import parseaddr
 from typing import Any
 
 from envcraft.core.package import EnvPackage
@@ -44,6 +45,9 @@ def show_value(value: Any, fmt: str | None = None) -> str:
         return "yes" if value else "no"
     if fmt == "cents" and isinstance(value, int):
         return f"{value / 100:.2f}"
+    if fmt == "person" and isinstance(value, str):
+        name, address = parseaddr(value)
+        return name or address or value  # "Dana Li <dana.li@northwind.example>": "Dana Li"
     if isinstance(value, str) and fmt in ("date", "time", "when") and (moment := _moment(value)):
         day = f"{moment.strftime('%B')} {moment.day}"
         if fmt == "date" or _ISO_DATE.match(value):

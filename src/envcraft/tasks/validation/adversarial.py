@@ -14,8 +14,9 @@ Wrong agents must score below 1:
 * ``wrong_entity`` - does a requested step to a look-alike (a distractor) or a sibling record
   instead of the one the user named;
 * ``file_decoy`` - in a task whose user points at a record through a workspace file
-  (``provenance["file_fact"]``, see :mod:`envcraft.tasks.world.hiding`), acts on another record
-  the same file lists instead of the flagged one;
+  (``provenance["file_fact"]``, see :mod:`envcraft.tasks.world.hiding`) or a colleague's note in
+  another environment (``provenance["cited_fact"]``, :mod:`envcraft.tasks.world.citing`), acts
+  on another record the same file or note lists instead of the one it points at;
 * ``reads_only`` - only looks things up;
 * ``extra_write`` - does the work plus one change nobody asked for (a requested kind of step
   applied to an unrelated record; in Claw tasks also an unrelated workspace file overwritten);
@@ -274,12 +275,19 @@ class Adversary:
         return []
 
     def _file_decoy(self) -> list[Trial]:
-        fact = self.task.provenance.get("file_fact")
-        if not isinstance(fact, dict):
-            return []
-        value, first = fact["value"], None
-        for decoy in fact["decoys"][:ATTEMPTS]:
-            turns = [[_swap_file_value(c, value, decoy) for c in calls] for calls in self.reference]
+        trials: list[Trial] = []
+        for key, kind in (("file_fact", "file"), ("cited_fact", "cited")):
+            fact = self.task.provenance.get(key)
+            if isinstance(fact, dict):
+                trials += self._decoys(fact["value"], fact["decoys"], kind)
+        return trials
+
+    def _decoys(self, value: Any, decoys: list[Any], kind: str) -> list[Trial]:
+        """The reference acting on a look-alike the file or note also lists, for each argument
+        it read there as ``value`` (the first decoy whose call goes through, else the first)."""
+        first = None
+        for decoy in decoys[:ATTEMPTS]:
+            turns = [[_swap_read_value(c, value, decoy, kind) for c in calls] for calls in self.reference]
             outcome = self.play(turns)
             trial = Trial("file_decoy", "below_1", outcome, f"{value} -> {decoy}")
             swapped = [a for a in outcome.actions if decoy in _scalars(a.args)]
@@ -733,13 +741,13 @@ def _shell_cat(call: Call) -> Call:
     return {"env": call["env"], "tool": "shell", "args": {"command": f"cat {shlex.quote(args['path'])}"}}
 
 
-def _swap_file_value(call: Call, value: str, other: str) -> Call:
-    """``call`` with every argument the reference read from a workspace file as ``value`` set to
-    ``other`` (a look-alike the same file lists)."""
+def _swap_read_value(call: Call, value: str, other: str, kind: str) -> Call:
+    """``call`` with every argument the reference read from a workspace file or a note (source
+    ``kind``) as ``value`` set to ``other`` (a look-alike the same file or note lists)."""
     args, provenance = call.get("args"), call.get("provenance", {})
     if not isinstance(args, dict):
         return call
-    swap = [a for a, v in args.items() if v == value and Source.parse(provenance.get(a, "")).kind == "file"]
+    swap = [a for a, v in args.items() if v == value and Source.parse(provenance.get(a, "")).kind == kind]
     if not swap:
         return call
     return {**call, "args": {**args, **dict.fromkeys(swap, other)}}

@@ -150,6 +150,8 @@ class GoalChecks(CheckList):
     ) -> None:
         if generated_change(change, self.asked):
             return  # a counter or a number the world assigns moves with how the work was done
+        if self._looked_only(env, path, change):
+            return  # looking marked it (a message read gains "seen"): no step asks for that
         values = self.world.values(env, path, turn)
         if change["op"] == "removed":
             if all(v is MISSING for v in values):
@@ -161,11 +163,25 @@ class GoalChecks(CheckList):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._value(env, path, expected, prefix, extra)
 
+    def _looked_only(self, env: str, path: str, change: dict[str, Any]) -> bool:
+        """Whether the change only adds members looking at the record adds (:func:`looking_changes`).
+        Looking is done by read-only tools, which no user turn asks for (they declare no goal), so
+        such a change is how the reference happened to look (``read_message``, where ``cat`` of
+        the message file marks nothing), never the work; a change of the same field by a write
+        (a flag set with the mark) is more than that and stays a goal."""
+        before, after = change.get("before"), change.get("after")
+        if not isinstance(before, list) or not isinstance(after, list) or any(m not in after for m in before):
+            return False
+        collection, _, rest = split_path(path)
+        marks = self.world.looked.get(env, {}).get(collection or "", {}).get(rest) or []
+        added = [m for m in after if m not in before]
+        return bool(added) and all(m in marks for m in added)
+
     def _unlooked(self, env: str, path: str, expected: Any) -> Any:
         """A list goal without the members looking at the record adds (a message read gains
         "seen", :func:`looking_changes`): the reference read it, the user asked for the flag; an
-        agent that flags it unread did the work. Unless that is all the change (a message the
-        user asked to mark read)."""
+        agent that flags it unread did the work. Unless that is all the change (then it is no
+        goal at all: :meth:`_looked_only`)."""
         members = expected.get("$members") if isinstance(expected, dict) and len(expected) == 1 else None
         if not isinstance(members, dict):
             return expected

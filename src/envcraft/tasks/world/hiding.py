@@ -78,7 +78,7 @@ class FileFact:
 
 
 @dataclass(frozen=True)
-class _Candidate:
+class RecordCandidate:
     call: int  # the first call that names the record
     env: str
     collection: str
@@ -95,10 +95,10 @@ def hide_in_file(
     claw = next((e for e in dict.fromkeys(c.env for c in run.calls) if packages[e].kind == "claw"), None)
     if claw is None:
         return None
-    records, values = _candidates(run, packages), _value_candidates(run, packages, rng)
+    records, values = record_candidates(run, packages), _value_candidates(run, packages, rng)
     if not records and not values:
         return None
-    pick: _Candidate | _ValueCandidate
+    pick: RecordCandidate | _ValueCandidate
     if values and (not records or rng.random() < P_VALUE):
         pick = rng.choice(values)
         fmt = rng.choice(VALUE_FORMATS)
@@ -114,7 +114,7 @@ def hide_in_file(
     else:
         content, pointer = _render(fmt, path, pick, decoys, run, packages, rng)
     read = GoldenCall(claw, "read_file", {"path": path}, {"path": "user"}, {})
-    calls = _shifted(run.calls, pick.call)
+    calls = shifted(run.calls, pick.call)
     if isinstance(pick, _ValueCandidate):
         calls[pick.call].provenance[pick.arg] = f"file:{path}"
     else:
@@ -123,7 +123,7 @@ def hide_in_file(
     again = replay(calls, packages, run.initial, {**run.files, path: content})
     if again is None or not again.calls[pick.call].ok:
         return None
-    again = _without_idle_reads(again, packages, keep=pick.call)
+    again = without_idle_reads(again, packages, keep=pick.call)
     if again is None:
         return None
     at = next(i for i, c in enumerate(again.calls) if c.tool == "read_file" and c.args == read.args)
@@ -145,13 +145,13 @@ def hide_in_file(
     return again, FileFact(pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at)
 
 
-def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Candidate]:
+def record_candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[RecordCandidate]:
     """Records of S0 whose first use in the chain is a value the user states or one found in a
     lookup's result (not a record an earlier step made or changed), that a successful step
     changes, in a collection with at least ``MIN_DECOYS`` siblings the chain never names."""
     named = {str(v) for c in run.calls for v in scalars(c.args)}
     seen: set[tuple[str, str]] = set()
-    found: list[_Candidate] = []
+    found: list[RecordCandidate] = []
     for i, call in enumerate(run.calls):
         book = phrasebook(packages[call.env])
         state = run.initial[call.env]
@@ -179,7 +179,7 @@ def _candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[_Can
                 continue
             decoys = _look_alikes(state[collection], value, named)
             if len(decoys) >= MIN_DECOYS:
-                found.append(_Candidate(i, call.env, collection, value, tuple(decoys)))
+                found.append(RecordCandidate(i, call.env, collection, value, tuple(decoys)))
     return found
 
 
@@ -323,7 +323,7 @@ def _look_alikes(records: Mapping[str, Any], key: str, named: set[str]) -> list[
     return others[:MAX_DECOYS]
 
 
-def _shifted(calls: list[GoldenCall], at: int) -> list[GoldenCall]:
+def shifted(calls: list[GoldenCall], at: int) -> list[GoldenCall]:
     """The calls with every reference to call ``at`` or later moved one on (a call is inserted)."""
     out = []
     for call in calls:
@@ -358,7 +358,7 @@ def _relabel(call: GoldenCall, value: str, path: str) -> GoldenCall:
     return call
 
 
-def _without_idle_reads(run: GoldenRun, packages: Mapping[str, EnvPackage], keep: int) -> GoldenRun | None:
+def without_idle_reads(run: GoldenRun, packages: Mapping[str, EnvPackage], keep: int) -> GoldenRun | None:
     """The run without lookups whose results no call uses any more (the file gives the record
     now), replayed; ``keep`` is the file read."""
     used = {s.call for c in run.calls for a in c.args if (s := c.source(a)).from_call and s.call is not None}
@@ -397,6 +397,21 @@ def _fresh_path(fmt: str, noun: str, files: Mapping[str, str], rng: random.Rando
     return f"{rng.choice(folders)}/{rng.choice(stems)}.{ext}"
 
 
+def bare_name(book: Phrasebook, state: Mapping[str, Any], collection: str, key: str) -> str:
+    """The record's declared name without the leading "the <noun>" (empty if it only repeats
+    the id): what a colleague writes beside the id."""
+    noun = book.entity(collection).noun
+    text = book.name_of(state, collection, key, unique=False) or ""
+    text = text.removeprefix(f"the {noun} ").removeprefix("the ")
+    return "" if key in text else text
+
+
+def record_label(book: Phrasebook, state: Mapping[str, Any], collection: str, key: str) -> str:
+    """How a note or a worklist names a record: its id, with its name where that adds one."""
+    name = bare_name(book, state, collection, key)
+    return f"{key} ({name})" if name else key
+
+
 _CALM_NOTES = (
     "no action needed, just keeping an eye on it",
     "FYI only, already discussed",
@@ -410,7 +425,7 @@ _CALM_PRIORITY = ("low", "normal")
 def _render(
     fmt: str,
     path: str,
-    pick: _Candidate,
+    pick: RecordCandidate,
     decoys: list[str],
     run: GoldenRun,
     packages: Mapping[str, EnvPackage],
@@ -425,14 +440,10 @@ def _render(
     rng.shuffle(keys)
 
     def name(key: str) -> str:
-        """The record's declared name without the leading "the <noun>" (empty if it only
-        repeats the id)."""
-        text = book.name_of(state, pick.collection, key, unique=False) or ""
-        text = text.removeprefix(f"the {noun} ").removeprefix("the ")
-        return "" if key in text else text
+        return bare_name(book, state, pick.collection, key)
 
     def label(key: str) -> str:
-        return f"{key} ({name(key)})" if name(key) else key
+        return record_label(book, state, pick.collection, key)
 
     if fmt == "note":
         lines = ["# Shift handoff", "", "Open items from the last shift:", ""]
@@ -491,9 +502,7 @@ def _render_values(
         pointer = f"as {path} gives for that {noun}"
 
     def name(key: str) -> str:
-        text = book.name_of(state, pick.collection, key, unique=False) or ""
-        text = text.removeprefix(f"the {noun} ").removeprefix("the ")
-        return "" if key in text else text
+        return bare_name(book, state, pick.collection, key)
 
     if fmt == "csv":
         out = io.StringIO()
@@ -507,7 +516,7 @@ def _render_values(
         return out.getvalue(), pointer
     lines = ["# Agreed changes", "", f"What we settled on per {noun}:", ""]
     for key, value in rows:
-        label = f"{key} ({name(key)})" if name(key) else key
+        label = record_label(book, state, pick.collection, key)
         if pick.row_field is not None:  # a new record: named by its title
             label = f"“{key}”"
         lines.append(f"- {noun} {label}: {words} {value}")
