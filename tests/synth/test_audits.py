@@ -233,7 +233,7 @@ def test_a_slow_tool_is_caught(tmp_path: Path) -> None:
         "env.py",
         "        member = self._member(member_id)\n        loans = ",
         "        member = self._member(member_id)\n"
-        "        sum(i * i for i in range(5_000_000))\n"
+        "        sum(i * i for i in range(25_000_000))\n"  # ~1 s: five times the bound on any machine
         "        loans = ",
     )
     config = AuditConfig(seeds=(0,), sizes=(1,), explore={"sequences": 1, "steps": 6, "call_seconds": 0.2})
