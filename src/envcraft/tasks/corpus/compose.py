@@ -53,7 +53,7 @@ ATTEMPTS_PER_TASK = 8
 GROW_TRIES = 4  # follow-ups tried on a short job of a deeper corpus
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
-P_CITE = 0.35  # chance that a one-environment job's record is named by a note in another environment
+P_CITE = 0.5  # chance that a one-environment job's record is named by a note in another environment
 
 
 @dataclass
@@ -480,6 +480,7 @@ def text_stage(draft: Draft) -> str | None:
     if draft.fact is not None:
         task.provenance["file_fact"] = draft.fact.to_json()
     if draft.cited is not None:
+        draft.cited.locate(draft.golden.calls)
         task.provenance["cited_fact"] = draft.cited.to_json()
     leaks, missing = find_leaks(task), missing_user_values(task)
     task.quality.update({"leaks": leaks, "missing_user_values": missing})

@@ -404,6 +404,8 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         said = runtime.counted_lines(content)
         if count is not None and len(said) != count:
             return f"{path}: {count} lines that say something", f"{len(said)} such lines"
+        if check.get("chronological") and not runtime.in_time_order(content, None):
+            return f"{path}: dated entries in time order", "an entry dated before the one above it"
     elif fmt == "markdown":
         missing = [
             f"## {name}: {short(text)}"

@@ -384,6 +384,7 @@ class GoalChecks(CheckList):
                     self._line_count(path, new, turn, expected) if fmt == "lines" and note is None else None
                 )
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
+                timed = fmt == "lines" and old is not None and _adds_dated_lines(old, new)
                 known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
                 self._add(
                     f"{prefix}file {path} {label}",
@@ -397,6 +398,7 @@ class GoalChecks(CheckList):
                     **({"known_lines": known} if known is not None else {}),
                     **({"free_note": note} if note is not None else {}),
                     **({"later_lines": later} if later else {}),
+                    **({"chronological": True} if timed else {}),
                     **extra,
                 )
                 if turn is not None and self.golden.files.get(path) == new:
@@ -613,6 +615,14 @@ class GoalChecks(CheckList):
         for other in others:
             stable &= set(vr.parse_file(other, "lines")) if other is not None else set()
         return "lines", [line for line in vr.parse_file(content, "lines") if line in stable and line.strip()]
+
+
+def _adds_dated_lines(old: str, new: str) -> bool:
+    """Whether the golden run added dated lines to a file whose dated lines keep time (a
+    timeline, a log): then every correct run's entries come after the entries already there."""
+    before = {line for line in vr.norm_text(old).split("\n") if vr.utc_moment(line)}
+    added = [line for line in vr.norm_text(new).split("\n") if vr.utc_moment(line) and line not in before]
+    return bool(before) and bool(added) and vr.in_time_order(new, old)
 
 
 def dictated_message(pattern: Any) -> bool:

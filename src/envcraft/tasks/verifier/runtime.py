@@ -955,6 +955,37 @@ def unlooked(record: Any, looked: dict[str, Any]) -> Any:
 _MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
 
 
+def in_time_order(content: str, before: str | None) -> bool:
+    """Whether a file's dated lines keep time: each dated line no earlier than the dated line
+    above it, and each line added since ``before`` no earlier than the latest one there (a
+    timeline or a log is appended to, now: an entry back-dated, or put above the entries it
+    follows, is not the asked entry). Times in another zone than UTC are not compared."""
+    old = set(norm_text(before or "").split("\n"))
+    latest, previous = "", ""
+    for line in norm_text(before or "").split("\n"):
+        moment = utc_moment(line)
+        latest = max(latest, moment or "")
+    for line in norm_text(content).split("\n"):
+        moment = utc_moment(line)
+        if moment is None:
+            continue
+        if moment < previous or (line not in old and moment < latest):
+            return False
+        previous = moment
+    return True
+
+
+def utc_moment(line: str) -> str | None:
+    """The first timestamp of a line as ``YYYY-MM-DDTHH:MM:SS`` (UTC), or None."""
+    found = _MOMENT.search(line)
+    if found is None or (found.group(3) or "Z") not in ("Z", "+00:00", "+0000"):
+        return None
+    text = found.group(0)
+    day, clock = text[:10], text[11:16]
+    seconds = found.group(1) or ":00"
+    return f"{day}T{clock}{seconds}"
+
+
 def untimed(line: str) -> str:
     """A line with every ISO timestamp replaced by ``<time>`` (log lines say *when*; a check on
     a line pins *what*)."""
@@ -1489,6 +1520,8 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     spec = check.get("only_ids")
     if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
         return 0.0
+    if check.get("chronological") and not in_time_order(content, before):
+        return 0.0  # a dated entry back-dated or put above the entries it follows
     later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
     if later and any(line in later for line in parse_file(content, "lines")):
         return 0.0

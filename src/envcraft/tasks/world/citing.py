@@ -39,27 +39,28 @@ from envcraft.tasks.world.hiding import (
     without_idle_reads,
 )
 
-# (subject, text, how the user points at the record): {noun}, {target}, {others}, {are}, {them}
+# (subject, text): {noun}, {target}, {others}, {are}, {s}, {them}; the look-alikes may be done or
+# pending, so the note says only that they need nothing now, and the user points at the one it
+# says needs attention (SAYS)
 NOTES = (
     (
         "{Noun}s for today",
         "Quick update on the {noun}s from yesterday: {others} {are} sorted, but {target} still needs "
         "attention today. Could you take care of it?",
-        "says still needs attention",
     ),
     (
         "One more {noun}",
-        "I went through the {noun}s on my list. {others} can wait until next week; {target} can't, "
-        "it needs attention today.",
-        "says can't wait",
+        "I went through the {noun}s on my list: {others} need{s} nothing from you, {target} does, "
+        "today.",
     ),
     (
         "Re: the {noun} list",
         "Of the {noun}s we talked about, only {target} still needs attention. {others} {are} already "
         "handled, no need to touch {them}.",
-        "says still needs attention",
     ),
 )
+
+SAYS = "says still needs attention"
 
 
 @dataclass
@@ -74,6 +75,12 @@ class CitedFact:
     pointer: str  # how the user points at the record
     decoys: list[str]  # siblings the note also names, as handled
     read_call: int  # the reference call that reads the note
+
+    def locate(self, calls: list[GoldenCall]) -> None:
+        """Find the read again in ``calls`` (a later stage may insert calls before it)."""
+        self.read_call = next(
+            i for i, c in enumerate(calls) if c.env == self.carrier and self.note in c.args.values()
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,12 +107,18 @@ class Cited:
 
 
 def carriers(library: Mapping[str, EnvPackage], envs: list[str]) -> list[str]:
-    """Environments of the library, other than the run's, whose worlds hold notes."""
+    """Environments of the library, other than the run's, whose worlds hold notes, and whose
+    clock starts no earlier than every one of the run's: the note is written just before the
+    carrier's session starts, so it is never dated before the records it names (a mail of
+    January 12 about action items created on February 18 contradicts both worlds)."""
     default = getattr(Environment.leave_note, "__func__", None)
+    latest = max(library[env].clock.base_time for env in envs)
     return [
         env
         for env, package in sorted(library.items())
-        if env not in envs and getattr(package.env_class.leave_note, "__func__", None) is not default
+        if env not in envs
+        and getattr(package.env_class.leave_note, "__func__", None) is not default
+        and package.clock.base_time >= latest
     ]
 
 
@@ -129,13 +142,14 @@ def cite_in_note(
     book = phrasebook(packages[pick.env])
     state = run.initial[pick.env]
     noun = book.entity(pick.collection).noun
-    subject, template, says = rng.choice(NOTES)
+    subject, template = rng.choice(NOTES)
     labels = [record_label(book, state, pick.collection, k) for k in decoys]
     text = template.format(
         noun=noun,
         target=record_label(book, state, pick.collection, pick.value),
         others=_joined(labels),
         are="is" if len(labels) == 1 else "are",
+        s="s" if len(labels) == 1 else "",
         them="it" if len(labels) == 1 else "them",
     )
     text = text[0].upper() + text[1:]
@@ -167,7 +181,7 @@ def cite_in_note(
     called = phrasebook(carrier).name_of(carrier_state, collection, key)
     if called is None:
         return None
-    pointer = f"the {noun} that {called} {says}"
+    pointer = f"the {noun} that {called} {SAYS}"
     fact = CitedFact(pick.env, pick.collection, pick.value, carrier.id, key, pointer, decoys, at)
     return Cited(again, envs, dict.fromkeys(carrier_files, carrier.id), fact)
 

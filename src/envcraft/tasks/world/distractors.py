@@ -39,6 +39,7 @@ TRIES = 3  # copies tried per target when the tools refuse a look-alike
 NAME_FIELDS = ("name", "title", "full_name", "display_name", "label", "customer", "supplier")
 _TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:\d{2})?$")
+_DAY = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")  # a date or a month: a value, never a handle
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,8 @@ def _applicable(entity: dict[str, Any], vary: tuple[str, ...] | None) -> list[tu
 
 def _unique_strings(collection: dict[str, Any]) -> list[str]:
     """Non-id string fields whose values differ across all entities (emails, handles): a copy
-    must not repeat them, or the environment's lookups by that field become ambiguous."""
+    must not repeat them, or the environment's lookups by that field become ambiguous. Times,
+    dates and months that happen to differ are values, not handles ("2026-03-04 5" is no date)."""
     entities = [e for e in collection.values() if isinstance(e, dict)]
     if len(entities) < 2:
         return []
@@ -198,7 +200,7 @@ def _unique_strings(collection: dict[str, Any]) -> list[str]:
             and key != "id"
             and all(isinstance(v, str) and v for v in values)
             and len(set(values)) == len(values)
-            and not all(_ISO.match(v) for v in values)
+            and not all(_ISO.match(v) or _DAY.match(v) for v in values)
         ):
             unique.append(key)
     return unique

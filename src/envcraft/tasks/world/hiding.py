@@ -215,8 +215,13 @@ def _row_of(
         if not isinstance(value, str) or call.source(arg).kind != "user":
             continue
         for collection in book.collections:
-            records = [r for r in (state.get(collection) or {}).values() if isinstance(r, dict)]
-            titles = sorted({str(r[arg]) for r in records if isinstance(r.get(arg), str)} - {value} - named)
+            keyed = {k: r for k, r in (state.get(collection) or {}).items() if isinstance(r, dict)}
+            records = list(keyed.values())
+            # not the title of a record the job names: "that action item" would point at it too
+            taken = {str(r.get(arg)) for k, r in keyed.items() if k in named}
+            titles = sorted(
+                {str(r[arg]) for r in records if isinstance(r.get(arg), str)} - {value} - named - taken
+            )
             if titles and not book.is_log(collection):
                 return value, arg, collection, titles[:MAX_DECOYS]
     return None
