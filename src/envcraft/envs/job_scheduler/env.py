@@ -52,7 +52,10 @@ class JobScheduler(Environment):
         Entity(
             "runs",
             "run",
-            ("the {status} run of {workflow_id} submitted on {submitted_at:when}",),
+            (
+                "the run of {workflow_id} submitted on {submitted_at:when}",
+                "the {status} run of {workflow_id} submitted on {submitted_at:when}",
+            ),
             id_known=True,
             vary=("submitted_at",),
         ),

@@ -430,7 +430,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     mutating = writes(run, draft.library.graphs)
     work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
     planned = [bool(c.expected_error) for c in run.calls[:work]]
-    turns = split_turns(mutating[:work], planned, rng, min_turns=2 if draft.config.deep else 1)
+    turns = split_turns(mutating[:work], planned, rng, min_turns=2)  # two asks, two turns where it has them
     if request is not None:
         turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
