@@ -30,7 +30,14 @@ from envcraft.tasks.golden.defaults import spell_out_defaults
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, sample_walk
-from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents, split_turns
+from envcraft.tasks.phrasing.intents import (
+    MAX_TURNS,
+    ChainView,
+    IntentPlan,
+    Unnameable,
+    plan_intents,
+    split_turns,
+)
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.lint import repeated_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
@@ -53,6 +60,7 @@ ATTEMPTS_PER_TASK = 8
 GROW_TRIES = 4  # follow-ups tried on a short job of a deeper corpus
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
+P_REPORT_TURN = 0.5  # chance that the file the user asks for is asked in a turn of its own, after the work
 P_CITE = 0.5  # chance that a one-environment job's record is named by a note in another environment
 
 
@@ -432,7 +440,10 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     planned = [bool(c.expected_error) for c in run.calls[:work]]
     turns = split_turns(mutating[:work], planned, rng, min_turns=2)  # two asks, two turns where it has them
     if request is not None:
-        turns[-1].append(len(run.calls) - 1)
+        if len(turns) < MAX_TURNS and random.Random(f"report:{draft.tag}").random() < P_REPORT_TURN:
+            turns.append([len(run.calls) - 1])  # the write-up asked once the work is done
+        else:
+            turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
     if draft.cited is not None:
         pointers[(draft.cited.env, draft.cited.value)] = draft.cited.pointer

@@ -151,7 +151,9 @@ class TemplateRenderer:
         for t, goals in enumerate(plan.turns):
             body = self._body(goals, rng)
             if t == len(plan.turns) - 1 and plan.closing:
-                body = f"{body} {plan.closing}".strip()
+                # asked in a turn of its own, the write-up is no "finally" of anything
+                closing = plan.closing if body else capital(plan.closing.removeprefix("Finally, "))
+                body = f"{body} {closing}".strip()
             last = t == len(plan.turns) - 1
             messages.append(possessives(self._voice(persona, env, t, last, body, rng, many)))
         return messages
