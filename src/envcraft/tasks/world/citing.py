@@ -20,6 +20,7 @@ note calls handled fails them (the ``file_decoy`` policy plays it for every cite
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -143,10 +144,10 @@ def cite_in_note(
     state = run.initial[pick.env]
     noun = book.entity(pick.collection).noun
     subject, template = rng.choice(NOTES)
-    labels = [record_label(book, state, pick.collection, k) for k in decoys]
+    labels = [_label(record_label(book, state, pick.collection, k)) for k in decoys]
     text = template.format(
         noun=noun,
-        target=record_label(book, state, pick.collection, pick.value),
+        target=_label(record_label(book, state, pick.collection, pick.value)),
         others=_joined(labels),
         are="is" if len(labels) == 1 else "are",
         s="s" if len(labels) == 1 else "",
@@ -221,6 +222,12 @@ def _reader(
         if path is not None:
             return name, required[0], path
     return None
+
+
+def _label(text: str) -> str:
+    """A record's label as a colleague types it: without the addresses inside its name
+    ("ORD-100003 (Elena Nguyen placed on November 15)", not "(Elena Nguyen (elena@...) ...)")."""
+    return re.sub(r" \([^()\s]+@[^()\s]+\)", "", text)
 
 
 def _joined(items: list[str]) -> str:
