@@ -8,10 +8,16 @@ a default run at ``8d572b5``, seed 18), each verifier synthesized again by this 
 * helper VA: a look-alike action item's due date read "2026-03-04 5": dates that differ across
   every record were taken for handles that a copy must not repeat (``distractors._unique_strings``);
   and a worklist of owners per new item listed, as the decoy row, the title of the item the job
-  had just completed ("the owner that the CSV gives for that action item" pointed at both).
+  had just completed ("the owner that the CSV gives for that action item" pointed at both);
+* helper VA: a true extra key in the asked JSON report, the new draft's subject, scored 0.8: the
+  draft's own record keeps its subject in its file (empty in the state), so the thread's subject
+  read as a contradiction (``runtime.object_matches``: one asked record holding the value is
+  enough, and an empty field tells nothing).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -74,3 +80,26 @@ def test_a_worklist_of_new_items_lists_no_item_the_job_names(tasks: dict[str, Ta
     row, field, collection, rows = keyed
     assert (row, field, collection) == ("Onboarding checklist", "title", "items")
     assert state["items"]["AI-003"]["title"] not in rows and rows
+
+
+@pytest.mark.parametrize(
+    ("extra", "paid"),
+    [
+        ({}, True),
+        ({"subject": "Ops sync moved to Wednesday"}, True),  # the draft's subject, as it is
+        ({"subject": "Ops sync cancelled"}, False),  # another subject: a claim
+        ({"new_message_2": "MSG-0002"}, False),  # a second id of the asked kind
+    ],
+)
+def test_a_true_extra_key_in_the_asked_report_is_paid(
+    tasks: dict[str, Task], extra: dict[str, str], paid: bool
+) -> None:
+    """mail_triage-d031ce925e4c: "Draft a new message to Operations ... with the subject “Ops
+    sync moved to Wednesday” ... save a JSON object in handover/summary.json with “new_message”
+    ... and “new_conversation” ..."."""
+    task = tasks["mail_triage-d031ce925e4c"]
+    turns = reference(task)
+    write = next(c for c in turns[-1] if c["tool"] == "write_file")
+    asked = json.loads(write["args"]["content"])
+    write["args"]["content"] = json.dumps({**asked, **extra})
+    assert (score(task, turns) == 1.0) is paid

@@ -49,8 +49,9 @@ A JSON object the user asked for (a ``file`` check with ``extra_keys: "facts"``)
 key with the asked value; any other key may only repeat what the records the asked ids name say:
 each of its values one such a record holds (a flag or a number only under a key the record has),
 none an id of an asked id's shape other than the asked ones; a key named as a field of such a
-record holds that field's value; a key named for the kind of a record the run made may hold
-its id (:func:`object_matches`). So ``"purchase_order": "PO-7004"`` beside the asked receipt id
+record holds that field's value (of one of them, where several have the field and the state
+holds it); a key named for the kind of a record the run made, changed or acted on may hold its id
+(:func:`object_matches`). So ``"purchase_order": "PO-7004"`` beside the asked receipt id
 passes, and so does ``"health_check": "HC-0001"`` beside the asked new incident; a second
 receipt id, a value the record does not hold (another service, "passed" for a failed check),
 ``"sent": true``, a note taking the answer back, or ``"status": "posted"`` for a draft receipt
@@ -1618,8 +1619,9 @@ _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
 
 def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
-    key only repeats what the asked records say (``known()``: :func:`asked_records`) or names a
-    record the run made under its kind (``made()``: :func:`made_ids`; ``"health_check":
+    key only repeats what the asked records say (``known()``: :func:`asked_records`; a field
+    several of them have, as one of them holds it: a draft's thread's subject) or names a record
+    the run made, changed or acted on under its kind (``made()``: :func:`made_ids`; ``"health_check":
     "HC-0001"`` beside the asked new incident). An extra key may say
     which purchase order a receipt is for; it may not name another id of an asked id's shape (a
     second answer for the asked thing), carry a value the asked records do not hold (a claim:
@@ -1642,9 +1644,10 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
     own = {_fact(leaf) for record in records for leaf in _leaves(record)}
     made = functools.cache(made)  # read the run's new records once, however many leaves ask
     for key, said in extra.items():
-        fields = [r[f] for r in records for f in r if _key(f) == _key(key)]
-        if any(not same(said, field) for field in fields):
-            return False  # the asked record holds another value: a contradiction
+        # (a field the state leaves empty, a draft's subject kept in its file, tells nothing)
+        fields = [r[f] for r in records for f in r if _key(f) == _key(key) and r[f] not in ("", [], None)]
+        if fields and not any(same(said, field) for field in fields):
+            return False  # the asked records hold another value: a contradiction
         if fields:
             continue  # a field of the asked record, as it is: "forward_of": "MSG-0002" beside a forward
         for leaf in _leaves(said):
@@ -1654,7 +1657,7 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
             if shape is not None and shape.group(1).lower() in shapes:
                 return False  # another id of the asked kind: a second answer
             if isinstance(leaf, str) and leaf in made().get(_key(key), ()):
-                continue  # a record the run made, under its kind: true, and the user's to ignore
+                continue  # a record the run made, changed or acted on, under its kind: true
             if not isinstance(leaf, str) and not fields:
                 return False  # a flag or a number under a key no asked record has: a claim
             if _fact(leaf) not in own:
@@ -1663,15 +1666,30 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
 
 
 def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
-    """The ids of the records the run made, by their kind up to case and separators, singular
-    and plural (``health_check`` and ``health_checks``)."""
+    """The ids of the records the run made, changed or acted on (named by a call that went
+    through), by their kind up to case and separators, singular and plural (``health_check`` and
+    ``health_checks``): true of the run's work, so a report may name them under their kind
+    (``"incident": "INC-2041"`` beside the asked recipe, when the run added that incident's
+    note)."""
     found: dict[str, set[str]] = {}
+    named: dict[str, set[str]] = {}
+    for action in ctx.get("actions") or []:
+        result = action.get("result")
+        if isinstance(action.get("args"), dict) and not (isinstance(result, dict) and "error" in result):
+            named.setdefault(action.get("env", ""), set()).update(
+                leaf for leaf in _leaves(action["args"]) if isinstance(leaf, str)
+            )
     for env, state in ctx["final"].items():
         before = ctx["initial"].get(env) or {}
         for collection, members in state.items() if isinstance(state, dict) else ():
             if not isinstance(members, dict):
                 continue
-            new = {key for key in members if key not in (before.get(collection) or {})}
+            old = before.get(collection) or {}
+            new = {
+                key
+                for key, record in members.items()
+                if key not in old or old[key] != record or key in named.get(env, ())
+            }
             for kind in {_key(collection), _key(collection).removesuffix("s")}:
                 found.setdefault(kind, set()).update(new)
     return found
