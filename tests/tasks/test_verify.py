@@ -137,13 +137,10 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=25, deadline=None)
-@given(a=json_values, b=json_values)
-def test_packed_contexts_arrive_exactly_as_sent(a: Any, b: Any) -> None:
-    """Whatever is shared between and inside contexts, each verifier call sees its context exactly."""
-    contexts = [{"x": a, "y": [a, b]}, {"x": b, "z": {"again": a}}, {"x": a}]
+def _echo(contexts: list[Any]) -> str:
+    """A verifier that pays 1.0 for each call whose context is exactly the next of these."""
     expected = [json.dumps(c, sort_keys=True) for c in contexts]
-    source = (
+    return (
         "import json\n"
         f"EXPECTED = {expected!r}\n"
         "SEEN = []\n"
@@ -152,7 +149,14 @@ def test_packed_contexts_arrive_exactly_as_sent(a: Any, b: Any) -> None:
         "    SEEN.append(1)\n"
         "    return {'score': 1.0 if ok else 0.0, 'components': {}}\n"
     )
-    assert [s.score for s in score_contexts(source, contexts)] == [1.0, 1.0, 1.0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=json_values, b=json_values)
+def test_packed_contexts_arrive_exactly_as_sent(a: Any, b: Any) -> None:
+    """Whatever is shared between and inside contexts, each verifier call sees its context exactly."""
+    contexts = [{"x": a, "y": [a, b]}, {"x": b, "z": {"again": a}}, {"x": a}]
+    assert [s.score for s in score_contexts(_echo(contexts), contexts)] == [1.0, 1.0, 1.0]
 
 
 # -- declarative verifiers: scored in this process, exactly as the isolated worker scores them --
@@ -236,16 +240,6 @@ def test_contexts_that_hold_the_packing_marker_arrive_as_sent() -> None:
     marker = {"\x00ref": 0}
     shared = {"k": [1, 2]}
     contexts = [{"x": marker, "y": shared}, {"x": shared}, {"x": {"\x00ref": None}}]
-    expected = [json.dumps(c, sort_keys=True) for c in contexts]
-    source = (
-        "import json\n"
-        f"EXPECTED = {expected!r}\n"
-        "SEEN = []\n"
-        "def verify(ctx):\n"
-        "    ok = json.dumps(ctx, sort_keys=True) == EXPECTED[len(SEEN)]\n"
-        "    SEEN.append(1)\n"
-        "    return {'score': 1.0 if ok else 0.0, 'components': {}}\n"
-    )
-    assert [s.score for s in score_contexts(source, contexts)] == [1.0, 1.0, 1.0]
-    (alone,) = score_contexts(source.replace(repr(expected), repr(expected[:1])), contexts[:1])
+    assert [s.score for s in score_contexts(_echo(contexts), contexts)] == [1.0, 1.0, 1.0]
+    (alone,) = score_contexts(_echo(contexts[:1]), contexts[:1])
     assert alone.score == 1.0

@@ -370,9 +370,11 @@ def cite_stage(draft: Draft) -> str | None:
     """Often, a one-environment job's record is named by a colleague's note in another
     environment that holds notes: the job then starts there (a value found in one environment
     drives the action in another, :mod:`envcraft.tasks.world.citing`)."""
+    if len(draft.envs) != 1:
+        return None
     rng = random.Random(f"cite:{draft.tag}")  # its own draws: a job not cited is as it was
     options = carriers(draft.library.packages, draft.envs)
-    if len(draft.envs) != 1 or not options or rng.random() >= P_CITE:
+    if not options or rng.random() >= P_CITE:
         return None
     carrier = draft.library.packages[rng.choice(options)]
     try:

@@ -57,6 +57,12 @@ class Source:
         return self.kind in ("derived", "embed", "cited")
 
     @property
+    def pointed(self) -> bool:
+        """A value the user points at where the agent reads it (a workspace file's line, a note
+        in another environment) instead of stating it: the pointer must be said."""
+        return self.kind in ("file", "cited")
+
+    @property
     def hidden(self) -> bool:
         """A value the turns must not state: the agent finds it."""
         return self.kind != "user"

@@ -283,7 +283,8 @@ class _Planner:
         return _held_by_record(state, value) and not self._is_said(show_value(value))
 
     def _must_say(self, call: GoldenCall, arg: str) -> bool:
-        return call.source(arg).kind in ("user", "named", "file", "cited")  # file, cited: the pointer to it
+        source = call.source(arg)
+        return source.kind in ("user", "named") or source.pointed  # pointed: the pointer to it
 
     def _realize(self, template: Template, i: int, mentions: Mapping[str, Mention]) -> str | None:
         call = self.view.calls[i]
@@ -329,7 +330,7 @@ class _Planner:
         state = self.view.initial[call.env]
         book = phrasebook(self.packages[call.env])
         label = str(source)
-        pointer = self.view.pointers.get((call.env, value)) if source.kind in ("file", "cited") else None
+        pointer = self.view.pointers.get((call.env, value)) if source.pointed else None
         if pointer is not None:  # the user points at the file line or the note that names it
             collection = book.collection_of(state, value)
             if (

@@ -89,13 +89,14 @@ def missing_user_values(task: Task) -> list[dict[str, Any]]:
             continue
         text = "\n".join(t.user for t in task.turns[: call.turn + 1])
         for name in call.args:
-            if call.source(name).kind not in ("user", "named", "file", "cited"):
+            source = call.source(name)
+            if source.kind not in ("user", "named") and not source.pointed:
                 continue
             value = call.args.get(name)
             mention = recorded.get((i, name))
             if mention is not None:
                 present = mention.lower() in text.lower()
-            elif call.source(name).kind in ("file", "cited"):
+            elif source.pointed:
                 present = False
             elif isinstance(value, bool):
                 present = says(text, name.replace("_", " "))

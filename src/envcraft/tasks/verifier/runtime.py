@@ -962,10 +962,8 @@ def in_time_order(content: str, before: str | None) -> bool:
     timeline or a log is appended to, now: an entry back-dated, or put above the entries it
     follows, is not the asked entry). Times in another zone than UTC are not compared."""
     old = set(norm_text(before or "").split("\n"))
-    latest, previous = "", ""
-    for line in norm_text(before or "").split("\n"):
-        moment = utc_moment(line)
-        latest = max(latest, moment or "")
+    latest = max((utc_moment(line) or "" for line in old), default="")
+    previous = ""
     for line in norm_text(content).split("\n"):
         moment = utc_moment(line)
         if moment is None:
@@ -1674,8 +1672,7 @@ def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     named: dict[str, set[str]] = {}
     for action in ctx.get("actions") or []:
-        result = action.get("result")
-        if isinstance(action.get("args"), dict) and not (isinstance(result, dict) and "error" in result):
+        if isinstance(action.get("args"), dict) and not _failed(action):
             named.setdefault(action.get("env", ""), set()).update(
                 leaf for leaf in _leaves(action["args"]) if isinstance(leaf, str)
             )

@@ -29,13 +29,15 @@ from envcraft.core.environment import Environment, Initial
 from envcraft.core.package import EnvPackage
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun, LiveSessions, replay
-from envcraft.tasks.phrasing.phrasebook import phrasebook
+from envcraft.tasks.phrasing.phrasebook import join_words, phrasebook
+from envcraft.tasks.phrasing.words import capital
 from envcraft.tasks.values.args import flatten
 from envcraft.tasks.world.hiding import (
     MAX_DECOYS,
     MIN_DECOYS,
     record_candidates,
     record_label,
+    relabel,
     shifted,
     without_idle_reads,
 )
@@ -148,13 +150,13 @@ def cite_in_note(
     text = template.format(
         noun=noun,
         target=_label(record_label(book, state, pick.collection, pick.value)),
-        others=_joined(labels),
+        others=join_words(labels),
         are="is" if len(labels) == 1 else "are",
         s="s" if len(labels) == 1 else "",
         them="it" if len(labels) == 1 else "them",
     )
-    text = text[0].upper() + text[1:]
-    subject = subject.format(noun=noun, Noun=noun[0].upper() + noun[1:])
+    text = capital(text)
+    subject = subject.format(noun=noun, Noun=capital(noun))
     note = _leave(carrier, carrier_state, carrier_files, subject, text, rng.randrange(2**31))
     if note is None:
         return None
@@ -166,11 +168,8 @@ def cite_in_note(
     envs = {**packages, carrier.id: carrier}
     initial = {**run.initial, carrier.id: carrier_state}
     files = {**run.files, **carrier_files}
-    calls = shifted(run.calls, pick.call)
-    for call in calls:
-        for name, value in call.args.items():
-            if value == pick.value and call.env == pick.env and call.source(name).kind in ("user", "derived"):
-                call.provenance[name] = f"cited:{pick.call}.{path}"
+    label = f"cited:{pick.call}.{path}"
+    calls = [c if c.env != pick.env else relabel(c, pick.value, label) for c in shifted(run.calls, pick.call)]
     calls.insert(pick.call, GoldenCall(carrier.id, tool, {param: key}, {param: "named"}, {}))
     again = replay(calls, envs, initial, files)
     if again is None or not again.calls[pick.call].ok:
@@ -209,18 +208,19 @@ def _reader(
     carrier: EnvPackage, state: dict[str, Any], files: dict[str, str], key: str, text: str
 ) -> tuple[str, str, str] | None:
     """The carrier's read-only tool that opens the note by its key alone, and the result path of
-    the note's text: (tool, parameter, path). Found by calling each candidate on the note."""
-    for name, spec in sorted(carrier.env_class.tools.items()):
-        required = spec.parameters.get("required", [])
-        if not spec.annotations.read_only or len(required) != 1:
-            continue
-        with LiveSessions({carrier.id: carrier}, {carrier.id: state}, files) as live:
+    the note's text: (tool, parameter, path). Found by calling each candidate on the note, in one
+    session (a read-only call leaves the note's text as it is)."""
+    with LiveSessions({carrier.id: carrier}, {carrier.id: state}, files) as live:
+        for name, spec in sorted(carrier.env_class.tools.items()):
+            required = spec.parameters.get("required", [])
+            if not spec.annotations.read_only or len(required) != 1:
+                continue
             result = live.call(carrier.id, name, {required[0]: key})
-        path = next(
-            (p for p, v in flatten(result) if isinstance(v, str) and text in v and "." not in p), None
-        )
-        if path is not None:
-            return name, required[0], path
+            path = next(
+                (p for p, v in flatten(result) if isinstance(v, str) and text in v and "." not in p), None
+            )
+            if path is not None:
+                return name, required[0], path
     return None
 
 
@@ -230,7 +230,3 @@ def _label(text: str) -> str:
     return re.sub(r" \([^()\s]+@[^()\s]+\)", "", text)
 
 
-def _joined(items: list[str]) -> str:
-    if len(items) <= 2:
-        return " and ".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]

@@ -118,7 +118,7 @@ def hide_in_file(
     if isinstance(pick, _ValueCandidate):
         calls[pick.call].provenance[pick.arg] = f"file:{path}"
     else:
-        calls = [_relabel(c, pick.value, path) for c in calls]
+        calls = [relabel(c, pick.value, f"file:{path}") for c in calls]
     calls.insert(pick.call, read)
     again = replay(calls, packages, run.initial, {**run.files, path: content})
     if again is None or not again.calls[pick.call].ok:
@@ -352,14 +352,14 @@ def _from_user_or_lookup(call: GoldenCall, arg: str, run: GoldenRun) -> bool:
     return source.kind == "derived" and source.call is not None and not run.changed_by(source.call)
 
 
-def _relabel(call: GoldenCall, value: str, path: str) -> GoldenCall:
+def relabel(call: GoldenCall, value: str, label: str) -> GoldenCall:
     """Every argument that carries ``value`` as a whole, stated or read from a result, now comes
-    from the file (``call`` is a fresh copy from :func:`_shifted`). Values read from results are
-    relabelled too: the turns would otherwise name the record where it is used again, and a name
-    that holds the id ("the auth-service service") would state it."""
+    from where ``label`` says (a file, a note; ``call`` is a fresh copy from :func:`shifted`).
+    Values read from results are relabelled too: the turns would otherwise name the record where
+    it is used again, and a name that holds the id ("the auth-service service") would state it."""
     for name, arg in call.args.items():
         if arg == value and call.source(name).kind in ("user", "derived"):
-            call.provenance[name] = f"file:{path}"
+            call.provenance[name] = label
     return call
 
 

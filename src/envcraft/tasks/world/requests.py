@@ -28,7 +28,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.core.state import diff
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun
-from envcraft.tasks.phrasing.phrasebook import humanize, is_time, phrasebook
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time, join_words, phrasebook
 from envcraft.tasks.values.args import flatten
 from envcraft.tasks.verifier.checks import FileRequest
 from envcraft.tasks.verifier.runtime import norm_cell
@@ -183,7 +183,7 @@ def _slug(noun: str) -> str:
 
 
 def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
-    asks = _and([f"“{i.key}” set to {i.what}" for i in items])
+    asks = join_words([f"“{i.key}” set to {i.what}" for i in items])
     if fmt == "json":
         content = json.dumps({i.key: i.value for i in items}, indent=2) + "\n"
         expected: dict[str, Any] = {i.key: i.value for i in items}  # these keys, no invented ones
@@ -195,7 +195,7 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         writer.writerows([i.key, i.value] for i in items)
         rows = [[norm_cell(i.key), norm_cell(i.value)] for i in items]
         expected = {"header": ["item", "value"], "rows": rows, "exact": True}  # no invented row
-        lines = _and([f"“{i.key}” ({i.what})" for i in items])
+        lines = join_words([f"“{i.key}” ({i.what})" for i in items])
         return (
             out.getvalue(),
             expected,
@@ -208,9 +208,7 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
     return (
         content,
         expected,
-        f"Finally, write {path} with a “## Result” section that gives {_and([i.what for i in items])}.",
+        f"Finally, write {path} with a “## Result” section that gives {join_words([i.what for i in items])}.",
     )
 
 
-def _and(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
