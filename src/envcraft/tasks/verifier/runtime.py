@@ -934,6 +934,14 @@ def without(value: Any, paths: list[str]) -> Any:
     return value
 
 
+def _same_unlooked(after: Any, before: Any, looked: dict[str, Any], ignore: list[str]) -> bool:
+    """Whether a record is as it was but for the ``ignore`` paths and what looking at it changes.
+    Most records of a guarded collection are untouched: an identical pair needs no copies."""
+    if same(after, before):
+        return True
+    return same_without(unlooked(after, looked), unlooked(before, looked), ignore)
+
+
 def unlooked(record: Any, looked: dict[str, Any]) -> Any:
     """A copy of ``record`` without what looking at it changes (``looked``: a field path -> the
     members a list field gains when the record is read, or None for a value reading changes)."""
@@ -1344,8 +1352,7 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "absent":  # deleted
         return float(after is MISSING and before is not MISSING)
     if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
-        looked = check.get("looked", {})
-        rest = same_without(unlooked(after, looked), unlooked(before, looked), check.get("ignore", []))
+        rest = _same_unlooked(after, before, check.get("looked", {}), check.get("ignore", []))
         return float(rest and not _took_back(check.get("unsaid"), after, before))
     if kind == "others_unchanged":  # every other member of a collection left as it was
         ignore = check.get("ignore", [])
@@ -1358,9 +1365,7 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         bounds = check.get("may_become", {})
         kept = [
             k in now
-            and same_without(
-                unlooked(now[k], looked), unlooked(before[k], looked), ignore + by_key.get(k, [])
-            )
+            and _same_unlooked(now[k], before[k], looked, ignore + by_key.get(k, []))
             and within(now[k], before[k], bounds.get(k, {}))
             for k in keep
         ]
