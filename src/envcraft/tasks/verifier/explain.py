@@ -406,6 +406,10 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
             return f"{path}: {count} lines that say something", f"{len(said)} such lines"
         if check.get("chronological") and not runtime.in_time_order(content, None):
             return f"{path}: dated entries in time order", "an entry dated before the one above it"
+        until = check.get("dated_until")
+        ahead = [line for line in content.split("\n") if until and (runtime.utc_moment(line) or "") > until]
+        if ahead:
+            return f"{path}: entries dated no later than {until}Z", f"also {_some([short(x) for x in ahead])}"
     elif fmt == "markdown":
         missing = [
             f"## {name}: {short(text)}"

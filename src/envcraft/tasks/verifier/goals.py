@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from envcraft.core.pointer import escape_token
@@ -385,6 +386,7 @@ class GoalChecks(CheckList):
                 )
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
                 timed = fmt == "lines" and old is not None and _adds_dated_lines(old, new)
+                until = self._dated_until(path, turn, old) if timed else None
                 known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
                 self._add(
                     f"{prefix}file {path} {label}",
@@ -399,6 +401,7 @@ class GoalChecks(CheckList):
                     **({"free_note": note} if note is not None else {}),
                     **({"later_lines": later} if later else {}),
                     **({"chronological": True} if timed else {}),
+                    **({"dated_until": until} if until else {}),
                     **extra,
                 )
                 if turn is not None and self.golden.files.get(path) == new:
@@ -562,6 +565,23 @@ class GoalChecks(CheckList):
             book = self.world.books.get(env)
             found.update(carried_context(self.golden, book, [*where.split("/")[2:3], value]))
         return found
+
+    def _dated_until(self, path: str, turn: int | None, old: str) -> str | None:
+        """The latest moment an entry added to a timeline may carry: a day after the latest one
+        a correct run added (every correct run writes its entry now, give or take the calls it
+        made on the way: a day is 1,440 calls at the default tick). An entry dated years ahead
+        is a forged record, not the asked one. None where no run added a UTC-dated entry."""
+        before = set(vr.norm_text(old).split("\n"))
+        added = [
+            moment
+            for run in self.world.runs(turn)
+            for line in vr.norm_text(window(run, turn)[3].get(path) or "").split("\n")
+            if line not in before and (moment := vr.utc_moment(line))
+        ]
+        if not added:
+            return None
+        latest = datetime.fromisoformat(max(added)) + timedelta(days=1)
+        return latest.strftime("%Y-%m-%dT%H:%M:%S")
 
     def _known_lines(self, path: str, turn: int | None) -> list[str] | None:
         """Where the number of lines is not fixed (the world appends to an incident's timeline

@@ -964,11 +964,12 @@ def unlooked(record: Any, looked: dict[str, Any]) -> Any:
 _MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
 
 
-def in_time_order(content: str, before: str | None) -> bool:
+def in_time_order(content: str, before: str | None, until: str | None = None) -> bool:
     """Whether a file's dated lines keep time: each dated line no earlier than the dated line
-    above it, and each line added since ``before`` no earlier than the latest one there (a
-    timeline or a log is appended to, now: an entry back-dated, or put above the entries it
-    follows, is not the asked entry). Times in another zone than UTC are not compared."""
+    above it, and each line added since ``before`` no earlier than the latest one there and, with
+    ``until`` (``YYYY-MM-DDTHH:MM:SS``), no later than that (a timeline or a log is appended to,
+    now: an entry back-dated, dated years ahead, or put above the entries it follows, is not the
+    asked entry). Times in another zone than UTC are not compared."""
     old = set(norm_text(before or "").split("\n"))
     latest = max((utc_moment(line) or "" for line in old), default="")
     previous = ""
@@ -976,7 +977,8 @@ def in_time_order(content: str, before: str | None) -> bool:
         moment = utc_moment(line)
         if moment is None:
             continue
-        if moment < previous or (line not in old and moment < latest):
+        added = line not in old
+        if moment < previous or (added and (moment < latest or (until is not None and moment > until))):
             return False
         previous = moment
     return True
@@ -1524,8 +1526,8 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     spec = check.get("only_ids")
     if spec is not None and not only_ids(content, check["format"], check["expected"], spec):
         return 0.0
-    if check.get("chronological") and not in_time_order(content, before):
-        return 0.0  # a dated entry back-dated or put above the entries it follows
+    if check.get("chronological") and not in_time_order(content, before, check.get("dated_until")):
+        return 0.0  # a dated entry back-dated, dated ahead, or put above the entries it follows
     later = check.get("later_lines")  # a turn's file: nothing a later turn asks for yet
     if later and any(line in later for line in parse_file(content, "lines")):
         return 0.0
@@ -1570,9 +1572,14 @@ def counted_lines(content: str) -> list[str]:
     return [line for line in norm_text(content).split("\n") if line.strip() and not _courtesy(line)]
 
 
+_HEADING = re.compile(r"^#{1,6} ")  # a Markdown heading
+
+
 def _courtesy(line: str) -> bool:
     """Whether a line is a courtesy alone: its words are courtesies, pointing words or names
     ("FYI, see Greta's note below.")."""
+    if _HEADING.match(line):
+        return False  # a heading is the file's structure ("## Timeline note"), never a courtesy
     spans = _spans(_folded(line))
     vocabulary = POLITE | MENTION | POINTING | COURTESY_LINES
     return bool(spans) and all(

@@ -53,8 +53,7 @@ NOTES = (
     ),
     (
         "One more {noun}",
-        "I went through the {noun}s on my list: {others} need{s} nothing from you, {target} does, "
-        "today.",
+        "I went through the {noun}s on my list: {others} need{s} nothing from you, {target} does, today.",
     ),
     (
         "Re: the {noun} list",
@@ -228,5 +227,3 @@ def _label(text: str) -> str:
     """A record's label as a colleague types it: without the addresses inside its name
     ("ORD-100003 (Elena Nguyen placed on November 15)", not "(Elena Nguyen (elena@...) ...)")."""
     return re.sub(r" \([^()\s]+@[^()\s]+\)", "", text)
-
-

@@ -210,5 +210,3 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         expected,
         f"Finally, write {path} with a “## Result” section that gives {join_words([i.what for i in items])}.",
     )
-
-
