@@ -60,8 +60,7 @@ ATTEMPTS_PER_TASK = 8
 GROW_TRIES = 4  # follow-ups tried on a short job of a deeper corpus
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
-P_REPORT_TURN = 0.5  # chance that the file the user asks for is asked in a turn of its own, after the work
-P_CITE = 0.5  # chance that a one-environment job's record is named by a note in another environment
+P_CITE = 0.75  # chance that a one-environment job's record is named by a note in another environment
 
 
 @dataclass
@@ -442,7 +441,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     planned = [bool(c.expected_error) for c in run.calls[:work]]
     turns = split_turns(mutating[:work], planned, rng, min_turns=2)  # two asks, two turns where it has them
     if request is not None:
-        if len(turns) < MAX_TURNS and random.Random(f"report:{draft.tag}").random() < P_REPORT_TURN:
+        if len(turns) < MAX_TURNS:
             turns.append([len(run.calls) - 1])  # the write-up asked once the work is done
         else:
             turns[-1].append(len(run.calls) - 1)

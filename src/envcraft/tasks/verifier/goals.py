@@ -386,7 +386,7 @@ class GoalChecks(CheckList):
                 )
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
                 timed = fmt == "lines" and old is not None and _adds_dated_lines(old, new)
-                until = self._dated_until(path, turn, old) if timed else None
+                until = self._dated_until(path, turn, old) if timed and old is not None else None
                 known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
                 self._add(
                     f"{prefix}file {path} {label}",
