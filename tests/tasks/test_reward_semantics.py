@@ -36,6 +36,12 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
 
 
 @pytest.fixture(scope="module")
+def ledger_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
+    """The five-env corpus of another seed: journal lines are rare, seed 0 may stage none."""
+    return synthesized(tmp_path_factory.mktemp("ledger"), ENVS, seed=1)
+
+
+@pytest.fixture(scope="module")
 def todo_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return synthesized(tmp_path_factory.mktemp("todo"), "mail_triage,itinerary_rebooking", seed=2)
 
@@ -192,10 +198,10 @@ def test_reading_other_messages_is_still_paid(tasks: list[Task]) -> None:
     assert score(task, turns) == 1.0
 
 
-def test_a_line_staged_removed_and_staged_again_is_paid(tasks: list[Task]) -> None:
+def test_a_line_staged_removed_and_staged_again_is_paid(ledger_tasks: list[Task]) -> None:
     """The same journal content: the line number and the journal's counter moved, nothing asked for."""
     task = first(
-        tasks,
+        ledger_tasks,
         lambda t: any(
             c.tool in ("add_receipt_line", "add_adjustment_line", "add_transfer_line")
             for c in t.reference.calls
