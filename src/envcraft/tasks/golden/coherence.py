@@ -8,7 +8,8 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
 * a step that should change something but changes nothing (its effect already held in S0,
   timestamps and counters aside) is left out, and the chain with it when later steps depend on
   it (``no_effect``);
-* read-only steps whose results no later step uses are left out (the run is replayed);
+* read-only steps whose results no later step uses are left out (the run is replayed), with a
+  refusal planned before one of them (a planned refusal stays only with the call recovering from it);
 * each step after the first must use an entity an earlier step produced, read or acted on
   (an argument taken from a result, or a record or value an earlier call also had); the chain
   is cut before the first that does not (``flow`` when nothing useful is left). The first step
@@ -116,18 +117,27 @@ def _prune_reads(
     run: GoldenRun, packages: Mapping[str, EnvPackage], graphs: Mapping[str, ToolGraph]
 ) -> tuple[GoldenRun | None, str]:
     mutating = writes(run, graphs)
-    keep = {i for i, c in enumerate(run.calls) if mutating[i] or c.expected_error}
-    for i in sorted(keep, reverse=True):
-        keep |= _feeders(run, i)
-    changed = True
-    while changed:  # feeders of feeders
-        more = set().union(*(_feeders(run, i) for i in keep)) - keep
-        changed = bool(more)
-        keep |= more
+    keep = _with_feeders(run, {i for i in range(len(run.calls)) if mutating[i]})
+    # a planned refusal stays with the call that recovers from it (the next one): a lookup whose
+    # answer nothing uses goes, and the refusal planned before it too ("try to read partition 0
+    # of audit; if that is not possible, process partition 0 of refunds" asks for nothing)
+    keep = _with_feeders(
+        run, keep | {i for i, c in enumerate(run.calls) if c.expected_error and i + 1 in keep}
+    )
     if len(keep) == len(run.calls):
         return run, "ok"
     pruned = keep_calls(run, sorted(keep), packages)
     return (pruned, "ok") if pruned is not None else (None, "prune")
+
+
+def _with_feeders(run: GoldenRun, keep: set[int]) -> set[int]:
+    """``keep`` and the calls whose results the kept calls' arguments came from, transitively."""
+    keep = set(keep)
+    more = keep
+    while more:
+        more = set().union(*(_feeders(run, i) for i in more)) - keep
+        keep |= more
+    return keep
 
 
 def _feeders(run: GoldenRun, i: int) -> set[int]:
