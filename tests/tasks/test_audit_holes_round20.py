@@ -6,6 +6,13 @@ a default run at ``e4408ee``, seed 20):
   topic instead." A lookup planned to be refused had lost the lookup that recovered from it (its
   answer fed nothing), and the refusal was kept beside an unrelated step: a planned refusal now
   stays only with the call that recovers from it.
+* helper XB, itinerary_rebooking-0083220a5f67: "Could you share an update, Ines?" scored 0.75 while
+  "Ines, could you share an update?" scored 1.0: the addressee called by name at the end of the
+  dictated sentence is as polite as at its start (``runtime._vocative``).
+* helper XA, itinerary_rebooking-72377c4a4b0e: "Running a few minutes late. Sorry!" and "... Thank
+  you for your patience." scored 0.5: apologies and thanks for patience are courtesies (``POLITE``).
+* helper XC, class_booking-ff33a52eba87: a report saying "after BKG-50006 was cancelled" scored
+  0.75 where "canceled" scored 1.0: a doubled l is the other spelling of one word (``_told``).
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from envcraft.tasks.golden.coherence import tidy
 from envcraft.tasks.golden.run import replay
 from envcraft.tasks.graphs.graph import build_tool_graph
 
-from .test_created_records import audit_tasks
+from .test_created_records import audit_tasks, score
+from .test_reward_semantics import reference
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +49,67 @@ def test_a_refusal_planned_for_a_lookup_nothing_uses_goes_with_it(tasks: dict[st
     tidied, reason = tidy(run, {"event_stream": package}, {"event_stream": build_tool_graph(package)})
     assert tidied is not None, reason
     assert [c.tool for c in tidied.calls] == ["process_batch"]
+
+
+@pytest.mark.parametrize(
+    ("text", "paid"),
+    [
+        ("Could you share an update, Ines?", True),  # the addressee, by name
+        ("Could you share an update, Ines Jensen?", True),
+        ("Could you share an update? Leg confirmed.", False),  # a claim after the words
+        ("Could you share an update, Noah?", False),  # someone else
+        ("Could you share an update, Ines? Leg confirmed.", False),
+    ],
+)
+def test_the_addressee_may_be_called_by_name_after_the_dictated_words(
+    tasks: dict[str, Task], text: str, paid: bool
+) -> None:
+    task = tasks["itinerary_rebooking-0083220a5f67"]
+    turns = reference(task)
+    turns[0][0]["args"]["message"] = text
+    assert (score(task, turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("text", "paid"),
+    [
+        ("Running a few minutes late. Sorry!", True),
+        ("Running a few minutes late. Thank you for your patience.", True),
+        ("Running a few minutes late. Apologies for the inconvenience.", True),
+        ("Not running a few minutes late. Sorry!", False),
+        ("Running a few minutes late. Sorry, ignore this.", False),
+        ("Your flight is running a few minutes late. Sorry!", False),  # who is late changed
+    ],
+)
+def test_an_apology_or_thanks_for_patience_around_dictated_words_is_a_courtesy(
+    tasks: dict[str, Task], text: str, paid: bool
+) -> None:
+    task = tasks["itinerary_rebooking-72377c4a4b0e"]
+    turns = reference(task)
+    turns[0][0]["args"]["message"] = text
+    assert (score(task, turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("line", "paid"),
+    [
+        (
+            "New booking: BKG-50062 (MEM-2017 from the waitlist of CLS-30004 after BKG-50006 was cancelled)",
+            True,
+        ),
+        (
+            "New booking: BKG-50062 (MEM-2017 from the waitlist of CLS-30004 after BKG-50006 was canceled)",
+            True,
+        ),
+        (
+            "New booking: BKG-50062 (MEM-2017 from the waitlist of CLS-30004 after BKG-50006 was refunded)",
+            False,
+        ),
+    ],
+)
+def test_a_report_word_may_double_its_l(tasks: dict[str, Task], line: str, paid: bool) -> None:
+    task = tasks["class_booking-ff33a52eba87"]
+    turns = reference(task)
+    write = next(c for c in turns[-1] if c["tool"] == "write_file")
+    write["args"]["content"] = f"## Result\n\n{line}\n"
+    assert (score(task, turns) == 1.0) is paid

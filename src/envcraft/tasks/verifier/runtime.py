@@ -172,6 +172,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
     " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
     " desk office crew staff both"  # a sign-off from a team: "Best regards, Travel desk"; "Hi both,"
+    " sorry apologies apologize apologise for your patience understanding inconvenience"  # "Sorry!"
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
@@ -362,6 +363,8 @@ def said_fault(
             tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, unnamed)
         else:
             head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
+        if not tail and polite and names and _vocative(folded, spans, end, names):
+            tail, tail_names = True, len(spans) - end
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others, unnamed), 0
         if polite and names is not None:  # a short aside that names the record the call is about
@@ -389,6 +392,18 @@ def said_fault(
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
     return "other words around them: " + ", ".join(repr(w) for w in (odd or around)[:4])
+
+
+def _vocative(text: str, spans: list[Span], end: int, names: frozenset[str]) -> bool:
+    """Whether the words after ``end`` call the addressee by name at the end of the dictated
+    sentence: "Could you share an update, Ines?" (a comma before, the closing mark after)."""
+    rest = spans[end:]
+    return (
+        0 < end < len(spans)
+        and all(w[0].isupper() and w.lower() in names for w, _, _ in rest)
+        and re.fullmatch(r"\s*,\s*", text[spans[end - 1][2] : rest[0][1]]) is not None
+        and re.fullmatch(r"[\s.!?]*", text[rest[-1][2] :]) is not None
+    )
 
 
 def _aside(
@@ -554,14 +569,23 @@ def _told(word: str, allowed: frozenset[str]) -> bool:
     """Whether a word an agent wrote around asked values is one ``allowed`` lets it write: the
     word itself, its singular or plural ("drafts"), a date, a word of allowed words joined by
     hyphens ("follow-up"), or a file path built of them and of ids it may name
-    ("ops/incident-INC-2042.md")."""
-    return (
-        bool(_DATE.fullmatch(word))
-        or _framing(word, allowed)
-        or _plural_of(word, allowed)
-        or _parts_in(word, allowed)
-        or _path_in(word, allowed)
+    ("ops/incident-INC-2042.md"), in either spelling of a doubled l ("cancelled", "canceled")."""
+    other = _DOUBLED_L.fullmatch(word)
+    spellings = [word] if other is None else [word, other[1] + ("" if other[2] else "l") + other[3]]
+    return any(
+        _DATE.fullmatch(w)
+        or _framing(w, allowed)
+        or _plural_of(w, allowed)
+        or _parts_in(w, allowed)
+        or _path_in(w, allowed)
+        for w in spellings
     )
+
+
+# the stems whose l doubles before a suffix in British spelling and not in American
+_DOUBLED_L = re.compile(
+    r"(cancel|travel|label|model|signal|total|fuel|channel|level|dial|equal)(l?)(ed|ing|ers?)"
+)
 
 
 EXTENSIONS = _vocabulary("md csv json jsonl txt log eml yaml yml html")
