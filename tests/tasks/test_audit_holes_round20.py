@@ -13,6 +13,10 @@ a default run at ``e4408ee``, seed 20):
   you for your patience." scored 0.5: apologies and thanks for patience are courtesies (``POLITE``).
 * helper XC, class_booking-ff33a52eba87: a report saying "after BKG-50006 was cancelled" scored
   0.75 where "canceled" scored 1.0: a doubled l is the other spelling of one word (``_told``).
+  The same report saying "New booking BKG-50062 was canceled." scored 1.0 and "MEM-2017 promoted
+  from the waitlist" 0.75: the cancellation's result holds the booking it promoted, and its words
+  went to every record the result held. A result's record apart from what the call named takes
+  the words of its key ("promoted"), not the act's (``checks.acts_on``).
 """
 
 from __future__ import annotations
@@ -105,9 +109,11 @@ def test_an_apology_or_thanks_for_patience_around_dictated_words_is_a_courtesy(
             "New booking: BKG-50062 (MEM-2017 from the waitlist of CLS-30004 after BKG-50006 was refunded)",
             False,
         ),
+        ("New booking: BKG-50062 (MEM-2017 promoted from the waitlist of CLS-30004)", True),
+        ("New booking BKG-50062 was canceled.", False),  # the promoted booking stands
     ],
 )
-def test_a_report_word_may_double_its_l(tasks: dict[str, Task], line: str, paid: bool) -> None:
+def test_a_report_says_what_was_done_to_each_record(tasks: dict[str, Task], line: str, paid: bool) -> None:
     task = tasks["class_booking-ff33a52eba87"]
     turns = reference(task)
     write = next(c for c in turns[-1] if c["tool"] == "write_file")

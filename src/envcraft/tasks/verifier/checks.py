@@ -743,13 +743,34 @@ def acts_on(golden: Outcome, value: str) -> set[str]:
     check HC-0001 has been run", "drafted a reply: MSG-0010"), never what was done to another."""
     found: set[str] = set()
     for action in golden.actions:
-        if action.tool in SYSTEM_TOOLS or value not in {
-            str(v) for v in scalars([action.args, action.result])
-        }:
+        if action.tool in SYSTEM_TOOLS:
             continue
-        for word in vr.words(humanize(action.tool)):
+        for word in _act_words(action, value):
             found |= {word, *word_forms(word)}
     return found
+
+
+def _act_words(action: Action, value: str) -> list[str]:
+    """The words of what ``action`` did to the record ``value`` names: the tool's where the call
+    named it, or its result holds it as the act's own record (top level, beside what the call
+    named, or in a result that holds nothing the call named: a record it made); the result key's
+    where the result holds it apart ("promoted" for the waitlist booking a cancellation freed a
+    place for, never "cancelled")."""
+    named = {str(v) for v in scalars(action.args)}
+    if value in named:
+        return vr.words(humanize(action.tool))
+    result = action.result if isinstance(action.result, dict) else {"result": action.result}
+    held = {key: {str(v) for v in scalars(sub)} for key, sub in result.items()}
+    if not any(value in found for found in held.values()):
+        return []
+    own = [
+        key
+        for key, found in held.items()
+        if value in found and (not isinstance(result[key], dict | list) or found & named)
+    ]
+    if own or not any(found & named for found in held.values()):
+        return vr.words(humanize(action.tool))
+    return [w for key, found in held.items() if value in found for w in vr.words(humanize(key))]
 
 
 IRREGULAR = {  # short or irregular verbs whose forms are known, not guessed
