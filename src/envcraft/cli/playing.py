@@ -103,7 +103,8 @@ def show(
         )
         for tool in env["tools"]:
             console.print(
-                f"  {tool['name']}({', '.join(tool['params'])}): {tool['summary']}",
+                f"  {tool['name']}({', '.join(tool['signature'])}): {tool['summary']}",
+                markup=False,  # "list[string]" is no style
                 highlight=False,
                 soft_wrap=True,
             )
@@ -167,13 +168,34 @@ def _packages(task: Task) -> dict[str, Any]:
 
 
 def _tool_summary(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool as a player first reads it: its name, its parameters and the first line of its
+    description; ``signature`` gives each parameter's type, the values it takes where the schema
+    lists them, and ``?`` where it may be left out (``to: list[string]``, ``reason: damaged|wrong_item``),
+    so an agent need not learn them from a refusal."""
     function = schema["function"]
     lines = (function.get("description") or "").strip().splitlines()
+    parameters = function.get("parameters") or {}
+    required = set(parameters.get("required", []))
+    properties = parameters.get("properties", {})
     return {
         "name": function["name"],
-        "params": list((function.get("parameters") or {}).get("properties", {})),
+        "params": list(properties),
+        "signature": [
+            f"{name}{'' if name in required else '?'}: {_type_text(spec)}"
+            for name, spec in properties.items()
+        ],
         "summary": lines[0] if lines else "",
     }
+
+
+def _type_text(spec: dict[str, Any]) -> str:
+    """A JSON schema's type in a few characters: ``string``, ``list[string]``, ``a|b|c``."""
+    if "enum" in spec:
+        return "|".join(str(v) for v in spec["enum"])
+    kind = spec.get("type", "any")
+    if kind == "array":
+        return f"list[{_type_text(spec.get('items') or {})}]"
+    return "|".join(kind) if isinstance(kind, list) else str(kind)
 
 
 # -- envcraft tasks play ------------------------------------------------------------------------
