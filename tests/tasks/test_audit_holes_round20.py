@@ -30,7 +30,7 @@ from envcraft.tasks.golden.run import replay
 from envcraft.tasks.graphs.graph import build_tool_graph
 
 from .test_created_records import audit_tasks, score
-from .test_reward_semantics import reference
+from .test_reward_semantics import reference_with, reference_writing
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +69,7 @@ def test_the_addressee_may_be_called_by_name_after_the_dictated_words(
     tasks: dict[str, Task], text: str, paid: bool
 ) -> None:
     task = tasks["itinerary_rebooking-0083220a5f67"]
-    turns = reference(task)
-    turns[0][0]["args"]["message"] = text
-    assert (score(task, turns) == 1.0) is paid
+    assert (score(task, reference_with(task, "notify_traveler", message=text)) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -89,9 +87,7 @@ def test_an_apology_or_thanks_for_patience_around_dictated_words_is_a_courtesy(
     tasks: dict[str, Task], text: str, paid: bool
 ) -> None:
     task = tasks["itinerary_rebooking-72377c4a4b0e"]
-    turns = reference(task)
-    turns[0][0]["args"]["message"] = text
-    assert (score(task, turns) == 1.0) is paid
+    assert (score(task, reference_with(task, "notify_traveler", message=text)) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -115,7 +111,5 @@ def test_an_apology_or_thanks_for_patience_around_dictated_words_is_a_courtesy(
 )
 def test_a_report_says_what_was_done_to_each_record(tasks: dict[str, Task], line: str, paid: bool) -> None:
     task = tasks["class_booking-ff33a52eba87"]
-    turns = reference(task)
-    write = next(c for c in turns[-1] if c["tool"] == "write_file")
-    write["args"]["content"] = f"## Result\n\n{line}\n"
+    turns = reference_writing(task, "handover/result.md", f"## Result\n\n{line}\n")
     assert (score(task, turns) == 1.0) is paid

@@ -763,11 +763,10 @@ def _act_words(action: Action, value: str) -> list[str]:
     held = {key: {str(v) for v in scalars(sub)} for key, sub in result.items()}
     if not any(value in found for found in held.values()):
         return []
-    own = [
-        key
+    own = any(
+        value in found and (not isinstance(result[key], dict | list) or found & named)
         for key, found in held.items()
-        if value in found and (not isinstance(result[key], dict | list) or found & named)
-    ]
+    )
     if own or not any(found & named for found in held.values()):
         return vr.words(humanize(action.tool))
     return [w for key, found in held.items() if value in found for w in vr.words(humanize(key))]
