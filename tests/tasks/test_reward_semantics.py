@@ -43,7 +43,7 @@ def ledger_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
 
 @pytest.fixture(scope="module")
 def todo_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
-    return synthesized(tmp_path_factory.mktemp("todo"), "mail_triage,itinerary_rebooking", seed=2)
+    return synthesized(tmp_path_factory.mktemp("todo"), "mail_triage,itinerary_rebooking", seed=4)
 
 
 @pytest.fixture(scope="module")

@@ -140,19 +140,20 @@ def test_s0_against_its_envs_rules(shards: dict[str, ShardResult], library: Libr
 
 def test_a_fallback_of_another_customer(shards: dict[str, ShardResult], library: Library) -> None:
     """A failing cancel whose fallback is another customer's order: no person asks that."""
-    task = next(
-        t
+    task, at = next(
+        (t, i)
         for t in shards["returns_desk"].tasks
-        if (t.reference.calls[0].env, t.reference.calls[0].tool) == ("returns_desk", "cancel_order")
+        for i, c in enumerate(t.reference.calls)
+        if (c.env, c.tool) == ("returns_desk", "cancel_order")
     )
     orders = task.initial_state["returns_desk"]["orders"]
-    first = task.reference.calls[0].args["order_id"]
+    first = task.reference.calls[at].args["order_id"]
     other = next(o for o, r in orders.items() if r["customer_id"] != orders[first]["customer_id"])
     planted = task.model_copy(deep=True)
-    fallback = copy.deepcopy(planted.reference.calls[0])
+    fallback = copy.deepcopy(planted.reference.calls[at])
     fallback.args["order_id"] = other
-    planted.reference.calls.append(fallback)
-    planted.provenance["steps"] = [{"call": 0, "kind": "error_recovery", "expected_error": "conflict"}]
+    planted.reference.calls.insert(at + 1, fallback)
+    planted.provenance["steps"] = [{"call": at, "kind": "error_recovery", "expected_error": "conflict"}]
     assert "fallback_owner" in kinds(planted, library)
 
 

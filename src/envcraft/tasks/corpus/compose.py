@@ -51,6 +51,7 @@ from envcraft.tasks.verifier.synthesis import synthesize_verifier
 from envcraft.tasks.world.citing import CitedFact, carriers, cite_in_note
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
 from envcraft.tasks.world.hiding import FileFact, hide_in_file
+from envcraft.tasks.world.lookups import with_lookups
 from envcraft.tasks.world.requests import Request, request_file
 from envcraft.tasks.world.rules import generator_seed, lookalike_refusal, world_violations
 
@@ -204,6 +205,7 @@ def compose_draft(
         cite_stage,
         fact_stage,
         distractor_stage,
+        lookup_stage,
         request_stage,
         depth_stage,
         lambda d: plan_stage(d, renderer),
@@ -408,6 +410,14 @@ def distractor_stage(draft: Draft) -> str | None:
     return None
 
 
+def lookup_stage(draft: Draft) -> str | None:
+    """The reads that find each record the user names by description, among its look-alikes
+    (:mod:`envcraft.tasks.world.lookups`): the reference does the work every solving run does."""
+    rng = random.Random(f"lookup:{draft.tag}")  # its own draws: the stages after draw as before
+    draft.run = with_lookups(draft.golden, draft.packages, draft.library.graphs, rng)
+    return None
+
+
 def request_stage(draft: Draft) -> str | None:
     """Claw tasks: a file the user asks for by content (always where values must cross envs)."""
     run = draft.golden
@@ -490,6 +500,7 @@ def text_stage(draft: Draft) -> str | None:
     if draft.request is not None:
         task.provenance["file_request"] = draft.request.to_json()
     if draft.fact is not None:
+        draft.fact.locate(draft.golden.calls)
         task.provenance["file_fact"] = draft.fact.to_json()
     if draft.cited is not None:
         draft.cited.locate(draft.golden.calls)

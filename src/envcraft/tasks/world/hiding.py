@@ -61,6 +61,12 @@ class FileFact:
     rows: list[str] = field(default_factory=list)  # kind "value": the records listed, the named one first
     row_field: str | None = None  # kind "value": rows name records by this field (a title), not by key
 
+    def locate(self, calls: list[GoldenCall]) -> None:
+        """Find the read again in ``calls`` (a later stage may insert calls before it)."""
+        self.read_call = next(
+            i for i, c in enumerate(calls) if c.tool == "read_file" and c.args.get("path") == self.path
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
