@@ -11,7 +11,7 @@ shared verifier worker is stopped so its CPU time is counted too (``cpu s`` = th
 children). Wall time is the figure on a dedicated core; on a loaded machine ``t/cpu s`` and
 ``c/cpu s`` are the steadier ones. No assertions. Run:
 ``.venv/bin/python bench/bench_tasks.py [--envs returns_desk,notes_desk|all] [--quota 20] [--seed 0]
-[--min-calls N]`` (``--min-calls``: the deeper corpus of ``envcraft run --min-calls``).
+[--min-calls N] [--depth N]`` (``--min-calls``, ``--depth``: the deeper corpora of ``envcraft run``).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def main() -> None:
     parser.add_argument("--quota", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-calls", type=int, default=1, help="a deeper corpus (envcraft run --min-calls)")
+    parser.add_argument("--depth", type=int, default=1, help="jobs grown toward N (run --depth)")
     options = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)  # tool crashes inside environments are theirs to log
     refs = builtin_ids() if options.envs == "all" else options.envs.split(",")
@@ -66,7 +67,7 @@ def main() -> None:
     for env in sorted(library.graphs):
         before = dict(totals)
         wall, cpu = time.perf_counter(), cpu_seconds()
-        config = synth.SynthConfig(seed=options.seed, min_calls=options.min_calls)
+        config = synth.SynthConfig(seed=options.seed, min_calls=options.min_calls, depth=options.depth)
         result = synth.synthesize_shard(library, env, 0, options.quota, config)
         for worker in isolated._defaults.values():  # stop the verifier workers: their CPU time counts
             worker.close()

@@ -10,7 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from envcraft.tasks.corpus.compose import Draft, SynthConfig, golden_stage, load_library
+from envcraft.tasks.corpus.compose import (
+    SHORT_PATIENCE,
+    Draft,
+    SynthConfig,
+    golden_stage,
+    load_library,
+    synthesize_shard,
+)
 from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.golden.choose import DEEP_COHESION
 from envcraft.tasks.golden.coherence import tidy
@@ -72,3 +79,20 @@ def _short_job(draft: Draft, seed: int) -> GoldenRun | None:
     run = run_chain(draft.chain, draft.packages, draft.library.graphs, draft.initial, draft.files, rng,
                     Coverage(), draft.config.p_error, None, DEEP_COHESION)  # fmt: skip
     return None if run is None else tidy(run, draft.packages, draft.library.graphs, skip_gaps=True)[0]
+
+
+def test_a_depth_grows_most_jobs_to_it_and_keeps_the_short_ones_it_drew_instead_of_drawing_again() -> None:
+    """``--depth N``: at least 60% of a shard's tasks reach N calls, the rest are the short
+    jobs drawn on the way; an environment whose jobs rarely reach N still fills its shard."""
+    library = load_library(["sheet_analytics", "event_stream"])
+    config = SynthConfig(seed=1, depth=5)
+    assert SynthConfig(**config.to_json()).depth == 5 and SynthConfig().depth == 1
+    deep = synthesize_shard(library, "sheet_analytics", 0, 5, config)
+    calls = [len(t.reference.calls) for t in deep.tasks]
+    assert len(calls) == 5 and sum(c >= 5 for c in calls) >= 3, calls
+    # event_stream alone rarely makes a job of 5 calls: without giving up on the target after a
+    # few refusals in a row, its shard spent the whole budget (200 drafts, 111 refused as short)
+    alone = load_library(["event_stream"])
+    shallow = synthesize_shard(alone, "event_stream", 0, 5, config)
+    assert len(shallow.tasks) == 5
+    assert shallow.rejected["shallow"] <= SHORT_PATIENCE * (len(shallow.tasks) + 1), shallow.rejected

@@ -27,6 +27,15 @@ from envcraft.tasks.corpus.writing import WriterFailed, WriterPending
 from envcraft.tasks.phrasing.writer import TurnWriter
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+Depth = Annotated[
+    int,
+    typer.Option(
+        "--depth",
+        min=1,
+        help="Walk and grow jobs toward this many reference calls; 60% of each shard's places are "
+        "held for jobs that reach it, shorter jobs fill the rest (default 1: every job as it comes).",
+    ),
+]
 MinCalls = Annotated[
     int,
     typer.Option(
@@ -98,6 +107,7 @@ def run_command(
     writer_base_url: WriterBaseUrl = None,
     writer_batch: WriterBatch = None,
     min_calls: MinCalls = 1,
+    depth: Depth = 1,
     json_out: JsonFlag = False,
 ) -> None:
     """Run the offline data job: lint, graphs, synthesis, validation, export, summary and report.
@@ -114,7 +124,7 @@ def run_command(
         workers=workers,
         executor=executor,
         ray_address=ray_address,
-        synth=SynthConfig(min_calls=min_calls),
+        synth=SynthConfig(min_calls=min_calls, depth=depth),
     )
     _writable_dir(out)
     try:
@@ -197,6 +207,7 @@ def synth_command(
     writer_base_url: WriterBaseUrl = None,
     writer_batch: WriterBatch = None,
     min_calls: MinCalls = 1,
+    depth: Depth = 1,
     json_out: JsonFlag = False,
 ) -> None:
     """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report.
@@ -210,7 +221,7 @@ def synth_command(
         seed=seed,
         envs=_env_list(envs),
         workers=workers,
-        synth=SynthConfig(seed=seed, min_calls=min_calls),
+        synth=SynthConfig(seed=seed, min_calls=min_calls, depth=depth),
         export=False,
         executor=executor,
         ray_address=ray_address,

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -58,7 +59,9 @@ from envcraft.tasks.world.rules import generator_seed, lookalike_refusal, world_
 log = logging.getLogger("envcraft.tasks.corpus.compose")
 
 ATTEMPTS_PER_TASK = 8
-GROW_TRIES = 4  # follow-ups tried on a short job of a deeper corpus
+GROW_TRIES = 4  # follow-ups tried on a job shorter than its target
+DEEP_SHARE = 0.6  # with a depth: the share of a shard's tasks that must reach it
+SHORT_PATIENCE = 3  # short drafts refused in a row, after which the next is kept all the same
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
 P_CITE = 0.75  # chance that a one-environment job's record is named by a note in another environment
@@ -73,14 +76,24 @@ class SynthConfig:
     p_error: float = 0.1
     size: int = 1
     distractors: bool = True
-    # a deeper corpus: only jobs of at least this many reference calls, walked long enough for
-    # them and split over at least two user turns (1: every job, the default corpus)
+    # no task of fewer reference calls (the lookups and the asked-for file included); 1: none.
+    # Above 1 it is also the target jobs are walked and grown toward (a deeper corpus)
     min_calls: int = 1
+    # jobs are walked and grown toward this many reference calls, and at least ``deep_share``
+    # of a shard's tasks reach it; a job that comes out shorter is kept while the shard has
+    # room for short ones (1: every job as it comes, nothing grown)
+    depth: int = 1
+    deep_share: float = DEEP_SHARE
+
+    @property
+    def target(self) -> int:
+        """The reference calls a job is walked and grown toward."""
+        return max(self.depth, self.min_calls)
 
     @property
     def deep(self) -> bool:
-        """Whether this is a deeper corpus (``min_calls`` above one)."""
-        return self.min_calls > 1
+        """Whether jobs are walked and grown toward more than one call."""
+        return self.target > 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +103,8 @@ class SynthConfig:
             "size": self.size,
             "distractors": self.distractors,
             "min_calls": self.min_calls,
+            "depth": self.depth,
+            "deep_share": self.deep_share,
         }
 
 
@@ -132,19 +147,38 @@ def synthesize_shard(
     result = ShardResult(env, shard, [])
     seen: set[str] = set()
     render = renderer or TemplateRenderer(seed=f"{config.seed}:{env}:{shard}")
-    budget = quota * ATTEMPTS_PER_TASK * config.min_calls  # deep jobs: most draws come out short
+    budget = quota * ATTEMPTS_PER_TASK * config.target  # long jobs: most draws come out short
+    short_room = quota - math.ceil(quota * config.deep_share)  # tasks that may stay below depth
+    refused = 0  # short drafts refused in a row
     while len(result.tasks) < quota and result.attempts < budget:
         result.attempts += 1
+        short = sum(len(t.reference.calls) < config.target for t in result.tasks)
+        # below the target while the shard has room, or when the environment's jobs rarely
+        # reach it (the shard is not spent on it); never below min_calls
+        floor = config.min_calls if short < short_room or refused >= SHORT_PATIENCE else config.target
         chain = sample_walk(
-            library.graphs, library.workflow, env, rng, coverage, config.p_cross, min_len=config.min_calls
+            library.graphs, library.workflow, env, rng, coverage, config.p_cross, min_len=config.target
         )
         if chain is None:
             result.rejected["walk"] += 1
             continue
         tag = f"{config.seed}:{env}:{shard}:{result.attempts}"
         draft, reason = compose_draft(
-            library, chain, tag, rng, coverage, config, render, experience, result.validated, result.examples
+            library,
+            chain,
+            tag,
+            rng,
+            coverage,
+            replace(config, min_calls=floor),
+            render,
+            experience,
+            result.validated,
+            result.examples,
         )
+        if reason == "shallow":
+            refused += 1
+        elif draft is not None:
+            refused = 0
         if draft is None:
             result.rejected[reason] += 1
             continue
@@ -211,6 +245,7 @@ def compose_draft(
         lambda d: plan_stage(d, renderer),
         text_stage,
         world_stage,
+        exercised_stage,
         verifier_stage,
         pace_stage,
         lambda d: validation_stage(d, validated),
@@ -297,17 +332,17 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
 def _grown(
     draft: Draft, run: GoldenRun, coverage: Coverage, experience: Experience | None, cohesion: float
 ) -> GoldenRun:
-    """A job of a deeper corpus that came out shorter than ``min_calls``, continued with
+    """A job that came out shorter than its target (``SynthConfig.target``), continued with
     follow-up steps from where it ended (on the records it touched: ``cohesion``), each kept only
     when the whole still tidies into one coherent job that is longer; up to :data:`GROW_TRIES`
     follow-ups. Throwing a short job away costs its golden run; most walks come out short."""
     graphs = draft.library.graphs
     for _ in range(GROW_TRIES):
-        if len(run.calls) >= draft.config.min_calls:
+        if len(run.calls) >= draft.config.target:
             break
         last = run.calls[-1]
         room = DEEP_MAX_LEN - len(run.calls)
-        wanted = draft.config.min_calls - len(run.calls)
+        wanted = draft.config.target - len(run.calls)
         more = continue_walk(
             graphs, Step(last.env, last.tool), draft.rng.randint(min(wanted, room), room), draft.rng, coverage
         )
@@ -435,8 +470,9 @@ def request_stage(draft: Draft) -> str | None:
 
 
 def depth_stage(draft: Draft) -> str | None:
-    """A deeper corpus (``min_calls``): a job of fewer reference calls, the asked-for file and
-    the reads included, is no task of it. Checked before the costly stages."""
+    """A job of fewer reference calls than the draft's floor (``min_calls``; with a depth, the
+    target once the shard has no room left for short jobs), the asked-for file and the reads
+    included, is no task. Checked before the costly stages."""
     if len(draft.golden.calls) < draft.config.min_calls:
         draft.why = f"{len(draft.golden.calls)} calls"
         return "shallow"
@@ -518,9 +554,8 @@ def text_stage(draft: Draft) -> str | None:
 
 def verifier_stage(draft: Draft) -> str | None:
     """The verifier from the golden outcome; then the task's hash, id and difficulty."""
-    task, run, request = draft.task, draft.golden, draft.request
-    assert task is not None
-    outcome = outcome_of(run, draft.turns, draft.packages)
+    task, run, request, outcome = draft.task, draft.golden, draft.request, draft.outcome
+    assert task is not None and outcome is not None
     requests = [request.file] if request is not None else []
     said = [turn.user for turn in task.turns]
     verifier = synthesize_verifier(
@@ -536,7 +571,17 @@ def verifier_stage(draft: Draft) -> str | None:
     task.reference.final_hash = outcome_hash(outcome)
     task.id = task_id(task)
     task.difficulty = {"features": difficulty_features(task, run, draft.library.graphs)}
-    draft.outcome = outcome
+    return None
+
+
+def exercised_stage(draft: Draft) -> str | None:
+    """Every choice the user states is one the world puts to the test (another value the tool
+    takes would end the run otherwise): checked on the golden outcome before the costly
+    verifier synthesis, since long jobs state many choices."""
+    assert draft.task is not None
+    draft.outcome = outcome_of(draft.golden, draft.turns, draft.packages)
+    if unexercised_choices(draft.task, draft.outcome, draft.packages):
+        return "unexercised"  # the user states a choice the world never puts to the test
     return None
 
 
@@ -568,8 +613,6 @@ def pace_stage(draft: Draft) -> str | None:
 def validation_stage(draft: Draft, validated: Counter[str] | None) -> str | None:
     """Validation (golden, no-op, mutations, scripted agents); counted per adversarial policy."""
     assert draft.task is not None and draft.outcome is not None
-    if unexercised_choices(draft.task, draft.outcome, draft.packages):
-        return "unexercised"  # the user states a choice the world never puts to the test
     report = validate(draft.task, golden=draft.outcome)
     if validated is not None:
         validated["reached"] += 1
