@@ -373,6 +373,10 @@ def said_fault(
             tail = tail or _aside(folded, spans, end, len(spans), known, label or frozenset(), titles, acted)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
+    if not hits and polite and names:
+        plain = _without_vocatives(text, names, phrase)
+        if plain != text:
+            return said_fault(plain, dictated, names, others, attributed, polite, aside, label, titles, acted)
     if not hits:
         joined = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "year-end" said as "year end"
         if joined.search(dictated) and not joined.search(text):
@@ -392,6 +396,21 @@ def said_fault(
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
     return "other words around them: " + ", ".join(repr(w) for w in (odd or around)[:4])
+
+
+def _without_vocatives(text: str, names: frozenset[str], phrase: list[str]) -> str:
+    """``text`` without the addressee called by name inside the dictated words, set off by a
+    comma after it: "Thanks Noah, this is confirmed." says "Thanks, this is confirmed." A name
+    that is one of the dictated words, or that no comma follows ("Thanks Noah this is ..."), stays."""
+
+    def drop(match: re.Match[str]) -> str:
+        name = match.group(2)
+        return "" if name.lower() in names and name.lower() not in phrase else match.group(0)
+
+    return _VOCATIVE.sub(drop, text)
+
+
+_VOCATIVE = re.compile(r"(?<=[^\W\d_])(,?\s+)([A-Z][a-z]+)(?=\s*,)")
 
 
 def _vocative(text: str, spans: list[Span], end: int, names: frozenset[str]) -> bool:
@@ -1374,6 +1393,8 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "value":  # set to the expected value (and so changed from before)
         return float(matches(after, check["expected"]) and not same(after, before))
     if kind == "matches":  # as expected, whether or not it changed (a consequence of the work)
+        if after is MISSING and before is MISSING and check.get("unmade"):
+            return 1.0  # a record the world makes in time: this run ended before it was made
         return float(matches(after, check["expected"]))
     if kind == "absent":  # deleted
         return float(after is MISSING and before is not MISSING)
