@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.validation import mutations
 from envcraft.tasks.verifier import runtime
 
 from .test_created_records import audit_tasks, call, score
@@ -80,3 +81,18 @@ def test_the_addressee_may_be_called_by_name_inside_the_dictated_words(
 ) -> None:
     task = tasks["itinerary_rebooking-21c7e9cbbf2b"]
     assert (score(task, reference_with(task, "notify_traveler", message=text)) == 1.0) is paid
+
+
+def test_validation_does_not_ask_a_run_to_keep_a_record_the_world_may_not_have_made_yet(
+    tasks: dict[str, Task],
+) -> None:
+    """Dropping a world-made record is no mutation the verifier must catch (a shorter right run
+    ends without it: the guard lets it be absent); altering it still is. Without this the default
+    run refused 97 more candidates in validation (101 against 4), itinerary tasks most."""
+    guard = next(
+        c for c in tasks[CLAIM].verifier.checks if c["name"].endswith("NTF-0003 as the world made it")
+    )
+    path = guard["path"]
+    assert not mutations._covers(guard, ENV, path, new=True)  # drop the record
+    assert mutations._covers(guard, ENV, path + "/acknowledged_at", new=True)  # alter it
+    assert mutations._covers({**guard, "unmade": False}, ENV, path, new=True)
