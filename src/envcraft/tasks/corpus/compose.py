@@ -60,7 +60,7 @@ log = logging.getLogger("envcraft.tasks.corpus.compose")
 
 ATTEMPTS_PER_TASK = 8
 GROW_TRIES = 4  # follow-ups tried on a job shorter than its target
-DEEP_SHARE = 0.6  # with a depth: the share of a shard's tasks that must reach it
+DEEP_SHARE = 0.6  # with a depth: the share of a shard's places held for jobs that reach it
 SHORT_PATIENCE = 3  # short drafts refused in a row, after which the next is kept all the same
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
@@ -79,9 +79,10 @@ class SynthConfig:
     # no task of fewer reference calls (the lookups and the asked-for file included); 1: none.
     # Above 1 it is also the target jobs are walked and grown toward (a deeper corpus)
     min_calls: int = 1
-    # jobs are walked and grown toward this many reference calls, and at least ``deep_share``
-    # of a shard's tasks reach it; a job that comes out shorter is kept while the shard has
-    # room for short ones (1: every job as it comes, nothing grown)
+    # jobs are walked and grown toward this many reference calls, and ``deep_share`` of a
+    # shard's places are held for jobs that reach it; a job that comes out shorter is kept while
+    # the shard has room for short ones, or after SHORT_PATIENCE short drafts refused in a row
+    # (1: every job as it comes, nothing grown)
     depth: int = 1
     deep_share: float = DEEP_SHARE
 
