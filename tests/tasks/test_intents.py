@@ -16,6 +16,7 @@ from envcraft.tasks.golden.run import replay
 from envcraft.tasks.phrasing import lint
 from envcraft.tasks.phrasing.intents import MAX_TURNS, ChainView, Unnameable, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
+from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import Persona, TemplateRenderer, draw_persona, personas, situations
 from envcraft.tasks.phrasing.words import imperative
 
@@ -112,10 +113,40 @@ def test_goals_name_records_as_a_person_does_and_never_a_tool_or_parameter() -> 
         if order not in text:  # told by who placed it and when, not by its id
             seen_named = True
             customer = state["customers"][state["orders"][order]["customer_id"]]
-            assert customer["name"] in text and customer["email"] in text
+            namesakes = [c for c in state["customers"].values() if c["name"] == customer["name"]]
+            assert customer["name"] in text  # the email only where another customer has the name
+            assert (customer["email"] in text) == (len(namesakes) > 1)
         task = as_task(run.calls, [text], [[0, 1]], plan)
         assert find_leaks(task) == [] and missing_user_values(task) == []
     assert seen_named
+
+
+def test_a_name_says_its_detail_in_parentheses_only_where_a_namesake_needs_it() -> None:
+    state = desk_state()
+    book = phrasebook(DESK)
+    order = next(iter(state["orders"]))
+    customer = state["customers"][state["orders"][order]["customer_id"]]
+    plain = book.name_of(state, "orders", order)
+    assert plain is not None and customer["name"] in plain and customer["email"] not in plain
+    assert book.name_of(state, "customers", customer["customer_id"]) == customer["name"]
+    # a namesake (another customer of the same name) with no order that day: the order still
+    # needs no email, the customer does
+    twin = {**customer, "customer_id": "CUS-9999", "email": "second." + customer["email"]}
+    state["customers"]["CUS-9999"] = twin
+    assert book.name_of(state, "orders", order) == plain
+    assert book.name_of(state, "customers", customer["customer_id"]) == (
+        f"{customer['name']} ({customer['email']})"
+    )
+    # the namesake ordered the same day: the email tells the two orders apart
+    state["orders"]["ORD-999999"] = {
+        **state["orders"][order],
+        "order_id": "ORD-999999",
+        "customer_id": "CUS-9999",
+    }
+    detailed = book.name_of(state, "orders", order)
+    assert detailed is not None and customer["email"] in detailed
+    # a colleague's note beside the id keeps the details (unique=False: the first rendering)
+    assert customer["email"] in (book.name_of(desk_state(), "orders", order, unique=False) or "")
 
 
 def test_a_value_no_declaration_can_name_makes_the_chain_unusable() -> None:

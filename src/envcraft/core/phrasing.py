@@ -148,7 +148,9 @@ class Entity:
     record is called ("order"). ``names`` are templates over the record's fields, most
     natural first; the data engine uses the first one that tells the record apart from every
     other record of the collection (a field holding another record's id shows that record's
-    name). ``id_known``: users hold these ids themselves (an order number from a
+    name), said without its parenthesized parts (``"{name} ({email})"``) wherever the rest
+    alone tells the record apart: a person adds the email only to tell two namesakes apart.
+    ``id_known``: users hold these ids themselves (an order number from a
     confirmation mail, a flight number), so a turn may quote them. ``vary``: fields a
     distractor (a look-alike record the agent must not touch) may differ in; without them
     the collection gets no look-alikes. ``free``: fields a user leaves to the agent (notes,

@@ -24,6 +24,9 @@ from envcraft.tasks.values.args import singular
 _ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NESTED_NAME_DEPTH = 2
+# A parenthesized part of a name that shows a field ("Maya Patel (maya@northwind.example)",
+# "driver Omar Silva (DRV-750)"): a detail a person adds only to tell two records apart.
+_DETAIL = re.compile(r"\s*\([^()]*\{[^()]*\}[^()]*\)")
 
 
 def is_time(value: Any) -> bool:
@@ -84,6 +87,7 @@ class Phrasebook:
             if spec.annotations.undoes:
                 self.undoes[name] = spec.annotations.undoes
         self._templates = {c: e.templates() for c, e in self.declared.items()}
+        self._plain = {c: tuple(_without_details(t) for t in ts) for c, ts in self._templates.items()}
 
     # -- records ------------------------------------------------------------------------------
     def entity(self, collection: str) -> Entity:
@@ -113,22 +117,34 @@ class Phrasebook:
         self, state: Mapping[str, Any], collection: str, key: str, *, unique: bool = True
     ) -> str | None:
         """How a person names record ``key``: the first declared name that no other record of
-        the collection shares (``unique=False``: the first that renders). None if there is none."""
+        the collection shares, said without its parenthesized details (an email beside a name,
+        an id beside a driver; in the records it names as well) where that alone tells the
+        record apart (``unique=False``: the first that renders, details included). None if there
+        is none."""
         records = state.get(collection)
         if not isinstance(records, dict) or key not in records:
             return None
-        for template in self._templates.get(collection, ()):
-            text = self._render_record(state, records[key], template, 0, key)
-            if text is None:
-                continue
-            if not unique:
-                return text
-            folded = text.lower()
-            if not any(
-                other != key and (self._render_record(state, rec, template, 0, other) or "").lower() == folded
-                for other, rec in records.items()
-            ):
-                return text
+        if not unique:
+            for template in self._templates.get(collection, ()):
+                text = self._render_record(state, records[key], template, 0, key)
+                if text is not None:
+                    return text
+            return None
+        templates, plains = self._templates.get(collection, ()), self._plain.get(collection, ())
+        for template, plain in zip(templates, plains, strict=True):
+            said = None
+            for form, bare in ((plain, True), (template, False)):
+                text = self._render_record(state, records[key], form, 0, key, bare)
+                if text is None or text == said:
+                    continue
+                said = text
+                folded = text.lower()
+                if not any(
+                    other != key
+                    and (self._render_record(state, rec, form, 0, other, bare) or "").lower() == folded
+                    for other, rec in records.items()
+                ):
+                    return text
         return None
 
     def id_phrase(self, collection: str, key: str) -> str:
@@ -140,7 +156,13 @@ class Phrasebook:
         return f"{noun} {key}"
 
     def _render_record(
-        self, state: Mapping[str, Any], record: Any, template: Template, depth: int, key: str = ""
+        self,
+        state: Mapping[str, Any],
+        record: Any,
+        template: Template,
+        depth: int,
+        key: str = "",
+        bare: bool = False,
     ) -> str | None:
         if not isinstance(record, dict):
             return None
@@ -153,21 +175,34 @@ class Phrasebook:
                 return part.choose(value)
             if value == key:
                 return show_value(value, part.fmt)  # the record's own id, not a reference
-            return self.show_field(state, value, part.fmt, depth)
+            return self.show_field(state, value, part.fmt, depth, bare)
 
         return template.render(show)
 
-    def show_field(self, state: Mapping[str, Any], value: Any, fmt: str | None, depth: int = 0) -> str:
-        """A field value in a name: another record's id shows that record's name."""
+    def show_field(
+        self, state: Mapping[str, Any], value: Any, fmt: str | None, depth: int = 0, bare: bool = False
+    ) -> str:
+        """A field value in a name: another record's id shows that record's name (``bare``:
+        without its parenthesized details)."""
         if isinstance(value, list):
-            return join_words([self.show_field(state, v, fmt, depth) for v in value])
+            return join_words([self.show_field(state, v, fmt, depth, bare) for v in value])
         other = self.collection_of(state, value)
         if other is not None and depth < NESTED_NAME_DEPTH:
-            for template in self._templates.get(other, ()):
-                text = self._render_record(state, state[other][value], template, depth + 1, value)
+            forms = self._plain if bare else self._templates
+            for template in forms.get(other, ()):
+                text = self._render_record(state, state[other][value], template, depth + 1, value, bare)
                 if text is not None:
                     return text
         return show_value(value, fmt)
+
+
+def _without_details(template: Template) -> Template:
+    """``template`` without its parenthesized parts that show a field; itself if it has none, or
+    if nothing but the details would be left to say."""
+    plain = _DETAIL.sub("", template.text)
+    if plain == template.text or "{" not in plain:
+        return template
+    return Template.parse(plain)
 
 
 def _collections(state_model: type) -> tuple[str, ...]:
