@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -170,7 +171,10 @@ def bad_first_turn(spoil: Callable[[dict[str, Any], dict[str, Any]], str | None]
 def drop_value(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:
     quoted = [v for v in turn["must_say"] if "“" in v]
     plain = [v for v in turn["must_say"] if v not in quoted and not any(v in q for q in quoted)]
-    return turn["draft"].replace(plain[0], "the one I mentioned") if plain else None
+    if not plain:
+        return None
+    # case aside: a phrase the draft opens a sentence with is said with a capital
+    return re.sub(re.escape(plain[0]), "the one I mentioned", turn["draft"], flags=re.IGNORECASE)
 
 
 def leak_hidden(turn: dict[str, Any], intent: dict[str, Any]) -> str | None:

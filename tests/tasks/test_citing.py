@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from envcraft.tasks.corpus.measures import carries_across, corpus_measures
 from envcraft.tasks.format.model import GoldenCall, Source, Task
 from envcraft.tasks.golden.run import flows_across, replay
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
+from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.world.citing import carriers
 
 from .test_reward_semantics import reference, score
@@ -33,6 +35,20 @@ def cited() -> list[Task]:
     tasks = [t for t in found if "cited_fact" in t.provenance]
     assert len(tasks) >= 6, [t.id for t in found]
     return tasks
+
+
+def test_the_note_is_said_in_a_sentence_of_its_own_and_the_work_refers_to_it(cited: list[Task]) -> None:
+    """ "The message “Runs for today” from Marta Klein says a pipeline run still needs attention.
+    Cancel that pipeline run; ..." rather than one clause built around the note."""
+    library = load_library((*JOBS, "mail_triage"))
+    for task in cited:
+        fact = task.provenance["cited_fact"]
+        noun = phrasebook(library.packages[fact["env"]]).entity(fact["collection"]).noun
+        text = " ".join(turn.user for turn in task.turns)
+        said = text.index(fact["pointer"] + ".")
+        assert fact["pointer"].lower().startswith("the message “"), fact["pointer"]
+        assert re.search(rf"says an? {noun} still needs attention$", fact["pointer"]), fact["pointer"]
+        assert f"that {noun}" in text[said:], task.id
 
 
 def test_mail_triage_leaves_a_note_its_own_tools_read_and_other_worlds_leave_none() -> None:

@@ -15,6 +15,7 @@ from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_
 from envcraft.tasks.corpus.measures import corpus_measures, reads_needed_value, workspace_use
 from envcraft.tasks.format.model import Source, Task, Verifier
 from envcraft.tasks.phrasing.leaks import missing_user_values
+from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.source import render
 
@@ -140,6 +141,20 @@ def test_a_turn_that_drops_the_pointer_to_the_file_misses_a_value(hidden: list[T
         for turn in blind.turns:
             turn.user = turn.user.replace(pointer, "the right one")
         assert missing_user_values(blind), task.id
+
+
+def test_a_record_in_a_file_is_pointed_at_in_a_sentence_of_its_own(hidden: list[Task]) -> None:
+    """Not "cancel the run that the handoff note in x.md flags as needing action" (a relative
+    clause built for the task) but the note first, then the work on "that run"."""
+    records = [t for t in hidden if t.provenance["file_fact"]["kind"] == "record"]
+    assert records, [t.id for t in hidden]
+    for task in records:
+        fact = task.provenance["file_fact"]
+        noun = phrasebook(load_library((fact["env"],)).packages[fact["env"]]).entity(fact["collection"]).noun
+        text = " ".join(turn.user for turn in task.turns)
+        said = text.index(fact["pointer"] + ".")  # a sentence of its own, with the path in it
+        assert fact["path"] in fact["pointer"] and not fact["pointer"].lower().startswith(f"the {noun} that")
+        assert f"that {noun}" in text[said:], task.id
 
 
 def test_corpus_measures_count_file_facts(tasks: list[Task], hidden: list[Task]) -> None:

@@ -493,10 +493,12 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
         else:
             turns[-1].append(len(run.calls) - 1)
     pointers = {(fact.env, fact.value): fact.pointer} if fact is not None else {}
+    leads = {(fact.env, fact.value): fact.lead} if fact is not None and fact.lead else {}
     if draft.cited is not None:
         pointers[(draft.cited.env, draft.cited.value)] = draft.cited.pointer
+        leads[(draft.cited.env, draft.cited.value)] = draft.cited.lead
     quiet = quiet_defaults(run.calls, draft.packages, run.initial, run.files)
-    view = ChainView(run.calls, run.initial, run.after, mutating, pointers, quiet)
+    view = ChainView(run.calls, run.initial, run.after, mutating, pointers, quiet, leads)
     skip = {len(run.calls) - 1} if request is not None else set()
     try:
         closing = request.clause if request else ""
@@ -536,11 +538,14 @@ def text_stage(draft: Draft) -> str | None:
     task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
     if draft.request is not None:
         task.provenance["file_request"] = draft.request.to_json()
+    turns = [turn.user for turn in task.turns]
     if draft.fact is not None:
         draft.fact.locate(draft.golden.calls)
+        draft.fact.pointer = _as_said(draft.fact.lead, turns) or draft.fact.pointer
         task.provenance["file_fact"] = draft.fact.to_json()
     if draft.cited is not None:
         draft.cited.locate(draft.golden.calls)
+        draft.cited.pointer = _as_said(draft.cited.lead, turns) or draft.cited.pointer
         task.provenance["cited_fact"] = draft.cited.to_json()
     leaks, missing = find_leaks(task), missing_user_values(task)
     task.quality.update({"leaks": leaks, "missing_user_values": missing})
@@ -550,6 +555,16 @@ def text_stage(draft: Draft) -> str | None:
         return "missing_user_value"
     if repeated_values([turn.user for turn in task.turns]):
         return "repeated_text"  # a long value or phrase said again word for word: no person does
+    return None
+
+
+def _as_said(phrase: str, turns: list[str]) -> str | None:
+    """``phrase`` as the turns say it (the case of its first letter is the sentence's), or None
+    where no turn says it: the pointer a task records is the words its user used."""
+    for text in turns:
+        at = text.lower().find(phrase.lower()) if phrase else -1
+        if at >= 0:
+            return text[at : at + len(phrase)]
     return None
 
 

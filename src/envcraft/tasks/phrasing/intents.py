@@ -53,6 +53,10 @@ class Mention:
     # a back-reference ("that message") stands for what an earlier goal said in full: recorded
     # as the mention, so the check that the user says it still reads the full words
     said_as: str = ""
+    # ``said_as`` is a sentence of its own said just before the goal ("The handoff note in
+    # shift/escalation.md flags a recipe as needing action."), which ``text`` ("that recipe")
+    # then refers to
+    lead: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"call": self.call, "arg": self.arg, "text": self.said_as or self.text, "source": self.source}
@@ -71,6 +75,11 @@ class Goal:
     fact: bool = False  # a read-only call's facts (what only the user knows), not a goal
     follows: bool = False  # acts on ("it") the record the goal before it in this turn made or acted on
     about: bool = False  # a fact that only names what the turn's work is for ("For host web-1, ...")
+
+    @property
+    def leads(self) -> list[str]:
+        """The sentences said just before the goal, that its words refer to ("that recipe")."""
+        return [m.said_as for m in self.mentions if m.lead]
 
 
 @dataclass
@@ -123,6 +132,9 @@ class ChainView:
     pointers: Mapping[tuple[str, Any], str] = field(default_factory=dict)
     # (call, argument) of left-out flags whose default no turn says: nothing in the world tests it
     quiet: frozenset[tuple[int, str]] = frozenset()
+    # (env, value) -> the pointer as a sentence of its own ("The handoff note in ... flags a
+    # recipe as needing action"): said before the goal, which then says "that recipe"
+    leads: Mapping[tuple[str, Any], str] = field(default_factory=dict)
 
 
 def plan_intents(
@@ -170,6 +182,8 @@ def plan_intents(
         goal.text = possessives(goal.text)
         for mention in goal.mentions:
             mention.text = possessives(mention.text)
+            if mention.lead:
+                mention.said_as = possessives(mention.said_as)
     return plan
 
 
@@ -333,15 +347,19 @@ class _Planner:
         pointer = self.view.pointers.get((call.env, value)) if source.pointed else None
         if pointer is not None:  # the user points at the file line or the note that names it
             collection = book.collection_of(state, value)
+            lead = self.view.leads.get((call.env, value), "") if collection is not None else ""
             if (
                 collection is not None
                 and i < len(self.view.calls)
-                and self._is_said(pointer)
+                and self._is_said(lead or pointer)
                 and not self._made_before(i, call.env, collection)
             ):
                 noun = book.entity(collection).noun
-                return Mention(i, arg, value, f"that {noun}", label, said_as=pointer)
-            return Mention(i, arg, value, pointer, label)
+                return Mention(i, arg, value, f"that {noun}", label, said_as=lead or pointer)
+            if lead and collection is not None and i < len(self.view.calls):  # a sentence of its own first
+                noun = book.entity(collection).noun
+                return Mention(i, arg, value, f"that {noun}", label, said_as=lead, lead=True)
+            return Mention(i, arg, value, pointer, label, said_as=lead)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
         if collection is not None and (call.env, value) in self.named:  # said once: referred back to
             text, kind = self.named[(call.env, value)]

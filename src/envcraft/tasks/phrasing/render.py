@@ -159,24 +159,36 @@ class TemplateRenderer:
         return messages
 
     def _body(self, goals: list[Goal], rng: random.Random) -> str:
+        """The goals as sentences: the facts first, then a sentence per clause (a goal and what
+        the user then wants done with its record); a goal's leads just before its sentence."""
         sentences: list[str] = []
-        facts = [g.text for g in goals if g.fact and not g.about]
+        facts = [s for g in goals if g.fact and not g.about for s in (*g.leads, g.text)]
         about = [g.text for g in goals if g.about]
         steps = [g for g in goals if not g.fact]
         i = 0
         clauses: list[list[str]] = []  # each: a goal and what the user then wants done with its record
+        leads: list[list[str]] = []  # each clause's leads (the first's with the about goals')
         while i < len(steps):
             goal = steps[i]
             if goal.planned_error and i + 1 < len(steps):
                 clauses.append([f"try to {goal.text}; if that is not possible, {steps[i + 1].text} instead"])
+                leads.append([*goal.leads, *steps[i + 1].leads])
                 i += 2
                 continue
             if goal.follows and clauses:  # acts on what the clause before makes: one sentence
                 clauses[-1].append(goal.text)
+                leads[-1] += goal.leads
             else:
                 clauses.append([goal.text])
+                leads.append(list(goal.leads))
             i += 1
+        before = [s for g in goals if g.about for s in g.leads]  # said with the first clause
+        if leads:
+            leads[0][:0] = before
+        else:
+            sentences += [capital(s) + "." for s in before]
         for n, (first, *then) in enumerate(clauses):
+            sentences += [capital(s) + "." for s in leads[n]]
             lead = "" if n == 0 else rng.choice(THEN).capitalize() + " "
             if n == 0 and about:  # what the work is for, said with the work
                 lead = f"for {join_words(about)}, "

@@ -55,6 +55,11 @@ def possessives(text: str) -> str:
     return re.sub(r"([A-Za-z-]+)\(s\)", r"\1s", text)
 
 
+def a(noun: str) -> str:
+    """``noun`` with its indefinite article: "an order", "a pipeline run"."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
 def capital(text: str) -> str:
     """``text`` with its first letter upper-case."""
     return text[:1].upper() + text[1:]

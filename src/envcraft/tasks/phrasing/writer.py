@@ -81,6 +81,8 @@ def _goal(goal: Goal) -> dict[str, Any]:
         else "goal"
     )
     entry: dict[str, Any] = {"ask": goal.text, "kind": kind}
+    if goal.leads:  # what "that recipe" in the ask refers to, said just before it
+        entry["said_before"] = goal.leads
     if goal.follows:
         entry["acts_on_the_record_before"] = True
     return entry

@@ -30,7 +30,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun, LiveSessions, replay
 from envcraft.tasks.phrasing.phrasebook import join_words, phrasebook
-from envcraft.tasks.phrasing.words import capital
+from envcraft.tasks.phrasing.words import a, capital
 from envcraft.tasks.values.args import flatten
 from envcraft.tasks.world.hiding import (
     MAX_DECOYS,
@@ -74,9 +74,12 @@ class CitedFact:
     value: str  # the record's key
     carrier: str  # the environment holding the note
     note: str  # the note's key there (a message id)
-    pointer: str  # how the user points at the record
+    pointer: str  # how the user points at the record, as the turns say it (the lead, where said)
     decoys: list[str]  # siblings the note also names, as handled
     read_call: int  # the reference call that reads the note
+    # the pointer as a sentence of its own, said before the work on "that <noun>" ("The message
+    # “Runs for today” from Marta Klein says a pipeline run still needs attention"); not stored
+    lead: str = ""
 
     def locate(self, calls: list[GoldenCall]) -> None:
         """Find the read again in ``calls`` (a later stage may insert calls before it)."""
@@ -181,7 +184,8 @@ def cite_in_note(
     if called is None:
         return None
     pointer = f"the {noun} that {called} {SAYS}"
-    fact = CitedFact(pick.env, pick.collection, pick.value, carrier.id, key, pointer, decoys, at)
+    lead = f"{called} says {a(noun)} {SAYS.removeprefix('says ')}"
+    fact = CitedFact(pick.env, pick.collection, pick.value, carrier.id, key, pointer, decoys, at, lead)
     return Cited(again, envs, dict.fromkeys(carrier_files, carrier.id), fact)
 
 

@@ -37,6 +37,7 @@ from envcraft.tasks.golden.choose import scalars
 from envcraft.tasks.golden.run import GoldenRun, keep_calls, replay
 from envcraft.tasks.phrasing.intents import FREE_TEXT_PARAMS
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, phrasebook
+from envcraft.tasks.phrasing.words import a
 from envcraft.tasks.values.args import StateIndex, flatten, user_values
 
 MIN_DECOYS, MAX_DECOYS = 1, 4
@@ -54,12 +55,15 @@ class FileFact:
     value: Any  # what the agent must read from the file: the record's key, or the value to pass
     path: str  # the workspace file
     format: str  # note | log | csv
-    pointer: str  # how the user points at it
+    pointer: str  # how the user points at it, as the turns say it (the lead, where that is said)
     decoys: list[Any]  # what the file also lists and must not be used: sibling records, other values
     read_call: int  # the reference call that reads the file
     kind: str = "record"  # record: the record to act on; value: a value to pass for a named record
     rows: list[str] = field(default_factory=list)  # kind "value": the records listed, the named one first
     row_field: str | None = None  # kind "value": rows name records by this field (a title), not by key
+    # kind "record": the pointer as a sentence of its own, said before the work on "that <noun>"
+    # ("The handoff note in shift/escalation.md flags a recipe as needing action"); not stored
+    lead: str = ""
 
     def locate(self, calls: list[GoldenCall]) -> None:
         """Find the read again in ``calls`` (a later stage may insert calls before it)."""
@@ -117,8 +121,9 @@ def hide_in_file(
     decoys = list(pick.decoys[: rng.randint(MIN_DECOYS, min(MAX_DECOYS, len(pick.decoys)))])
     if isinstance(pick, _ValueCandidate):
         content, pointer = _render_values(fmt, path, pick, len(decoys), run, packages, rng)
+        lead = ""
     else:
-        content, pointer = _render(fmt, path, pick, decoys, run, packages, rng)
+        content, pointer, lead = _render(fmt, path, pick, decoys, run, packages, rng)
     read = GoldenCall(claw, "read_file", {"path": path}, {"path": "user"}, {})
     calls = shifted(run.calls, pick.call)
     if isinstance(pick, _ValueCandidate):
@@ -148,7 +153,7 @@ def hide_in_file(
             rows,
             pick.row_field,
         )
-    return again, FileFact(pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at)
+    return again, FileFact(pick.env, pick.collection, pick.value, path, fmt, pointer, decoys, at, lead=lead)
 
 
 def record_candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[RecordCandidate]:
@@ -441,9 +446,9 @@ def _render(
     run: GoldenRun,
     packages: Mapping[str, EnvPackage],
     rng: random.Random,
-) -> tuple[str, str]:
-    """The file's content (the record among its look-alikes, one line flagged) and the user's
-    pointer to the flagged line."""
+) -> tuple[str, str, str]:
+    """The file's content (the record among its look-alikes, one line flagged), the user's
+    pointer to the flagged line, and the pointer as a sentence of its own."""
     book = phrasebook(packages[pick.env])
     state = run.initial[pick.env]
     noun = book.entity(pick.collection).noun
@@ -461,7 +466,11 @@ def _render(
         for key in keys:
             status = "**needs action today**" if key == pick.value else rng.choice(_CALM_NOTES)
             lines.append(f"- {noun} {label(key)}: {status}")
-        return "\n".join(lines) + "\n", f"the {noun} that the handoff note in {path} flags as needing action"
+        return (
+            "\n".join(lines) + "\n",
+            f"the {noun} that the handoff note in {path} flags as needing action",
+            f"the handoff note in {path} flags {a(noun)} as needing action",
+        )
     if fmt == "log":
         entries: list[tuple[int, int, str]] = []  # (minute, second, text): minutes count up
         gap = minute = rng.randint(0, 20)
@@ -480,7 +489,11 @@ def _render(
             f"{iso(start - timedelta(minutes=last - m + gap + 1, seconds=-sec))} {text}"
             for m, sec, text in entries
         ]
-        return "\n".join(lines) + "\n", f"the {noun} that the escalated entry in {path} names"
+        return (
+            "\n".join(lines) + "\n",
+            f"the {noun} that the escalated entry in {path} names",
+            f"an entry in {path} says {a(noun)} was escalated",
+        )
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     column = "_".join(noun.lower().split())
@@ -488,7 +501,7 @@ def _render(
     for key in keys:
         priority = "urgent" if key == pick.value else rng.choice(_CALM_PRIORITY)
         writer.writerow([key, name(key), priority])
-    return out.getvalue(), f"the {noun} marked urgent in {path}"
+    return out.getvalue(), f"the {noun} marked urgent in {path}", f"{a(noun)} is marked urgent in {path}"
 
 
 def _render_values(
