@@ -78,7 +78,7 @@ class CitedFact:
     decoys: list[str]  # siblings the note also names, as handled
     read_call: int  # the reference call that reads the note
     # the pointer as a sentence of its own, said before the work on "that <noun>" ("The message
-    # “Runs for today” from Marta Klein says a pipeline run still needs attention"); not stored
+    # “Runs for today” from Marta Klein says a run still needs attention"); not stored
     lead: str = ""
 
     def locate(self, calls: list[GoldenCall]) -> None:
