@@ -279,3 +279,36 @@ def test_the_same_request_on_the_same_record_in_other_words_rejects_the_chain(tm
         ("add_comment", {"room_id": "kitchen", "text": "Tap drips."}),  # the same comment again, shorter
     )
     assert tidy(run, packages, graphs) == (None, "repeat")
+
+
+def test_salvage_keeps_the_job_up_to_the_step_that_takes_it_back_or_repeats_it(tmp_path: Path) -> None:
+    """The walk went on past a job: with ``salvage`` what came before the undoing or repeated
+    step is the job; without ``salvage`` the run is rejected as before."""
+    run, (packages, graphs) = played(
+        lights(tmp_path),
+        ROOMS,
+        ("turn_on", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "kitchen", "note": "light left on for the cleaners"}),
+        ("turn_off", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "kitchen", "note": "lights out, cleaners gone"}),
+    )
+    assert tidy(run, packages, graphs) == (None, "undo")
+    tidied, reason = tidy(run, packages, graphs, salvage=True)
+    assert reason == "ok"
+    assert steps(tidied) == [
+        ("turn_on", {"room_id": "kitchen"}),
+        ("set_note", {"room_id": "kitchen", "note": "light left on for the cleaners"}),
+    ]
+    again, (packages, graphs) = played(
+        COUNTER,
+        {"counters": {"visits": 3}},
+        ("increment", {"name": "visits"}),
+        ("increment", {"name": "visits"}),
+    )
+    tidied, reason = tidy(again, packages, graphs, salvage=True)
+    assert reason == "ok" and steps(tidied) == [("increment", {"name": "visits"})]
+    back, (packages, graphs) = played(
+        lights(tmp_path), ROOMS, ("turn_off", {"room_id": "hallway"}), ("turn_on", {"room_id": "hallway"})
+    )
+    assert tidy(back, packages, graphs) == (None, "undo")
+    assert steps(tidy(back, packages, graphs, salvage=True)[0]) == [("turn_off", {"room_id": "hallway"})]

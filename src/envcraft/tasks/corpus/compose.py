@@ -323,7 +323,9 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
     )
     if run is None:
         return "golden"
-    tidied, reason = tidy(run, draft.packages, draft.library.graphs, skip_gaps=draft.config.deep)
+    tidied, reason = tidy(
+        run, draft.packages, draft.library.graphs, skip_gaps=draft.config.deep, salvage=True
+    )
     if tidied is None:
         return reason
     draft.run = _grown(draft, tidied, coverage, experience, cohesion) if draft.config.deep else tidied
@@ -374,7 +376,7 @@ def _settled(
     """``run`` tidied until tidying leaves it as it is: leaving out a step on unrelated records
     can leave the step after it unlinked too."""
     for _ in range(len(run.calls)):
-        tidied = tidy(run, packages, graphs, skip_gaps=True)[0]
+        tidied = tidy(run, packages, graphs, skip_gaps=True, salvage=True)[0]
         if tidied is None or len(tidied.calls) == len(run.calls):
             return tidied
         run = tidied

@@ -18,7 +18,8 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
 * a step that undoes an earlier one (a declared ``undoes`` on a shared record, a voiding step on
   a record an earlier step changed, a value put back where an earlier step changed it, free text
   an earlier step wrote rewritten) rejects the chain (``undo``), and so does the same request
-  made twice, also when only its free text differs (``repeat``).
+  made twice, also when only its free text differs (``repeat``); with ``salvage`` the job up
+  to that step is kept instead (the walk went on past a job; what came before it is one).
 """
 
 from __future__ import annotations
@@ -64,9 +65,12 @@ def tidy(
     packages: Mapping[str, EnvPackage],
     graphs: Mapping[str, ToolGraph],
     skip_gaps: bool = False,
+    salvage: bool = False,
 ) -> tuple[GoldenRun | None, str]:
     """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring;
-    ``skip_gaps``: steps on unrelated records are left out, not the rest of the run cut)."""
+    ``skip_gaps``: steps on unrelated records are left out, not the rest of the run cut;
+    ``salvage``: a step that takes back or repeats an earlier one ends the job, cut before it
+    with a refusal planned just before it, instead of rejecting the run)."""
     idle = {
         i
         for i, call in enumerate(run.calls)
@@ -89,28 +93,40 @@ def tidy(
     current, reason = _cut_at_gap(pruned, packages, graphs, skip_gaps)
     if current is None:
         return None, reason
-    if _undoes(current, packages):
-        return None, "undo"
-    if _repeats(current, graphs):
-        return None, "repeat"
+    for reason, at in (("undo", _undoing(current, packages)), ("repeat", _repeated(current, graphs))):
+        if at is None:
+            continue
+        while salvage and at > 0 and current.calls[at - 1].expected_error:
+            at -= 1
+        shorter = keep_calls(current, list(range(at)), packages) if salvage and at > 0 else None
+        if shorter is None:
+            return None, reason
+        return tidy(shorter, packages, graphs, skip_gaps, salvage)
     if not any(writes(current, graphs)):
         return None, "no_effect"
     return current, "ok"
 
 
-def _repeats(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> bool:
-    """The same request twice: identical calls, or two successful writes of one tool on the same
-    records that differ only in their free text (a reply drafted twice to one message). The second
-    has no purpose. A planned failure and its corrected call are one request, not two."""
-    done, targets = [], []
-    for call, wrote in zip(run.calls, writes(run, graphs), strict=True):
+def _repeated(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> int | None:
+    """The first call that makes the same request again, if any: identical calls, or two
+    successful writes of one tool on the same records that differ only in their free text (a
+    reply drafted twice to one message). The second has no purpose. A planned failure and its
+    corrected call are one request, not two."""
+    done, targets = set(), set()
+    for i, (call, wrote) in enumerate(zip(run.calls, writes(run, graphs), strict=True)):
         if wrote or call.expected_error:
-            done.append((call.env, call.tool, canonical_json(call.args)))
+            key = (call.env, call.tool, canonical_json(call.args))
+            if key in done:
+                return i
+            done.add(key)
         if wrote:
             fixed = {k: v for k, v in call.args.items() if not FREE_TEXT_PARAMS.search(k)}
             if fixed and len(fixed) < len(call.args):
-                targets.append((call.env, call.tool, canonical_json(fixed)))
-    return len(set(done)) < len(done) or len(set(targets)) < len(targets)
+                target = (call.env, call.tool, canonical_json(fixed))
+                if target in targets:
+                    return i
+                targets.add(target)
+    return None
 
 
 def _prune_reads(
@@ -194,9 +210,9 @@ def _identifying_value(value: Any) -> bool:
     return isinstance(value, str) and len(value) >= 3 and " " not in value.strip() and not is_time(value)
 
 
-def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
-    """Whether a step takes back an earlier one: the tool it undoes, on a shared record; any
-    earlier change to the record a voiding tool voids (a coach assigned to a class, then the
+def _undoing(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> int | None:
+    """The first step that takes back an earlier one, if any: the tool it undoes, on a shared
+    record; any earlier change to the record a voiding tool voids (a coach assigned to a class, then the
     class cancelled: the assignment had no purpose); the undone step made again on exactly the
     records the voiding one named (a member's booking cancelled, then the member booked into that
     class again; another class is a move, and a job); a value put back; free text rewritten."""
@@ -214,15 +230,15 @@ def _undoes(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> bool:
                 v for _, v in flatten(earlier.result) if _identifying_value(v)
             }
             if earlier.tool in undone and later_ids & earlier_ids:
-                return True
+                return j
             redone = phrasebook(packages[earlier.env]).undoes.get(earlier.tool, ())
             if later.tool in redone and later_ids and later_ids <= earlier_ids:
-                return True  # the undone step made again as it was: a booking cancelled, then rebooked
+                return j  # the undone step made again as it was: a booking cancelled, then rebooked
             if voided & earlier_ids and run.changed_by(i) and not earlier.expected_error:
-                return True  # (its result counts: a series booked, then one of its classes cancelled)
+                return j  # (its result counts: a series booked, then one of its classes cancelled)
         if _restores(run, j) or _overwrites(run, j):
-            return True
-    return False
+            return j
+    return None
 
 
 def _voided(call: GoldenCall, packages: Mapping[str, EnvPackage]) -> set[Any]:
