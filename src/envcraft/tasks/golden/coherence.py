@@ -37,6 +37,8 @@ from envcraft.tasks.phrasing.intents import FREE_TEXT_PARAMS
 from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
 from envcraft.tasks.values.args import flatten
 
+SALVAGED = 2  # the fewest calls a job cut before a step that takes back or repeats it keeps
+
 
 def writes(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> list[bool]:
     """Per call: a successful call of a tool that changes things and did change something."""
@@ -70,7 +72,8 @@ def tidy(
     """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring;
     ``skip_gaps``: steps on unrelated records are left out, not the rest of the run cut;
     ``salvage``: a step that takes back or repeats an earlier one ends the job, cut before it
-    with a refusal planned just before it, instead of rejecting the run)."""
+    with a refusal planned just before it, instead of rejecting the run, where at least
+    :data:`SALVAGED` calls come before it)."""
     idle = {
         i
         for i, call in enumerate(run.calls)
@@ -98,7 +101,8 @@ def tidy(
             continue
         while salvage and at > 0 and current.calls[at - 1].expected_error:
             at -= 1
-        shorter = keep_calls(current, list(range(at)), packages) if salvage and at > 0 else None
+        # a job of one call is the shallowest there is, and walks give plenty: salvage keeps two
+        shorter = keep_calls(current, list(range(at)), packages) if salvage and at >= SALVAGED else None
         if shorter is None:
             return None, reason
         return tidy(shorter, packages, graphs, skip_gaps, salvage)
