@@ -282,9 +282,9 @@ def test_the_same_request_on_the_same_record_in_other_words_rejects_the_chain(tm
 
 
 def test_salvage_keeps_the_job_up_to_the_step_that_takes_it_back_or_repeats_it(tmp_path: Path) -> None:
-    """The walk went on past a job: with ``salvage`` what came before the undoing or repeated
-    step is the job, where it has at least two calls (one call is the shallowest task there
-    is); without ``salvage`` the run is rejected as before."""
+    """The walk went on past a job: with ``salvage`` (a deeper corpus, which grows the job from
+    there) what came before the undoing or repeated step is the job; without it the run is
+    rejected as before."""
     run, (packages, graphs) = played(
         lights(tmp_path),
         ROOMS,
@@ -306,8 +306,9 @@ def test_salvage_keeps_the_job_up_to_the_step_that_takes_it_back_or_repeats_it(t
         ("increment", {"name": "visits"}),
         ("increment", {"name": "visits"}),
     )
-    assert tidy(again, packages, graphs, salvage=True) == (None, "repeat")  # one call left: no job
+    assert tidy(again, packages, graphs) == (None, "repeat")
+    assert steps(tidy(again, packages, graphs, salvage=True)[0]) == [("increment", {"name": "visits"})]
     back, (packages, graphs) = played(
         lights(tmp_path), ROOMS, ("turn_off", {"room_id": "hallway"}), ("turn_on", {"room_id": "hallway"})
     )
-    assert tidy(back, packages, graphs, salvage=True) == (None, "undo")
+    assert steps(tidy(back, packages, graphs, salvage=True)[0]) == [("turn_off", {"room_id": "hallway"})]

@@ -19,7 +19,8 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
   a record an earlier step changed, a value put back where an earlier step changed it, free text
   an earlier step wrote rewritten) rejects the chain (``undo``), and so does the same request
   made twice, also when only its free text differs (``repeat``); with ``salvage`` the job up
-  to that step is kept instead (the walk went on past a job; what came before it is one).
+  to that step is kept instead (the walk went on past a job; what came before it is one, and a
+  deeper corpus grows it from there).
 """
 
 from __future__ import annotations
@@ -36,8 +37,6 @@ from envcraft.tasks.graphs.graph import ToolGraph
 from envcraft.tasks.phrasing.intents import FREE_TEXT_PARAMS
 from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
 from envcraft.tasks.values.args import flatten
-
-SALVAGED = 2  # the fewest calls a job cut before a step that takes back or repeats it keeps
 
 
 def writes(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> list[bool]:
@@ -72,8 +71,8 @@ def tidy(
     """The coherent job in ``run`` and ``"ok"``, or ``(None, reason)`` (see the module docstring;
     ``skip_gaps``: steps on unrelated records are left out, not the rest of the run cut;
     ``salvage``: a step that takes back or repeats an earlier one ends the job, cut before it
-    with a refusal planned just before it, instead of rejecting the run, where at least
-    :data:`SALVAGED` calls come before it)."""
+    with a refusal planned just before it, instead of rejecting the run: a deeper corpus
+    grows the job from there)."""
     idle = {
         i
         for i, call in enumerate(run.calls)
@@ -101,8 +100,7 @@ def tidy(
             continue
         while salvage and at > 0 and current.calls[at - 1].expected_error:
             at -= 1
-        # a job of one call is the shallowest there is, and walks give plenty: salvage keeps two
-        shorter = keep_calls(current, list(range(at)), packages) if salvage and at >= SALVAGED else None
+        shorter = keep_calls(current, list(range(at)), packages) if salvage and at > 0 else None
         if shorter is None:
             return None, reason
         return tidy(shorter, packages, graphs, skip_gaps, salvage)
