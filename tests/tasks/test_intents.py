@@ -416,3 +416,16 @@ def test_an_address_said_before_is_said_again() -> None:
     plan = plan_intents(view, [[0, 1]], {"mail_triage": package}, random.Random(0))
     (text,) = TemplateRenderer().render(plan, Persona("p", "Ana", "operations lead", "terse", "terse"))
     assert "and the same address as before" in text and text.count("the same as before") == 1, text
+
+
+def test_a_code_from_a_fixed_list_is_said_in_words_in_a_name() -> None:
+    """Round 21: "owed for the hotel_overbooking at hotel HTL-FCO-01" (an enum literal)."""
+    package = load_package("itinerary_rebooking")
+    state = package.env_class.generate(seed=0, data=package.data).state.model_dump(mode="json")
+    book = phrasebook(package)
+    coded = {k: e for k, e in state["events"].items() if "_" in e["kind"]}
+    assert coded, "no event of S0 has a kind with an underscore"
+    for key, event in coded.items():
+        name = book.name_of(state, "events", key) or book.name_of(state, "events", key, unique=False)
+        assert name is not None and event["kind"] not in name
+        assert event["kind"].replace("_", " ") in name

@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from email.utils import parseaddr
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Entity, Placeholder, Template, entity_map
@@ -88,6 +89,7 @@ class Phrasebook:
                 self.undoes[name] = spec.annotations.undoes
         self._templates = {c: e.templates() for c, e in self.declared.items()}
         self._plain = {c: tuple(_without_details(t) for t in ts) for c, ts in self._templates.items()}
+        self._codes = _code_fields(env_class.State)
 
     # -- records ------------------------------------------------------------------------------
     def entity(self, collection: str) -> Entity:
@@ -124,9 +126,10 @@ class Phrasebook:
         records = state.get(collection)
         if not isinstance(records, dict) or key not in records:
             return None
+        codes = self._codes.get(collection, frozenset())
         if not unique:
             for template in self._templates.get(collection, ()):
-                text = self._render_record(state, records[key], template, 0, key)
+                text = self._render_record(state, records[key], template, 0, key, codes=codes)
                 if text is not None:
                     return text
             return None
@@ -134,14 +137,14 @@ class Phrasebook:
         for template, plain in zip(templates, plains, strict=True):
             said = None
             for form, bare in ((plain, True), (template, False)):
-                text = self._render_record(state, records[key], form, 0, key, bare)
+                text = self._render_record(state, records[key], form, 0, key, bare, codes)
                 if text is None or text == said:
                     continue
                 said = text
                 folded = text.lower()
                 if not any(
                     other != key
-                    and (self._render_record(state, rec, form, 0, other, bare) or "").lower() == folded
+                    and (self._render_record(state, rec, form, 0, other, bare, codes) or "").lower() == folded
                     for other, rec in records.items()
                 ):
                     return text
@@ -163,7 +166,10 @@ class Phrasebook:
         depth: int,
         key: str = "",
         bare: bool = False,
+        codes: frozenset[str] = frozenset(),
     ) -> str | None:
+        """``record`` named by ``template`` (``codes``: its fields that hold a code from a fixed
+        list, said in words: "the hotel overbooking at hotel HTL-FCO-01")."""
         if not isinstance(record, dict):
             return None
 
@@ -173,6 +179,8 @@ class Phrasebook:
                 return None
             if part.choices:
                 return part.choose(value)
+            if part.name in codes and isinstance(value, str):
+                return humanize(value)
             if value == key:
                 return show_value(value, part.fmt)  # the record's own id, not a reference
             return self.show_field(state, value, part.fmt, depth, bare)
@@ -190,7 +198,10 @@ class Phrasebook:
         if other is not None and depth < NESTED_NAME_DEPTH:
             forms = self._plain if bare else self._templates
             for template in forms.get(other, ()):
-                text = self._render_record(state, state[other][value], template, depth + 1, value, bare)
+                codes = self._codes.get(other, frozenset())
+                text = self._render_record(
+                    state, state[other][value], template, depth + 1, value, bare, codes
+                )
                 if text is not None:
                     return text
         return show_value(value, fmt)
@@ -203,6 +214,28 @@ def _without_details(template: Template) -> Template:
     if plain == template.text or "{" not in plain:
         return template
     return Template.parse(plain)
+
+
+def _code_fields(state_model: type) -> dict[str, frozenset[str]]:
+    """Per collection of ``state_model``, the fields of its records typed as a fixed list of
+    strings (a ``Literal``, optional or not): codes like ``"hotel_overbooking"``."""
+    found: dict[str, frozenset[str]] = {}
+    for name, info in getattr(state_model, "model_fields", {}).items():
+        args: tuple[Any, ...] = tuple(getattr(info.annotation, "__args__", ()))
+        if len(args) == 2 and args[0] is str and hasattr(args[1], "model_fields"):
+            found[name] = frozenset(
+                field for field, spec in args[1].model_fields.items() if _is_code(spec.annotation)
+            )
+    return found
+
+
+def _is_code(annotation: Any) -> bool:
+    if get_origin(annotation) is Literal:
+        return all(isinstance(v, str) for v in get_args(annotation))
+    if get_origin(annotation) in (Union, UnionType):
+        options = [a for a in get_args(annotation) if a is not type(None)]
+        return len(options) == 1 and _is_code(options[0])
+    return False
 
 
 def _collections(state_model: type) -> tuple[str, ...]:
