@@ -388,6 +388,7 @@ class GoalChecks(CheckList):
                 timed = fmt == "lines" and old is not None and _adds_dated_lines(old, new)
                 until = self._dated_until(path, turn, old) if timed and old is not None else None
                 known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
+                logs = self._by_products() if fmt == "lines" and rendered else []
                 self._add(
                     f"{prefix}file {path} {label}",
                     "goal",
@@ -402,10 +403,26 @@ class GoalChecks(CheckList):
                     **({"later_lines": later} if later else {}),
                     **({"chronological": True} if timed else {}),
                     **({"dated_until": until} if until else {}),
+                    **({"by_products": logs} if logs else {}),
                     **extra,
                 )
                 if turn is not None and self.golden.files.get(path) == new:
                     guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
+
+    def _by_products(self) -> list[list[str]]:
+        """The log collections (``Entity(log=True)``: health checks) of which the correct run
+        made no record: a line an environment writes into a file about a record made there (a
+        health check's entry in the incident's timeline) is a by-product of looking, as the
+        record itself is (runtime ``without_by_products``)."""
+        found = []
+        for env, final in sorted(self.golden.final.items()):
+            book = self.world.books.get(env)
+            initial = self.golden.initial.get(env, {})
+            for collection in book.collections if book is not None else ():
+                made = set(final.get(collection) or {}) - set(initial.get(collection) or {})
+                if book is not None and book.is_log(collection) and not made:
+                    found.append([env, collection])
+        return found
 
     def _free_note(self, path: str, turn: int | None) -> list[str] | None:
         """The words a note of the agent's own may use in a file the environment renders for a
@@ -500,13 +517,17 @@ class GoalChecks(CheckList):
             return {}
         found = {w for name in request.expected for w in vr.words(name)}
         found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
+        unheld: set[str] = set()  # the words of the fields that hold nothing: what did not happen
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
             labels = [parts[3]] if len(parts) > 3 else []
             if isinstance(record, dict):  # a label with its value, never a flag's name alone
-                fields = {k: v for k, v in record.items() if isinstance(v, str | int | float)}
+                # nor the name of a field that holds nothing: "cancelled" of an empty cancelled_by
+                # says the trip was cancelled (round 22: "TRP-40501 (status: cancelled)" paid 1.0)
+                fields = {k: v for k, v in record.items() if isinstance(v, str | int | float) and v != ""}
                 labels += [k for k, v in fields.items() if not isinstance(v, bool)]
+                unheld |= {w for k, v in record.items() if v in ("", None) for w in vr.words(humanize(k))}
                 found.update(str(v) for v in fields.values() if type(v) is int)
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
@@ -514,13 +535,17 @@ class GoalChecks(CheckList):
         found |= self.world.said - set(
             claims
         )  # the user's own words: "the urgent item of exports/worklist.csv"
+        # a field that holds nothing says what did not happen: "started" of a trip whose
+        # started_at is empty is a claim, whatever a report's words may otherwise be (round 22:
+        # "TRP-40501, matched and started at pickup" paid 1.0 for a trip only proposed)
+        untrue = unheld - found - context - vr.MENTION - vr.POLITE - vr.REPORTING
         told = section_labels(asked_values(request), request.labels)
         about = self._touched_context()
         acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
         sent = None if claims else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
         return {
             "framing": sorted(found | context),
-            **({"claims": claims} if claims else {}),
+            **({"claims": sorted({*claims, *untrue})} if claims or untrue else {}),
             **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),
             **({"about": about} if about else {}),

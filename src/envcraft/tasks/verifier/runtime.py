@@ -1566,6 +1566,10 @@ def path_in_run(path: str, names: dict[str, str]) -> str:
 
 def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before: Any) -> float:
     """A ``file`` check on one file's content (None: no such file) and its content before."""
+    logs = check.get("by_products")
+    if logs:
+        made = by_product_ids(ctx, logs)
+        content, before = (without_by_products(c, made) for c in (content, before))
     if content is None or content == before:
         return 0.0
     spec = check.get("only_ids")
@@ -1608,6 +1612,27 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             content, check["format"], check["expected"], check.get("known_lines"), check.get("free_note")
         )
     )
+
+
+def by_product_ids(ctx: dict[str, Any], logs: list[list[str]]) -> set[str]:
+    """The ids of the records the run made in the log collections ``logs`` (``[env, collection]``
+    pairs: health checks), which an agent may add to by looking."""
+    found: set[str] = set()
+    for env, collection in logs:
+        final = (ctx["final"].get(env) or {}).get(collection)
+        initial = (ctx["initial"].get(env) or {}).get(collection) or {}
+        if isinstance(final, dict):
+            found |= {key for key in final if key not in initial}
+    return found
+
+
+def without_by_products(content: Any, ids: set[str]) -> Any:
+    """A text file without its lines that name a record of ``ids``: the environment's own entry
+    about a record made by looking (a health check in an incident's timeline)."""
+    if not isinstance(content, str) or not ids:
+        return content
+    named = re.compile("|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in sorted(ids)))
+    return "\n".join(line for line in content.split("\n") if not named.search(line))
 
 
 def counted_lines(content: str) -> list[str]:
