@@ -15,8 +15,9 @@ a default run at ``b3bfa8c``, seed 22, stored without verifiers):
 * helper ZA, rideshare_dispatch-71700f951be5: a report of the new trip's id saying the trip was
   cancelled, completed or started scored 1.0 (the trip was only proposed): the names of the
   trip's fields were allowed framing, the empty ones too ("cancelled_by": ""). A field that holds
-  nothing says what did not happen: its words are claims. (The right reports ZA wrote with
-  "offered" or "confirm", words nobody allowed, still score 0.75: an open class.)
+  nothing says what did not happen: its words are claims. A report may say back the verb the
+  user's own phrase for the act opens with ("offered" for "Offer ... to that driver": ZA's right
+  reports scored 0.75); "confirm", "accepted" or "12.93" for 1293 cents still do: an open class.
 """
 
 from __future__ import annotations
@@ -144,6 +145,9 @@ def _offered(content: str) -> list[list[dict[str, Any]]]:
         ("## Result\nTRP-40501\n", True),
         ("# Summary\n\n## Result\n\nThe new trip is TRP-40501 (REQ-5870 proposed to DRV-194).\n", True),
         ("## Result\n\n- New trip: TRP-40501 (status: proposed, quoted fare 1293 cents)\n", True),
+        # the user's own verb for the act, said back ("Offer ... to that driver")
+        ("# Summary\n\n## Result\n\nThe new trip is TRP-40501 (REQ-5870 offered to DRV-194).\n", True),
+        ("# Summary\n\n## Result\n\nI offered Tomás Rossi's ride (REQ-5870) to DRV-194: TRP-40501.\n", True),
         # the names of the trip's empty fields are claims: it was neither cancelled, completed nor started
         ("## Result\n\nTRP-40501 (status: cancelled)\n", False),
         ("## Result\n\nTRP-40501: cancelled by the driver, cancellation fee 1293 cents\n", False),

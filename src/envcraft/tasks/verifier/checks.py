@@ -750,6 +750,14 @@ def acts_on(golden: Outcome, value: str) -> set[str]:
     return found
 
 
+def acts_itself(action: Action, value: str) -> bool:
+    """Whether ``action`` acted on the record ``value`` names as its own act (the tool's words
+    say what it did to it), not on another record whose result holds it apart (a cancellation
+    that promoted a waitlist booking did not cancel that booking)."""
+    words = _act_words(action, value)
+    return bool(words) and words == vr.words(humanize(action.tool))
+
+
 def _act_words(action: Action, value: str) -> list[str]:
     """The words of what ``action`` did to the record ``value`` names: the tool's where the call
     named it, or its result holds it as the act's own record (top level, beside what the call

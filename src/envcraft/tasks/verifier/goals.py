@@ -23,6 +23,7 @@ from envcraft.tasks.verifier.checks import (
     ID_LIKE,
     CheckList,
     FileRequest,
+    acts_itself,
     acts_on,
     affirmed,
     asked_values,
@@ -42,6 +43,7 @@ from envcraft.tasks.verifier.checks import (
     under_any,
     wild,
     window,
+    word_forms,
 )
 
 
@@ -517,6 +519,7 @@ class GoalChecks(CheckList):
             return {}
         found = {w for name in request.expected for w in vr.words(name)}
         found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
+        found |= self._asked_verbs(request)
         unheld: set[str] = set()  # the words of the fields that hold nothing: what did not happen
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
@@ -550,6 +553,23 @@ class GoalChecks(CheckList):
             **({"labels": told} if told else {}),
             **({"about": about} if about else {}),
         }
+
+    def _asked_verbs(self, request: FileRequest) -> set[str]:
+        """The verb the user's phrase for an act on the asked records opens with ("offer" of
+        propose_match's "offer {request_id} to {driver_id}"), with its past and -ing forms: a
+        report saying "offered" says back what the user asked done (round 22, ZA: 0.75)."""
+        values = {str(v) for v in asked_values(request)}
+        found: set[str] = set()
+        for action in self.golden.actions:
+            book = self.world.books.get(action.env)
+            goal = book.goals.get(action.tool) if book is not None else None
+            if goal is None or "error" in action.result:
+                continue
+            if any(acts_itself(action, value) for value in values):
+                verb = goal.text.split(" ", 1)[0].lower()
+                if verb.isalpha():
+                    found |= {verb, *word_forms(verb)}
+        return found
 
     def _touched_context(self) -> dict[str, list[str]]:
         """Per record the run made or changed (by its id, lower-cased), what the world says of it
