@@ -95,9 +95,10 @@ def tidy(
     current, reason = _cut_at_gap(pruned, packages, graphs, skip_gaps)
     if current is None:
         return None, reason
-    for reason, at in (("undo", _undoing(current, packages)), ("repeat", _repeated(current, graphs))):
-        if at is None:
-            continue
+    at, reason = _undoing(current, packages), "undo"
+    if at is None:
+        at, reason = _repeated(current, graphs), "repeat"
+    if at is not None:
         while salvage and at > 0 and current.calls[at - 1].expected_error:
             at -= 1
         shorter = keep_calls(current, list(range(at)), packages) if salvage and at > 0 else None

@@ -197,8 +197,8 @@ class Phrasebook:
         other = self.collection_of(state, value)
         if other is not None and depth < NESTED_NAME_DEPTH:
             forms = self._plain if bare else self._templates
+            codes = self._codes.get(other, frozenset())
             for template in forms.get(other, ()):
-                codes = self._codes.get(other, frozenset())
                 text = self._render_record(
                     state, state[other][value], template, depth + 1, value, bare, codes
                 )
@@ -219,14 +219,10 @@ def _without_details(template: Template) -> Template:
 def _code_fields(state_model: type) -> dict[str, frozenset[str]]:
     """Per collection of ``state_model``, the fields of its records typed as a fixed list of
     strings (a ``Literal``, optional or not): codes like ``"hotel_overbooking"``."""
-    found: dict[str, frozenset[str]] = {}
-    for name, info in getattr(state_model, "model_fields", {}).items():
-        args: tuple[Any, ...] = tuple(getattr(info.annotation, "__args__", ()))
-        if len(args) == 2 and args[0] is str and hasattr(args[1], "model_fields"):
-            found[name] = frozenset(
-                field for field, spec in args[1].model_fields.items() if _is_code(spec.annotation)
-            )
-    return found
+    return {
+        name: frozenset(field for field, spec in record.model_fields.items() if _is_code(spec.annotation))
+        for name, record in _record_models(state_model).items()
+    }
 
 
 def _is_code(annotation: Any) -> bool:
@@ -240,12 +236,17 @@ def _is_code(annotation: Any) -> bool:
 
 def _collections(state_model: type) -> tuple[str, ...]:
     """State fields typed ``dict[str, <record model>]``."""
-    found = []
+    return tuple(_record_models(state_model))
+
+
+def _record_models(state_model: type) -> dict[str, Any]:
+    """The State fields typed ``dict[str, <record model>]``, each with its record model."""
+    found: dict[str, Any] = {}
     for name, info in getattr(state_model, "model_fields", {}).items():
         args: tuple[Any, ...] = tuple(getattr(info.annotation, "__args__", ()))
         if len(args) == 2 and args[0] is str and hasattr(args[1], "model_fields"):
-            found.append(name)
-    return tuple(found)
+            found[name] = args[1]
+    return found
 
 
 _BOOKS: dict[type, Phrasebook] = {}

@@ -419,10 +419,12 @@ class GoalChecks(CheckList):
         found = []
         for env, final in sorted(self.golden.final.items()):
             book = self.world.books.get(env)
+            if book is None:
+                continue
             initial = self.golden.initial.get(env, {})
-            for collection in book.collections if book is not None else ():
+            for collection in book.collections:
                 made = set(final.get(collection) or {}) - set(initial.get(collection) or {})
-                if book is not None and book.is_log(collection) and not made:
+                if book.is_log(collection) and not made:
                     found.append([env, collection])
         return found
 
