@@ -17,7 +17,13 @@ a default run at ``b3bfa8c``, seed 22, stored without verifiers):
   trip's fields were allowed framing, the empty ones too ("cancelled_by": ""). A field that holds
   nothing says what did not happen: its words are claims. A report may say back the verb the
   user's own phrase for the act opens with ("offered" for "Offer ... to that driver": ZA's right
-  reports scored 0.75); "confirm", "accepted" or "12.93" for 1293 cents still do: an open class.
+  reports scored 0.75). An amount kept in cents may be said in its currency ("$12.93" of 1293
+  cents), and the route must keep its order ("TRP-40501 to Z-DTN from Z-HBR" paid 1.0 for a ride
+  from Z-DTN to Z-HBR). "confirm" or "accepted" of the process the tool's docs describe still
+  cost 0.25: a bag of words cannot tell "waiting for the rider to confirm" from "confirmed".
+* helper ZD, itinerary_rebooking-b3cc6d051137: a text the user dictated, signed by a team ("...
+  late. — Travel desk") or opened by the sender introducing themselves ("Hi, this is the travel
+  desk: ..."), scored 0.5; a signature of names alone passed.
 """
 
 from __future__ import annotations
@@ -154,9 +160,44 @@ def _offered(content: str) -> list[list[dict[str, Any]]]:
         ("## Result\n\nTRP-40501 completed, the rider stars 0\n", False),
         ("## Result\n\nTRP-40501, matched and started at pickup\n", False),
         ("## Result\n\nTRP-40501 (not proposed)\n", False),
+        # an amount kept in cents, said in its currency (round 23's rescoring of ZA's "$12.93")
+        ("## Result\n\nNew trip: TRP-40501 (status: proposed, quoted fare $12.93)\n", True),
+        ("## Result\n\nNew trip: TRP-40501 (quoted fare $13.93)\n", False),
+        # the route as the request has it, and reversed
+        ("## Result\n\nTRP-40501, Tomás Rossi's ride from Z-DTN to Z-HBR\n", True),
+        ("## Result\n\nTRP-40501 to Z-DTN from Z-HBR\n", False),
+        ("## Result\n\nTRP-40501, the ride from Z-HBR\n", False),
     ],
 )
 def test_a_report_may_say_what_is_true_of_the_new_trip_and_nothing_false(
     tasks: dict[str, Task], content: str, paid: bool
 ) -> None:
     assert (score(tasks[REPORT], _offered(content)) == 1.0) is paid
+
+
+SMS = "itinerary_rebooking-b3cc6d051137"
+
+
+@pytest.mark.parametrize(
+    ("message", "paid"),
+    [
+        ("Running a few minutes late.", True),
+        ("Running a few minutes late. — Travel desk", True),
+        ("Running a few minutes late.\n- Travel desk", True),
+        ("Hi, this is the travel desk: running a few minutes late.", True),
+        ("Running a few minutes late. This is the travel desk.", True),
+        ("Not running a few minutes late. — Travel desk", False),
+        ("Hi, it is not the desk: running a few minutes late.", False),
+        ("Running a few minutes late. Flight delayed.", False),
+    ],
+)
+def test_a_dictated_text_may_be_signed_by_a_team_or_open_with_who_sends_it(
+    tasks: dict[str, Task], message: str, paid: bool
+) -> None:
+    calls = [
+        call("itinerary_rebooking", "list_notifications"),
+        call(
+            "itinerary_rebooking", "notify_traveler", itinerary_id="ITN-4002", channel="sms", message=message
+        ),
+    ]
+    assert (score(tasks[SMS], [calls]) == 1.0) is paid

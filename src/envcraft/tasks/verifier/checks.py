@@ -804,6 +804,48 @@ def word_forms(word: str) -> set[str]:
     return {past, stem + "ing"}
 
 
+ROUTE_ENDS = {"from": {"pickup", "origin", "departure"}, "to": {"dropoff", "destination", "arrival"}}
+
+
+def route_ends(golden: Outcome, book: Phrasebook | None, values: list[str]) -> dict[str, list[str]]:
+    """Where the records ``values`` name, and those they point at, start and end (lower-cased;
+    a field named for a pickup, an origin or a departure, and for a drop-off, a destination or an
+    arrival): a report that says "from" the end or "to" the start gives the route reversed
+    (round 22: "TRP-40501 to Z-DTN from Z-HBR" paid 1.0 for a ride from Z-DTN to Z-HBR)."""
+    ends: dict[str, set[str]] = {"from": set(), "to": set()}
+    if book is None:
+        return {}
+    state = golden.final.get(book.package.id, {})
+    todo, seen = list(values), set()
+    for _depth in range(2):
+        nxt: list[str] = []
+        for key in todo:
+            collection = None if key in seen else book.collection_of(state, key)
+            seen.add(key)
+            if collection is None:
+                continue
+            for name, value in state[collection][key].items():
+                if not isinstance(value, str) or not value:
+                    continue
+                parts = set(name.lower().split("_"))
+                for side, named in ROUTE_ENDS.items():
+                    if parts & named:
+                        ends[side].add(value.lower())
+                nxt.append(value)
+        todo = nxt
+    if not ends["from"] or not ends["to"]:
+        return {}
+    return {side: sorted(found) for side, found in ends.items()}
+
+
+def said_numbers(key: str, value: int) -> list[str]:
+    """How a report may say a record's whole number: as it is, and an amount kept in cents also
+    in its currency's units ("12.93" of ``quoted_fare_cents`` 1293: round 22's true "$12.93")."""
+    if "cents" in key.lower().split("_"):
+        return [str(value), f"{value / 100:.2f}"]
+    return [str(value)]
+
+
 def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str]) -> list[str]:
     """The words the world of the environment a composed text's values come from says about the
     records they name and those they point at (lower-cased): their kinds, ids and short values

@@ -423,7 +423,9 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         claims = check.get("claims", ())
         labels, about = check.get("labels"), check.get("about")
         fault = (
-            runtime.section_fault(content, expected, framing, claims, labels, about, check.get("sent"))
+            runtime.section_fault(
+                content, expected, framing, claims, labels, about, check.get("sent"), check.get("route")
+            )
             if framing is not None
             else None
         )

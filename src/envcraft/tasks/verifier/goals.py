@@ -36,6 +36,8 @@ from envcraft.tasks.verifier.checks import (
     is_counter,
     options_free,
     pattern_of,
+    route_ends,
+    said_numbers,
     scalars,
     sent_records,
     short,
@@ -533,7 +535,7 @@ class GoalChecks(CheckList):
                 fields = {k: v for k, v in record.items() if isinstance(v, str | int | float) and v != ""}
                 labels += [k for k, v in fields.items() if not isinstance(v, bool)]
                 unheld |= {w for k, v in record.items() if v in ("", None) for w in vr.words(humanize(k))}
-                found.update(str(v) for v in fields.values() if type(v) is int)
+                found.update(w for k, v in fields.items() if type(v) is int for w in said_numbers(k, v))
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
         claims = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
@@ -548,8 +550,13 @@ class GoalChecks(CheckList):
         about = self._touched_context()
         acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
         sent = None if claims else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
+        route: dict[str, list[str]] = {}
+        for (env, _), value in zip(request.sources, asked_values(request), strict=False):
+            for side, ends in route_ends(self.golden, self.world.books.get(env), [str(value)]).items():
+                route[side] = sorted({*route.get(side, []), *ends})
         return {
             "framing": sorted(found | context),
+            **({"route": route} if route else {}),
             **({"claims": sorted({*claims, *untrue})} if claims or untrue else {}),
             **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),

@@ -267,9 +267,10 @@ def _polite(
     of ``allowed`` (when given) and none of ``others``."""
     names, polite = 0, False
     signature = _signature(text, spans, side)
+    introduced = _introduction(text, spans, side)
     for i in side:
         word, start, end = spans[i]
-        if word.lower() in POLITE:
+        if word.lower() in POLITE or i in introduced:
             polite = True
             continue
         if not _name(word) or word.lower() in others or (allowed is not None and word.lower() not in allowed):
@@ -286,15 +287,51 @@ def _polite(
     return True, names
 
 
+TEAMS = _vocabulary("desk office crew staff team support ops operations dispatch service services")
+_SIGNED = 3  # words a signature may hold: "Yara", "Yara Okafor", "Travel desk", "Ops support team"
+
+
+def _signed(word: str) -> bool:
+    """Whether a word may stand in a signature: a name, or a team's word after one ("Travel desk")."""
+    return _name(word) or word.lower() in TEAMS
+
+
+_INTRODUCTION = re.compile(r"(?:this|it|here)\s+is\s+(?:the\s+)?", re.IGNORECASE)
+
+
+def _introduction(text: str, spans: list[Span], side: range) -> range:
+    """The words of a sender introducing themselves, set apart by a break, among ``side``: "Hi,
+    this is the travel desk: ...", "This is Yara Okafor. ..." (a name, or words ending with a
+    team's: never "This is the flight: ..."), or an empty range."""
+    for i in side:
+        found = _INTRODUCTION.match(text, spans[i][1])
+        if found is None:
+            continue
+        first = next((j for j in side if j > i and spans[j][1] >= found.end()), None)
+        if first is None:
+            return range(0)
+        for last in range(first, min(first + _SIGNED, side.stop)):
+            own = spans[first : last + 1]
+            team = own[-1][0].lower() in TEAMS or all(_name(w) for w, _, _ in own)
+            plain = not any(w.lower() in _NOT_NAMES for w, _, _ in own)
+            after = text[own[-1][2] : spans[last + 1][1] if last + 1 < len(spans) else len(text)]
+            if team and plain and (_BREAK.search(after) or last + 1 == len(spans)):
+                return range(i, last + 1)
+        return range(0)
+    return range(0)
+
+
 def _signature(text: str, spans: list[Span], side: range) -> int:
-    """Where a signature of names alone ends the text after a break ("... late. Yara"), or past
-    the end when none does. A signature ends the text bare: "... changed. Delayed." is a
-    sentence."""
+    """Where a signature of names alone ends the text after a break ("... late. Yara", "...
+    late. - Travel desk"), or past the end when none does. A signature ends the text bare:
+    "... changed. Delayed." is a sentence."""
     if not side or side.stop != len(spans) or text[spans[-1][2] :].strip():
         return len(spans)
     first = side.stop
-    while first > side.start and _name(spans[first - 1][0]) and side.stop - first < 2:
+    while first > side.start and _signed(spans[first - 1][0]) and side.stop - first < _SIGNED:
         first -= 1
+    while first < side.stop and not _name(spans[first][0]):  # a team signs by its name first
+        first += 1
     if first == side.stop or first == 0:
         return len(spans)
     return first if _BREAK.search(text[spans[first - 1][2] : spans[first][1]]) else len(spans)
@@ -1152,6 +1189,7 @@ def section_fault(
     labels: "dict[str, list[str]] | None" = None,
     about: "dict[str, list[str]] | None" = None,
     sent: "list[str] | None" = None,
+    route: "dict[str, list[str]] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -1167,7 +1205,11 @@ def section_fault(
     from RCP-01"), on that line only; a heading is the file's own title. Where the run left a
     draft unsent, ``sent`` holds the ids of the records it did send: a sentence that says
     something was sent names one of them ("SMS sent to the traveler: MSG-0001"), else it claims
-    the drafts went out ("Both forwards have been sent.")."""
+    the drafts went out ("Both forwards have been sent."). ``route``: where the records start
+    and end (:func:`reversed_route`)."""
+    turned = reversed_route(content, route or {})
+    if turned is not None:
+        return turned
     swapped = mislabelled(content, [str(t) for texts in expected.values() for t in texts], labels or {})
     if swapped is not None:
         return swapped
@@ -1185,6 +1227,23 @@ def section_fault(
         if sent is not None:
             odd += [w for w in _unsent_claims(line, frozenset(sent)) if w not in odd]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
+
+
+def reversed_route(content: str, route: dict[str, list[str]]) -> str | None:
+    """Which end of a route a text gives as the other, or None: "from" before a place the
+    records only end at, or "to" before one they only start at ("to Z-DTN from Z-HBR" of a ride
+    from Z-DTN to Z-HBR). Word order is all it reads; a text that names the places without
+    these words says nothing about their order."""
+    ends = {side: [words(place) for place in places] for side, places in route.items()}
+    for line in content.splitlines():
+        tokens = words(line)
+        for side, other in (("from", "to"), ("to", "from")):
+            for i in _find(tokens, [side]):
+                for place in ends.get(other, []):
+                    if tokens[i + 1 : i + 1 + len(place)] == place and place not in ends.get(side, []):
+                        end = "starts" if side == "from" else "ends"
+                        return f"{' '.join(place)} is said as where the route {end}"
+    return None
 
 
 def _unsent_claims(line: str, sent: frozenset[str]) -> list[str]:
@@ -1594,6 +1653,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 check.get("labels"),
                 check.get("about"),
                 check.get("sent"),
+                check.get("route"),
             )
             is None
         )
