@@ -273,6 +273,8 @@ def _polite(
         if word.lower() in POLITE or i in introduced:
             polite = True
             continue
+        if i >= signature and word.lower() in TEAMS:  # "- Ops support team"
+            continue
         if not _name(word) or word.lower() in others or (allowed is not None and word.lower() not in allowed):
             return False, names
         line_start = text.rfind("\n", 0, start) + 1
@@ -288,7 +290,7 @@ def _polite(
 
 
 TEAMS = _vocabulary("desk office crew staff team support ops operations dispatch service services")
-_SIGNED = 3  # words a signature may hold: "Yara", "Yara Okafor", "Travel desk", "Ops support team"
+_SIGNED = 3  # words a signature may hold, two names at most: "Yara Okafor", "Travel desk", "Ops support team"
 
 
 def _signed(word: str) -> bool:
@@ -327,8 +329,11 @@ def _signature(text: str, spans: list[Span], side: range) -> int:
     "... changed. Delayed." is a sentence."""
     if not side or side.stop != len(spans) or text[spans[-1][2] :].strip():
         return len(spans)
-    first = side.stop
+    first, names = side.stop, 0
     while first > side.start and _signed(spans[first - 1][0]) and side.stop - first < _SIGNED:
+        names += _name(spans[first - 1][0]) and spans[first - 1][0].lower() not in TEAMS
+        if names > 2:  # "... lead? Ask Alex Moreno" is a request, not a signature
+            break
         first -= 1
     while first < side.stop and not _name(spans[first][0]):  # a team signs by its name first
         first += 1
