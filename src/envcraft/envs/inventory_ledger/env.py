@@ -64,18 +64,18 @@ class InventoryLedger(Environment):
     State = LedgerState
     state: LedgerState
     entities = (
-        Entity("warehouses", "warehouse", ("the {name} warehouse in {city}",), id_known=True),
+        Entity("warehouses", "warehouse", ("the {name} warehouse (in {city})",), id_known=True),
         Entity("skus", "SKU", ("{name}",), id_known=True, vary=("unit_cost",)),
         Entity(
             "purchase_orders",
             "purchase order",
-            ("the purchase order from {supplier} for {warehouse_id} expected on {expected_date:date}",),
+            ("the purchase order from {supplier} expected on {expected_date:date} (for {warehouse_id})",),
             id_known=True,
         ),
         Entity(
             "orders",
             "customer order",
-            ("{customer}'s order from {warehouse_id} due by {ship_by:date}",),
+            ("{customer}'s order due {ship_by:date} (from {warehouse_id})",),
             id_known=True,
         ),
         Entity("journals", "journal", ("the {status} journal “{memo}”",), id_known=True),
@@ -83,7 +83,7 @@ class InventoryLedger(Environment):
         Entity(
             "cycle_counts",
             "cycle count",
-            ("the {status} cycle count at {warehouse_id} from {started_at:when}",),
+            ("the {status} cycle count at {warehouse_id} (started {started_at:when})",),
             id_known=True,
         ),
         Entity("periods", "accounting period", ("period {period}",), id_known=True),
@@ -247,6 +247,13 @@ class InventoryLedger(Environment):
         goal="open a draft journal with the memo {memo}[ for period {period}]",
         produces=["journal_id"],
         consumes=["period"],
+        examples={
+            "memo": (
+                "Month-end stock correction",
+                "Rebalance between warehouses",
+                "Stock moves for this week",
+            )
+        },
     )
     def begin_transaction(self, memo: str, period: str = "") -> dict[str, Any]:
         """Open a draft journal: a transaction whose lines post together or not at all.
@@ -368,6 +375,13 @@ class InventoryLedger(Environment):
         goal="stage an adjustment of {quantity} unit(s) of {sku_id} at {warehouse_id} with reason code "
         "{reason_code} in {journal_id}[, noting {note}]",
         consumes=["journal_id", "sku_id", "warehouse_id"],
+        examples={
+            "note": (
+                "Found during the shelf check.",
+                "Damaged on arrival.",
+                "Corrected after a recount.",
+            )
+        },
     )
     def add_adjustment_line(
         self, journal_id: str, warehouse_id: str, sku_id: str, quantity: int, reason_code: str, note: str = ""
