@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_type_hints, overload
 
@@ -33,7 +33,10 @@ class ToolAnnotations:
     ``goal`` says how a user asks for what the tool does, as a template over its parameters
     (:mod:`envcraft.core.phrasing`): ``"cancel {order_id}, because {reason}"``. ``undoes``
     names the tools whose effect this one takes back (``cancel_booking`` undoes
-    ``book_class``): a task never asks for both on the same record.
+    ``book_class``): a task never asks for both on the same record. ``examples`` gives, per
+    free-text parameter, texts a user of this desk would dictate for it ("Instructor out sick"
+    for a class's cancellation reason): they go into the parameter's JSON schema and the data
+    engine draws a task's dictated text from them, not from a bank of every desk's texts.
     """
 
     produces: tuple[str, ...] = ()
@@ -44,6 +47,7 @@ class ToolAnnotations:
     exclusive: bool = True
     goal: str | None = None
     undoes: tuple[str, ...] = ()
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,7 @@ def tool(
     exclusive: bool = True,
     goal: str | None = None,
     undoes: tuple[str, ...] | list[str] = (),
+    examples: Mapping[str, Sequence[str]] | None = None,
 ) -> Callable[[F], F]: ...
 def tool(function: Any = None, **hints: Any) -> Any:
     """Declare an environment method as a tool.
@@ -161,6 +166,7 @@ def tool(function: Any = None, **hints: Any) -> Any:
         normalized: dict[str, Any] = {
             k: tuple(v) if isinstance(v, list | tuple) else v for k, v in hints.items()
         }
+        normalized["examples"] = {k: tuple(v) for k, v in (hints.get("examples") or {}).items()}
         annotations = ToolAnnotations(**normalized)
         setattr(fn, TOOL_ATTR, annotations)
         return fn
@@ -178,6 +184,10 @@ def build_spec(name: str, fn: Callable[..., Any]) -> ToolSpec:
     properties: dict[str, Any] = {}
     required: list[str] = []
     fields: dict[str, Any] = {}  # prefixed names + aliases: a parameter may be called "schema"
+    examples = getattr(fn, TOOL_ATTR, ToolAnnotations()).examples
+    unknown = sorted(set(examples) - set(list(signature.parameters)[1:]))
+    if unknown:
+        raise SchemaError(f"{name}: examples for no parameter: {', '.join(unknown)}")
     for pname, param in list(signature.parameters.items())[1:]:
         if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             raise SchemaError(f"{name}: *args/**kwargs are not allowed in tools")
@@ -187,6 +197,8 @@ def build_spec(name: str, fn: Callable[..., Any]) -> ToolSpec:
         prop = type_schema(annotation)
         if pname in doc.args:
             prop["description"] = doc.args[pname]
+        if pname in examples:
+            prop["examples"] = list(examples[pname])
         if param.default is inspect.Parameter.empty:
             required.append(pname)
             fields[f"p_{pname}"] = (annotation, Field(..., alias=pname))

@@ -537,7 +537,16 @@ class ClassBooking(Environment):
         return {"class": session_view(self.state, session, rules)}
 
     @tool(
-        goal="cancel {session_id}; the reason is {reason}", undoes=["schedule_class"], consumes=["session_id"]
+        goal="cancel {session_id}; the reason is {reason}",
+        undoes=["schedule_class"],
+        consumes=["session_id"],
+        examples={
+            "reason": (
+                "the instructor is out sick",
+                "the studio is closed for repairs",
+                "too few sign-ups this week",
+            )
+        },
     )
     def cancel_class(self, session_id: str, reason: str) -> dict[str, Any]:
         """Cancel a class: its bookings are cancelled free of charge and its waitlist is closed.

@@ -386,6 +386,13 @@ class EventStream(ClawEnvironment):
         goal="move partition {partition} of the {topic} topic back[ to offset {offset}] to replay "
         "records; the reason is {reason}",
         consumes=["topic", "partition", "offset"],
+        examples={
+            "reason": (
+                "replay after the consumer fix",
+                "reprocess the batch that failed",
+                "backfill after the outage",
+            )
+        },
     )
     def seek(self, topic: str, partition: int, reason: str, offset: int = -1) -> dict[str, Any]:
         """Move the partition's position back to replay records; below the committed offset it is a rewind.
@@ -442,6 +449,13 @@ class EventStream(ClawEnvironment):
         "the {topic} topic, noting {note}",
         consumes=["topic", "partition", "offset"],
         produces=["dlq_id"],
+        examples={
+            "note": (
+                "amount missing, needs a manual check",
+                "malformed payload from upstream",
+                "invalid currency code",
+            )
+        },
     )
     def dead_letter(
         self, topic: str, partition: int, note: str, offset: int = -1, count: int = 1
@@ -582,6 +596,13 @@ class EventStream(ClawEnvironment):
         goal="{paused|true=pause|false=resume} partition {partition} of the {topic} topic; the reason "
         "is {reason}",
         consumes=["topic", "partition"],
+        examples={
+            "reason": (
+                "ledger maintenance downstream",
+                "investigating duplicate charges",
+                "upstream schema change in progress",
+            )
+        },
     )
     def set_partition_paused(self, topic: str, partition: int, paused: bool, reason: str) -> dict[str, Any]:
         """Pause (quarantine) or resume consumption of a partition.

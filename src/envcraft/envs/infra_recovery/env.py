@@ -266,7 +266,17 @@ class InfraRecovery(ClawEnvironment):
         )
         return {"incident_id": incident_id, "status": "open", "record": record_path(incident_id)}
 
-    @tool(goal="add the note {note} to the timeline of {incident_id}", consumes=["incident_id"])
+    @tool(
+        goal="add the note {note} to the timeline of {incident_id}",
+        consumes=["incident_id"],
+        examples={
+            "note": (
+                "Support reports customers seeing checkout errors.",
+                "Waiting on the vendor's status update.",
+                "Rollback approved by the change manager.",
+            )
+        },
+    )
     def append_ops_note(self, incident_id: str, note: str) -> dict[str, Any]:
         """Add a timestamped line to the Timeline of an incident's ops record, when the
         requester asks for a note (the Timeline is the incident's audit record).

@@ -458,6 +458,13 @@ class ItineraryRebooking(Environment):
         "{message}",
         consumes=["itinerary_id"],
         produces=["message_id"],
+        examples={
+            "message": (
+                "Your trip has changed; please check the new itinerary in your app.",
+                "We are rebooking you and will send the new flight details shortly.",
+                "Please call the travel desk about your disrupted trip.",
+            )
+        },
     )
     def notify_traveler(self, itinerary_id: str, channel: Channel, message: str) -> dict[str, Any]:
         """Send the traveler a message about their itinerary.

@@ -401,7 +401,17 @@ class JobScheduler(Environment):
         readers = [j for j in topo_order(wf) if name in wf.jobs[j].uses and run.jobs[j].status not in FINAL]
         return {"run_id": run_id, "name": name, "old": old, "new": value, "read_by": readers}
 
-    @tool(goal="skip the optional job {job} of {run_id}; the reason is {reason}", consumes=["run_id", "job"])
+    @tool(
+        goal="skip the optional job {job} of {run_id}; the reason is {reason}",
+        consumes=["run_id", "job"],
+        examples={
+            "reason": (
+                "upstream data arrived late",
+                "public holiday today",
+                "covered by the manual rerun",
+            )
+        },
+    )
     def mark_skipped(self, run_id: str, job: str, reason: str) -> dict[str, Any]:
         """Skip an optional job that has not succeeded; jobs depending on it may then run.
 
@@ -449,7 +459,17 @@ class JobScheduler(Environment):
             "ready": [n for n in topo_order(wf) if run.jobs[n].status == "ready"],
         }
 
-    @tool(goal="cancel job {job} of {run_id}; the reason is {reason}", consumes=["run_id", "job"])
+    @tool(
+        goal="cancel job {job} of {run_id}; the reason is {reason}",
+        consumes=["run_id", "job"],
+        examples={
+            "reason": (
+                "replaced by the new pipeline",
+                "the report is retired",
+                "the owner asked to stop it",
+            )
+        },
+    )
     def cancel_job(self, run_id: str, job: str, reason: str) -> dict[str, Any]:
         """Cancel one unfinished job (a running one frees its slot); every job downstream is skipped.
 
@@ -498,7 +518,18 @@ class JobScheduler(Environment):
             "run_status": run.status,
         }
 
-    @tool(goal="cancel {run_id}; the reason is {reason}", undoes=["submit_run"], consumes=["run_id"])
+    @tool(
+        goal="cancel {run_id}; the reason is {reason}",
+        undoes=["submit_run"],
+        consumes=["run_id"],
+        examples={
+            "reason": (
+                "started with the wrong parameters",
+                "duplicate of the morning run",
+                "upstream data is incomplete",
+            )
+        },
+    )
     def cancel_run(self, run_id: str, reason: str) -> dict[str, Any]:
         """Cancel a whole run: every unfinished job is cancelled and running ones free their slots.
 

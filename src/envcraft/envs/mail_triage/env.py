@@ -303,6 +303,13 @@ class MailTriage(ClawEnvironment):
     @tool(
         goal="draft a new message to {to} with the subject {subject}, saying {body}[, with {cc} in copy]",
         produces=["draft_id", "thread_id"],
+        examples={
+            "body": (
+                "Could you send me the latest figures by Friday?",
+                "Following up on this: is there an update?",
+                "Can we move our call to Thursday afternoon?",
+            )
+        },
     )
     def compose_draft(
         self, to: list[str], subject: str, body: str, cc: list[str] | None = None
@@ -329,6 +336,13 @@ class MailTriage(ClawEnvironment):
         goal="draft a reply{reply_all|true= to everyone|*=} to {message_id}, saying {body}",
         consumes=["message_id"],
         produces=["draft_id"],
+        examples={
+            "body": (
+                "Thanks, I will look into this today.",
+                "Thanks for the update, noted.",
+                "Got it, I will get back to you by tomorrow.",
+            )
+        },
     )
     def draft_reply(self, message_id: str, body: str, reply_all: bool = False) -> dict[str, Any]:
         """Draft a reply in the message's conversation, quoting it.
@@ -357,6 +371,13 @@ class MailTriage(ClawEnvironment):
         goal="draft a forward of {message_id} to {to}[, with the note {body}]",
         consumes=["message_id"],
         produces=["draft_id", "thread_id"],
+        examples={
+            "body": (
+                "Can you take this one?",
+                "Please handle this by Friday.",
+                "Adding you so you can follow this thread.",
+            )
+        },
     )
     def draft_forward(self, message_id: str, to: list[str], body: str = "") -> dict[str, Any]:
         """Draft a forward of a message (a new conversation) with the original below your note.
@@ -388,6 +409,13 @@ class MailTriage(ClawEnvironment):
         goal="change {draft_id}[: the body becomes {body}][, the subject becomes {subject}][, the "
         "recipients become {to}][, the copies become {cc}]",
         consumes=["draft_id"],
+        examples={
+            "body": (
+                "Could you send me the final figures by Monday?",
+                "Updated: our call moves to Thursday at 10.",
+                "Thanks, I will look into this tomorrow morning.",
+            )
+        },
     )
     def edit_draft(
         self,
@@ -540,6 +568,13 @@ class MailTriage(ClawEnvironment):
         goal="add the to-do {text}[ for {message_id}][, due {due_date:date}]",
         consumes=["message_id"],
         produces=["todo_id"],
+        examples={
+            "text": (
+                "Check the invoice totals",
+                "Call back about the order",
+                "Book the meeting room for Thursday",
+            )
+        },
     )
     def add_todo(self, text: str, message_id: str = "", due_date: str = "") -> dict[str, Any]:
         """Add an action item to todo.md, optionally linked to the message it comes from.

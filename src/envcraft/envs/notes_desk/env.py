@@ -112,7 +112,17 @@ class NotesDesk(ClawEnvironment):
         ]
         return {"items": items, "count": len(items)}
 
-    @tool(consumes=["item_id"], goal="mark {item_id} as done[, with the note {note}]")
+    @tool(
+        consumes=["item_id"],
+        goal="mark {item_id} as done[, with the note {note}]",
+        examples={
+            "note": (
+                "Shared in the team channel.",
+                "Agreed with finance on Tuesday.",
+                "Published on the wiki.",
+            )
+        },
+    )
     def complete_action_item(self, item_id: str, note: str = "") -> dict[str, Any]:
         """Mark an open action item as done.
 

@@ -195,6 +195,13 @@ class ReturnsDesk(Environment):
         consumes=["order_id"],
         produces=["refund_id"],
         goal="cancel {order_id} and refund it in full; the reason is {reason}",
+        examples={
+            "reason": (
+                "ordered the wrong size",
+                "found a better price elsewhere",
+                "the delivery date is too late",
+            )
+        },
     )
     def cancel_order(self, order_id: str, reason: str) -> dict[str, Any]:
         """Cancel an order that has not shipped yet and refund it in full.

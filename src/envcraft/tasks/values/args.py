@@ -523,6 +523,10 @@ def user_values(
         if not pool:
             return []
         return [rng.sample(pool, min(len(pool), rng.choice((1, 1, 2)))) for _ in range(min(limit, 3))]
+    examples = [e for e in prop.get("examples", ()) if isinstance(e, str)]
+    if kind == "string" and examples and _free_text_name(param):  # the desk's own texts (@tool(examples=))
+        rng.shuffle(examples)
+        return examples[:limit]
     found = index.values_for(param, prop)
     if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
