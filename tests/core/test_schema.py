@@ -147,6 +147,23 @@ def test_reserved_tool_names_are_rejected(name: str) -> None:
         build_spec(name, tool(method))
 
 
+def test_a_tools_example_texts_go_into_its_parameters_schema() -> None:
+    def cancel(self: Any, booking_id: str, reason: str) -> dict[str, Any]:
+        """Cancel a booking.
+
+        Args:
+            booking_id: The booking.
+            reason: Why, in a few words.
+        """
+        return {}
+
+    spec = build_spec("cancel", tool(examples={"reason": ["plans changed", "booked twice"]})(cancel))
+    assert spec.parameters["properties"]["reason"]["examples"] == ["plans changed", "booked twice"]
+    assert "examples" not in spec.parameters["properties"]["booking_id"]
+    with pytest.raises(SchemaError, match="examples for no parameter: note"):
+        build_spec("cancel", tool(examples={"note": ["x"]})(cancel))
+
+
 def test_reserved_name_fails_at_class_definition() -> None:
     with pytest.raises(SchemaError):
 
