@@ -169,6 +169,8 @@ repository or base_time.
 event and advances no counter: apply those in the tools that write); `produces=[...]` /
 `consumes=[...]` the id parameters a tool creates or needs (they shape the tool graph);
 `undoes=[...]` the tools whose effect this one takes back (no task asks for both on one record);
+`examples={"reason": [...]}` three texts a user of this desk would dictate for each free-text
+parameter (a reason, a note, a message body), fitting the desk and free of ids;
 `goal="..."` how a user asks for what the tool does, never naming a tool or parameter. A goal
 phrase is a template: `{param}` shows an argument as a person says it (a record id becomes the
 record's name from `entities`, free text is quoted, numbers and dates as written);
