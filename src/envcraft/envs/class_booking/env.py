@@ -42,10 +42,7 @@ class ClassBooking(Environment):
         Entity(
             "sessions",
             "class",
-            (
-                "the {class_type} class on {start:when} in room {room_id}",
-                "the {class_type} class on {start:when}",
-            ),
+            ("the {class_type} class on {start:when} (in room {room_id})",),
             vary=("start", "end"),
         ),
         # how a booking came about (a class, a series, the waitlist) is the agent's way, not the

@@ -29,7 +29,7 @@ class NotesDesk(ClawEnvironment):
         Entity(
             "items",
             "action item",
-            ("the action item “{title}”", "{owner}'s action item “{title}”, due {due:date}"),
+            ("the action item “{title}”", "{owner}'s action item “{title}” (due {due:date})"),
             vary=("due", "owner"),
             free=("note", "meeting"),  # which meeting note an item links to: the agent's bookkeeping
         ),

@@ -57,8 +57,8 @@ class RideshareDispatch(Environment):
             "requests",
             "ride request",
             (
-                "{rider_id}'s ride request from {pickup_zone} to {dropoff_zone}",
-                "{rider_id}'s ride request from {pickup_zone} to {dropoff_zone} at {requested_at:time}",
+                "{rider_id}'s ride request (from {pickup_zone} to {dropoff_zone})",
+                "{rider_id}'s ride request (from {pickup_zone} to {dropoff_zone} at {requested_at:time})",
             ),
         ),
         Entity("trips", "trip", ("the trip of {driver_id} for {request_id}",), free=("decline_reason",)),
