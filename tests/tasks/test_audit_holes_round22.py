@@ -167,6 +167,8 @@ def _offered(content: str) -> list[list[dict[str, Any]]]:
         ("## Result\n\nTRP-40501, Tomás Rossi's ride from Z-DTN to Z-HBR\n", True),
         ("## Result\n\nTRP-40501 to Z-DTN from Z-HBR\n", False),
         ("## Result\n\nTRP-40501, the ride from Z-HBR\n", False),
+        # an empty field's name is a claim, whatever else the task's words say
+        ("## Result\n\nTRP-40501, confirmed by the rider\n", False),
     ],
 )
 def test_a_report_may_say_what_is_true_of_the_new_trip_and_nothing_false(

@@ -49,6 +49,11 @@ from envcraft.tasks.verifier.checks import (
 )
 
 
+# the words of an empty text field's name say nothing happened: "reason" of an empty
+# decline_reason is no claim the trip was declined ("decline" is)
+REMARKS = frozenset({"reason", "reasons", "comment", "comments", "note", "notes", "remark", "description"})
+
+
 class GoalChecks(CheckList):
     """The goal half of the verifier's checks (see the module docstring)."""
 
@@ -539,13 +544,13 @@ class GoalChecks(CheckList):
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
         claims = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
-        found |= self.world.said - set(
-            claims
-        )  # the user's own words: "the urgent item of exports/worklist.csv"
         # a field that holds nothing says what did not happen: "started" of a trip whose
         # started_at is empty is a claim, whatever a report's words may otherwise be (round 22:
-        # "TRP-40501, matched and started at pickup" paid 1.0 for a trip only proposed)
-        untrue = unheld - found - context - vr.MENTION - vr.POLITE - vr.REPORTING
+        # "TRP-40501, matched and started at pickup" paid 1.0 for a trip only proposed), the
+        # user's own words included ("Thanks, this is confirmed." dictated elsewhere in the task
+        # makes no "TRP-40501 confirmed")
+        untrue = unheld - found - context - vr.MENTION - vr.POLITE - vr.REPORTING - REMARKS
+        found |= self.world.said - set(claims)  # the user's words: "the urgent item of exports/worklist.csv"
         told = section_labels(asked_values(request), request.labels)
         about = self._touched_context()
         acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
