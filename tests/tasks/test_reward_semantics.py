@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
+from envcraft.core.package import load_package
+from envcraft.core.session import Session
 from envcraft.tasks.format.io import read_tasks
 from envcraft.tasks.format.model import ReferenceCall, Task
 from envcraft.tasks.play.episode import resolve_packages
-from envcraft.tasks.play.execute import execute, execute_reference
+from envcraft.tasks.play.execute import execute, execute_reference, left_unrecovered, run_calls
 from envcraft.tasks.validation.adversarial import Adversary, dictated
 from envcraft.tasks.verifier.scoring import run_verifier
 
@@ -55,11 +57,6 @@ def mail_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
 @pytest.fixture(scope="module")
 def infra_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return synthesized(tmp_path_factory.mktemp("infra"), "infra_recovery")
-
-
-@pytest.fixture(scope="module")
-def stream_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
-    return synthesized(tmp_path_factory.mktemp("stream"), "event_stream", n=30, seed=4)
 
 
 def synthesized(out: Path, envs: str, n: int = 10, seed: int = 0) -> list[Task]:
@@ -673,29 +670,24 @@ def test_a_dictated_pickup_time_is_asked_for_and_checked(tasks: list[Task]) -> N
         assert score(task, turns) < 1.0, task.id
 
 
-def test_a_failed_sink_write_recovered_as_the_readme_says_is_paid(stream_tasks: list[Task]) -> None:
+def test_a_reference_that_leaves_a_failed_sink_write_unrecovered_is_no_task() -> None:
     """event_stream's README: after a sink write fails (HTTP 503), seek back to the processed
-    offset and replay before anything else. A golden run whose batch hit the fault keeps it, and
-    its guards pinned the fault (``sink_error``, no new aggregate, the sink file as it was): the
-    recovery the README asks for scored 0.0625. The world's documented recovery is a correct run
-    (``Environment.recovery``); a commit nobody asked for after it still costs."""
-    played = 0
-    for task in stream_tasks:
-        golden = execute(task, reference(task))
-        failed = [
-            a for a in golden.actions if a.tool == "process_batch" and a.result.get("sink_write") == "failed"
-        ]
-        if not failed:
-            continue
-        batch = failed[0]
-        where = {"topic": batch.args["topic"], "partition": batch.args["partition"]}
-        turns = reference(task)
-        turns[batch.turn] += [
-            {"env": "event_stream", "tool": "seek", "args": {**where, "reason": "the sink returned 503"}},
-            {"env": "event_stream", "tool": "process_batch", "args": dict(batch.args)},
-        ]
-        assert score(task, turns) == 1.0, task.id
-        turns[batch.turn].append({"env": "event_stream", "tool": "commit_offsets", "args": where})
-        assert score(task, turns) < 1.0, task.id
-        played += 1
-    assert played >= 1
+    offset and replay before anything else. A reference that stops at the failed write paid an
+    agent 1.0 for giving up (round 23, AA: the task's only goal was the fault having fired); the
+    data engine drops it (``left_unrecovered``, rejection ``unrecovered``), and keeps a run that
+    makes the documented recovery (``Environment.recovery``)."""
+    package = load_package("event_stream")
+    with Session.memory(package, seed=1) as session:
+        initial, files = session.state(), session.files()
+    fault = initial["sink_fault"]
+    assert fault is not None
+    where = {"topic": fault["topic"], "partition": fault["partition"]}
+    args = {**where, "max_records": 100, "dedupe": True, "on_invalid": "dead_letter"}
+    batch = {"env": "event_stream", "tool": "process_batch", "args": args}
+    packages = {"event_stream": package}
+    given_up = run_calls(packages, {"event_stream": initial}, files, [[batch]])
+    assert given_up.actions[0].result.get("sink_write") == "failed"
+    assert left_unrecovered(given_up)
+    recovery = package.env_class.recovery("process_batch", args, given_up.actions[0].result)
+    replayed = [batch, *({"env": "event_stream", "tool": t, "args": a} for t, a in recovery)]
+    assert not left_unrecovered(run_calls(packages, {"event_stream": initial}, files, [replayed]))

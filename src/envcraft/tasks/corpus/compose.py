@@ -44,7 +44,7 @@ from envcraft.tasks.phrasing.lint import repeated_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRenderer, draw_persona
 from envcraft.tasks.phrasing.writer import intent_of
-from envcraft.tasks.play.execute import LEADS, keeps_pace
+from envcraft.tasks.play.execute import LEADS, keeps_pace, left_unrecovered
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 from envcraft.tasks.validation.validate import validate
@@ -247,6 +247,7 @@ def compose_draft(
         text_stage,
         world_stage,
         exercised_stage,
+        recovery_stage,
         verifier_stage,
         pace_stage,
         lambda d: validation_stage(d, validated),
@@ -602,6 +603,13 @@ def exercised_stage(draft: Draft) -> str | None:
     if unexercised_choices(draft.task, draft.outcome, draft.packages):
         return "unexercised"  # the user states a choice the world never puts to the test
     return None
+
+
+def recovery_stage(draft: Draft) -> str | None:
+    """A reference that leaves undone what the environment's documentation asks for after one of
+    its calls (a failed sink write sought back and replayed) is no correct run to pay for."""
+    assert draft.outcome is not None
+    return "unrecovered" if left_unrecovered(draft.outcome) else None
 
 
 def world_stage(draft: Draft) -> str | None:

@@ -242,6 +242,23 @@ def recovered_runs(golden: Outcome) -> list[Outcome]:
     return cached
 
 
+def left_unrecovered(golden: Outcome) -> bool:
+    """Whether a call of ``golden`` came back asking for a documented recovery
+    (``Environment.recovery``) that the calls after it do not make: a reference that leaves a
+    failed sink write as it is pays an agent for giving up where the README says to replay
+    (round 23, AA: the task's only goal was the fault having fired)."""
+    packages = {env: load_package(path) for env, path in golden.packages.items()}
+    actions = golden.actions
+    for n, action in enumerate(actions):
+        args = action.args if isinstance(action.args, dict) else {}
+        documented = packages[action.env].env_class.recovery(action.tool, args, action.result)
+        asked = [tool for tool, _ in documented]
+        made = [a.tool for a in actions[n + 1 : n + 1 + len(asked)] if a.env == action.env]
+        if asked and made != asked:
+            return True
+    return False
+
+
 def clock_run(golden: Outcome) -> Outcome:
     """S0 left alone while time passes as long as the longest tail run: only the environments'
     own dynamics change anything (a flight delayed, a timer fired). Kept on ``golden``."""
