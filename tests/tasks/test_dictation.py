@@ -30,8 +30,8 @@ def test_every_built_in_free_text_parameter_says_what_its_desk_would_dictate(
     prop = load_package(env).env_class.tools[tool].parameters["properties"][param]
     examples = prop.get("examples", [])
     assert len(examples) >= 3
-    drawn = user_values(param, prop, StateIndex(), random.Random(0), limit=12)
-    assert sorted(drawn) == sorted(examples)
+    drawn = {v for seed in range(40) for v in user_values(param, prop, StateIndex(), random.Random(seed))}
+    assert drawn == set(examples)  # an S0 that holds no such text: the desk's own, each in turn
 
 
 def test_a_parameter_without_examples_keeps_the_bank_of_every_desk() -> None:

@@ -35,8 +35,9 @@ class ToolAnnotations:
     names the tools whose effect this one takes back (``cancel_booking`` undoes
     ``book_class``): a task never asks for both on the same record. ``examples`` gives, per
     free-text parameter, texts a user of this desk would dictate for it ("Instructor out sick"
-    for a class's cancellation reason): they go into the parameter's JSON schema and the data
-    engine draws a task's dictated text from them, not from a bank of every desk's texts.
+    for a class's cancellation reason): they go into the parameter's JSON schema, and where the
+    world holds no such text the data engine dictates one of them, not one of a bank shared by
+    every desk.
     """
 
     produces: tuple[str, ...] = ()

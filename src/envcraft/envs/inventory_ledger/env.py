@@ -376,11 +376,7 @@ class InventoryLedger(Environment):
         "{reason_code} in {journal_id}[, noting {note}]",
         consumes=["journal_id", "sku_id", "warehouse_id"],
         examples={
-            "note": (
-                "Found during the shelf check.",
-                "Damaged on arrival.",
-                "Corrected after a recount.",
-            )
+            "note": ("Found during the shelf check.", "Damaged on arrival.", "Corrected after a recount.")
         },
     )
     def add_adjustment_line(

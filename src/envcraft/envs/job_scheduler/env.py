@@ -404,13 +404,7 @@ class JobScheduler(Environment):
     @tool(
         goal="skip the optional job {job} of {run_id}; the reason is {reason}",
         consumes=["run_id", "job"],
-        examples={
-            "reason": (
-                "upstream data arrived late",
-                "public holiday today",
-                "covered by the manual rerun",
-            )
-        },
+        examples={"reason": ("late upstream data", "public holiday", "covered by the manual rerun")},
     )
     def mark_skipped(self, run_id: str, job: str, reason: str) -> dict[str, Any]:
         """Skip an optional job that has not succeeded; jobs depending on it may then run.
@@ -462,13 +456,7 @@ class JobScheduler(Environment):
     @tool(
         goal="cancel job {job} of {run_id}; the reason is {reason}",
         consumes=["run_id", "job"],
-        examples={
-            "reason": (
-                "replaced by the new pipeline",
-                "the report is retired",
-                "the owner asked to stop it",
-            )
-        },
+        examples={"reason": ("replaced by the new pipeline", "report retired", "owner asked to stop it")},
     )
     def cancel_job(self, run_id: str, job: str, reason: str) -> dict[str, Any]:
         """Cancel one unfinished job (a running one frees its slot); every job downstream is skipped.
@@ -522,13 +510,7 @@ class JobScheduler(Environment):
         goal="cancel {run_id}; the reason is {reason}",
         undoes=["submit_run"],
         consumes=["run_id"],
-        examples={
-            "reason": (
-                "started with the wrong parameters",
-                "duplicate of the morning run",
-                "upstream data is incomplete",
-            )
-        },
+        examples={"reason": ("wrong parameters", "duplicate of the morning run", "upstream data incomplete")},
     )
     def cancel_run(self, run_id: str, reason: str) -> dict[str, Any]:
         """Cancel a whole run: every unfinished job is cancelled and running ones free their slots.

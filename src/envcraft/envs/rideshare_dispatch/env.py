@@ -517,13 +517,7 @@ class RideshareDispatch(Environment):
         undoes=["propose_match", "confirm_match"],
         consumes=["trip_id"],
         produces=["request_id"],
-        examples={
-            "reason": (
-                "plans changed",
-                "booked by mistake",
-                "the pickup time was wrong",
-            )
-        },
+        examples={"reason": ("plans changed", "booked by mistake", "the pickup time was wrong")},
     )
     def cancel_trip(self, trip_id: str, cancelled_by: Party, reason: str) -> dict[str, Any]:
         """Cancel a trip before pickup.
@@ -592,13 +586,7 @@ class RideshareDispatch(Environment):
     @tool(
         goal="record the {rated_by}'s rating of {stars} star(s) for {trip_id}[ with the comment {comment}]",
         consumes=["trip_id"],
-        examples={
-            "comment": (
-                "Thanks for the ride.",
-                "Smooth pickup.",
-                "Arrived as planned.",
-            )
-        },
+        examples={"comment": ("Thanks for the ride.", "Smooth pickup.", "Arrived as planned.")},
     )
     def rate_trip(
         self, trip_id: str, rated_by: Literal["rider", "driver"], stars: int, comment: str = ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -449,8 +449,13 @@ def _letter(text: str) -> bool:
     return "\n" in text.strip() or len(text.split()) > LETTER_WORDS
 
 
-def free_text(param: str, rng: random.Random) -> str:
-    """A plausible value for a free-text parameter, picked by the parameter's name."""
+def free_text(param: str, rng: random.Random, examples: Sequence[Any] = ()) -> str:
+    """A plausible value for a free-text parameter: one of the texts its tool declares
+    (``@tool(examples=...)``: what a user of that desk dictates), else one picked by the
+    parameter's name from a bank shared by every desk."""
+    declared = [e for e in examples if isinstance(e, str)]
+    if declared and _free_text_name(param):
+        return rng.choice(declared)
     key = param.lower()
     key = _ALIASES.get(key, key)
     for stem, bank in FREE_TEXT.items():
@@ -523,10 +528,6 @@ def user_values(
         if not pool:
             return []
         return [rng.sample(pool, min(len(pool), rng.choice((1, 1, 2)))) for _ in range(min(limit, 3))]
-    examples = [e for e in prop.get("examples", ()) if isinstance(e, str)]
-    if kind == "string" and examples and _free_text_name(param):  # the desk's own texts (@tool(examples=))
-        rng.shuffle(examples)
-        return examples[:limit]
     found = index.values_for(param, prop)
     if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
@@ -558,4 +559,4 @@ def user_values(
         return listed[:limit]
     if id_kind(param) is not None:
         return []
-    return [free_text(param, rng)]
+    return [free_text(param, rng, prop.get("examples", ()))]

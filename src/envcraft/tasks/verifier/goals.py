@@ -48,7 +48,6 @@ from envcraft.tasks.verifier.checks import (
     word_forms,
 )
 
-
 # the words of an empty text field's name say nothing happened: "reason" of an empty
 # decline_reason is no claim the trip was declined ("decline" is)
 REMARKS = frozenset({"reason", "reasons", "comment", "comments", "note", "notes", "remark", "description"})
