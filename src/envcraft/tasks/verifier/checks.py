@@ -248,11 +248,14 @@ def voiding_calls(package: EnvPackage) -> list[list[str]]:
 
 def keeping_calls(package: EnvPackage, voiders: list[list[str]]) -> list[list[str]]:
     """The ``[tool, parameter]`` calls that give a record consequences a void cannot take back:
-    a tool that writes state (no read, no voiding call) and consumes the kind of id a voiding
-    call names (``run_ready_jobs`` executes the jobs of a ``run_id``). Submitting a run and
-    cancelling it is no run; submitting it, running a wave of its jobs and cancelling it leaves
-    work done that nobody asked for."""
+    a tool that writes state beyond the record's own collection (no read, no voiding call) and
+    consumes the kind of id a voiding call names (``run_ready_jobs`` executes the jobs of a
+    ``run_id``). Submitting a run and cancelling it is no run; submitting it, running a wave of
+    its jobs and cancelling it leaves work done that nobody asked for. A call that edits only the
+    record (a line staged in a journal, then rolled back with it) leaves nothing behind (round
+    23, AC: a journal opened, given a line and rolled back cost half the reward)."""
     tools = package.env_class.tools
+    effects = tool_effects(package.env_class)
     voiding = {tool for tool, _ in voiders}
     kinds = {kind for _, kind in voiders}
     return [
@@ -260,8 +263,15 @@ def keeping_calls(package: EnvPackage, voiders: list[list[str]]) -> list[list[st
         for name, spec in sorted(tools.items())
         if not spec.annotations.read_only and name not in voiding
         for kind in spec.annotations.consumes
-        if kind in kinds and kind in spec.parameters.get("properties", {})
+        if kind in kinds and kind in spec.parameters.get("properties", {}) and _beyond(effects[name].writes, kind)
     ]
+
+
+def _beyond(writes: Iterable[str], kind: str) -> bool:
+    """Whether a tool writes state other than the collection of records of ``kind`` (``journals``
+    of ``journal_id``) and the counters that number new records (``next_transfer``)."""
+    own = kind.removesuffix("_id") + "s"
+    return any(w != own and not w.startswith("next_") for w in writes)
 
 
 def looking_changes(
