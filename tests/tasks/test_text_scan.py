@@ -15,6 +15,15 @@ from envcraft.tasks.phrasing import lint
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
 
 
+def test_a_quoted_sentence_ends_the_users_sentence_once() -> None:
+    from envcraft.tasks.phrasing.words import sentence
+
+    said = sentence("message the traveler, saying “Running late.”")
+    assert said == "Message the traveler, saying “Running late.”" and lint.doubled_stops(said) == []
+    assert sentence("cancel it; the reason is “plans changed”") == "Cancel it; the reason is “plans changed”."
+    assert lint.doubled_stops("saying “Running late.”.") == [".”."]
+
+
 def test_doubled_quotes() -> None:
     assert lint.doubled_quotes("saying ““Running late.””") == ["““", "””"]
     assert lint.doubled_quotes('the note "" is empty') == ['""']

@@ -39,6 +39,7 @@ _CLOCK_CLAIM = re.compile(
 # words that answer something, opening a conversation that has nothing yet to answer
 _REPLY_OPENER = re.compile(r"^(?:okay|ok|right|perfect|great|fine|sure|alright)\b[.,!]", re.IGNORECASE)
 _QUOTED = re.compile(r"“([^”]*)”")
+_DOUBLED_STOP = re.compile(r"[.!?][”’\"'][.!?]")
 
 # Sentences that carry no meaning: said to anyone about anything, they tell the agent nothing.
 EMPTY_OPENERS = (
@@ -73,6 +74,11 @@ def doubled_words(text: str) -> list[str]:
     ``quarantined record quarantined record`` (up to three words), or a noun again one word
     later (``in period accounting period 2026-01``)."""
     return [m.group(0) for m in (*_DOUBLED_WORD.finditer(text), *_ECHOED_NOUN.finditer(text))]
+
+
+def doubled_stops(text: str) -> list[str]:
+    """A sentence ended twice, inside a quote and after it: ``saying “Running late.”.``"""
+    return [m.group(0) for m in _DOUBLED_STOP.finditer(text)]
 
 
 def persona_prefix(text: str) -> list[str]:
@@ -117,6 +123,7 @@ def nested_prefixes(text: str) -> list[str]:
 TURN_CHECKS: dict[str, Callable[[str], list[str]]] = {
     "doubled_quotes": doubled_quotes,
     "doubled_words": doubled_words,
+    "doubled_stops": doubled_stops,
     "persona_prefix": persona_prefix,
     "empty_openers": empty_openers,
     "chain_leftovers": chain_leftovers,

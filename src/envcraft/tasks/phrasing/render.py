@@ -19,7 +19,7 @@ from typing import Protocol
 
 from envcraft.tasks.phrasing.intents import Goal, IntentPlan
 from envcraft.tasks.phrasing.phrasebook import join_words
-from envcraft.tasks.phrasing.words import capital, lower_first, possessives
+from envcraft.tasks.phrasing.words import capital, lower_first, possessives, sentence
 
 PERSONAS_FILE = Path(__file__).with_name("personas.json")
 DESKS_FILE = Path(__file__).with_name("desks.json")
@@ -186,9 +186,9 @@ class TemplateRenderer:
         if leads:
             leads[0][:0] = before
         else:
-            sentences += [capital(s) + "." for s in before]
+            sentences += [sentence(s) for s in before]
         for n, (first, *then) in enumerate(clauses):
-            sentences += [capital(s) + "." for s in leads[n]]
+            sentences += [sentence(s) for s in leads[n]]
             lead = "" if n == 0 else rng.choice(THEN).capitalize() + " "
             if n == 0 and about:  # what the work is for, said with the work
                 lead = f"for {join_words(about)}, "
@@ -197,10 +197,10 @@ class TemplateRenderer:
             elif then:
                 first += f", {join_words(then)}"
             clause = first
-            sentences.append(capital(f"{lead}{clause}".strip()) + ".")
+            sentences.append(sentence(f"{lead}{clause}".strip()))
         if about and not clauses:
             sentences.append(f"It's about {join_words(about)}.")
-        sentences = [capital(f) + "." for f in facts] + sentences
+        sentences = [sentence(f) for f in facts] + sentences
         return " ".join(sentences)
 
     def _voice(

@@ -65,6 +65,13 @@ def capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def sentence(text: str) -> str:
+    """``text`` as a sentence: its first letter upper-case and a period at its end, unless it ends
+    with a mark of its own, a quoted one included (saying “Running late.”, not “Running late.”.)."""
+    text = capital(text)
+    return text if text.rstrip("”’\"'").endswith((".", "!", "?")) else text + "."
+
+
 def lower_first(text: str) -> str:
     """Lower-case the first letter unless the first word is an acronym ("SKU", "CSV")."""
     return text if text[1:2].isupper() else text[:1].lower() + text[1:]
