@@ -513,7 +513,8 @@ class RideshareDispatch(Environment):
         }
 
     @tool(
-        goal="cancel {trip_id} on behalf of the {cancelled_by}; the reason is {reason}",
+        goal="cancel {trip_id}{cancelled_by|rider= at the rider's request|driver= at the driver's request|"
+        "dispatcher= from dispatch}; the reason is {reason}",
         undoes=["propose_match", "confirm_match"],
         consumes=["trip_id"],
         produces=["request_id"],

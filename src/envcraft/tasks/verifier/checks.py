@@ -263,7 +263,9 @@ def keeping_calls(package: EnvPackage, voiders: list[list[str]]) -> list[list[st
         for name, spec in sorted(tools.items())
         if not spec.annotations.read_only and name not in voiding
         for kind in spec.annotations.consumes
-        if kind in kinds and kind in spec.parameters.get("properties", {}) and _beyond(effects[name].writes, kind)
+        if kind in kinds
+        and kind in spec.parameters.get("properties", {})
+        and _beyond(effects[name].writes, kind)
     ]
 
 
