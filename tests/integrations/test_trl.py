@@ -176,13 +176,13 @@ def test_grpo_runs_on_a_cpu_with_envcraft_environments(
 
 
 def as_get_json_schema_renders(function: dict[str, Any]) -> dict[str, Any]:
-    """A task's tool schema as transformers' ``get_json_schema`` can write it: no ``default``
-    (it has no such field), no empty ``required``, descriptions on one line, an undescribed
-    argument described by its name (it requires a description)."""
+    """A task's tool schema as transformers' ``get_json_schema`` can write it: no ``default`` and
+    no ``examples`` (it has no such fields), no empty ``required``, descriptions on one line, an
+    undescribed argument described by its name (it requires a description)."""
 
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k != "default"}
+            return {k: strip(v) for k, v in node.items() if k not in ("default", "examples")}
         return [strip(v) for v in node] if isinstance(node, list) else node
 
     want = strip(function)
