@@ -26,6 +26,8 @@ from envcraft.tasks.play.execute import execute, execute_reference, left_unrecov
 from envcraft.tasks.validation.adversarial import Adversary, dictated
 from envcraft.tasks.verifier.scoring import run_verifier
 
+from .test_created_records import audit_tasks
+
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
 ENVS = "mail_triage,itinerary_rebooking,inventory_ledger,notes_desk,rideshare_dispatch"
 
@@ -35,12 +37,6 @@ Turns = list[list[dict[str, Any]]]
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     return synthesized(tmp_path_factory.mktemp("semantics"), ENVS)
-
-
-@pytest.fixture(scope="module")
-def ledger_tasks(tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
-    """The five-env corpus of another seed: journal lines are rare, seed 0 may stage none."""
-    return synthesized(tmp_path_factory.mktemp("ledger"), ENVS, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -195,15 +191,11 @@ def test_reading_other_messages_is_still_paid(tasks: list[Task]) -> None:
     assert score(task, turns) == 1.0
 
 
-def test_a_line_staged_removed_and_staged_again_is_paid(ledger_tasks: list[Task]) -> None:
-    """The same journal content: the line number and the journal's counter moved, nothing asked for."""
-    task = first(
-        ledger_tasks,
-        lambda t: any(
-            c.tool in ("add_receipt_line", "add_adjustment_line", "add_transfer_line")
-            for c in t.reference.calls
-        ),
-    )
+def test_a_line_staged_removed_and_staged_again_is_paid() -> None:
+    """The same journal content: the line number and the journal's counter moved, nothing asked for.
+    On a real task that stages a line (round 5's, its verifier synthesized by this checkout):
+    journal lines are rare in a small corpus, and which seed holds one moves with any draw."""
+    task = audit_tasks("audit_tasks_round5.jsonl")["inventory_ledger-4d65c5f32f78"]
     turns = reference(task)
     t, n = next(
         (t, n)
