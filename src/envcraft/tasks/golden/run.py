@@ -342,8 +342,8 @@ def replay(
                     continue
                 if source.kind == "embed":
                     value = value_at(replayed[source.call].result, source.path or "")
-                    if not isinstance(value, str) or value not in str(call.args[name]):
-                        return None
+                    if type(value) not in (str, int) or str(value) not in str(call.args[name]):
+                        return None  # a text or a whole number the file gives (an offset after a batch)
                     again.provenance[name] = label
                     continue
                 if source.kind == "cited":

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.core.pointer import unescape_token
 from envcraft.core.state import diff
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun
@@ -41,7 +42,7 @@ MAX_ITEMS = 3
 @dataclass
 class Item:
     key: str
-    value: str
+    value: str | int
     what: str  # how the user describes it ("the id of the new return")
     env: str
     path: str  # where the value lives in the final state (a JSON pointer)
@@ -95,6 +96,8 @@ def request_file(
         return None
     items = items[: rng.randint(1, min(MAX_ITEMS, len(items)))]
     fmt = rng.choices(("json", "csv", "markdown"), weights=(5, 3, 2))[0]
+    if fmt == "json" and any(type(i.value) is int for i in items):
+        fmt = "csv"  # 41 and "41" are two JSON values: a number is asked for in a text format
     ext = {"json": "json", "csv": "csv", "markdown": "md"}[fmt]
     taken = set(run.final_files)
     path = ""
@@ -144,18 +147,15 @@ def _items(
                 seen.add(key)
         for change in diff(before, after):
             parts = change["path"].split("/")
-            if len(parts) != 4 or change["op"] != "replaced":
+            if len(parts) != 4 or change["op"] != "changed":
                 continue
-            collection, key, field_name = parts[1], parts[2], parts[3]
+            collection, key, field_name = parts[1], unescape_token(parts[2]), parts[3]
             value = change["after"]
             if (
                 collection not in book.collections
                 or book.is_log(collection)
                 or (env, key) not in names
-                or not isinstance(value, str)
-                or is_time(value)
-                or " " in value
-                or len(value) > 24
+                or not _reportable(value)
                 or field_name in book.free_fields(collection)
                 or key in seen
             ):
@@ -168,12 +168,21 @@ def _items(
     return found
 
 
-def _shown_in(run: GoldenRun, env: str, value: str) -> tuple[int | None, str | None]:
+def _reportable(value: Any) -> bool:
+    """A changed field a report may give: a short code ("drained") or a whole number (a
+    partition's position after the batch: what the work left, read back by the agent); never a
+    time, a flag or prose."""
+    if type(value) is int:
+        return True
+    return isinstance(value, str) and not is_time(value) and " " not in value and len(value) <= 24
+
+
+def _shown_in(run: GoldenRun, env: str, value: str | int) -> tuple[int | None, str | None]:
     for i, call in enumerate(run.calls):
         if call.env != env or not call.ok:
             continue
         for path, leaf in flatten(call.result):
-            if leaf == value:
+            if leaf == value and type(leaf) is type(value):
                 return i, path
     return None, None
 
@@ -193,7 +202,7 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["item", "value"])
         writer.writerows([i.key, i.value] for i in items)
-        rows = [[norm_cell(i.key), norm_cell(i.value)] for i in items]
+        rows = [[norm_cell(i.key), norm_cell(str(i.value))] for i in items]
         expected = {"header": ["item", "value"], "rows": rows, "exact": True}  # no invented row
         lines = join_words([f"“{i.key}” ({i.what})" for i in items])
         return (
@@ -204,7 +213,7 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         )
     body = "\n".join(f"- {i.key}: {i.value}" for i in items)
     content = f"# Summary\n\n## Result\n{body}\n"
-    expected = {"result": [i.value for i in items]}
+    expected = {"result": [str(i.value) for i in items]}
     return (
         content,
         expected,

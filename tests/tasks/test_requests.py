@@ -1,0 +1,46 @@
+"""A file the user asks for by content: the values a finished job leaves, found and given back.
+
+A job whose record is named by its arguments rather than an id (event_stream's "partition 1 of
+the payments topic" of ``topic``, ``partition``) may be asked about too: how far the batch took
+the partition is a whole number the agent reads back. Before, such jobs asked for no file (the
+changed-field branch waited for an op ``diff`` never emits), so 67 of 75 event_stream tasks of
+the seed-0 corpus were one call in one turn.
+"""
+
+from __future__ import annotations
+
+import random
+
+from envcraft.core.package import load_package
+from envcraft.core.session import Session
+from envcraft.tasks.corpus.compose import _record_names
+from envcraft.tasks.format.model import GoldenCall
+from envcraft.tasks.golden.run import replay
+from envcraft.tasks.world.requests import request_file
+
+
+def test_a_partition_named_by_its_arguments_is_asked_about_as_a_whole_number() -> None:
+    packages = {"event_stream": load_package("event_stream")}
+    with Session.memory(packages["event_stream"], seed=0) as session:
+        initial, files = {"event_stream": session.state()}, session.files()
+    args = {"topic": "payments", "partition": 1, "max_records": 2}
+    run = replay(
+        [GoldenCall("event_stream", "process_batch", args, {}, {"ok": True})], packages, initial, files
+    )
+    assert run is not None
+    names = _record_names(run, packages)
+    assert names[("event_stream", "payments/p1")] == "partition 1 of the payments topic"
+    position = run.final["event_stream"]["partitions"]["payments/p1"]["position"]
+    formats = set()
+    for seed in range(20):
+        request = request_file(run, packages, names, random.Random(seed))
+        assert request is not None
+        asked = {i.key: i for i in request.items}
+        assert asked["partition_position"].value == position
+        assert (
+            asked["partition_position"].what == "the position of partition 1 of the payments topic afterwards"
+        )
+        assert request.file.format != "json"  # 23 and "23" are two JSON values
+        formats.add(request.file.format)
+        assert replay([*run.calls, request.call], packages, initial, files) is not None  # the file embeds it
+    assert formats == {"csv", "markdown"}
