@@ -44,3 +44,11 @@ def test_a_partition_named_by_its_arguments_is_asked_about_as_a_whole_number() -
         formats.add(request.file.format)
         assert replay([*run.calls, request.call], packages, initial, files) is not None  # the file embeds it
     assert formats == {"csv", "markdown"}
+
+
+def test_a_report_gives_a_short_code_or_a_whole_number_never_nothing() -> None:
+    from envcraft.tasks.world.requests import _reportable
+
+    assert _reportable("drained") and _reportable(23)
+    assert not _reportable("") and not _reportable(True) and not _reportable("2026-01-05T08:00:00Z")
+    assert not _reportable("two words")

@@ -174,7 +174,7 @@ def _reportable(value: Any) -> bool:
     time, a flag or prose."""
     if type(value) is int:
         return True
-    return isinstance(value, str) and not is_time(value) and " " not in value and len(value) <= 24
+    return isinstance(value, str) and 0 < len(value) <= 24 and not is_time(value) and " " not in value
 
 
 def _shown_in(run: GoldenRun, env: str, value: str | int) -> tuple[int | None, str | None]:
