@@ -463,12 +463,11 @@ def request_stage(draft: Draft) -> str | None:
     run = draft.golden
     if draft.claw and (draft.needs_flow or draft.rng.random() < P_REQUEST):
         names = _record_names(run, draft.packages)
-        for found in (draft.fact, draft.cited):  # the record the user pointed at: "that class"
-            if found is None or getattr(found, "kind", "record") != "record":
-                continue  # a value read from a file is no record of its own
-            if found.env in draft.packages and isinstance(found.value, str):
-                noun = phrasebook(draft.packages[found.env]).entity(found.collection).noun
-                names[(found.env, found.value)] = f"that {noun}"
+        for found in (draft.fact, draft.cited):
+            # the record the user pointed at is asked about by no name: its name gives the pointer
+            # away, and "that booking" turns ambiguous once a later turn makes another booking
+            if found is not None and getattr(found, "kind", "record") == "record":
+                names.pop((found.env, found.value), None)
         draft.request = request_file(run, draft.packages, names, draft.rng, carry=draft.needs_flow)
         if draft.request is not None:
             extended = replay([*run.calls, draft.request.call], draft.packages, run.initial, run.files)
