@@ -508,7 +508,7 @@ def test_a_note_appended_to_an_incident_nobody_named_is_not_paid(infra_tasks: li
     """Taking a host out of rotation writes a line to its service's open incident; a note added
     to that incident's record too is a line nobody asked for (the record file is the env's, not
     the agent's, and changes nothing else)."""
-    task = first(infra_tasks, lambda t: tools(t)[-1] == "drain_host" and len(t.turns) == 1)
+    task = first(infra_tasks, lambda t: "drain_host" in tools(t) and "append_ops_note" not in tools(t))
     incident = next(
         c["path"].removeprefix("ops/incident-").removesuffix(".md")
         for c in task.verifier.checks
@@ -522,7 +522,9 @@ def test_a_note_appended_to_an_incident_nobody_named_is_not_paid(infra_tasks: li
         "args": {"incident_id": incident, "note": "Looked fine."},
     }
     assert score(task, turns) == 1.0
-    assert score(task, [*turns[:-1], [*turns[-1], note]]) < 1.0
+    drained = next(t for t, calls in enumerate(turns) if any(c["tool"] == "drain_host" for c in calls))
+    turns[drained] = [*turns[drained], note]  # in the drain's own turn (a report may follow it)
+    assert score(task, turns) < 1.0
 
 
 def test_a_greeting_names_the_addressee_or_nobody(tasks: list[Task]) -> None:
