@@ -355,7 +355,11 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
-                        **({"extra_keys": "facts"} if request.format == "json" else {}),
+                        **(
+                            {"extra_keys": "facts", **self._held_by(request)}
+                            if request.format == "json"
+                            else {}
+                        ),
                         **self._section_framing(request),
                     )
                     continue
@@ -515,6 +519,17 @@ class GoalChecks(CheckList):
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len(vr.counted_lines(t)) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
+
+    def _held_by(self, request: FileRequest) -> dict[str, Any]:
+        """The records the asked values are fields of (``held_by``: ``[env, path]``, a booking of
+        "the status of that booking afterwards"): an extra key may repeat what they say too
+        (round 24: ``"session_id"`` beside a booking's asked status scored 0.67)."""
+        found = [
+            [env, "/".join(where.split("/")[:3])]
+            for env, where in request.sources
+            if len(where.split("/")) > 3
+        ]
+        return {"held_by": found} if found else {}
 
     def _section_framing(self, request: FileRequest) -> dict[str, Any]:
         """For a Markdown section: the words it may hold beside the asked values (the runtime's

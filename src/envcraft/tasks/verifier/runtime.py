@@ -1842,10 +1842,12 @@ def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
 
 def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
     """The records at the end that the check's asked values name by id, as the check reads the
-    run (the run's new ids as the golden run's)."""
+    run (the run's new ids as the golden run's), and those the asked values are fields of
+    (``check["held_by"]``)."""
     names = renaming(ctx, check)
     ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str)}  # "EVT-85d582bf" too
     mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
+    held = [get(ctx["final"].get(env, MISSING), path) for env, path in check.get("held_by") or []]
     return [
         _rename(members[mine.get(key, key)], names)
         for state in ctx["final"].values()
@@ -1854,7 +1856,7 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
         if isinstance(members, dict)
         for key in sorted(ids)
         if isinstance(members.get(mine.get(key, key)), dict)
-    ]
+    ] + [record for record in held if isinstance(record, dict)]
 
 
 def _key(name: str) -> str:
