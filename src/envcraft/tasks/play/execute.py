@@ -10,7 +10,7 @@ synthesized packages).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from envcraft.core.errors import ErrorCategory, error_result, is_error
@@ -228,15 +228,14 @@ def recovered_runs(golden: Outcome) -> list[Outcome]:
     a correct run: an agent that follows the environment's documentation. Kept on ``golden``."""
     cached: list[Outcome] | None = golden._derived.get("recovered")
     if cached is None:
-        packages = {env: load_package(path) for env, path in golden.packages.items()}
         turns: list[list[dict[str, Any]]] = [[] for _ in golden.turns]
         asked = False
-        for action in golden.actions:
+        for action, documented in _recoveries(golden):
             turns[action.turn].append({"env": action.env, "tool": action.tool, "args": action.args})
-            args = action.args if isinstance(action.args, dict) else {}
-            for tool, extra in packages[action.env].env_class.recovery(action.tool, args, action.result):
+            for tool, extra in documented:
                 turns[action.turn].append({"env": action.env, "tool": tool, "args": extra})
                 asked = True
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
         cached = [run_calls(packages, golden.initial, golden.initial_files, turns)] if asked else []
         golden._derived["recovered"] = cached
     return cached
@@ -247,16 +246,22 @@ def left_unrecovered(golden: Outcome) -> bool:
     (``Environment.recovery``) that the calls after it do not make: a reference that leaves a
     failed sink write as it is pays an agent for giving up where the README says to replay
     (round 23, AA: the task's only goal was the fault having fired)."""
-    packages = {env: load_package(path) for env, path in golden.packages.items()}
     actions = golden.actions
-    for n, action in enumerate(actions):
-        args = action.args if isinstance(action.args, dict) else {}
-        documented = packages[action.env].env_class.recovery(action.tool, args, action.result)
+    for n, (action, documented) in enumerate(_recoveries(golden)):
         asked = [tool for tool, _ in documented]
         made = [a.tool for a in actions[n + 1 : n + 1 + len(asked)] if a.env == action.env]
         if asked and made != asked:
             return True
     return False
+
+
+def _recoveries(golden: Outcome) -> Iterator[tuple[Action, list[tuple[str, dict[str, Any]]]]]:
+    """Each action of ``golden`` with the calls its environment documents right after it
+    (``Environment.recovery``; none for most)."""
+    packages = {env: load_package(path) for env, path in golden.packages.items()}
+    for action in golden.actions:
+        args = action.args if isinstance(action.args, dict) else {}
+        yield action, packages[action.env].env_class.recovery(action.tool, args, action.result)
 
 
 def clock_run(golden: Outcome) -> Outcome:
