@@ -200,7 +200,11 @@ class MailTriage(ClawEnvironment):
         return {"contacts": found, "count": len(found)}
 
     # -- organising --------------------------------------------------------------------------
-    @tool(goal="move {message_id} to the {folder} folder", consumes=["message_id"])
+    @tool(
+        goal="move {message_id} to the {folder} folder",
+        consumes=["message_id"],
+        examples={"folder": ("archive", "spam", "trash")},
+    )
     def move_message(self, message_id: str, folder: str) -> dict[str, Any]:
         """Move a received message to another folder (e.g. archive, spam, trash, or your own folder).
 
@@ -238,7 +242,11 @@ class MailTriage(ClawEnvironment):
             "moved": folder != current,
         }
 
-    @tool(goal="create a mail folder called {name}", produces=["folder"])
+    @tool(
+        goal="create a mail folder called {name}",
+        produces=["folder"],
+        examples={"name": ("vendors", "travel", "q1-invoices")},
+    )
     def create_folder(self, name: str) -> dict[str, Any]:
         """Create a mail folder.
 
@@ -278,6 +286,7 @@ class MailTriage(ClawEnvironment):
     @tool(
         goal="{remove|true=take|*=put} the label {label} {remove|true=off|*=on} {message_id}",
         consumes=["message_id"],
+        examples={"label": ("finance", "customer-escalation", "follow-up")},
     )
     def label_message(self, message_id: str, label: str, remove: bool = False) -> dict[str, Any]:
         """Add a label to a message (or remove one).

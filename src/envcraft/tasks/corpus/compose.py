@@ -41,7 +41,7 @@ from envcraft.tasks.phrasing.intents import (
 )
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.lint import repeated_values
-from envcraft.tasks.phrasing.phrasebook import Phrasebook, phrasebook
+from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRenderer, draw_persona
 from envcraft.tasks.phrasing.writer import intent_of
 from envcraft.tasks.play.execute import LEADS, keeps_pace, left_unrecovered
@@ -702,33 +702,11 @@ def _record_names(run: GoldenRun, packages: dict[str, EnvPackage]) -> dict[tuple
                 name = book.id_phrase(collection, value)
             if name is not None:
                 names[(call.env, value)] = name
-        for collection, key in _keyed_by_args(book, state, call.args):
+        for collection, key in book.keyed_by_args(state, call.args):
             name = book.name_of(state, collection, key)
             if name is not None:
                 names.setdefault((call.env, key), name)
     return names
-
-
-def _holds(record: dict[str, Any], args: dict[str, Any]) -> int:
-    """How many of ``args`` the record's own fields hold, value and type alike."""
-    return sum(1 for p, v in args.items() if p in record and record[p] == v and type(record[p]) is type(v))
-
-
-def _keyed_by_args(book: Phrasebook, state: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str]]:
-    """The records a call names by two or more of its arguments rather than by an id: the one
-    record of a collection whose fields hold those values ("partition 1 of the payments topic"
-    of ``topic="payments", partition=1``). The user said each value, so naming it leaks nothing."""
-    found = []
-    for collection in book.collections:
-        records = state.get(collection)
-        if not isinstance(records, dict):
-            continue
-        matching = [
-            key for key, record in records.items() if isinstance(record, dict) and _holds(record, args) >= 2
-        ]
-        if len(matching) == 1:
-            found.append((collection, matching[0]))
-    return found
 
 
 class GenerationError(RuntimeError):

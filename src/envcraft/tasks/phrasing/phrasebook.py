@@ -115,6 +115,24 @@ class Phrasebook:
                 return name
         return None
 
+    def keyed_by_args(self, state: Mapping[str, Any], args: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The records a call names by two or more of its arguments rather than by an id: the
+        one record of a collection whose fields hold those values ("partition 1 of the payments
+        topic" of ``topic="payments", partition=1``), as ``(collection, key)``."""
+        found = []
+        for name in self.collections:
+            records = state.get(name)
+            if not isinstance(records, dict):
+                continue
+            matching = [
+                key
+                for key, record in records.items()
+                if isinstance(record, dict) and _holds(record, args) >= 2
+            ]
+            if len(matching) == 1:
+                found.append((name, matching[0]))
+        return found
+
     def name_of(
         self, state: Mapping[str, Any], collection: str, key: str, *, unique: bool = True
     ) -> str | None:
@@ -205,6 +223,11 @@ class Phrasebook:
                 if text is not None:
                     return text
         return show_value(value, fmt)
+
+
+def _holds(record: Mapping[str, Any], args: Mapping[str, Any]) -> int:
+    """How many of ``args`` the record's own fields hold, value and type alike."""
+    return sum(1 for p, v in args.items() if p in record and record[p] == v and type(record[p]) is type(v))
 
 
 def _without_details(template: Template) -> Template:

@@ -315,8 +315,11 @@ class StateIndex:
                 }
             )
         else:
+            # a folder of the world's list of folders: the plural names the list
             values = list(self.by_key.get(param, [])) or (
-                list(self.collections.get(param + "s", [])) if wanted == "string" else []
+                list(self.collections.get(param + "s", []) or self.by_key.get(param + "s", []))
+                if wanted == "string"
+                else []
             )
         return [
             v for v in values if json_type(v) == wanted or (wanted == "number" and json_type(v) == "integer")
@@ -449,6 +452,21 @@ def _letter(text: str) -> bool:
     return "\n" in text.strip() or len(text.split()) > LETTER_WORDS
 
 
+def _shape(text: str) -> set[str]:
+    """The kinds of characters ``text`` is made of: letters by case, digits, and each other
+    character as itself ("q1-invoices": lower, digit and "-")."""
+    return {
+        "lower" if c.islower() else "upper" if c.isupper() else "digit" if c.isdigit() else c for c in text
+    }
+
+
+def shaped_like(value: Any, examples: Sequence[str]) -> bool:
+    """Whether ``value`` is a text made of the kinds of characters the examples are made of (a
+    lowercase slug for slugs; no spaces where no example has one)."""
+    allowed = set().union(*(_shape(e) for e in examples))
+    return isinstance(value, str) and bool(value) and _shape(value) <= allowed
+
+
 def free_text(param: str, rng: random.Random, examples: Sequence[Any] = ()) -> str:
     """A plausible value for a free-text parameter: one of the texts its tool declares
     (``@tool(examples=...)``: what a user of that desk dictates), else one picked by the
@@ -528,7 +546,8 @@ def user_values(
         if not pool:
             return []
         return [rng.sample(pool, min(len(pool), rng.choice((1, 1, 2)))) for _ in range(min(limit, 3))]
-    found = index.values_for(param, prop)
+    # an empty field of S0 ("pause_reason": "") is no value anyone states: a tool refuses it
+    found = [v for v in index.values_for(param, prop) if not (isinstance(v, str) and not v.strip())]
     if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
     if param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
@@ -546,6 +565,12 @@ def user_values(
                 found += [-v for v in found if v > 0]
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
+    examples = [e for e in prop.get("examples", ()) if isinstance(e, str)]
+    if examples and not _free_text_name(param):
+        # what the desk declares a user gives ("finance" for a label): S0's values of that shape,
+        # else the examples (S0's "label" of another kind of record, "the tracking number", is
+        # no label a message takes)
+        found = [v for v in found if shaped_like(v, examples)] or examples
     if found and _free_text_name(param):
         # S0's codes ("no_longer_needed") are no free text, and a letter of S0 is someone's own:
         # a reply saying the customer's complaint back to them is nobody's goal

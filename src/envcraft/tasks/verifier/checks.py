@@ -610,12 +610,14 @@ def member(collection_path: str, key: str) -> str:
 
 # -- helpers -----------------------------------------------------------------------------------------
 def named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple[str, str, str]]:
-    """(env, collection, key) of the records the chain's calls name or create."""
+    """(env, collection, key) of the records the chain's calls name (by id, or by the values of
+    two or more arguments: a partition by its topic and number) or create."""
     found: set[tuple[str, str, str]] = set()
     for action in golden.actions:
         if action.env not in books or not isinstance(action.args, dict) or "error" in action.result:
             continue
         book = books[action.env]
+        found |= {(action.env, c, k) for c, k in book.keyed_by_args(golden.initial[action.env], action.args)}
         for value in scalars(action.args):
             for state in (golden.initial[action.env], golden.final[action.env]):
                 collection = book.collection_of(state, value)
