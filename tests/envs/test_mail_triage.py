@@ -206,6 +206,29 @@ def test_read_thread_and_lookup(s: Session) -> None:
     err(s, "lookup_contact", "invalid_argument", query="")
 
 
+def test_a_lookalike_sender_gets_no_reply_but_the_contact_it_poses_as_does(s: Session) -> None:
+    """The desk's own skill says a vendor's name on another domain is phishing, never to be
+    answered: the tool refuses the reply (a task built on answering it would pay for exactly that),
+    and the real vendor and a namesake at another company are answered as before."""
+    cast = Cast(s)
+    state = s.state()
+    fake = state["messages"][cast.phishing]["sender"]
+    refused = err(s, "draft_reply", "permission_denied", message_id=cast.phishing, body="Paid, see attached.")
+    assert refused["sender"] in fake and "spam" in refused["message"]
+    vendor = next(
+        k
+        for k, m in state["messages"].items()
+        if m["sender"].split(" <")[0] == fake.split(" <")[0] and k != cast.phishing
+    )
+    ok(s, "draft_reply", message_id=vendor, body="Thanks, I will look into this today.")
+    namesake = next(
+        k
+        for k, m in state["messages"].items()
+        if m["sender"].split(" <")[0] == cast.customer["name"] and k != cast.complaint
+    )
+    ok(s, "draft_reply", message_id=namesake, body="Coffee sounds good.")
+
+
 # -- organising ----------------------------------------------------------------------------------
 def test_move_create_flag_label(s: Session) -> None:
     cast = Cast(s)

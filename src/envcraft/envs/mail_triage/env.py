@@ -28,6 +28,7 @@ from .rules import (
     bare_email,
     deliver,
     forward_of,
+    impersonated,
     is_date,
     mail_date,
     mail_path,
@@ -356,6 +357,9 @@ class MailTriage(ClawEnvironment):
     def draft_reply(self, message_id: str, body: str, reply_all: bool = False) -> dict[str, Any]:
         """Draft a reply in the message's conversation, quoting it.
 
+        A message whose sender poses as a contact (the contact's name on an address the address
+        book does not have: phishing) gets no reply; move it to spam instead.
+
         Args:
             message_id: A received or sent message.
             body: Your reply text (the original is quoted below it).
@@ -371,6 +375,15 @@ class MailTriage(ClawEnvironment):
                 f"{message_id} is a draft; reply to a received or sent message",
                 message_id=message_id,
                 status=original.status,
+            )
+        posed = impersonated(self.state, original.sender) if original.status == "received" else None
+        if posed is not None:
+            self.fail(
+                "permission_denied",
+                f"{message_id} comes from {bare_email(original.sender)}, not {posed.name}'s address "
+                f"{posed.email}: a lookalike (phishing) gets no reply; move it to spam",
+                message_id=message_id,
+                sender=bare_email(original.sender),
             )
         to, others, subject, text = reply_to(self.state.owner, original, body, reply_all)
         thread = self.state.threads[original.thread_id]

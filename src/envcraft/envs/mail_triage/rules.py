@@ -119,6 +119,16 @@ def contact_by_email(state: MailState, email: str) -> Contact | None:
     return next((c for c in state.contacts.values() if c.email.lower() == email), None)
 
 
+def impersonated(state: MailState, sender: str) -> Contact | None:
+    """The contact a sender poses as: a sender whose display name is a contact's name ("Apex
+    Packaging Billing") on an address no contact has (a lookalike domain) is phishing."""
+    parsed = getaddresses([sender])
+    name = parsed[0][0].strip() if parsed else ""
+    if not name or contact_by_email(state, bare_email(sender)) is not None:
+        return None
+    return next((c for c in state.contacts.values() if c.name == name), None)
+
+
 def new_thread(state: MailState, subject: str) -> Thread:
     thread_id = f"THR-{state.next_thread:03d}"
     state.next_thread += 1
