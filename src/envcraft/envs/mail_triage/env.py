@@ -69,7 +69,6 @@ class MailTriage(ClawEnvironment):
                 "the message “{subject}” from {sender} of {date:when}",
                 "the {status} message “{subject}” to {to}",
             ),
-            free=("flags",),
         ),
         Entity("threads", "conversation", ("the conversation “{subject}”",)),
         Entity("pending", "reply on its way", (), log=True),

@@ -58,14 +58,22 @@ def execute(
     """Run ``turns`` (calls ``{"env", "tool", "args"}`` grouped by user turn) from the task's S0.
 
     A call to an unknown environment or tool, or with bad arguments, is a failed call with a
-    structured error result, never an exception. The outcome always has one snapshot per
-    turn of the task (turns the run did not reach keep the last state). A call may carry
+    structured error result, never an exception; calls in a turn the task does not have are
+    (``ExecutionError``: a trajectory that saves its work for a turn nobody asked in is no run
+    of the task). The outcome always has one snapshot per turn of the task (turns the run did
+    not reach keep the last state). A call may carry
     its arguments' ``"provenance"`` (as :func:`reference_turns` gives it): the shifted
     replays of a golden outcome then re-read derived arguments of any type, not only the
     strings they can find by value.
     """
+    late = [i for i, calls in enumerate(turns) if i >= len(task.turns) and list(calls)]
+    if late:  # the user said nothing more: what comes after the last turn answers nobody
+        raise ExecutionError(
+            f"the trajectory has calls in turn {late[0] + 1}, but the task has "
+            f"{len(task.turns)} turn{'s' if len(task.turns) != 1 else ''}"
+        )
     found = resolve_packages(task, packages)
-    padded = [list(t) for t in turns] + [[] for _ in range(len(task.turns) - len(turns))]
+    padded = [list(t) for t in turns[: len(task.turns)]] + [[] for _ in range(len(task.turns) - len(turns))]
     return run_calls(found, task.initial_state, task.workspace, padded)
 
 

@@ -202,8 +202,19 @@ class GuardChecks(CheckList):
                 unmade=True,  # a run of fewer calls ends before the world's clock makes it
             )
         for record, fields in sorted(changed_records.items()):
-            free = {f"/{escape_token(name)}" for name in book.free_fields(split_path(record + "/x")[0] or "")}
-            ignore = sorted(set(self._record_ignore(env, record, turn)) | fields | free)
+            kind = split_path(record + "/x")[0] or ""
+            free = {f"/{escape_token(name)}" for name in book.free_fields(kind)}
+            # what looking at the record changes (a message read gains "seen") is excused, in a
+            # field the work left or changed only so; anything else there is not (a flag nobody
+            # asked for)
+            shifting = set(self._record_ignore(env, record, turn)) | fields
+            looking = {
+                f: members
+                for f, members in self.world.looked.get(env, {}).get(kind, {}).items()
+                if f not in shifting
+                or _only_looked(get_path(before, record + f), get_path(after, record + f), members)
+            }
+            ignore = sorted((shifting - set(looking)) | free)
             set_to = [get_path(after, record + f) for f in sorted(fields)]  # what the work set it to
             acts = sorted({w for v in set_to if isinstance(v, str) and len(v) <= 40 for w in vr.words(v)})
             self._guard(
@@ -213,6 +224,7 @@ class GuardChecks(CheckList):
                 env=env,
                 path=record,
                 ignore=ignore,
+                **({"looked": looking} if looking else {}),
                 **({"unsaid": {"fields": sorted(free), "acts": acts}} if free and acts else {}),
             )
         for key, value in sorted(before.items()):  # other top-level values: left as they were
@@ -340,3 +352,13 @@ class GuardChecks(CheckList):
                 if value is not MISSING and moved is not MISSING:
                     fields |= {c["path"] for c in diff(value, moved)}
         return sorted(f for f in fields if f)
+
+
+def _only_looked(before: Any, after: Any, members: list[Any] | None) -> bool:
+    """Whether a field went from ``before`` to ``after`` as looking at its record moves it: a
+    value reading sets (``members`` None), or a list that gained only what reading adds."""
+    if members is None:
+        return True
+    if not isinstance(before, list) or not isinstance(after, list):
+        return False
+    return all(m in after for m in before) and all(m in before or m in members for m in after)

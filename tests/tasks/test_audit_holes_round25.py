@@ -1,0 +1,96 @@
+"""The twenty-fifth round's findings on their real tasks (``tests/fixtures/audit_tasks_round25.jsonl``,
+a default run at ``85f0301``, seed 25, stored without verifiers):
+
+* helpers CA and CC: a message the user pointed at (a colleague's mail, a follow-up list) and the
+  agent only read was flagged on top of the asked work, and scored 1.0: mail_triage declared a
+  message's flags free for the agent, and the guard on a record the work touched ignored every
+  field a correct run moved, the flag "seen" that reading sets among them. Only what looking
+  sets is excused now; labelling or archiving such a message already cost, and so does a flag.
+* helper CC: the work of a one-turn task done in a second turn nobody spoke in scored 1.0; a
+  trajectory with calls past the task's last turn is no run of the task (0.0, and why).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.verifier.scoring import score_trajectory
+
+from .test_created_records import audit_tasks, call, score
+
+LABEL = "mail_triage-f6bd1a56096a"  # label the message a follow-up list flags
+SKIP = "job_scheduler-39593a470407"  # skip the job a colleague's mail names
+COUNT = "inventory_ledger-e573cf498133"  # start the cycle count a colleague's mail asks for
+WAITLIST = "class_booking-3c656cff815d"  # take a member off a waitlist
+MAIL = "mail_triage"
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round25.jsonl")
+
+
+def _label(*extra: dict[str, Any], read: bool = False) -> list[list[dict[str, Any]]]:
+    looked = [call(MAIL, "read_message", message_id="MSG-0008")] if read else []
+    return [
+        [
+            call(MAIL, "read_file", path="exports/message-followups.csv"),
+            *looked,
+            call(MAIL, "label_message", message_id="MSG-0008", label="customer-escalation"),
+            *extra,
+        ]
+    ]
+
+
+def _skip(*extra: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return [
+        [
+            call(MAIL, "read_message", message_id="MSG-0010"),
+            call("job_scheduler", "mark_skipped", run_id="RUN-7419", job="refresh_dashboards",
+                 reason="covered by the manual rerun"),
+            *extra,
+        ]
+    ]  # fmt: skip
+
+
+def _count(*extra: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return [
+        [
+            call(MAIL, "read_message", message_id="MSG-0010"),
+            *extra,
+            call("inventory_ledger", "start_cycle_count", warehouse_id="WH-CMH",
+                 sku_ids=["SKU-13933", "SKU-13012"], period="2026-01"),
+        ]
+    ]  # fmt: skip
+
+
+def test_reading_the_pointed_at_message_is_free_and_flagging_it_is_not(tasks: dict[str, Task]) -> None:
+    flag = call(MAIL, "flag_message", message_id="MSG-0008", flagged=True)
+    assert score(tasks[LABEL], _label()) == 1.0
+    assert score(tasks[LABEL], _label(read=True)) == 1.0  # reading marks it "seen"
+    assert score(tasks[LABEL], _label(flag)) < 1.0
+    assert score(tasks[LABEL], _label(flag, read=True)) < 1.0
+
+
+def test_a_flag_on_the_colleagues_mail_is_an_unasked_write(tasks: dict[str, Task]) -> None:
+    flag = call(MAIL, "flag_message", message_id="MSG-0010", flagged=True)
+    assert score(tasks[SKIP], _skip()) == 1.0
+    assert score(tasks[SKIP], _skip(flag)) < 1.0
+    assert score(tasks[COUNT], _count()) == 1.0
+    assert score(tasks[COUNT], _count(flag)) < 1.0
+    archive = call(MAIL, "move_message", message_id="MSG-0010", folder="archive")
+    assert score(tasks[COUNT], _count(archive)) < 1.0  # as before
+
+
+def test_work_in_a_turn_the_task_does_not_have_scores_nothing(tasks: dict[str, Task]) -> None:
+    task = tasks[WAITLIST]
+    assert len(task.turns) == 1
+    done = [call("class_booking", "leave_waitlist", entry_id="WL-7003")]
+    assert score_trajectory(task, [done]).score == 1.0
+    assert score_trajectory(task, [done, []]).score == 1.0  # an empty turn after the last is no work
+    late = score_trajectory(task, [[], done])
+    assert late.score == 0.0
+    assert late.error is not None and "turn 2" in late.error
