@@ -433,6 +433,9 @@ class CheckList:
         self.checks: list[dict[str, Any]] = []
         self._names: set[str] = set()
         self.named = named_records(golden, world.books)
+        # named by their arguments' values: what the work set there is asked for (a pause), and
+        # what else moved stays a consequence the correct runs agree on (where a batch halted)
+        self.keyed = keyed_records(golden, world.books) - self.named
         self.texts = free_texts(golden, world.books, world.said)
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
@@ -610,14 +613,12 @@ def member(collection_path: str, key: str) -> str:
 
 # -- helpers -----------------------------------------------------------------------------------------
 def named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple[str, str, str]]:
-    """(env, collection, key) of the records the chain's calls name (by id, or by the values of
-    two or more arguments: a partition by its topic and number) or create."""
+    """(env, collection, key) of the records the chain's calls name by id or create."""
     found: set[tuple[str, str, str]] = set()
     for action in golden.actions:
         if action.env not in books or not isinstance(action.args, dict) or "error" in action.result:
             continue
         book = books[action.env]
-        found |= {(action.env, c, k) for c, k in book.keyed_by_args(golden.initial[action.env], action.args)}
         for value in scalars(action.args):
             for state in (golden.initial[action.env], golden.final[action.env]):
                 collection = book.collection_of(state, value)
@@ -629,6 +630,17 @@ def named_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple
             for key in golden.final[env].get(collection) or {}:
                 if key not in before:
                     found.add((env, collection, key))
+    return found
+
+
+def keyed_records(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[tuple[str, str, str]]:
+    """(env, collection, key) of the records the chain's calls name by the values of two or more
+    arguments rather than by an id (a partition by its topic and number)."""
+    found: set[tuple[str, str, str]] = set()
+    for action in golden.actions:
+        if action.env in books and isinstance(action.args, dict) and "error" not in action.result:
+            keyed = books[action.env].keyed_by_args(golden.initial[action.env], action.args)
+            found |= {(action.env, collection, key) for collection, key in keyed}
     return found
 
 

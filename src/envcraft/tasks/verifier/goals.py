@@ -94,7 +94,7 @@ class GoalChecks(CheckList):
                     continue
                 if key not in before.get(env, {}).get(collection, {}):
                     continue  # inside a record created in this window: its created_in check covers it
-                if (env, collection, key) not in self.named:
+                if (env, collection, key) not in self.named | self.keyed:
                     continue  # a consequence of the work: guarded, not a goal
                 self._value_goal(env, path, change, prefix, extra, turn)
             for collection, keys in created.items():

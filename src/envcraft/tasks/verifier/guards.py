@@ -161,9 +161,11 @@ class GuardChecks(CheckList):
             record = f"/{escape_token(collection)}/{escape_token(key)}"
             changed_records.setdefault(record, set()).add(rest)
             named = (env, collection, key) in self.named
+            keyed = (env, collection, key) in self.keyed  # its goals are what the user gave
             exogenous = under_any(change["path"], self.world.exogenous.get(env, set()))
             if (
                 not named
+                and not (keyed and str(change.get("after")) in self.asked)  # a value the user gave
                 and not exogenous
                 and not is_free(book, collection, rest)
                 and not is_timestamp(change)
