@@ -544,9 +544,18 @@ class GoalChecks(CheckList):
         found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
         found |= self._asked_verbs(request)
         unheld: set[str] = set()  # the words of the fields that hold nothing: what did not happen
+        numbers: dict[str, set[str]] = {}  # a whole-number field's label -> what it held, then and now
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
+            then = get_path(self.golden.initial.get(env, {}), "/".join(parts[:3]))
+            for k, v in record.items() if isinstance(record, dict) else ():
+                if type(v) is int:
+                    held = [v, then.get(k)] if isinstance(then, dict) else [v]
+                    label = " ".join(vr.words(humanize(k)))
+                    numbers.setdefault(label, set()).update(
+                        w for n in held if type(n) is int for w in said_numbers(k, n)
+                    )
             labels = [parts[3]] if len(parts) > 3 else []
             if isinstance(record, dict):  # a label with its value, never a flag's name alone
                 # nor the name of a field that holds nothing: "cancelled" of an empty cancelled_by
@@ -580,6 +589,7 @@ class GoalChecks(CheckList):
             **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),
             **({"about": about} if about else {}),
+            **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
         }
 
     def _asked_verbs(self, request: FileRequest) -> set[str]:

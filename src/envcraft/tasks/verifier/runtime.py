@@ -1182,7 +1182,7 @@ def content_matches(
 REPORTING = _vocabulary(  # the words a short report uses around the values it gives
     "summary report handover result results status update updated details detail notes note item items"
     " value values record records id ids new created made set changed now afterwards after final current"
-    " is was are were has have been of just already utc gmt"
+    " is was are were has have been of just already still before previously utc gmt"
     " successfully as requested asked contains holds includes field fields key row column table path file"
 )
 
@@ -1196,6 +1196,7 @@ def section_fault(
     about: "dict[str, list[str]] | None" = None,
     sent: "list[str] | None" = None,
     route: "dict[str, list[str]] | None" = None,
+    numbers: "dict[str, list[str]] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -1212,10 +1213,16 @@ def section_fault(
     draft unsent, ``sent`` holds the ids of the records it did send: a sentence that says
     something was sent names one of them ("SMS sent to the traveler: MSG-0001"), else it claims
     the drafts went out ("Both forwards have been sent."). ``route``: where the records start
-    and end (:func:`reversed_route`)."""
+    and end (:func:`reversed_route`). ``numbers``: a whole-number field of the asked records by
+    its label, with what it held before and after the run: a number a report gives that label is
+    one of them ("committed 23" of a partition whose committed offset is 21 is untrue, though 23
+    is the asked position; :func:`misnumbered`)."""
     turned = reversed_route(content, route or {})
     if turned is not None:
         return turned
+    wrong = misnumbered(content, numbers or {})
+    if wrong is not None:
+        return wrong
     swapped = mislabelled(content, [str(t) for texts in expected.values() for t in texts], labels or {})
     if swapped is not None:
         return swapped
@@ -1233,6 +1240,21 @@ def section_fault(
         if sent is not None:
             odd += [w for w in _unsent_claims(line, frozenset(sent)) if w not in odd]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
+
+
+_LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\s+|\s+)*"
+
+
+def misnumbered(content: str, numbers: dict[str, list[str]]) -> str | None:
+    """The first number a text gives a field's label that the field never held ("committed 23"
+    of a committed offset that was and is 21), or None."""
+    for label, held in numbers.items():
+        pattern = rf"(?<![\w-]){re.escape(label)}{_LINKS}(\d[\d,]*(?:\.\d+)?)(?![\w-]|\.\d)"
+        for hit in re.finditer(pattern, content, flags=re.IGNORECASE):
+            said = hit.group(1).replace(",", "")
+            if said not in held:
+                return f"{label} {said}: the world holds {label} {' or '.join(held)}"
+    return None
 
 
 def reversed_route(content: str, route: dict[str, list[str]]) -> str | None:
@@ -1660,6 +1682,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 check.get("about"),
                 check.get("sent"),
                 check.get("route"),
+                check.get("numbers"),
             )
             is None
         )
