@@ -8,6 +8,8 @@ a default run at ``85f0301``, seed 25, stored without verifiers):
   sets is excused now; labelling or archiving such a message already cost, and so does a flag.
 * helper CC: the work of a one-turn task done in a second turn nobody spoke in scored 1.0; a
   trajectory with calls past the task's last turn is no run of the task (0.0, and why).
+* helper CA, event_stream-2af6e7e40ad5: a Markdown report of a partition's position paid 1.0 with
+  a false number beside it ("committed 23") and 0.75 with a true one ("committed is still 21").
 """
 
 from __future__ import annotations
@@ -94,3 +96,33 @@ def test_work_in_a_turn_the_task_does_not_have_scores_nothing(tasks: dict[str, T
     late = score_trajectory(task, [[], done])
     assert late.score == 0.0
     assert late.error is not None and "turn 2" in late.error
+
+
+REPORT = "event_stream-2af6e7e40ad5"  # process a partition, then report its position in Markdown
+
+
+def _reported(text: str) -> list[list[dict[str, Any]]]:
+    return [
+        [call("event_stream", "process_batch", topic="payments", partition=0)],
+        [call("event_stream", "write_file", path="handover/handover.md", content=text)],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "paid"),
+    [
+        ("## Result\n\nPosition: 23\n", True),
+        ("## Result\n\nPosition: 23 (halted at the first duplicate; committed is still 21).\n", True),
+        ("## Result\n\nposition: 23 (was 21 before processing)\n", True),
+        ("## Result\n\nPosition: 23, committed 23.\n", False),  # committed stayed 21
+        ("## Result\n\nposition: 23; committed: 23; log end: 23\n", False),  # and the log ends at 54
+        ("## Result\n\nPosition: 22\n", False),
+    ],
+)
+def test_a_number_a_report_gives_a_field_is_one_it_held(
+    tasks: dict[str, Task], text: str, paid: bool
+) -> None:
+    """Helper CA: a report of the partition's position scored 1.0 with a false committed offset
+    beside it (23, the asked position, was an allowed word), and 0.75 with the true one said as
+    "still 21" or "was 21 before"."""
+    assert (score(tasks[REPORT], _reported(text)) == 1.0) is paid
