@@ -269,8 +269,10 @@ def _covers(check: dict[str, Any], env: str, path: str, new: bool = False) -> bo
     if not (path == root or path.startswith(root + "/")):
         return False
     rest = path[len(root) :]
+    # what looking at a record sets is excused as an ignored field is (a value: wholly)
+    looked = [p for p, members in (check.get("looked") or {}).items() if members is None]
     if kind == "unchanged":
-        return not any(rest == i or rest.startswith(i + "/") for i in check.get("ignore", []))
+        return not any(rest == i or rest.startswith(i + "/") for i in [*check.get("ignore", []), *looked])
     if kind == "others_unchanged":
         if new:
             return False
@@ -279,7 +281,7 @@ def _covers(check: dict[str, Any], env: str, path: str, new: bool = False) -> bo
             return True
         key = unescape_token(parts[1])
         field_path = "/" + "/".join(parts[2:]) if len(parts) > 2 else ""
-        ignored = [*check.get("ignore", []), *check.get("ignore_by_key", {}).get(key, [])]
+        ignored = [*check.get("ignore", []), *check.get("ignore_by_key", {}).get(key, []), *looked]
         return key not in check.get("except", []) and not any(
             field_path == i or field_path.startswith(i + "/") for i in ignored
         )
