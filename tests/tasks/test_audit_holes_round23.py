@@ -11,6 +11,11 @@ a default run at ``c04d252``, seed 23, stored without verifiers):
   changes nothing.
 * helper AA, event_stream: a reference that stopped at a failed sink write paid 1.0 for giving up
   (``test_reward_semantics.py``: such a reference is no task).
+* helper AA, event_stream-7047685d7d75: a batch that ran past the duplicate the user said to halt
+  at scored 0.5 (the partition's sink error is a consequence the correct runs agree on). Round
+  25's stop made a partition named by topic and number a named record outright, its changes
+  goals the variant runs then dropped, and the run scored 1.0; such a record's goals are what
+  the user gave there, and the rest stays guarded.
 """
 
 from __future__ import annotations
@@ -89,3 +94,15 @@ def test_a_hyphen_inside_a_dictated_word_changes_nothing(
 ) -> None:
     calls = [call("class_booking", "cancel_class", session_id="CLS-30043", reason=reason)]
     assert (score(tasks["class_booking-a06acdd7969a"], [calls]) == 1.0) is paid
+
+
+STREAM = "event_stream-7047685d7d75"  # process partition 0, halting at the first duplicate
+
+
+def test_a_batch_past_the_duplicate_it_was_to_halt_at_is_not_the_job(tasks: dict[str, Task]) -> None:
+    def batch(**extra: Any) -> list[list[dict[str, Any]]]:
+        args = {"topic": "payments", "partition": 0, "on_invalid": "dead_letter", **extra}
+        return [[call("event_stream", "process_batch", **args)]]
+
+    assert score(tasks[STREAM], batch()) == 1.0
+    assert score(tasks[STREAM], batch(dedupe=True)) < 1.0
