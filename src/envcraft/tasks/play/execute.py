@@ -61,10 +61,9 @@ def execute(
     structured error result, never an exception; calls in a turn the task does not have are
     (``ExecutionError``: a trajectory that saves its work for a turn nobody asked in is no run
     of the task). The outcome always has one snapshot per turn of the task (turns the run did
-    not reach keep the last state). A call may carry
-    its arguments' ``"provenance"`` (as :func:`reference_turns` gives it): the shifted
-    replays of a golden outcome then re-read derived arguments of any type, not only the
-    strings they can find by value.
+    not reach keep the last state). A call may carry its arguments' ``"provenance"`` (as
+    :func:`reference_turns` gives it): the shifted replays of a golden outcome then re-read
+    derived arguments of any type, not only the strings they can find by value.
     """
     late = [i for i, calls in enumerate(turns) if i >= len(task.turns) and list(calls)]
     if late:  # the user said nothing more: what comes after the last turn answers nobody

@@ -548,14 +548,6 @@ class GoalChecks(CheckList):
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
-            then = get_path(self.golden.initial.get(env, {}), "/".join(parts[:3]))
-            for k, v in record.items() if isinstance(record, dict) else ():
-                if type(v) is int:
-                    held = [v, then.get(k)] if isinstance(then, dict) else [v]
-                    label = " ".join(vr.words(humanize(k)))
-                    numbers.setdefault(label, set()).update(
-                        w for n in held if type(n) is int for w in said_numbers(k, n)
-                    )
             labels = [parts[3]] if len(parts) > 3 else []
             if isinstance(record, dict):  # a label with its value, never a flag's name alone
                 # nor the name of a field that holds nothing: "cancelled" of an empty cancelled_by
@@ -563,7 +555,14 @@ class GoalChecks(CheckList):
                 fields = {k: v for k, v in record.items() if isinstance(v, str | int | float) and v != ""}
                 labels += [k for k, v in fields.items() if not isinstance(v, bool)]
                 unheld |= {w for k, v in record.items() if v in ("", None) for w in vr.words(humanize(k))}
-                found.update(w for k, v in fields.items() if type(v) is int for w in said_numbers(k, v))
+                then = get_path(self.golden.initial.get(env, {}), "/".join(parts[:3]))
+                for k, v in fields.items():
+                    if type(v) is int:
+                        said = said_numbers(k, v)
+                        found.update(said)
+                        was = then.get(k) if isinstance(then, dict) else None
+                        held = numbers.setdefault(" ".join(vr.words(humanize(k))), set())
+                        held.update(said, said_numbers(k, was) if type(was) is int else ())
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
         claims = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
