@@ -267,13 +267,14 @@ def _polite(
     of ``allowed`` (when given) and none of ``others``."""
     names, polite = 0, False
     signature = _signature(text, spans, side)
-    introduced = _introduction(text, spans, side)
+    introduced = {*_introduction(text, spans, side), *_apology(text, spans, side)}
+    teams = _team_names(spans, side)
     for i in side:
         word, start, end = spans[i]
         if word.lower() in POLITE or i in introduced:
             polite = True
             continue
-        if i >= signature and word.lower() in TEAMS:  # "- Ops support team"
+        if (i >= signature or polite) and (word.lower() in TEAMS or i in teams):  # "Best, the travel desk"
             continue
         if not _name(word) or word.lower() in others or (allowed is not None and word.lower() not in allowed):
             return False, names
@@ -291,6 +292,52 @@ def _polite(
 
 TEAMS = _vocabulary("desk office crew staff team support ops operations dispatch service services")
 _SIGNED = 3  # words a signature may hold, two names at most: "Yara Okafor", "Travel desk", "Ops support team"
+
+
+def _team_names(spans: list[Span], side: range) -> set[int]:
+    """The words of ``side`` that name a team by what it does, in any case, before a team's own
+    word: "travel" of "Best regards, the travel desk", "traveler" of "Ravi (traveler services)".
+    Two such words at most, none a negation, a retraction, a pronoun or a number."""
+    found: set[int] = set()
+    for j in side:
+        if spans[j][0].lower() not in TEAMS:
+            continue
+        k = j - 1
+        while k >= max(side.start, j - _SIGNED + 1) and _describes(spans[k][0]):
+            found.add(k)
+            k -= 1
+    return found
+
+
+def _describes(word: str) -> bool:
+    return word.isalpha() and word.lower() not in _NOT_NAMES | POLITE
+
+
+APOLOGY_FOR = _vocabulary(  # what a courtesy apologizes for, not a claim about the records
+    "delay delays wait waiting trouble confusion hassle inconvenience late slow reply response short notice"
+)
+_APOLOGY = re.compile(r"(?:sorry|apologies|(?:we|i)\s+apologi[sz]e)\s+for\s+", re.IGNORECASE)
+
+
+def _apology(text: str, spans: list[Span], side: range) -> range:
+    """The words of a sentence of apology among ``side``, set apart by a break: "Sorry for the
+    delay.", "Apologies for the late reply!", or an empty range. What it apologizes for is a
+    courtesy's (``APOLOGY_FOR``), never the records' ("Sorry for the cancellation" claims one)."""
+    for i in side:
+        found = _APOLOGY.match(text, spans[i][1])
+        if found is None:
+            continue
+        rest = [j for j in side if j > i and spans[j][1] >= found.end()]
+        last = i
+        for j in rest:
+            if spans[j][0].lower() not in APOLOGY_FOR:
+                break
+            last = j
+        after = text[spans[last][2] : spans[last + 1][1] if last + 1 < len(spans) else len(text)]
+        if last > i and (_BREAK.search(after) or last + 1 == len(spans)):
+            return range(i, last + 1)
+        return range(0)
+    return range(0)
 
 
 def _signed(word: str) -> bool:
