@@ -1740,7 +1740,11 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             return 0.0
         return float(
             object_matches(
-                parsed, check["expected"], lambda: asked_records(ctx, check), lambda: made_ids(ctx)
+                parsed,
+                check["expected"],
+                lambda: asked_records(ctx, check),
+                lambda: made_ids(ctx),
+                lambda: acts_naming(ctx),
             )
         )
     return float(
@@ -1833,7 +1837,7 @@ def _plural_of(word: str, allowed: frozenset[str]) -> bool:
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
 
 
-def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> bool:
+def object_matches(value: Any, expected: Any, known: Any, made: Any = dict, acts: Any = dict) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
     key only repeats what the asked records say (``known()``: :func:`asked_records`; a field
     several of them have, as one of them holds it: a draft's thread's subject) or names a record
@@ -1844,7 +1848,10 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
     ``"urgent_service"`` naming another service, ``"health_check": "passed"`` for a failed one),
     a flag or a number under a key no asked record has (``"sent": true``), nor give a field of an
     asked record another value than the record has (``"status": "posted"`` beside a draft
-    receipt's id contradicts the answer)."""
+    receipt's id contradicts the answer). A key that names an act and a kind holds the id of a
+    record of that kind a call of that act named (``acts()``: :func:`acts_naming`):
+    ``"forwarded_message": "MSG-0001"`` beside the asked forward's id, when the run forwarded
+    MSG-0001; never an id only read or another act's."""
     if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
         k.startswith("$") for k in expected
     ):
@@ -1859,6 +1866,7 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
     records = known()
     own = {_fact(leaf) for record in records for leaf in _leaves(record)}
     made = functools.cache(made)  # read the run's new records once, however many leaves ask
+    acts = functools.cache(acts)
     for key, said in extra.items():
         # (a field the state leaves empty, a draft's subject kept in its file, tells nothing)
         fields = [r[f] for r in records for f in r if _key(f) == _key(key) and r[f] not in ("", [], None)]
@@ -1869,6 +1877,8 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
         for leaf in _leaves(said):
             if isinstance(leaf, str) and leaf in asked:
                 continue
+            if isinstance(leaf, str) and _acted_as(key, leaf, made(), acts()):
+                continue  # "forwarded_message": the record the run's forward named
             shape = _ID.fullmatch(leaf) if isinstance(leaf, str) else None
             if shape is not None and shape.group(1).lower() in shapes:
                 return False  # another id of the asked kind: a second answer
@@ -1879,6 +1889,35 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict) -> b
             if _fact(leaf) not in own:
                 return False  # not what the asked record says ("urgent_service": another service)
     return True
+
+
+def _acted_as(key: str, leaf: str, made: dict[str, set[str]], acts: dict[str, set[str]]) -> bool:
+    """Whether ``key`` names an act and a kind ("forwarded_message", "cancelled_booking_id") and
+    ``leaf`` is the id of a record of that kind that a call of that act named."""
+    parts = [p for p in _key(key).split("_") if p not in ("id", "ids")]
+    if len(parts) < 2 or leaf not in made.get(parts[-1], ()):
+        return False
+    tools = acts.get(leaf, set())
+    return all(any(_same_stem(part, word) for word in tools) for part in parts[:-1])
+
+
+def _same_stem(word: str, other: str) -> bool:
+    """Whether two words are forms of one verb: "forwarded" and "forward", "replied" and "reply"."""
+    shorter = min(len(word), len(other))
+    common = next((n for n, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), shorter)
+    return common >= 4 and common >= shorter - 1
+
+
+def acts_naming(ctx: dict[str, Any]) -> dict[str, set[str]]:
+    """Per id a call that went through named, the words of those calls' tool names: what was
+    done to it (MSG-0001 -> {"forward", "message"})."""
+    found: dict[str, set[str]] = {}
+    for action in ctx.get("actions") or []:
+        if isinstance(action.get("args"), dict) and not _failed(action):
+            for leaf in _leaves(action["args"]):
+                if isinstance(leaf, str):
+                    found.setdefault(leaf, set()).update(str(action.get("tool", "")).split("_"))
+    return found
 
 
 def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
