@@ -415,7 +415,7 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
             f"## {name}: {short(text)}"
             for name, texts in expected.items()
             for text in texts
-            if name not in parsed or text.lower() not in parsed[name].lower()
+            if (body := runtime.section(parsed, name)) is None or text.lower() not in body.lower()
         ]
         if missing:
             return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"

@@ -9,6 +9,7 @@ S0 (or to the turn before), so a do-nothing run fails every one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -50,6 +51,8 @@ from envcraft.tasks.verifier.checks import (
 
 # the words of an empty text field's name say nothing happened: "reason" of an empty
 # decline_reason is no claim the trip was declined ("decline" is)
+SUCCEEDED = frozenset({"succeeded", "success", "successful", "successfully"})  # a result's "ok" said back
+_SHORT = 40  # characters of a result's text whose words a report may say back
 REMARKS = frozenset({"reason", "reasons", "comment", "comments", "note", "notes", "remark", "description"})
 
 
@@ -543,8 +546,9 @@ class GoalChecks(CheckList):
         found = {w for name in request.expected for w in vr.words(name)}
         found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
         found |= self._asked_verbs(request)
+        reported, numbers = self._reported(request)  # a whole-number field's label -> what it held
+        found |= reported
         unheld: set[str] = set()  # the words of the fields that hold nothing: what did not happen
-        numbers: dict[str, set[str]] = {}  # a whole-number field's label -> what it held, then and now
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
@@ -590,6 +594,46 @@ class GoalChecks(CheckList):
             **({"about": about} if about else {}),
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
         }
+
+    def _reported(self, request: FileRequest) -> tuple[set[str], dict[str, set[str]]]:
+        """What the world answered a call that reported an asked value under its field's name
+        (process_batch's ``"position": 23``, ``"halted_at": {"verdict": "duplicate"}``,
+        ``"sink_write": "ok"``), told to the agent about that record, so a report may say it
+        back (round 25, CA: "halted at the first duplicate", "sink write succeeded" scored
+        0.75): the words of its fields' names and short texts, and per name of a whole-number
+        field, or of a field holding one ("halted_at": {"offset": 23}), what it held
+        (``numbers``: "consumed 5" of a batch that consumed 2, or "halted at 21", is untrue). A
+        field nested in another ("offset" of ``halted_at``) lends no name: beside a number it
+        would label other records' offsets too, so nothing could check it. Never a negation or a
+        retraction."""
+        fields = {
+            where.split("/")[3]: str(value)
+            for (_, where), value in zip(request.sources, asked_values(request), strict=False)
+            if len(where.split("/")) > 3
+        }
+        found: set[str] = set()
+        numbers: dict[str, set[str]] = {}
+        for action in self.golden.actions:
+            result = action.result if isinstance(action.result, dict) else {}
+            if "error" in result or not any(str(result.get(k)) == v for k, v in fields.items()):
+                continue
+            for key, value in result.items():
+                label = vr.words(humanize(str(key)))
+                found.update(label)
+                whole = [v for v in value.values() if type(v) is int] if isinstance(value, dict) else [value]
+                if len(whole) == 1 and type(whole[0]) is int:  # "halted at 23": the one number it holds
+                    numbers.setdefault(" ".join(label), set()).update(said_numbers(str(key), whole[0]))
+                stack: list[Any] = [value]
+                while stack:
+                    node = stack.pop()
+                    if isinstance(node, dict | list):
+                        stack.extend(node.values() if isinstance(node, dict) else node)
+                    elif isinstance(node, str) and len(node) <= _SHORT:
+                        said = re.findall(r"[^\W_]+", node.lower())
+                        found |= set(said) | (SUCCEEDED if said == ["ok"] else set())
+                    elif type(node) is int:
+                        found.add(str(node))
+        return found - vr.NEGATIONS - vr.RETRACTIONS, numbers
 
     def _asked_verbs(self, request: FileRequest) -> set[str]:
         """The verb the user's phrase for an act on the asked records opens with ("offer" of

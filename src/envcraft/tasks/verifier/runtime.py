@@ -1172,6 +1172,18 @@ def markdown_sections(text: str) -> dict[str, str]:
     return {name: norm_text("\n".join(body)) for name, body in found.items()}
 
 
+def section(sections: dict[str, str], name: str) -> str | None:
+    """The body of the section ``name`` (lower-cased) of :func:`markdown_sections`, its heading
+    read by its words up to a plural ("## Results" is the asked "## Result"), or None."""
+    if name in sections:
+        return sections[name]
+
+    def singular(heading: str) -> list[str]:
+        return [w.removesuffix("s") for w in words(heading)]
+
+    return next((body for heading, body in sections.items() if singular(heading) == singular(name)), None)
+
+
 def parse_file(text: str, fmt: str) -> Any:
     """A file's content in the form its check compares (raises ValueError if it does not parse)."""
     if len(text) > _LIMIT:
@@ -1217,10 +1229,11 @@ def content_matches(
         return lines_match(parsed, expected, known, note)
     if fmt == "markdown":  # each asked section holds its texts, and no line is written twice
         said = [line for line in norm_text(content).split("\n") if _WORD.search(line)]
+        bodies = {name: section(parsed, name) for name in expected}
         return len(set(said)) == len(said) and all(
-            name in parsed
-            and all(t.lower() in parsed[name].lower() for t in texts)
-            and not _unsaid(parsed[name], texts)
+            (body := bodies[name]) is not None
+            and all(t.lower() in body.lower() for t in texts)
+            and not _unsaid(body, texts)
             for name, texts in expected.items()
         )
     return matches(parsed, expected)
