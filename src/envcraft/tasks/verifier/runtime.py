@@ -51,7 +51,8 @@ each of its values one such a record holds (a flag or a number only under a key 
 none an id of an asked id's shape other than the asked ones; a key named as a field of such a
 record holds that field's value (of one of them, where several have the field and the state
 holds it); a key named for the kind of a record the run made, changed or acted on may hold its id
-(:func:`object_matches`). So ``"purchase_order": "PO-7004"`` beside the asked receipt id
+(:func:`object_matches`), and one named for an act and a kind the id of a record that act was
+done to (``"forwarded_message"``). So ``"purchase_order": "PO-7004"`` beside the asked receipt id
 passes, and so does ``"health_check": "HC-0001"`` beside the asked new incident; a second
 receipt id, a value the record does not hold (another service, "passed" for a failed check),
 ``"sent": true``, a note taking the answer back, or ``"status": "posted"`` for a draft receipt
@@ -64,7 +65,9 @@ after folding case, whitespace, curly quotes and apostrophes, dashes and contrac
 is "do not"); punctuation between words is dropped. A string *says* the dictated words when
 their tokens stand in it as one contiguous run, and every other word around them is a greeting,
 a courtesy, a sign-off or a name (a capitalized word that is no pronoun, negation or
-retraction): "Hi Ana, thanks, this is confirmed! Best, Rosa" says "Thanks, this is confirmed.".
+retraction): "Hi Ana, thanks, this is confirmed! Best, Rosa" says "Thanks, this is confirmed.";
+after a sign-off a team signs in any case ("Best regards, the travel desk"), and a sentence may
+apologize for a delay or a wait ("Sorry for the delay."), never for what the records could be.
 So a "not" or "never" put in or taken out, "Your flight is running late" for "Running late",
 "Correction: please ignore" after the words, or any other sentence around them, all fail: a
 word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
