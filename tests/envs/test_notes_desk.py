@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from envcraft.core.package import load_package
 from envcraft.core.session import Session
 
@@ -48,13 +50,35 @@ def test_an_item_links_its_meeting_note_by_the_workspace_path() -> None:
     package = load_package("notes_desk")
     generated = package.env_class.generate(seed=0, size=1, data=package.data)
     path = sorted(p for p in generated.files if p.startswith("notes/"))[0]
-    owner = sorted(generated.state.members)[0]
+    listed = re.search(r"^- \[[ x]\] @(\S+): (.*?) \(due", generated.files[path], re.M)
+    assert listed is not None
+    owner = next(m for m in sorted(generated.state.members) if m != listed.group(1))
     with Session.memory(
         package, state=generated.state.model_dump(mode="json"), files=generated.files
     ) as session:
         due = session.env.now().date().isoformat()
         item = session.call(
             "add_action_item",
-            {"title": "Check the rollout", "owner": owner, "due": due, "meeting": "./" + path},
+            {"title": listed.group(2), "owner": owner, "due": due, "meeting": "./" + path},
         )
     assert item["meeting"] == path
+
+
+def test_an_item_links_only_to_a_note_that_lists_it() -> None:
+    """Round 26 (DB, DC): "Budget draft" linked to a launch review whose checklist never names it
+    scored 1.0, the link being the agent's to make. A note is the record of its meeting: the
+    desk refuses the false link and tracks the item unlinked."""
+    package = load_package("notes_desk")
+    generated = package.env_class.generate(seed=0, size=1, data=package.data)
+    path = sorted(p for p in generated.files if p.startswith("notes/"))[0]
+    owner = sorted(generated.state.members)[0]
+    with Session.memory(
+        package, state=generated.state.model_dump(mode="json"), files=generated.files
+    ) as session:
+        due = session.env.now().date().isoformat()
+        args = {"title": "Budget draft", "owner": owner, "due": due}
+        refused = session.call("add_action_item", {**args, "meeting": path})
+        assert refused["error"]["category"] == "invalid_argument"
+        assert refused["error"]["field"] == "meeting"
+        assert not any(i.title == "Budget draft" for i in session.env.state.items.values())
+        assert session.call("add_action_item", args)["meeting"] == ""

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
 
 from .generate import generate_initial
-from .rules import note_violations, render_csv
+from .rules import lists_item, note_violations, render_csv
 from .state import ActionItem, NotesDeskState
 
 
@@ -54,7 +54,8 @@ class NotesDesk(ClawEnvironment):
             title: What will be done, as one short sentence.
             owner: Handle of the team member who owns it (e.g. amara).
             due: Due date as YYYY-MM-DD; not in the past.
-            meeting: Workspace path of the meeting note it comes from (e.g. notes/2026-02-23-design-sync.md).
+            meeting: Workspace path of the meeting note it comes from (e.g. notes/2026-02-23-design-sync.md);
+                the note's action items must list this title.
 
         Returns:
             The new item with its item_id (AI-001, AI-002, ...).
@@ -68,6 +69,12 @@ class NotesDesk(ClawEnvironment):
             self.fail("invalid_argument", f"due date {due} is in the past", field="due")
         if meeting and not self.workspace.exists(meeting):
             self.fail("not_found", f"no meeting note '{meeting}' in the workspace", field="meeting")
+        if meeting and not lists_item(self.workspace.read_text(meeting), title):
+            self.fail(
+                "invalid_argument",
+                f"{meeting} lists no action item “{title}”; link an item to the note it comes from",
+                field="meeting",
+            )
         meeting = self.workspace.normalize(meeting) if meeting else ""  # "./notes/x.md" is notes/x.md
         for item in self.state.items.values():
             if item.status == "open" and item.owner == owner and item.title.lower() == title.lower():
