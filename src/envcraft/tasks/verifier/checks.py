@@ -1064,6 +1064,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         if isinstance(v, str) and not ID_LIKE.match(v)
         for w in _NAME_WORD.findall(v)
     }
+    party, near_people = _party(book, states, action, acted), _people(near)
     return {
         "names": sorted(names),
         "others": sorted(others - names),
@@ -1071,7 +1072,65 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         "label": sorted(label),
         "titles": sorted(titles),
         "acted": sorted(acted),
+        # a word the world keeps in lower case (a status, a class, a feature: "dispatched",
+        # "child_seat") is no name a sign-off or an attribution may hold, whatever its case in
+        # the text (round 26, DD: "plans changed, Child Seat" paid 1.0)
+        "things": sorted(_kept_lower(near) - near_people - _people(states) - vr.POLITE),
+        **({"party": sorted(party), "bystanders": sorted(near_people - party)} if party else {}),
     }
+
+
+def _people(values: Any) -> set[str]:
+    """The words of the people's names ``values`` hold (lower-cased): fields called ``*name*``,
+    the display names of addresses, and any value written as a person's name ("Bruno Costa")."""
+    found: set[str] = set()
+    for key, text in _keyed_strings(values):
+        if _PERSON.fullmatch(text) or (key is not None and "name" in key.lower() and "@" not in text):
+            found |= {w.lower() for w in _NAME_WORD.findall(text)}
+        elif "<" in text and "@" in text:
+            found |= {w.lower() for w in _NAME_WORD.findall(text.split("<", 1)[0])}
+    return found
+
+
+_PERSON = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
+
+
+def _kept_lower(near: list[Any]) -> set[str]:
+    """The words of the values the world keeps in lower case (a status, a class, a feature),
+    never an address, a path or a handle's own record."""
+    return {
+        w.lower()
+        for t in near
+        for _, v in _keyed_strings(t)
+        if v == v.lower() and "@" not in v and "/" not in v
+        for w in _NAME_WORD.findall(v)
+    }
+
+
+def _party(book: Phrasebook | None, states: list[Any], action: Action, acted: set[str]) -> set[str]:
+    """The words of the name of the party a call acts for, when one of its arguments names that
+    party's kind (``cancelled_by="rider"``): the person of that kind the call's records lead to
+    within three steps (the trip's request's rider), whom an attribution may name ("plans changed
+    (per Chloe Silva)"), and no other person of those records (the trip's driver)."""
+    if book is None or not acted:
+        return set()
+    kinds = {c for c in book.collections if set(vr.words(book.entity(c).noun)) & acted}
+    found: set[str] = set()
+    todo, seen = [v for v in scalars(action.args) if isinstance(v, str)], set()
+    for _depth in range(3):
+        nxt = []
+        for key in todo:
+            for state in states:
+                collection = book.collection_of(state, key) if key not in seen else None
+                if collection is None:
+                    continue
+                record = state[collection][key]
+                if collection in kinds:
+                    found |= {w.lower() for text in person_names(record) for w in _NAME_WORD.findall(text)}
+                nxt += [v for v in scalars(record) if isinstance(v, str) and v != key]
+            seen.add(key)
+        todo = nxt
+    return found
 
 
 def _identities(record: Any) -> list[str]:
@@ -1169,6 +1228,9 @@ def text_pattern(free: FreeText) -> Any:
                 spec["claims"] = claims
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
+    party, bystanders = set(names.pop("party", ())), set(names.pop("bystanders", ()))
+    if party and any(w in free.param for w in REASON_WORDS):  # who asked may be named, no one else
+        names["others"] = sorted((set(names.get("others", ())) | bystanders) - party)
     if "acted" in names:  # the words of the call's own arguments, less the text's own
         names["acted"] = sorted(set(names["acted"]) - set(vr.words(text)))
     if "aside" in names:  # labelled with what the text is ("Reason: ..."), or as the user put it

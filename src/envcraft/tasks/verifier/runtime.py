@@ -211,6 +211,7 @@ _LEADS = _vocabulary("on for re regarding about in of to")  # words that lead an
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[t ]?\d{2}:\d{2}(?::\d{2})?z?)?|\d{1,2}:\d{2}")
 ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
+_SOURCES = _vocabulary("per via according")  # what opens an attribution, never an aside
 _ASIDE = 6  # words an aside naming the call's record may hold ("(Cascade Freight invoice)")
 _ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
 NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without instead rather actually but")
@@ -403,9 +404,11 @@ def says(
     label: frozenset[str] | None = None,
     titles: frozenset[str] | None = None,
     acted: frozenset[str] = frozenset(),
+    things: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    return said_fault(text, dictated, names, others, attributed, polite, aside, label, titles, acted) is None
+    fault = said_fault(text, dictated, names, others, attributed, polite, aside, label, titles, acted, things)
+    return fault is None
 
 
 def said_fault(
@@ -419,6 +422,7 @@ def said_fault(
     label: frozenset[str] | None = None,
     titles: frozenset[str] | None = None,
     acted: frozenset[str] = frozenset(),
+    things: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please", a "have" or an article put in or left out aside; an env's own
@@ -435,7 +439,8 @@ def said_fault(
     label the dictated words without a colon (the kind of the record the call acts on, the act,
     the parameter: "Cancellation requested by the owner"; ``aside`` where not given); ``titles``:
     the names an aside may call the records by (their ids, names and titles; ``names`` where not
-    given: "(training succeeded)" is a claim, not a name)."""
+    given: "(training succeeded)" is a claim, not a name); ``things``: words the world keeps in
+    lower case (a status, a vehicle's class), no name in any case ("plans changed, Child Seat")."""
     if not isinstance(text, str):
         return "not a text"
     if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
@@ -448,7 +453,8 @@ def said_fault(
     # a capitalised word of the world's own vocabulary (a field, a kind, an act) is no name of a
     # greeting or a sign-off: "Duplicate request - Cancelled By Rider" says who cancelled
     vocabulary, acts = aside | (label or frozenset()), label or frozenset()
-    unnamed = others | {w.lower() for w, _, _ in spans if w.lower() in vocabulary or _labels(w.lower(), acts)}
+    worldly = {w.lower() for w, _, _ in spans if w.lower() in vocabulary or _labels(w.lower(), acts)}
+    unnamed = others | things | worldly
     for i in hits:
         end = i + len(phrase)
         if polite:
@@ -456,7 +462,7 @@ def said_fault(
             tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, unnamed)
         else:
             head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
-        if not tail and polite and names and _vocative(folded, spans, end, names):
+        if not tail and polite and names and _vocative(folded, spans, end, names - unnamed):
             tail, tail_names = True, len(spans) - end
         if not tail and attributed:
             tail, tail_names = _attribution(folded, spans, end, others, unnamed), 0
@@ -469,7 +475,8 @@ def said_fault(
     if not hits and polite and names:
         plain = _without_vocatives(text, names, phrase)
         if plain != text:
-            return said_fault(plain, dictated, names, others, attributed, polite, aside, label, titles, acted)
+            again = (names, others, attributed, polite, aside, label, titles, acted, things)
+            return said_fault(plain, dictated, *again)
     if not hits:
         joined = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "year-end" said as "year end"
         if joined.search(dictated) and not joined.search(text):
@@ -484,6 +491,7 @@ def said_fault(
                 label,
                 titles,
                 acted,
+                things,
             )
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
@@ -562,6 +570,8 @@ def _aside(
         )
     if not set_apart:
         return False  # a sentence of its own ("Invoice received, please archive.") is content
+    if first > 0 and side[0][0].lower() in _SOURCES:
+        return False  # says who asked: an attribution (:func:`_attribution`), not a record's name
     known = names | MENTION | POSSESSIVES | MONTHS
     numbers = {n.lstrip("0") for n in known if n.isdigit()}
     if values is not None and first > 0 and side[0][0].lower() not in _LEADS:  # "on your trip" points
@@ -917,14 +927,14 @@ def _said(op: str, arg: Any) -> tuple[Any, ...]:
     ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says", True, frozenset(), None, None, frozenset()
+        return arg, None, frozenset(), op == "$says", True, frozenset(), None, None, frozenset(), frozenset()
     message = op == "$says" or bool(arg.get("attributed"))
     aside = frozenset(arg.get("aside", ()))
     label = frozenset(arg["label"]) if "label" in arg else None
     titles = frozenset(arg["titles"]) if "titles" in arg else None
     names, others = frozenset(arg["names"]), frozenset(arg.get("others", ()))
-    acted = frozenset(arg.get("acted", ()))
-    return arg["text"], names, others, True, message, aside, label, titles, acted
+    acted, things = frozenset(arg.get("acted", ())), frozenset(arg.get("things", ()))
+    return arg["text"], names, others, True, message, aside, label, titles, acted, things
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
