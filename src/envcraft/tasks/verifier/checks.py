@@ -1012,6 +1012,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     kinds: set[str] = set()
     own: set[str] = set()  # the kinds of the records the call names, and of the unnamed ones they point at
     records: set[str] = set()  # the ids of the records found
+    persons: list[tuple[str, Any]] = []  # the people the call's records point at
     todo = [v for v in scalars(action.args) if isinstance(v, str)]
     for depth in range(2):  # the records the call names, and those they point at
         found = []
@@ -1024,6 +1025,8 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
                     record = state[collection][key]
                     if depth == 0 or (isinstance(record, dict) and "name" not in record):
                         own.add(collection)  # what the call acts on, or a thing it serves (a request)
+                    elif person_names(record):
+                        persons.append((collection, record))  # whom they are for: the order's customer
                     near.append(record)
                     found += [v for v in scalars(state[collection][key]) if isinstance(v, str) and v != key]
             seen.add(key)
@@ -1065,6 +1068,12 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         for w in _NAME_WORD.findall(v)
     }
     party, near_people = _party(book, states, action, acted), _people(near)
+    subjects = {  # who a reason may say did it: "Customer found a better price", "Wei ordered ..."
+        w
+        for collection, record in persons
+        if not party or _people(record) & party
+        for w in [*vr.words(book.entity(collection).noun if book else collection), *_people(record)]
+    } | party
     return {
         "names": sorted(names),
         "others": sorted(others - names),
@@ -1077,6 +1086,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         # the text (round 26, DD: "plans changed, Child Seat" paid 1.0)
         "things": sorted(_kept_lower(near) - near_people - _people(states) - vr.POLITE),
         **({"party": sorted(party), "bystanders": sorted(near_people - party)} if party else {}),
+        **({"subjects": sorted(subjects - vr.NEGATIONS - vr.RETRACTIONS)} if subjects else {}),
     }
 
 
@@ -1229,8 +1239,12 @@ def text_pattern(free: FreeText) -> Any:
         return {"$composed": {**spec, "context": context} if context else spec}
     names = dict(free.names)
     party, bystanders = set(names.pop("party", ())), set(names.pop("bystanders", ()))
-    if party and any(w in free.param for w in REASON_WORDS):  # who asked may be named, no one else
+    subjects = names.pop("subjects", [])
+    reason = any(w in free.param for w in REASON_WORDS)
+    if party and reason:  # who asked may be named, no one else
         names["others"] = sorted((set(names.get("others", ())) | bystanders) - party)
+    if subjects and reason:  # and may be said to have done it
+        names["subjects"] = subjects
     if "acted" in names:  # the words of the call's own arguments, less the text's own
         names["acted"] = sorted(set(names["acted"]) - set(vr.words(text)))
     if "aside" in names:  # labelled with what the text is ("Reason: ..."), or as the user put it

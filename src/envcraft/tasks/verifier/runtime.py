@@ -211,6 +211,7 @@ _LEADS = _vocabulary("on for re regarding about in of to")  # words that lead an
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[t ]?\d{2}:\d{2}(?::\d{2})?z?)?|\d{1,2}:\d{2}")
 ATTRIBUTIONS = _vocabulary("per via from by according to as requested asked on behalf of source cc")
+_SUBJECT = 3  # words that may say who did what a reason tells: "Customer", "Valentina Tanaka"
 _SOURCES = _vocabulary("per via according")  # what opens an attribution, never an aside
 _ASIDE = 6  # words an aside naming the call's record may hold ("(Cascade Freight invoice)")
 _ATTRIBUTED = 3  # words an attribution after dictated words may name ("(per the shift handoff)")
@@ -405,9 +406,11 @@ def says(
     titles: frozenset[str] | None = None,
     acted: frozenset[str] = frozenset(),
     things: frozenset[str] = frozenset(),
+    subjects: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    fault = said_fault(text, dictated, names, others, attributed, polite, aside, label, titles, acted, things)
+    said = (names, others, attributed, polite, aside, label, titles, acted, things, subjects)
+    fault = said_fault(text, dictated, *said)
     return fault is None
 
 
@@ -423,6 +426,7 @@ def said_fault(
     titles: frozenset[str] | None = None,
     acted: frozenset[str] = frozenset(),
     things: frozenset[str] = frozenset(),
+    subjects: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please", a "have" or an article put in or left out aside; an env's own
@@ -440,7 +444,9 @@ def said_fault(
     the parameter: "Cancellation requested by the owner"; ``aside`` where not given); ``titles``:
     the names an aside may call the records by (their ids, names and titles; ``names`` where not
     given: "(training succeeded)" is a claim, not a name); ``things``: words the world keeps in
-    lower case (a status, a vehicle's class), no name in any case ("plans changed, Child Seat")."""
+    lower case (a status, a vehicle's class), no name in any case ("plans changed, Child Seat");
+    ``subjects``: the words that may say who did what a reason tells, before it (the kind and the
+    name of the person the call's records are for: "Customer found a better price elsewhere")."""
     if not isinstance(text, str):
         return "not a text"
     if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
@@ -469,13 +475,14 @@ def said_fault(
         if polite and names is not None:  # a short aside that names the record the call is about
             known = (names if titles is None else titles) | aside
             head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
+            head = head or (0 < i <= _SUBJECT and all(w.lower() in subjects for w, _, _ in spans[:i]))
             tail = tail or _aside(folded, spans, end, len(spans), known, label or frozenset(), titles, acted)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits and polite and names:
         plain = _without_vocatives(text, names, phrase)
         if plain != text:
-            again = (names, others, attributed, polite, aside, label, titles, acted, things)
+            again = (names, others, attributed, polite, aside, label, titles, acted, things, subjects)
             return said_fault(plain, dictated, *again)
     if not hits:
         joined = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "year-end" said as "year end"
@@ -492,6 +499,7 @@ def said_fault(
                 titles,
                 acted,
                 things,
+                subjects,
             )
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
@@ -927,14 +935,16 @@ def _said(op: str, arg: Any) -> tuple[Any, ...]:
     ``$text`` with ``attributed``) takes both; a title or a name (any other ``$text`` with
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
-        return arg, None, frozenset(), op == "$says", True, frozenset(), None, None, frozenset(), frozenset()
+        none: frozenset[str] = frozenset()
+        return arg, None, none, op == "$says", True, none, None, None, none, none, none
     message = op == "$says" or bool(arg.get("attributed"))
     aside = frozenset(arg.get("aside", ()))
     label = frozenset(arg["label"]) if "label" in arg else None
     titles = frozenset(arg["titles"]) if "titles" in arg else None
     names, others = frozenset(arg["names"]), frozenset(arg.get("others", ()))
     acted, things = frozenset(arg.get("acted", ())), frozenset(arg.get("things", ()))
-    return arg["text"], names, others, True, message, aside, label, titles, acted, things
+    subjects = frozenset(arg.get("subjects", ()))
+    return arg["text"], names, others, True, message, aside, label, titles, acted, things, subjects
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
