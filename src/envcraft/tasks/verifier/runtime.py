@@ -1987,12 +1987,21 @@ def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
 
 def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
     """The records at the end that the check's asked values name by id, as the check reads the
-    run (the run's new ids as the golden run's), and those the asked values are fields of
-    (``check["held_by"]``)."""
+    run (the run's new ids as the golden run's), those the asked values are fields of
+    (``check["held_by"]``), and what the run's calls on them answered (a reassignment's
+    ``previous_owner``: round 26, DC t3 5 scored 0.8 for the true ``"previous_owner": "hana"``)."""
     names = renaming(ctx, check)
     ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str)}  # "EVT-85d582bf" too
     mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
     held = [get(ctx["final"].get(env, MISSING), path) for env, path in check.get("held_by") or []]
+    told = [  # what a call on an asked record answered of it: "previous_owner" of a reassignment
+        _rename(action["result"], names)
+        for action in ctx.get("actions") or []
+        if isinstance(action.get("result"), dict)
+        and not _failed(action)
+        and isinstance(action.get("args"), dict)
+        and {mine.get(key, key) for key in ids} & {v for v in _leaves(action["args"]) if isinstance(v, str)}
+    ]
     return [
         _rename(members[mine.get(key, key)], names)
         for state in ctx["final"].values()
@@ -2001,7 +2010,7 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
         if isinstance(members, dict)
         for key in sorted(ids)
         if isinstance(members.get(mine.get(key, key)), dict)
-    ] + [record for record in held if isinstance(record, dict)]
+    ] + [record for record in [*held, *told] if isinstance(record, dict)]
 
 
 def _key(name: str) -> str:
