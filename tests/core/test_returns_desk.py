@@ -73,6 +73,21 @@ def test_reads(desk: Session) -> None:
         "ORD-5",
     ]
     assert _category(desk.call("get_customer", {"email": "nobody@example.com"})) == "not_found"
+    assert desk.call("get_customer", {"name": " ines  SILVA"})["customer_id"] == "CUS-1"
+    assert _category(desk.call("get_customer", {"name": "Ines"})) == "not_found"  # the full name
+    assert _category(desk.call("get_customer", {})) == "missing_field"
+
+
+def test_a_customer_found_by_a_name_two_people_share_is_not_chosen() -> None:
+    """A user who names the customer ("the order Wei Larsen placed on January 5") leaves the
+    agent no email to look up: rounds 25 and 26 guessed one from the README's example. By name,
+    a namesake is listed, never picked."""
+    twin = {**STATE["customers"]["CUS-1"], "customer_id": "CUS-2", "email": "ines.silva@example.org"}
+    desk = Session.memory(ENV, state={**STATE, "customers": {**STATE["customers"], "CUS-2": twin}})
+    result = desk.call("get_customer", {"name": "Ines Silva"})
+    assert _category(result) == "conflict"
+    assert [c["customer_id"] for c in result["error"]["candidates"]] == ["CUS-1", "CUS-2"]
+    assert desk.call("get_customer", {"email": "ines.silva@example.org"})["customer_id"] == "CUS-2"
     shipped = desk.call("list_orders", {"customer_id": "CUS-1", "status": "shipped"})
     assert [o["order_id"] for o in shipped["orders"]] == ["ORD-3"]
     order = desk.call("get_order", {"order_id": "ORD-1"})

@@ -78,23 +78,40 @@ class ReturnsDesk(Environment):
 
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["customer_id"], goal="the customer's email address is {email}")
-    def get_customer(self, email: str) -> dict[str, Any]:
-        """Find a customer by email address.
+    def get_customer(self, email: str = "", name: str = "") -> dict[str, Any]:
+        """Find a customer by email address, or by full name when the email is not known.
 
         Args:
             email: The customer's email address (case does not matter).
+            name: The customer's full name, as "Wei Larsen" (case and spacing do not matter); used
+                only without an email. Two customers of the same name are both listed, with their
+                emails, and neither is chosen.
 
         Returns:
             The customer's id, name, tier, store credit balance and order ids.
         """
-        wanted = email.strip().lower()
-        for customer in self.state.customers.values():
-            if customer.email == wanted:
-                orders = sorted(
-                    o.order_id for o in self.state.orders.values() if o.customer_id == customer.customer_id
+        if email.strip():
+            wanted = email.strip().lower()
+            found = [c for c in self.state.customers.values() if c.email == wanted]
+            if not found:
+                self.fail("not_found", f"no customer with email '{email}'", email=email)
+        elif name.strip():
+            wanted = " ".join(name.split()).lower()
+            found = [c for c in self.state.customers.values() if " ".join(c.name.split()).lower() == wanted]
+            if not found:
+                self.fail("not_found", f"no customer named '{name}'; ask for the email address", name=name)
+            if len(found) > 1:
+                self.fail(
+                    "conflict",
+                    f"{len(found)} customers are named '{name}'; ask which email address is theirs",
+                    candidates=[{"customer_id": c.customer_id, "email": c.email} for c in found],
                 )
-                return {**customer.model_dump(), "order_ids": orders}
-        self.fail("not_found", f"no customer with email '{email}'", email=email)
+        else:
+            self.fail("missing_field", "give the customer's email or full name", field="email")
+        customer = found[0]
+        mine = customer.customer_id
+        orders = sorted(o.order_id for o in self.state.orders.values() if o.customer_id == mine)
+        return {**customer.model_dump(), "order_ids": orders}
 
     @tool(read_only=True, consumes=["customer_id"], produces=["order_id"])
     def list_orders(self, customer_id: str, status: OrderStatus | None = None) -> dict[str, Any]:
