@@ -44,11 +44,12 @@ from envcraft.tasks.world.hiding import (
 
 # (subject, text): {noun}, {target}, {others}, {are}, {s}, {them}; the look-alikes may be done or
 # pending, so the note says only that they need nothing now, and the user points at the one it
-# says needs attention (SAYS)
+# says needs attention (SAYS). It names no day the records were made: the carrier's clock may
+# run days after theirs (round 26, DA: "the trips from yesterday" of trips a week old)
 NOTES = (
     (
         "{Noun}s for today",
-        "Quick update on the {noun}s from yesterday: {others} {are} sorted, but {target} still needs "
+        "Quick update on the {noun}s on my list: {others} {are} sorted, but {target} still needs "
         "attention today. Could you take care of it?",
     ),
     (
