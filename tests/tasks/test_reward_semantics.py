@@ -490,18 +490,22 @@ def test_an_item_linked_to_its_meeting_note_is_paid(tasks: list[Task]) -> None:
     """The user never says which meeting note an action item comes from: the tool's default
     ("" - none) is not the only right outcome, so linking the note the item comes from (the
     env declares ``meeting`` a field it leaves to the agent) is paid; what the user stated
-    (the due date) is still pinned."""
+    (the due date) is still pinned. A note that does not list the item is no note it comes
+    from: the desk refuses that link (round 26), and the item is not made."""
     task = first(
         tasks,
         lambda t: any(c.tool == "add_action_item" and "meeting" not in c.args for c in t.reference.calls),
     )
-    notes = sorted(p for p in task.workspace if p.startswith("notes/"))
+    note = sorted(p for p in task.workspace if p.startswith("notes/"))[-1]
     turns = reference(task)
     call = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
-    call["args"]["meeting"] = notes[-1]
-    assert score(task, turns) == 1.0
+    call["args"]["meeting"] = note
+    assert score(task, turns) < 1.0  # the note never lists it
+    line = f"- [ ] @{call['args']['owner']}: {call['args']['title']} (due {call['args']['due']})\n"
+    listed = task.model_copy(update={"workspace": {**task.workspace, note: task.workspace[note] + line}})
+    assert score(listed, turns) == 1.0
     call["args"]["due"] = "2026-12-31"
-    assert score(task, turns) < 1.0
+    assert score(listed, turns) < 1.0
 
 
 def test_a_note_appended_to_an_incident_nobody_named_is_not_paid(infra_tasks: list[Task]) -> None:
