@@ -73,9 +73,12 @@ def test_reads(desk: Session) -> None:
         "ORD-5",
     ]
     assert _category(desk.call("get_customer", {"email": "nobody@example.com"})) == "not_found"
-    assert desk.call("get_customer", {"name": " ines  SILVA"})["customer_id"] == "CUS-1"
-    assert _category(desk.call("get_customer", {"name": "Ines"})) == "not_found"  # the full name
+    assert desk.call("get_customer", {"full_name": " ines  SILVA"})["customer_id"] == "CUS-1"
+    assert _category(desk.call("get_customer", {"full_name": "Ines"})) == "not_found"  # the full name
     assert _category(desk.call("get_customer", {})) == "missing_field"
+    both = {"email": "ines.silva@example.com", "full_name": "Ines Silva"}
+    assert desk.call("get_customer", both)["customer_id"] == "CUS-1"
+    assert _category(desk.call("get_customer", {**both, "full_name": "Wei Larsen"})) == "invalid_argument"
 
 
 def test_a_customer_found_by_a_name_two_people_share_is_not_chosen() -> None:
@@ -84,7 +87,7 @@ def test_a_customer_found_by_a_name_two_people_share_is_not_chosen() -> None:
     a namesake is listed, never picked."""
     twin = {**STATE["customers"]["CUS-1"], "customer_id": "CUS-2", "email": "ines.silva@example.org"}
     desk = Session.memory(ENV, state={**STATE, "customers": {**STATE["customers"], "CUS-2": twin}})
-    result = desk.call("get_customer", {"name": "Ines Silva"})
+    result = desk.call("get_customer", {"full_name": "Ines Silva"})
     assert _category(result) == "conflict"
     assert [c["customer_id"] for c in result["error"]["candidates"]] == ["CUS-1", "CUS-2"]
     assert desk.call("get_customer", {"email": "ines.silva@example.org"})["customer_id"] == "CUS-2"

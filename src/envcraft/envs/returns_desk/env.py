@@ -78,14 +78,14 @@ class ReturnsDesk(Environment):
 
     # -- reads ---------------------------------------------------------------------------
     @tool(read_only=True, produces=["customer_id"], goal="the customer's email address is {email}")
-    def get_customer(self, email: str = "", name: str = "") -> dict[str, Any]:
+    def get_customer(self, email: str = "", full_name: str = "") -> dict[str, Any]:
         """Find a customer by email address, or by full name when the email is not known.
 
         Args:
             email: The customer's email address (case does not matter).
-            name: The customer's full name, as "Wei Larsen" (case and spacing do not matter); used
-                only without an email. Two customers of the same name are both listed, with their
-                emails, and neither is chosen.
+            full_name: The customer's full name, as "Wei Larsen" (case and spacing do not matter).
+                Two customers of the same name are both listed, with their emails, and neither is
+                chosen; beside an email, it must be that customer's name.
 
         Returns:
             The customer's id, name, tier, store credit balance and order ids.
@@ -95,15 +95,20 @@ class ReturnsDesk(Environment):
             found = [c for c in self.state.customers.values() if c.email == wanted]
             if not found:
                 self.fail("not_found", f"no customer with email '{email}'", email=email)
-        elif name.strip():
-            wanted = " ".join(name.split()).lower()
+            if (
+                full_name.strip()
+                and " ".join(full_name.split()).lower() != " ".join(found[0].name.split()).lower()
+            ):
+                self.fail("invalid_argument", f"{email} is not {full_name}'s email", field="full_name")
+        elif full_name.strip():
+            wanted = " ".join(full_name.split()).lower()
             found = [c for c in self.state.customers.values() if " ".join(c.name.split()).lower() == wanted]
             if not found:
-                self.fail("not_found", f"no customer named '{name}'; ask for the email address", name=name)
+                self.fail("not_found", f"no customer named '{full_name}'", field="full_name")
             if len(found) > 1:
                 self.fail(
                     "conflict",
-                    f"{len(found)} customers are named '{name}'; ask which email address is theirs",
+                    f"{len(found)} customers are named '{full_name}'; ask which email address is theirs",
                     candidates=[{"customer_id": c.customer_id, "email": c.email} for c in found],
                 )
         else:
