@@ -477,6 +477,18 @@ def said_fault(
             head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
             head = head or (0 < i <= _SUBJECT and all(w.lower() in subjects for w, _, _ in spans[:i]))
             tail = tail or _aside(folded, spans, end, len(spans), known, label or frozenset(), titles, acted)
+            # an aside with a greeting before it or a sign-off after it ("Hi Hanna, regarding your
+            # trip CLNWG7: ...", "... shortly (trip CLNWG7). Best, Rosa"; round 27, EC: 0.5)
+            head = head or any(
+                _polite(folded, spans, range(k), names, unnamed - names)[0]
+                and _aside(folded, spans, k, i, known, label or frozenset(), titles)
+                for k in range(1, i)
+            )
+            tail = tail or any(
+                _aside(folded, spans, end, k, known, label or frozenset(), titles, acted)
+                and _polite(folded, spans, range(k, len(spans)), None, unnamed)[0]
+                for k in range(end + 1, len(spans))
+            )
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     if not hits and polite and names:
