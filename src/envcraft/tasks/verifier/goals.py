@@ -569,7 +569,10 @@ class GoalChecks(CheckList):
                         held.update(said, said_numbers(k, was) if type(was) is int else ())
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
-        claims = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
+        drafted = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
+        # and where the run sent nothing at all, nobody was told anything: "Omar has been
+        # notified" beside a cycle count only started is a claim (round 27, ED: 1.0)
+        claims = drafted or (sorted(vr.SENDING - found) if not self._sent_anything() else [])
         # a field that holds nothing says what did not happen: "started" of a trip whose
         # started_at is empty is a claim, whatever a report's words may otherwise be (round 22:
         # "TRP-40501, matched and started at pickup" paid 1.0 for a trip only proposed), the
@@ -580,7 +583,7 @@ class GoalChecks(CheckList):
         told = section_labels(asked_values(request), request.labels)
         about = self._touched_context()
         acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
-        sent = None if claims else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
+        sent = None if drafted else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
         route: dict[str, list[str]] = {}
         for (env, _), value in zip(request.sources, asked_values(request), strict=False):
             for side, ends in route_ends(self.golden, self.world.books.get(env), [str(value)]).items():
@@ -595,6 +598,17 @@ class GoalChecks(CheckList):
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
         }
 
+    def _sent_anything(self) -> bool:
+        """Whether a call of the golden run that went through sends, notifies or tells someone
+        (its tool's verb, or its forms, is a sending word: ``send_draft``, ``notify_traveler``;
+        never ``read_message``)."""
+        return any(
+            {verb, *word_forms(verb)} & vr.SENDING
+            for action in self.golden.actions
+            if "error" not in action.result
+            for verb in vr.words(humanize(action.tool))[:1]
+        )
+
     def _reported(self, request: FileRequest) -> tuple[set[str], dict[str, set[str]]]:
         """What the world answered a call that reported an asked value under its field's name
         (process_batch's ``"position": 23``, ``"halted_at": {"verdict": "duplicate"}``,
@@ -606,16 +620,16 @@ class GoalChecks(CheckList):
         field nested in another ("offset" of ``halted_at``) lends no name: beside a number it
         would label other records' offsets too, so nothing could check it. Never a negation or a
         retraction."""
-        fields = {
-            where.split("/")[3]: str(value)
-            for (_, where), value in zip(request.sources, asked_values(request), strict=False)
-            if len(where.split("/")) > 3
-        }
+        pairs = list(zip(request.sources, asked_values(request), strict=False))
+        fields = {where.split("/")[3]: str(value) for (_, where), value in pairs if len(where.split("/")) > 3}
+        keys = {str(value) for (_, where), value in pairs if len(where.split("/")) == 3}  # a record's id
         found: set[str] = set()
         numbers: dict[str, set[str]] = {}
         for action in self.golden.actions:
             result = action.result if isinstance(action.result, dict) else {}
-            if "error" in result or not any(str(result.get(k)) == v for k, v in fields.items()):
+            told = any(str(result.get(k)) == v for k, v in fields.items())
+            made = any(isinstance(v, str) and v in keys for v in result.values())  # "count_id": "CC-0002"
+            if "error" in result or not (told or made):
                 continue
             for key, value in result.items():
                 label = vr.words(humanize(str(key)))
