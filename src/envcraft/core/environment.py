@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from envcraft.core.package import EnvPackage
 
 log = logging.getLogger("envcraft.tools")
+# Not a tool (tool names are identifiers): the call that applies what the clock decided
+# (:meth:`Environment.settle`), made only by the data engine's idle runs.
+SETTLE_TOOL = "__envcraft_settle__"
 
 Record = TypeVar("Record")
 
@@ -291,6 +294,13 @@ class Environment:
         del tool, args, result
         return []
 
+    def settle(self) -> None:
+        """Apply what the clock has decided by now (a request expired, a hold lapsed), for a world
+        that applies such changes lazily, at its next write. The data engine calls it (as the
+        call :data:`SETTLE_TOOL`) at the end of its idle runs, so that what the world does by
+        itself while an agent only looks shows there, never as the agent's doing. Nothing by
+        default: most worlds apply the clock at every call."""
+
     # -- dispatch ---------------------------------------------------------------------------
     def invoke(self, name: str, args: Any) -> dict[str, Any]:
         """Run one tool against the bound state. Never raises.
@@ -298,6 +308,9 @@ class Environment:
         On any failure the caller must discard ``self.state`` (it may be half-mutated);
         :class:`envcraft.core.session.Session` does this by restoring its last snapshot.
         """
+        if name == SETTLE_TOOL:
+            self.settle()
+            return {"settled": True}
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
             return error_result(

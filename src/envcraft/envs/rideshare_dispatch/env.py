@@ -64,7 +64,12 @@ class RideshareDispatch(Environment):
         Entity("trips", "trip", ("the trip of {driver_id} for {request_id}",), free=("decline_reason",)),
     )
 
+    def settle(self) -> None:
+        """Reads leave lapsed proposals and expired requests as they were (writes sweep)."""
+        sweep(self.state, self.now())
+
     # -- reads ---------------------------------------------------------------------------
+
     @tool(
         goal="the request[ is from the {zone} zone][, for rider {rider_name}]",
         read_only=True,

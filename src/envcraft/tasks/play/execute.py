@@ -13,6 +13,7 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from envcraft.core.environment import SETTLE_TOOL, Environment
 from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.state import MISSING
@@ -290,6 +291,11 @@ def _idle(golden: Outcome, probes: int, *, keep_calls: bool) -> Outcome:
         lookup = advance_tool(package)
         if lookup is not None:
             idle.append({"env": env, "tool": lookup, "args": {}})
+        if not keep_calls and package.env_class.settle is not Environment.settle:
+            # S0 alone while time passes: a lazy world applies the clock (requests nobody took
+            # expire). Never after the golden work: what the work made may lapse there, and that
+            # the work was done is what a check reads at its end.
+            idle.append({"env": env, "tool": SETTLE_TOOL, "args": {}})
     if not turns:
         turns = [[]]
     turns = [list(t) for t in turns]
