@@ -8,6 +8,9 @@ a default run at ``06c3fd2``, seed 27, stored without verifiers):
   that hold nothing ("(period 2026-01 closed)" of an open period, "Closed: ...") scored 1.0.
 * helper EC, itinerary_rebooking-272e6356d7a8: the dictated message with the trip's reference
   beside a greeting or a sign-off ("Hi Hanna, regarding your trip CLNWG7: ...") scored 0.5.
+* helper EB, rideshare_dispatch-b22c31e3e0c5: a thorough agent that read for 30 calls before the
+  asked offer scored 0.5: three other riders' requests expired meanwhile, which rideshare applies
+  only at its next write, so no idle run of the verifier's world ever showed it.
 """
 
 from __future__ import annotations
@@ -98,3 +101,13 @@ def test_an_aside_may_stand_beside_a_greeting_or_a_sign_off(
         ]
     ]
     assert (score(tasks[TRAVELER], turns) == 1.0) is paid
+
+
+def test_requests_the_clock_expires_while_an_agent_reads_are_the_worlds_doing(tasks: dict[str, Task]) -> None:
+    ride = "rideshare_dispatch"
+    reads = [call(ride, "list_open_requests") for _ in range(30)]
+    offer = call(ride, "propose_match", request_id="REQ-7527", driver_id="DRV-257")
+    assert score(tasks["rideshare_dispatch-b22c31e3e0c5"], [[offer]]) == 1.0
+    assert score(tasks["rideshare_dispatch-b22c31e3e0c5"], [[*reads, offer]]) == 1.0
+    other = call(ride, "propose_match", request_id="REQ-8098", driver_id="DRV-731")  # an unasked offer
+    assert score(tasks["rideshare_dispatch-b22c31e3e0c5"], [[other, *reads, offer]]) < 1.0
