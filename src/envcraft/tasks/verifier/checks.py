@@ -1117,7 +1117,7 @@ _PERSON = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
 
 def _kept_lower(near: list[Any]) -> set[str]:
     """The words of the values the world keeps in lower case (a status, a class, a feature),
-    never an address, a path or a handle's own record."""
+    never of an address or a path."""
     return {
         w.lower()
         for t in near

@@ -612,9 +612,10 @@ class GoalChecks(CheckList):
     def _reported(self, request: FileRequest) -> tuple[set[str], dict[str, set[str]]]:
         """What the world answered a call that reported an asked value under its field's name
         (process_batch's ``"position": 23``, ``"halted_at": {"verdict": "duplicate"}``,
-        ``"sink_write": "ok"``), told to the agent about that record, so a report may say it
-        back (round 25, CA: "halted at the first duplicate", "sink write succeeded" scored
-        0.75): the words of its fields' names and short texts, and per name of a whole-number
+        ``"sink_write": "ok"``) or that holds an asked record's id (start_cycle_count's
+        ``"count_id": "CC-0002"``, ``"frozen"``), told to the agent about that record, so a report
+        may say it back (round 25, CA: "halted at the first duplicate", "sink write succeeded"
+        scored 0.75): the words of its fields' names and short texts, and per name of a whole-number
         field, or of a field holding one ("halted_at": {"offset": 23}), what it held
         (``numbers``: "consumed 5" of a batch that consumed 2, or "halted at 21", is untrue). A
         field nested in another ("offset" of ``halted_at``) lends no name: beside a number it
