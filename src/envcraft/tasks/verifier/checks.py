@@ -1103,13 +1103,8 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
 def _people(values: Any) -> set[str]:
     """The words of the people's names ``values`` hold (lower-cased): fields called ``*name*``,
     the display names of addresses, and any value written as a person's name ("Bruno Costa")."""
-    found: set[str] = set()
-    for key, text in _keyed_strings(values):
-        if _PERSON.fullmatch(text) or (key is not None and "name" in key.lower() and "@" not in text):
-            found |= {w.lower() for w in _NAME_WORD.findall(text)}
-        elif "<" in text and "@" in text:
-            found |= {w.lower() for w in _NAME_WORD.findall(text.split("<", 1)[0])}
-    return found
+    written = [text for _, text in _keyed_strings(values) if _PERSON.fullmatch(text)]
+    return {w.lower() for text in [*person_names(values), *written] for w in _NAME_WORD.findall(text)}
 
 
 _PERSON = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")

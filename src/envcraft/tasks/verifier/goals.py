@@ -49,10 +49,10 @@ from envcraft.tasks.verifier.checks import (
     word_forms,
 )
 
-# the words of an empty text field's name say nothing happened: "reason" of an empty
-# decline_reason is no claim the trip was declined ("decline" is)
 SUCCEEDED = frozenset({"succeeded", "success", "successful", "successfully"})  # a result's "ok" said back
 _SHORT = 40  # characters of a result's text whose words a report may say back
+# the words of an empty text field's name say nothing happened: "reason" of an empty
+# decline_reason is no claim the trip was declined ("decline" is)
 REMARKS = frozenset({"reason", "reasons", "comment", "comments", "note", "notes", "remark", "description"})
 
 
@@ -638,12 +638,8 @@ class GoalChecks(CheckList):
                 whole = [v for v in value.values() if type(v) is int] if isinstance(value, dict) else [value]
                 if len(whole) == 1 and type(whole[0]) is int:  # "halted at 23": the one number it holds
                     numbers.setdefault(" ".join(label), set()).update(said_numbers(str(key), whole[0]))
-                stack: list[Any] = [value]
-                while stack:
-                    node = stack.pop()
-                    if isinstance(node, dict | list):
-                        stack.extend(node.values() if isinstance(node, dict) else node)
-                    elif isinstance(node, str) and len(node) <= _SHORT:
+                for node in scalars(value):
+                    if isinstance(node, str) and len(node) <= _SHORT:
                         said = re.findall(r"[^\W_]+", node.lower())
                         found |= set(said) | (SUCCEEDED if said == ["ok"] else set())
                     elif type(node) is int:

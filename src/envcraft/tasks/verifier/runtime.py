@@ -91,6 +91,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 CHECKS: list[dict[str, Any]] = []  # replaced by the generated verifier's own list
@@ -491,28 +492,15 @@ def said_fault(
             )
         if head and tail and head_names + tail_names <= _NAMES:
             return None
+    again = (names, others, attributed, polite, aside, label, titles, acted, things, subjects)
     if not hits and polite and names:
         plain = _without_vocatives(text, names, phrase)
         if plain != text:
-            again = (names, others, attributed, polite, aside, label, titles, acted, things, subjects)
             return said_fault(plain, dictated, *again)
     if not hits:
         joined = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "year-end" said as "year end"
         if joined.search(dictated) and not joined.search(text):
-            return said_fault(
-                text,
-                joined.sub(" ", dictated),
-                names,
-                others,
-                attributed,
-                polite,
-                aside,
-                label,
-                titles,
-                acted,
-                things,
-                subjects,
-            )
+            return said_fault(text, joined.sub(" ", dictated), *again)
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
@@ -1960,12 +1948,18 @@ def acts_naming(ctx: dict[str, Any]) -> dict[str, set[str]]:
     """Per id a call that went through named, the words of those calls' tool names: what was
     done to it (MSG-0001 -> {"forward", "message"})."""
     found: dict[str, set[str]] = {}
+    for action, leaf in _named_by_calls(ctx):
+        found.setdefault(leaf, set()).update(str(action.get("tool", "")).split("_"))
+    return found
+
+
+def _named_by_calls(ctx: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each call of the run that went through, with each text its arguments hold (an id it named)."""
     for action in ctx.get("actions") or []:
         if isinstance(action.get("args"), dict) and not _failed(action):
             for leaf in _leaves(action["args"]):
                 if isinstance(leaf, str):
-                    found.setdefault(leaf, set()).update(str(action.get("tool", "")).split("_"))
-    return found
+                    yield action, leaf
 
 
 def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
@@ -1976,11 +1970,8 @@ def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
     note)."""
     found: dict[str, set[str]] = {}
     named: dict[str, set[str]] = {}
-    for action in ctx.get("actions") or []:
-        if isinstance(action.get("args"), dict) and not _failed(action):
-            named.setdefault(action.get("env", ""), set()).update(
-                leaf for leaf in _leaves(action["args"]) if isinstance(leaf, str)
-            )
+    for action, leaf in _named_by_calls(ctx):
+        named.setdefault(action.get("env", ""), set()).add(leaf)
     for env, state in ctx["final"].items():
         before = ctx["initial"].get(env) or {}
         for collection, members in state.items() if isinstance(state, dict) else ():
