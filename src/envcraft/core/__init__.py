@@ -5,7 +5,7 @@ from envcraft.core.environment import Environment, Initial, StateModel, dangling
 from envcraft.core.errors import ErrorCategory, ToolFailure, error_result, is_error
 from envcraft.core.invariants import invariant
 from envcraft.core.package import EnvPackage, PackageError, builtin_ids, load_package
-from envcraft.core.phrasing import Entity
+from envcraft.core.phrasing import Entity, Job
 from envcraft.core.repository import Repository
 from envcraft.core.session import Session, SessionError
 from envcraft.core.state import canonical_json, diff, state_hash
@@ -19,6 +19,7 @@ __all__ = [
     "Environment",
     "ErrorCategory",
     "Initial",
+    "Job",
     "PackageError",
     "Repository",
     "Session",

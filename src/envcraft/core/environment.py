@@ -21,7 +21,7 @@ from envcraft.core.errors import (
     is_error,
 )
 from envcraft.core.invariants import SKIP_INVARIANTS, check_all, invariants_of
-from envcraft.core.phrasing import Entity
+from envcraft.core.phrasing import Entity, Job
 from envcraft.core.repository import Repository
 from envcraft.core.tool import TOOL_ATTR, ToolSpec, build_spec
 from envcraft.core.tracking import track_fields
@@ -143,6 +143,8 @@ class Environment:
     package: ClassVar[EnvPackage | None] = None
     # How users name this environment's records (envcraft.core.phrasing): read by the data engine.
     entities: ClassVar[tuple[Entity, ...]] = ()
+    # The work this desk exists for, each asked as one outcome (envcraft.core.phrasing.Job).
+    jobs: ClassVar[tuple[Job, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -170,6 +170,45 @@ class Entity:
         return tuple(Template.parse(text) for text in self.names)
 
 
+@dataclass(frozen=True)
+class Job:
+    """A piece of work the desk exists for, that a person asks for as one outcome.
+
+    ``steps`` are the tools that change things, called in this order on one record's way
+    (each step after the first acts on what an earlier one made or touched: the journal just
+    opened, the trip just proposed); the reads they need are the agent's business. ``goal`` is
+    how the user asks for the whole ("receive {quantity} unit(s) of {sku_id} against {po_id}
+    into the ledger"): its placeholders are parameters of the steps (the first step that has
+    the parameter gives its value), rendered like a tool's goal phrase. A user who states the
+    outcome leaves the steps, their order and their preconditions to the agent; the data
+    engine walks jobs as well as random chains, and says a job's steps with this one phrase
+    wherever a turn holds them all.
+    """
+
+    name: str
+    steps: tuple[str, ...]
+    goal: str
+
+    def template(self) -> Template:
+        return Template.parse(self.goal)
+
+
+def check_job(job: Job, params: Mapping[str, set[str]]) -> list[str]:
+    """Problems of one job declaration against the environment's tools and their parameters."""
+    unknown = [step for step in job.steps if step not in params]
+    if unknown:
+        return [f"job {job.name!r} names unknown tools {', '.join(unknown)}"]
+    if len(job.steps) < 2:
+        return [f"job {job.name!r} has fewer than two steps (one step is the tool's own goal phrase)"]
+    try:
+        template = job.template()
+    except TemplateError as exc:
+        return [f"job {job.name!r}: {exc}"]
+    known = set().union(*(params[step] for step in job.steps))
+    unknown = sorted(template.fields() - known)
+    return [f"job {job.name!r} goal names unknown parameters {', '.join(unknown)}"] if unknown else []
+
+
 def entity_map(entities: tuple[Entity, ...]) -> Mapping[str, Entity]:
     """The declarations by collection name."""
     return {e.collection: e for e in entities}

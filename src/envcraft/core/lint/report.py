@@ -59,6 +59,11 @@ _RULES = (
     Rule("tool-goal", "warning", "each tool that changes state says how a user asks for it (goal=)"),
     Rule("goal-syntax", "error", "goal phrases parse and name only the tool's parameters"),
     Rule("entity-decl", "error", "entity declarations name State collections and their records' fields"),
+    Rule(
+        "job-decl",
+        "error",
+        "jobs name the environment's tools, and their goal phrases only those tools' parameters",
+    ),
     Rule("skill-missing", "warning", "the package ships at least one skill"),
     Rule("skill-frontmatter", "error", "SKILL.md front matter follows agentskills.io"),
     Rule("skill-spec", "error", "skills-ref (the Agent Skills reference validator) accepts the skill"),

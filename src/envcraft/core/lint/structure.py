@@ -21,7 +21,7 @@ from envcraft.core.environment import Environment
 from envcraft.core.lint.code import SourceAnalysis
 from envcraft.core.lint.report import Finding, finding
 from envcraft.core.package import Manifest, PackageError, load_package
-from envcraft.core.phrasing import check_entity, check_goal
+from envcraft.core.phrasing import check_entity, check_goal, check_job
 from envcraft.core.schema import SchemaError
 from envcraft.core.tool import ToolSpec
 
@@ -145,7 +145,18 @@ def check_loaded(root: Path, manifest: Manifest, analyses: dict[str, SourceAnaly
         line = analyses[file].tool_lines.get(spec.name, 0) if file in analyses else 0
         findings.extend(_tool(spec, file, line or class_line))
     findings.extend(_entities(env_class, class_line))
+    findings.extend(_jobs(env_class, class_line))
     return findings
+
+
+def _jobs(env_class: type[Environment], line: int) -> list[Finding]:
+    """Each job names the environment's tools, and its goal phrase only their parameters."""
+    params = {name: set(spec.parameters.get("properties", {})) for name, spec in env_class.tools.items()}
+    return [
+        finding("job-decl", "env.py", line, problem)
+        for job in env_class.jobs
+        for problem in check_job(job, params)
+    ]
 
 
 def _entities(env_class: type[Environment], line: int) -> list[Finding]:

@@ -13,7 +13,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from envcraft import Entity, Environment, Initial, Repository, iso, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, tool
 
 from .generate import generate_state
 from .rules import (
@@ -87,6 +87,37 @@ class InventoryLedger(Environment):
             id_known=True,
         ),
         Entity("periods", "accounting period", ("period {period}",), id_known=True),
+    )
+    jobs = (
+        Job(
+            "receive against a purchase order",
+            ("begin_transaction", "add_receipt_line", "commit_transaction"),
+            "book the receipt of {quantity} unit(s) of {sku_id} against {po_id} into the ledger under the "
+            "memo {memo}[ in period {period}]",
+        ),
+        Job(
+            "move stock between warehouses",
+            ("begin_transaction", "add_transfer_line", "commit_transaction"),
+            "move {quantity} unit(s) of {sku_id} from {from_warehouse_id} to {to_warehouse_id} on the books, "
+            "under the memo {memo}[ in period {period}]",
+        ),
+        Job(
+            "adjust stock with a reason",
+            ("begin_transaction", "add_adjustment_line", "commit_transaction"),
+            "post an adjustment of {quantity} unit(s) of {sku_id} at {warehouse_id} (reason code "
+            "{reason_code}[, noting {note}]) under the memo {memo}[ in period {period}]",
+        ),
+        Job(
+            "count and reconcile",
+            ("start_cycle_count", "record_count", "reconcile_cycle_count"),
+            "count {sku_ids} at {warehouse_id}[ for period {period}]: the shelf holds {counted_quantity} "
+            "unit(s); settle the books to that count",
+        ),
+        Job(
+            "fulfil a customer order",
+            ("reserve_stock", "ship_order"),
+            "reserve and ship {order_id}[ in period {period}]",
+        ),
     )
 
     @classmethod

@@ -22,15 +22,16 @@ from functools import cache
 from typing import Any
 
 from envcraft.core.package import BUILTIN_ROOT, EnvPackage, load_package
+from envcraft.core.phrasing import Job
 from envcraft.core.state import canonical_json, diff
 from envcraft.tasks.corpus.measures import ShardResult, accepted_steps, corpus_stats, edge_key
 from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Verifier
 from envcraft.tasks.golden.choose import COHESION, DEEP_COHESION, Experience, scalars
-from envcraft.tasks.golden.coherence import tidy, writes
+from envcraft.tasks.golden.coherence import job_spans, tidy, writes
 from envcraft.tasks.golden.defaults import spell_out_defaults
 from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
-from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, sample_walk
+from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, job_walk, sample_walk
 from envcraft.tasks.phrasing.intents import (
     MAX_TURNS,
     ChainView,
@@ -65,6 +66,7 @@ SHORT_PATIENCE = 3  # short drafts refused in a row, after which the next is kep
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
 P_CITE = 0.75  # chance that a one-environment job's record is named by a note in another environment
+P_JOB = 0.5  # chance that a draw walks one of the environment's declared jobs (Environment.jobs)
 
 
 @dataclass
@@ -157,9 +159,14 @@ def synthesize_shard(
         # below the target while the shard has room, or when the environment's jobs rarely
         # reach it (the shard is not spent on it); never below min_calls
         floor = config.min_calls if short < short_room or refused >= SHORT_PATIENCE else config.target
-        chain = sample_walk(
-            library.graphs, library.workflow, env, rng, coverage, config.p_cross, min_len=config.target
-        )
+        jobs, job = library.packages[env].env_class.jobs, None
+        chain: list[Step] | None
+        if jobs and rng.random() < P_JOB:
+            job, chain = job_walk(env, jobs, rng, coverage)
+        else:
+            chain = sample_walk(
+                library.graphs, library.workflow, env, rng, coverage, config.p_cross, min_len=config.target
+            )
         if chain is None:
             result.rejected["walk"] += 1
             continue
@@ -175,6 +182,7 @@ def synthesize_shard(
             experience,
             result.validated,
             result.examples,
+            job,
         )
         if reason == "shallow":
             refused += 1
@@ -193,6 +201,7 @@ def synthesize_shard(
         result.tasks.append(task)
         result.intents.append(intent_of(draft.plan, draft.persona))
         coverage.accept(accepted_steps(task), library.graphs)
+        coverage.jobs.update((env, j["job"]) for j in task.provenance.get("jobs", []))
     result.tool_ok.update({f"{e}.{t}": n for (e, t), n in coverage.ok.items()})
     result.executed.update({edge_key(e, a, b): n for (e, a, b), n in coverage.executed.items()})
     return result
@@ -221,10 +230,11 @@ def compose_draft(
     experience: Experience | None = None,
     validated: Counter[str] | None = None,
     examples: dict[str, str] | None = None,
+    job: Job | None = None,
 ) -> tuple[Draft | None, str]:
     """One task from one chain as its whole :class:`Draft` (the task, and the intent plan and
     persona an LLM writer rewrites the turns from), or ``(None, reason)``: the reason names the
-    failed stage.
+    failed stage. ``job``: the declared job the chain walks, which the task must ask for.
 
     The stages run in order on one :class:`Draft`, each drawing from ``rng`` in turn (so the
     same seed makes the same task); the first that rejects the candidate ends it.
@@ -232,10 +242,11 @@ def compose_draft(
     those that came out wrong (``reached``, ``passed``, ``applied:<policy>``, ``failed:<policy>``);
     ``examples`` keeps the first detail a stage gave for each reason (``Draft.why``).
     """
-    draft = Draft(library, chain, tag, rng, config)
+    draft = Draft(library, chain, tag, rng, config, job=job)
     stages: list[Callable[[Draft], str | None]] = [
         lambda d: golden_stage(d, coverage, experience),
         cut_stage,
+        job_stage,
         defaults_stage,
         cite_stage,
         fact_stage,
@@ -271,6 +282,7 @@ class Draft:
     tag: str
     rng: random.Random
     config: SynthConfig
+    job: Job | None = None  # the declared job the chain walks: the task must ask for it
     packages: dict[str, EnvPackage] = field(default_factory=dict)
     initial: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
@@ -401,6 +413,20 @@ def cut_stage(draft: Draft) -> str | None:
     return None
 
 
+def job_stage(draft: Draft) -> str | None:
+    """A walked job whose steps did not all go through is not that job: no task (its first steps
+    alone are what random walks already make)."""
+    if draft.job is None:
+        return None
+    run = draft.golden
+    if not any(
+        job == draft.job for job, _ in job_spans(run.calls, writes(run, draft.library.graphs), draft.packages)
+    ):
+        draft.why = f"{draft.job.name}: " + ", ".join(c.tool for c in run.calls)
+        return "job"
+    return None
+
+
 def defaults_stage(draft: Draft) -> str | None:
     """A value the call left to the environment that the world exercises is passed (and so said)."""
     draft.run = spell_out_defaults(draft.golden, draft.packages, draft.initial, draft.files)
@@ -494,8 +520,10 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     run, request, fact, rng = draft.golden, draft.request, draft.fact, draft.rng
     mutating = writes(run, draft.library.graphs)
     work = len(run.calls) - (request is not None)  # the asked-for file closes the last turn
-    planned = [bool(c.expected_error) for c in run.calls[:work]]
-    turns = split_turns(mutating[:work], planned, rng, min_turns=2)  # two asks, two turns where it has them
+    jobs = job_spans(run.calls[:work], mutating[:work], draft.packages)
+    inside = {i for _, span in jobs for i in span[:-1]}  # a job's step stays with the job's next
+    held = [bool(c.expected_error) or i in inside for i, c in enumerate(run.calls[:work])]
+    turns = split_turns(mutating[:work], held, rng, min_turns=2)  # two asks, two turns where it has them
     if request is not None:
         if len(turns) < MAX_TURNS:
             turns.append([len(run.calls) - 1])  # the write-up asked once the work is done
@@ -511,7 +539,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
     skip = {len(run.calls) - 1} if request is not None else set()
     try:
         closing = request.clause if request else ""
-        plan = plan_intents(view, turns, draft.packages, rng, skip=skip, closing=closing)
+        plan = plan_intents(view, turns, draft.packages, rng, skip=skip, closing=closing, jobs=jobs)
     except Unnameable:
         return "unnameable"
     persona = draw_persona(rng, draft.envs)
@@ -544,7 +572,13 @@ def text_stage(draft: Draft) -> str | None:
     task, plan = draft.task, draft.plan
     assert task is not None and plan is not None
     task.provenance["mentions"] = [m.to_json() for m in plan.mentions()]
-    task.provenance["goal_calls"] = sorted({g.call for goals in plan.turns for g in goals})
+    task.provenance["goal_calls"] = sorted({i for goals in plan.turns for g in goals for i in g.calls})
+    asked_jobs = [{"job": g.job, "calls": list(g.steps)} for goals in plan.turns for g in goals if g.job]
+    if asked_jobs:
+        task.provenance["jobs"] = asked_jobs
+    if draft.job is not None and all(j["job"] != draft.job.name for j in asked_jobs):
+        draft.why = f"{draft.job.name} is not asked as one outcome"
+        return "job"
     if draft.request is not None:
         task.provenance["file_request"] = draft.request.to_json()
     turns = [turn.user for turn in task.turns]

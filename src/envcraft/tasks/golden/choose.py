@@ -123,12 +123,17 @@ class Retry:
         args, details = call.args, call.result.get("error", {})
         blamed_field = details.get("field")
         echoed = {v for v in details.values() if isinstance(v, str | int | float)}
+        # an error that lists the ids a parameter may take ("sku_ids": [...] beside sku_id)
+        # says which argument was wrong; the others it echoes are context
+        listed = {id_kind(k) for k, v in details.items() if isinstance(v, list)} - {None}
+        named = {p for p in args if id_kind(p) in listed}
         self.suggested = {}
         if isinstance(blamed_field, str) and blamed_field in node.params and blamed_field not in args:
             self.include.add(blamed_field)
         self.keep = {}
         for param, value in args.items():
-            if param != blamed_field and not any(v in echoed for v in scalars(value) if _hashable(v)):
+            blamed = param in named if named else any(v in echoed for v in scalars(value) if _hashable(v))
+            if param != blamed_field and not blamed:
                 self.keep[param] = (value, call.provenance[param], call.hints.get(param))
                 continue
             self.avoid |= {(param, v) for v in scalars(value) if _hashable(v)}
@@ -138,11 +143,16 @@ class Retry:
 
 
 def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
+    """Values an error's details offer for ``param``: the list of its own kind of id where the
+    error gives one ("sku_ids" for sku_id), else any listed value of its type that is not a list
+    of another kind of id; a time window's bounds; the smallest positive limit of an integer."""
     kind = json_type(value)
+    lists = [(k, v) for k, v in sorted(details.items()) if isinstance(v, list) and k != param]
+    own = [(k, v) for k, v in lists if id_kind(param) is not None and id_kind(k) == id_kind(param)]
     listed = [
         x
-        for k, v in sorted(details.items())
-        if isinstance(v, list) and k != param
+        for k, v in own
+        or [(k, v) for k, v in lists if id_kind(param) is None or id_kind(k) in (None, id_kind(param))]
         for x in v
         if json_type(x) == kind and x != value
     ]

@@ -25,10 +25,11 @@ earlier one did. :func:`tidy` turns a golden run into one coherent job or says w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from envcraft.core.package import EnvPackage
+from envcraft.core.phrasing import Job
 from envcraft.core.state import MISSING, canonical_json, get_path
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import scalars
@@ -108,6 +109,45 @@ def tidy(
     if not any(writes(current, graphs)):
         return None, "no_effect"
     return current, "ok"
+
+
+def job_spans(
+    calls: Sequence[GoldenCall], wrote: Sequence[bool], packages: Mapping[str, EnvPackage]
+) -> list[tuple[Job, list[int]]]:
+    """The declared jobs (:class:`envcraft.core.phrasing.Job`) a run's writes carry out, each
+    with the indices of its steps: the job's tools in order as consecutive writes of its
+    environment (reads may sit between them; no planned refusal), each step after the first on
+    a record an earlier step named or answered. The longest job first where two start at one
+    step; no step serves two jobs. A person asks for such a span as one outcome."""
+    acts = [i for i, c in enumerate(calls) if wrote[i] or c.expected_error]
+    spans: list[tuple[Job, list[int]]] = []
+    at = 0
+    while at < len(acts):
+        env = calls[acts[at]].env
+        jobs = sorted(packages[env].env_class.jobs, key=lambda j: -len(j.steps)) if env in packages else []
+        found = next((job for job in jobs if _carries_out(job, calls, acts[at : at + len(job.steps)])), None)
+        if found is None:
+            at += 1
+            continue
+        spans.append((found, acts[at : at + len(found.steps)]))
+        at += len(found.steps)
+    return spans
+
+
+def _carries_out(job: Job, calls: Sequence[GoldenCall], span: list[int]) -> bool:
+    if len(span) != len(job.steps):
+        return False
+    if any(calls[i].expected_error or calls[i].tool != step for i, step in zip(span, job.steps, strict=True)):
+        return False
+    if len({calls[i].env for i in span}) != 1:
+        return False
+    seen: set[Any] = set()
+    for n, i in enumerate(span):
+        values = _identifying(calls[i].args)
+        if n and not values & seen:
+            return False
+        seen |= values | {v for _, v in flatten(calls[i].result) if _identifying_value(v)}
+    return True
 
 
 def _repeated(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> int | None:
@@ -239,7 +279,7 @@ def _undoing(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> int | None:
                 return j  # the undone step made again as it was: a booking cancelled, then rebooked
             if voided & earlier_ids and run.changed_by(i) and not earlier.expected_error:
                 return j  # (its result counts: a series booked, then one of its classes cancelled)
-        if _restores(run, j) or _overwrites(run, j):
+        if _restores(run, j, packages) or _overwrites(run, j):
             return j
     return None
 
@@ -280,12 +320,16 @@ def _wrote(run: GoldenRun, i: int, env: str, path: str) -> bool:
     return any(c["path"] == path or path.startswith(c["path"] + "/") for e, c in run.changes(i) if e == env)
 
 
-def _restores(run: GoldenRun, j: int) -> bool:
-    """Call ``j`` puts a value back to what it was before an earlier call changed it."""
+def _restores(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> bool:
+    """Call ``j`` puts a value back to what it was before an earlier call changed it, unless
+    the two are steps of a declared job in that order (a reservation shipped: the later step
+    uses up what the earlier one set aside)."""
     for env, change in effects(run, j):
         path = change["path"]
         for i in range(j):
-            if run.calls[i].env != env:
+            if run.calls[i].env != env or _job_order(
+                packages[env].env_class.jobs, run.calls[i].tool, run.calls[j].tool
+            ):
                 continue
             before = get_path(run.before(i).final[env], path)
             after = get_path(run.after(i)[env], path)
@@ -294,6 +338,11 @@ def _restores(run: GoldenRun, j: int) -> bool:
             if _same(get_path(run.after(j)[env], path), before):
                 return True
     return False
+
+
+def _job_order(jobs: Sequence[Job], first: str, then: str) -> bool:
+    """Whether some job has a step ``first`` followed later by a step ``then``."""
+    return any(first in job.steps and then in job.steps[job.steps.index(first) + 1 :] for job in jobs)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from envcraft.core.phrasing import Job
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph
 from envcraft.tasks.values.args import id_kind
 
@@ -45,6 +46,7 @@ class Coverage:
     failed: Counter[tuple[str, str]] = field(default_factory=Counter)
     executed: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # ran in a golden run
     feeds: Counter[tuple[str, str, str, bool]] = field(default_factory=Counter)  # (env, src, dst, ok)
+    jobs: Counter[tuple[str, str]] = field(default_factory=Counter)  # (env, job name) asked in accepted tasks
 
     def accept(self, chain: list[Step], graphs: dict[str, ToolGraph]) -> None:
         """Count the edges of an accepted chain (consecutive steps that are graph edges)."""
@@ -126,6 +128,16 @@ def sample_walk(
         return None
     finished = _with_creators(finished, graphs, rng, coverage, limit)
     return finished if len(finished) >= MIN_LEN else None
+
+
+def job_walk(env: str, jobs: Sequence[Job], rng: random.Random, coverage: Coverage) -> tuple[Job, list[Step]]:
+    """The steps of one of the environment's declared jobs, a job the accepted corpus asked
+    for less often likelier (``1 / (1 + uses)^2``): the work the desk exists for, with its
+    preconditions in order, which a random walk over a dense tool graph seldom strings together
+    (the lookups each step needs are added later, by the lookup stage)."""
+    weights = [1 / (1 + coverage.jobs[(env, job.name)]) ** 2 for job in jobs]
+    job = rng.choices(list(jobs), weights=weights)[0]
+    return job, [Step(env, tool) for tool in job.steps]
 
 
 def continue_walk(

@@ -22,15 +22,15 @@ import itertools
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from envcraft.core.package import EnvPackage
-from envcraft.core.phrasing import Placeholder, Template
+from envcraft.core.phrasing import Job, Placeholder, Template
 from envcraft.tasks.format.model import GoldenCall, Source
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time, join_words, phrasebook, show_value
 from envcraft.tasks.phrasing.words import imperative, join_facts, possessives, quote, says
-from envcraft.tasks.values.args import value_at
+from envcraft.tasks.values.args import flatten, value_at
 
 YOUR_NEW = "your new "  # a record the goal just before made, beside another of its kind it named
 MAX_TURNS = 4
@@ -75,6 +75,13 @@ class Goal:
     fact: bool = False  # a read-only call's facts (what only the user knows), not a goal
     follows: bool = False  # acts on ("it") the record the goal before it in this turn made or acted on
     about: bool = False  # a fact that only names what the turn's work is for ("For host web-1, ...")
+    steps: tuple[int, ...] = ()  # a declared job's calls, asked as one outcome (``call`` is the first)
+    job: str = ""  # that job's name
+
+    @property
+    def calls(self) -> tuple[int, ...]:
+        """The calls this goal asks for."""
+        return self.steps or (self.call,)
 
     @property
     def leads(self) -> list[str]:
@@ -95,15 +102,16 @@ class IntentPlan:
 
 # -- turns -------------------------------------------------------------------------------------------
 def split_turns(
-    mutating: Sequence[bool], planned: Sequence[bool], rng: random.Random, min_turns: int = 1
+    mutating: Sequence[bool], held: Sequence[bool], rng: random.Random, min_turns: int = 1
 ) -> list[list[int]]:
     """Contiguous groups of call indices, 1-4 of them (at least ``min_turns`` where the job has as
     many writes), each holding at least one call that changes something (reads belong to the
-    write they prepare); a planned error stays with its recovery."""
+    write they prepare); a call in ``held`` stays with the write after it (a planned error with
+    its recovery, a declared job's step with the job's next step: one outcome, one turn)."""
     units: list[list[int]] = [[]]
     for i, writes in enumerate(mutating):
         units[-1].append(i)
-        if writes and not planned[i]:
+        if writes and not held[i]:
             units.append([])
     if not units[-1]:
         units.pop()
@@ -145,11 +153,14 @@ def plan_intents(
     *,
     skip: set[int] | frozenset[int] = frozenset(),
     closing: str = "",
+    jobs: Sequence[tuple[Job, list[int]]] = (),
 ) -> IntentPlan:
     """The plan for a chain split into ``turns``; :class:`Unnameable` if some value cannot be said.
 
     Calls in ``skip`` are asked for by ``closing`` (the last turn's final sentence) instead of a
-    goal. Call provenance is updated in place: a record named by description becomes ``named``.
+    goal. Each of ``jobs`` (a declared job and the calls that carry it out) whose calls one turn
+    holds is asked for as the job's one outcome, not step by step. Call provenance is updated in
+    place: a record named by description becomes ``named``.
     """
     planner = _Planner(view, packages, rng, {i: t for t, indices in enumerate(turns) for i in indices})
     found: dict[int, Goal] = {}
@@ -175,6 +186,14 @@ def plan_intents(
                     said_by_turn[t] |= {m.said_as or m.text for m in fact.mentions}
                 else:
                     planner.label_untold(i, said_by_turn[-1])
+    turn_of = {i: t for t, indices in enumerate(turns) for i in indices}
+    for job, span in jobs:
+        if len({turn_of.get(i) for i in span}) == 1 and all(i in found for i in span):
+            merged = planner.job_goal(job, span, [found[i] for i in span])
+            if merged is not None:
+                found[span[0]] = merged
+                for i in span[1:]:
+                    del found[i]
     plan = IntentPlan([], closing)
     for indices in turns:
         plan.turns.append([found[i] for i in indices if i in found])
@@ -242,6 +261,56 @@ class _Planner:
             i, call.env, call.tool, text, used, planned_error=bool(call.expected_error), follows=follows
         )
 
+    def job_goal(self, job: Job, span: list[int], goals: list[Goal]) -> Goal | None:
+        """The goals of a job's steps said as the job's one outcome (its goal phrase), or None
+        where the phrase cannot be said (the steps are then asked one by one). What a step
+        took from an earlier step (the journal it opened, the trip it proposed) goes unsaid; a
+        later step's argument naming what an earlier one named is said by the earlier mention; a
+        value the steps need said that the phrase leaves out is said with it."""
+        calls = self.view.calls
+        made: set[str] = set()  # what the job's own steps answered: the agent has it
+        kept: dict[str, Mention] = {}  # per parameter name, its first step's mention
+        again: list[Mention] = []  # a later step's mention of a value a kept one says
+        others: list[Mention] = []  # a later step's mention of another value under a kept name
+        step_of: dict[str, int] = {}
+        for i in span:
+            for arg in calls[i].args:
+                step_of.setdefault(arg, i)
+            for mention in next(g for g in goals if g.call == i).mentions:
+                source = calls[i].source(mention.arg)
+                first = kept.get(mention.arg)
+                if first is not None and first.value == mention.value:
+                    again.append(mention)
+                elif (source.from_call and source.call in span) or (
+                    isinstance(mention.value, str) and mention.value in made
+                ):
+                    continue
+                elif first is not None:
+                    others.append(mention)
+                else:
+                    kept[mention.arg] = mention
+            made |= {v for _, v in flatten(calls[i].result) if isinstance(v, str)}
+        template = job.template()
+        text = self._realize(template, span[0], kept, step_of)
+        if text is None:
+            return None
+        used = [m for a, m in kept.items() if a in template.fields()]
+        left = [m for m in kept.values() if m not in used] + others
+        missing = [m for m in left if self._must_say(calls[m.call], m.arg)]
+        if missing:
+            text += " (" + join_facts([m.text for m in missing]) + ")"
+            used += missing
+        for mention in again:  # recorded as said in the words of the mention that says it
+            first = kept[mention.arg]
+            if first in used:
+                used.append(replace(mention, text=first.text, said_as=first.said_as, lead=False))
+        follows = goals[0].follows and any(m.text == "it" or m.text.startswith(YOUR_NEW) for m in used)
+        text = _single_words(text, [m.text for m in used])
+        last = calls[span[-1]]
+        return Goal(
+            span[0], last.env, last.tool, text, used, follows=follows, steps=tuple(span), job=job.name
+        )
+
     def _remember(self, mentions: Mapping[str, Mention]) -> None:
         self.said |= {m.said_as or m.text for m in mentions.values()}
 
@@ -300,14 +369,23 @@ class _Planner:
         source = call.source(arg)
         return source.kind in ("user", "named") or source.pointed  # pointed: the pointer to it
 
-    def _realize(self, template: Template, i: int, mentions: Mapping[str, Mention]) -> str | None:
-        call = self.view.calls[i]
-        params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
+    def _realize(
+        self,
+        template: Template,
+        i: int,
+        mentions: Mapping[str, Mention],
+        step_of: Mapping[str, int] | None = None,
+    ) -> str | None:
+        """``template`` said with ``mentions``; a placeholder's parameter is call ``i``'s, or
+        (a job's phrase) that of the step ``step_of`` names."""
 
         def show(part: Placeholder) -> str | None:
+            j = step_of.get(part.name, i) if step_of else i
+            call = self.view.calls[j]
+            params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
             mention = mentions.get(part.name)
             if mention is None and part.choices and "default" in params.get(part.name, {}):
-                if (i, part.name) in self.view.quiet:
+                if (j, part.name) in self.view.quiet:
                     return None  # a default that changes nothing here goes unsaid
                 return part.choose(params[part.name]["default"])  # an omitted flag says its default
             if mention is None or mention.value in (None, "", []):
