@@ -1,0 +1,218 @@
+"""Declared jobs: the work a desk exists for, found in a golden run and asked as one outcome."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from envcraft.core.package import builtin_ids, load_package
+from envcraft.core.phrasing import Job, check_job
+from envcraft.tasks.corpus.compose import SynthConfig, compose_draft, load_library
+from envcraft.tasks.format.model import GoldenCall
+from envcraft.tasks.golden.choose import Experience, Retry
+from envcraft.tasks.golden.coherence import job_spans, tidy, writes
+from envcraft.tasks.golden.run import GoldenRun, replay
+from envcraft.tasks.graphs.graph import build_tool_graph
+from envcraft.tasks.graphs.walk import Coverage, Step, job_walk
+from envcraft.tasks.phrasing.intents import ChainView, plan_intents, split_turns
+from envcraft.tasks.phrasing.leaks import missing_user_values
+from envcraft.tasks.phrasing.render import TemplateRenderer
+
+LEDGER = load_package("inventory_ledger")
+RECEIVE = next(j for j in LEDGER.env_class.jobs if j.steps[1] == "add_receipt_line")
+
+
+def ledger_state(seed: int = 1) -> dict[str, Any]:
+    return LEDGER.env_class.generate(seed=seed, data=LEDGER.data).state.model_dump(mode="json")
+
+
+def open_po_line(state: dict[str, Any]) -> tuple[str, str]:
+    for po_id, po in sorted(state["purchase_orders"].items()):
+        for sku_id, line in sorted(po["lines"].items()):
+            if po["status"] == "open" and line["ordered"] - line["received"] >= 5:
+                return po_id, sku_id
+    raise AssertionError("no open purchase order line in S0")
+
+
+def receive_run() -> GoldenRun:
+    """begin_transaction -> add_receipt_line -> commit_transaction of 5 units, run for real."""
+    state = ledger_state()
+    po_id, sku_id = open_po_line(state)
+    journal = {"journal_id": "JNL-00001"}
+    calls = [
+        GoldenCall(
+            "inventory_ledger", "begin_transaction", {"memo": "Dock 4 delivery"}, {"memo": "user"}, {}
+        ),
+        GoldenCall(
+            "inventory_ledger",
+            "add_receipt_line",
+            {**journal, "po_id": po_id, "sku_id": sku_id, "quantity": 5},
+            {"journal_id": "derived:0.journal_id", "po_id": "user", "sku_id": "user", "quantity": "user"},
+            {},
+        ),
+        GoldenCall(
+            "inventory_ledger", "commit_transaction", journal, {"journal_id": "derived:0.journal_id"}, {}
+        ),
+    ]
+    run = replay(calls, {"inventory_ledger": LEDGER}, {"inventory_ledger": state}, {})
+    assert run is not None and all(c.ok for c in run.calls), [c.result for c in run.calls] if run else None
+    return run
+
+
+GRAPHS = {"inventory_ledger": build_tool_graph(LEDGER)}
+
+
+def test_check_job_names_unknown_tools_parameters_and_single_steps() -> None:
+    params = {"a": {"x"}, "b": {"y"}}
+    assert check_job(Job("ok", ("a", "b"), "do {x} with {y}"), params) == []
+    assert "unknown tools c" in check_job(Job("j", ("a", "c"), "do {x}"), params)[0]
+    assert "fewer than two steps" in check_job(Job("j", ("a",), "do {x}"), params)[0]
+    assert "unknown parameters z" in check_job(Job("j", ("a", "b"), "do {z}"), params)[0]
+    assert "unclosed" in check_job(Job("j", ("a", "b"), "do [{x}"), params)[0]
+
+
+@pytest.mark.parametrize("env", builtin_ids())
+def test_every_builtin_job_names_its_own_tools_and_parameters(env: str) -> None:
+    env_class = load_package(env).env_class
+    params = {name: set(spec.parameters.get("properties", {})) for name, spec in env_class.tools.items()}
+    for job in env_class.jobs:
+        assert check_job(job, params) == [], job.name
+        assert all(not env_class.tools[step].annotations.read_only for step in job.steps), job.name
+
+
+def test_job_spans_find_a_job_whose_steps_act_on_what_the_earlier_made() -> None:
+    run = receive_run()
+    assert job_spans(run.calls, writes(run, GRAPHS), {"inventory_ledger": LEDGER}) == [(RECEIVE, [0, 1, 2])]
+
+
+def test_job_spans_refuse_a_last_step_on_a_record_the_job_did_not_touch() -> None:
+    run = receive_run()
+    wrote = writes(run, GRAPHS)
+    run.calls[2] = replace(run.calls[2], args={"journal_id": "JNL-09999"}, result={"journal_id": "JNL-09999"})
+    assert job_spans(run.calls, wrote, {"inventory_ledger": LEDGER}) == []
+
+
+def test_job_spans_refuse_a_job_with_a_planned_refusal_inside() -> None:
+    run = receive_run()
+    run.calls[1].expected_error = "conflict"
+    assert job_spans(run.calls, writes(run, GRAPHS), {"inventory_ledger": LEDGER}) == []
+
+
+def test_split_turns_keeps_a_jobs_steps_in_one_turn() -> None:
+    mutating = [True, True, True, True]
+    held = [True, True, False, False]  # calls 0-2 are one job
+    for seed in range(30):
+        turns = split_turns(mutating, held, random.Random(seed), min_turns=2)
+        assert any({0, 1, 2} <= set(t) for t in turns)
+
+
+def test_a_job_is_asked_as_its_outcome_with_every_value_the_user_holds() -> None:
+    run = receive_run()
+    spans = job_spans(run.calls, writes(run, GRAPHS), {"inventory_ledger": LEDGER})
+    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
+    plan = plan_intents(view, [[0, 1, 2]], {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+    [goal] = plan.turns[0]
+    assert goal.job == RECEIVE.name and goal.calls == (0, 1, 2)
+    assert goal.text.startswith("book the receipt of 5 units of")
+    assert "“Dock 4 delivery”" in goal.text
+    assert "draft journal" not in goal.text and "post" not in goal.text  # the steps are the agent's
+    assert {(m.call, m.arg) for m in goal.mentions} == {
+        (0, "memo"),
+        (1, "po_id"),
+        (1, "sku_id"),
+        (1, "quantity"),
+    }
+
+
+def test_the_same_job_split_over_two_turns_is_asked_step_by_step() -> None:
+    run = receive_run()
+    spans = job_spans(run.calls, writes(run, GRAPHS), {"inventory_ledger": LEDGER})
+    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
+    plan = plan_intents(view, [[0, 1], [2]], {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+    assert [len(goals) for goals in plan.turns] == [2, 1] and not any(g.job for t in plan.turns for g in t)
+
+
+def test_a_later_step_using_up_what_an_earlier_step_set_aside_is_no_undo() -> None:
+    """reserve_stock then ship_order puts `reserved` back where it was: a declared job's later
+    step, not a step taking the earlier one back."""
+    state = ledger_state()
+    for order in sorted(k for k, o in state["orders"].items() if o["status"] == "open"):
+        calls = [
+            GoldenCall("inventory_ledger", "reserve_stock", {"order_id": order}, {"order_id": "user"}, {}),
+            GoldenCall("inventory_ledger", "ship_order", {"order_id": order}, {"order_id": "user"}, {}),
+        ]
+        run = replay(calls, {"inventory_ledger": LEDGER}, {"inventory_ledger": state}, {})
+        if run is not None and all(c.ok for c in run.calls):
+            break
+    else:
+        raise AssertionError("no open order S0 can reserve and ship")
+    tidied, reason = tidy(run, {"inventory_ledger": LEDGER}, GRAPHS)
+    assert reason == "ok" and tidied is not None and len(tidied.calls) == 2
+
+
+def test_an_error_listing_the_ids_a_parameter_may_take_blames_that_parameter() -> None:
+    node = GRAPHS["inventory_ledger"].nodes["record_count"]
+    call = GoldenCall(
+        "inventory_ledger",
+        "record_count",
+        {"count_id": "CC-0002", "sku_id": "SKU-12828", "counted_quantity": 1},
+        {"count_id": "derived:0.count_id", "sku_id": "user", "counted_quantity": "user"},
+        {
+            "error": {
+                "category": "not_found",
+                "message": "...",
+                "count_id": "CC-0002",
+                "sku_ids": ["SKU-13960"],
+            }
+        },
+    )
+    retry = Retry()
+    retry.learn(node, call, random.Random(0))
+    assert retry.suggested == {"sku_id": "SKU-13960"}  # not a SKU offered as the count's id
+    assert ("count_id", "CC-0002") not in retry.avoid and "count_id" in retry.keep
+
+
+def test_job_walks_weigh_jobs_the_corpus_asked_less() -> None:
+    jobs = LEDGER.env_class.jobs
+    coverage = Coverage()
+    coverage.jobs.update({("inventory_ledger", j.name): 9 for j in jobs[1:]})
+    drawn = Counter(job_walk("inventory_ledger", jobs, random.Random(s), coverage)[0].name for s in range(40))
+    assert drawn.most_common(1)[0][0] == jobs[0].name
+    job, steps = job_walk("inventory_ledger", jobs, random.Random(0), Coverage())
+    assert steps == [Step("inventory_ledger", t) for t in job.steps]
+
+
+def test_a_walked_job_becomes_a_task_that_asks_for_it_or_is_refused_as_job() -> None:
+    library = load_library(["inventory_ledger"])
+    outcomes: Counter[str] = Counter()
+    for seed in range(6):
+        chain = [Step("inventory_ledger", t) for t in RECEIVE.steps]
+        draft, reason = compose_draft(
+            library,
+            chain,
+            f"jobs:{seed}",
+            random.Random(seed),
+            Coverage(),
+            SynthConfig(),
+            TemplateRenderer(seed=str(seed)),
+            Experience(),
+            job=RECEIVE,
+        )
+        outcomes[reason] += 1
+        if draft is None:
+            continue
+        task = draft.task
+        assert task is not None
+        [asked] = [j for j in task.provenance["jobs"] if j["job"] == RECEIVE.name]
+        tools = [task.reference.calls[i].tool for i in asked["calls"]]
+        assert tools == list(RECEIVE.steps)
+        assert len({task.reference.calls[i].turn for i in asked["calls"]}) == 1
+        text = " ".join(t.user for t in task.turns).lower()
+        assert "book the receipt" in text and "draft journal" not in text
+        assert missing_user_values(task) == []
+    assert outcomes["ok"] >= 2, outcomes
+    assert set(outcomes) <= {"ok", "job"}, outcomes
