@@ -58,3 +58,20 @@ def test_stats_json_has_per_task_distributions_overall_per_env_and_per_kind(tmp_
         assert task.difficulty is not None
         assert size["lookups"] == task.difficulty["features"]["reads"] <= size["calls"]
         assert size["turns"] == len(task.turns) and size["envs"] == len(task.envs)
+
+
+def test_stats_json_counts_the_tasks_that_ask_a_declared_job(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [ENVCRAFT, "tasks", "synth", "--envs", "inventory_ledger", "--n", "4", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    jobs = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))["jobs"]
+    tasks = read_tasks(tmp_path)
+    asking = [t for t in tasks if t.provenance.get("jobs")]
+    assert 1 <= jobs["tasks"] == len(asking) and jobs["share"] == round(len(asking) / len(tasks), 4)
+    assert sum(jobs["by_job"].values()) == sum(len(t.provenance["jobs"]) for t in asking)
+    assert all(key.startswith("inventory_ledger/") for key in jobs["by_job"])

@@ -126,6 +126,23 @@ def corpus_measures(tasks: list[Task]) -> dict[str, Any]:
             for key in ("calls", "writes", "hidden_values", "distractors", "files_written")
         },
         "per_task": per_task_distributions(tasks),
+        "jobs": job_measures(tasks),
+    }
+
+
+def job_measures(tasks: Sequence[Task]) -> dict[str, Any]:
+    """How many tasks ask for a declared job as one outcome (``provenance["jobs"]``), and how
+    often each job (``env/name``) is asked."""
+    asked = Counter(
+        f"{task.reference.calls[j['calls'][0]].env}/{j['job']}"
+        for task in tasks
+        for j in task.provenance.get("jobs", [])
+    )
+    with_job = sum(bool(task.provenance.get("jobs")) for task in tasks)
+    return {
+        "tasks": with_job,
+        "share": round(with_job / len(tasks), 4) if tasks else 0.0,
+        "by_job": dict(sorted(asked.items())),
     }
 
 
