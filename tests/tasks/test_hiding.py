@@ -13,11 +13,13 @@ import pytest
 from envcraft.core.package import load_package
 from envcraft.tasks.corpus.compose import SynthConfig, load_library, synthesize_shard
 from envcraft.tasks.corpus.measures import corpus_measures, reads_needed_value, workspace_use
-from envcraft.tasks.format.model import Source, Task, Verifier
+from envcraft.tasks.format.model import GoldenCall, Source, Task, Verifier
+from envcraft.tasks.golden.run import replay
 from envcraft.tasks.phrasing.leaks import missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.verifier.source import render
+from envcraft.tasks.world.hiding import record_candidates
 
 CLAW = ("infra_recovery", "notes_desk", "mail_triage", "sheet_analytics")
 
@@ -161,3 +163,33 @@ def test_corpus_measures_count_file_facts(tasks: list[Task], hidden: list[Task])
     measured = corpus_measures(tasks)["claw_workspace"]
     assert measured["file_fact"] == len(hidden)
     assert measured["file_fact_share"] == round(len(hidden) / len(tasks), 4)
+
+
+def test_no_record_is_pointed_at_through_a_file_beside_a_note_pointing_at_one_of_its_kind() -> None:
+    """A colleague's note names the warehouse stock leaves; a file pointing at the warehouse it goes
+    to would make the turn say "from that warehouse to that warehouse"."""
+    ledger = load_package("inventory_ledger")
+    state = ledger.env_class.generate(seed=1, data=ledger.data).state.model_dump(mode="json")
+    source, target = "WH-RNO", "WH-ATL"
+    sku = next(
+        k
+        for k, b in sorted(state["warehouses"][source]["stock"].items())
+        if b["on_hand"] - b["reserved"] >= 5
+    )
+    transfer = {"from_warehouse_id": source, "to_warehouse_id": target, "sku_id": sku, "quantity": 5}
+    calls = [
+        GoldenCall("inventory_ledger", "begin_transaction", {"memo": "Rebalance"}, {"memo": "user"}, {}),
+        GoldenCall(
+            "inventory_ledger",
+            "add_transfer_line",
+            {"journal_id": "JNL-00001", **transfer},
+            {"journal_id": "derived:0.journal_id", **dict.fromkeys(transfer, "user")},
+            {},
+        ),
+    ]
+    run = replay(calls, {"inventory_ledger": ledger}, {"inventory_ledger": state}, {})
+    assert run is not None and all(c.ok for c in run.calls)
+    packages = {"inventory_ledger": ledger}
+    assert {c.value for c in record_candidates(run, packages)} >= {source, target}
+    run.calls[1].provenance["from_warehouse_id"] = "cited:0.body"
+    assert not {c.value for c in record_candidates(run, packages)} & set(state["warehouses"])

@@ -159,8 +159,16 @@ def hide_in_file(
 def record_candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> list[RecordCandidate]:
     """Records of S0 whose first use in the chain is a value the user states or one found in a
     lookup's result (not a record an earlier step made or changed), that a successful step
-    changes, in a collection with at least ``MIN_DECOYS`` siblings the chain never names."""
+    changes, in a collection with at least ``MIN_DECOYS`` siblings the chain never names and none
+    of whose records a colleague's note already points at (the turn would say "that warehouse"
+    of two warehouses: "move 5 units from that warehouse to that warehouse")."""
     named = {str(v) for c in run.calls for v in scalars(c.args)}
+    cited = {
+        (c.env, phrasebook(packages[c.env]).collection_of(run.initial[c.env], v))
+        for c in run.calls
+        for a, v in c.args.items()
+        if c.source(a).kind == "cited"
+    }
     seen: set[tuple[str, str]] = set()
     found: list[RecordCandidate] = []
     for i, call in enumerate(run.calls):
@@ -173,7 +181,7 @@ def record_candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> lis
             if not _from_user_or_lookup(call, arg, run):
                 continue
             collection = book.collection_of(state, value)
-            if collection is None or book.is_log(collection):
+            if collection is None or book.is_log(collection) or (call.env, collection) in cited:
                 continue
             if not any(
                 c.ok and not c.expected_error and run.changed_by(j) and value in c.args.values()
