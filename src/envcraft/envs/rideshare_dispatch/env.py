@@ -10,7 +10,7 @@ import random
 from datetime import timedelta
 from typing import Any, Literal
 
-from envcraft import Entity, Environment, Initial, Repository, iso, parse_time, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, parse_time, tool
 
 from .generate import Generator
 from .rules import (
@@ -62,6 +62,36 @@ class RideshareDispatch(Environment):
             ),
         ),
         Entity("trips", "trip", ("the trip of {driver_id} for {request_id}",), free=("decline_reason",)),
+    )
+
+    jobs = (
+        Job(
+            "dispatch a ride",
+            ("propose_match", "confirm_match"),
+            "get {request_id} on its way with {driver_id}: the driver takes it and the rider confirms",
+        ),
+        Job(
+            "run a ride to drop-off",
+            ("propose_match", "confirm_match", "start_trip", "complete_trip"),
+            "put {driver_id} on {request_id} and see the ride through to drop-off[ with {waiting_minutes} "
+            "minute(s) of waiting][ and {tolls_cents:cents} in tolls]",
+        ),
+        Job(
+            "finish and rate a ride",
+            ("complete_trip", "rate_trip"),
+            "the rider of {trip_id} has arrived: settle the ride[ with {waiting_minutes} minute(s) of "
+            "waiting][ and {tolls_cents:cents} in tolls] and record the {stars}-star rating "
+            "{rated_by|rider=the rider gave the driver|driver=the driver gave the rider}[, with the "
+            "comment {comment}]",
+        ),
+        Job(
+            "run a dispatched ride to its rating",
+            ("start_trip", "complete_trip", "rate_trip"),
+            "the rider of {trip_id} was picked up and has now been dropped off: settle the ride[ with "
+            "{waiting_minutes} minute(s) of waiting][ and {tolls_cents:cents} in tolls] and record the "
+            "{stars}-star rating {rated_by|rider=the rider gave the driver|driver=the driver gave the "
+            "rider}[, with the comment {comment}]",
+        ),
     )
 
     def settle(self) -> None:
