@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from envcraft import Entity, Environment, Initial, Repository, iso, parse_time, thaw, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, parse_time, thaw, tool
 
 from .generate import Generator
 from .rules import WEEKDAYS, Rules, add_session, book, promote, resolve, schedule_violations, session_view
@@ -53,6 +53,29 @@ class ClassBooking(Environment):
             "series",
             "weekly series",
             ("the weekly {class_type} series on {weekday} at {start_time} in room {room_id}",),
+        ),
+    )
+
+    jobs = (
+        Job(
+            "switch a member to another class",
+            ("cancel_booking", "book_class"),
+            "swap {booking_id} for a seat in {session_id}",
+        ),
+        Job(
+            "trade a waitlist place for a free seat",
+            ("leave_waitlist", "book_class"),
+            "give up {entry_id} and book the member into {session_id} instead",
+        ),
+        Job(
+            "trade a waitlist place for a weekly series",
+            ("leave_waitlist", "book_series"),
+            "give up {entry_id} and sign the member up for every upcoming class of {series_id} instead",
+        ),
+        Job(
+            "sign a member up for a series after a drop-in",
+            ("book_class", "book_series"),
+            "book {member_id} into {session_id} and into every upcoming class of {series_id} as well",
         ),
     )
 
