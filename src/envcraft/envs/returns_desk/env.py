@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from envcraft import Entity, Environment, Initial, Repository, iso, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, tool
 
 from .generate import generate_state
 from .rules import catalog, make_refund, refund_amount, return_deadline
@@ -45,6 +45,34 @@ class ReturnsDesk(Environment):
         ),
         Entity("returns", "return", ("the return of {sku} from {order_id}",), id_known=True),
         Entity("refunds", "refund", ("the refund of {amount_cents:cents} for {order_id}",), id_known=True),
+    )
+
+    jobs = (
+        Job(
+            "take back and refund items at the counter",
+            ("open_return", "receive_return", "issue_refund"),
+            "the customer brought back {quantity} unit(s) of {sku} from {order_id} "
+            "{reason|damaged=that arrived damaged|wrong_item=that were the wrong item|"
+            "not_as_described=that are not as described|no_longer_needed=they no longer need}; the items are "
+            "here {condition|unopened=unopened|opened=opened|damaged=damaged}: take the return and refund it"
+            "[ {method|original_payment=to the original payment method|store_credit=as store credit}]",
+        ),
+        Job(
+            "log a return dropped off at the warehouse",
+            ("open_return", "receive_return"),
+            "the warehouse got back {quantity} unit(s) of {sku} from {order_id} "
+            "{condition|unopened=unopened|opened=opened|damaged=damaged}, returned because "
+            "{reason|damaged=they arrived damaged|wrong_item=the wrong item was sent|"
+            "not_as_described=they are not as described|no_longer_needed=the customer no longer needs them}: "
+            "log the return and its arrival; the refund waits for a check",
+        ),
+        Job(
+            "settle an arrived return",
+            ("receive_return", "issue_refund"),
+            "the parcel for {return_id} has arrived "
+            "{condition|unopened=unopened|opened=opened|damaged=damaged}: settle it[ "
+            "{method|original_payment=to the original payment method|store_credit=as store credit}]",
+        ),
     )
 
     @classmethod
