@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from envcraft import Entity, Environment, Initial, Repository, iso, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, tool
 
 from .generate import Generator
 from .rules import (
@@ -62,6 +62,13 @@ class JobScheduler(Environment):
         Entity("pools", "worker pool", ("the {pool_id} pool",), id_known=True),
         Entity("workers", "worker", ("worker {worker_id}",), id_known=True),
         Entity("datasets", "dataset", ("dataset {dataset_id}",), id_known=True),
+    )
+    jobs = (
+        Job(
+            "cancel a stuck job and move on",
+            ("cancel_job", "run_ready_jobs"),
+            "cancel job {job} of {run_id} ({reason}) and let the rest of the run carry on",
+        ),
     )
 
     @classmethod
