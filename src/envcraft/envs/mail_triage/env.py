@@ -16,7 +16,7 @@ from datetime import timedelta
 from email.utils import formataddr
 from typing import Any
 
-from envcraft import ClawEnvironment, Entity, Initial, Repository, ToolFailure, iso, tool
+from envcraft import ClawEnvironment, Entity, Initial, Job, Repository, ToolFailure, iso, tool
 
 from .generate import generate_mailbox
 from .rules import (
@@ -73,6 +73,42 @@ class MailTriage(ClawEnvironment):
         Entity("threads", "conversation", ("the conversation “{subject}”",)),
         Entity("pending", "reply on its way", (), log=True),
         Entity("todos", "to-do", ("the to-do {text}",)),
+    )
+
+    jobs = (
+        Job(
+            "answer a message",
+            ("draft_reply", "send_draft"),
+            "answer {message_id}{reply_all|true= (to everyone on it)|*=}, saying {body}",
+        ),
+        Job(
+            "hand a message on to a colleague",
+            ("draft_forward", "send_draft"),
+            "pass {message_id} on to {to}[ with the note {body}]",
+        ),
+        Job(
+            "delegate a message and keep track of it",
+            ("draft_forward", "send_draft", "add_todo"),
+            "pass {message_id} on to {to}[ with the note {body}], and put {text} on my to-do list, linked "
+            "to the forward[, due {due_date:date}]",
+        ),
+        Job(
+            "turn a message into an action item",
+            ("flag_message", "add_todo"),
+            "put {message_id} on my to-do list as {text}[, due {due_date:date}], and flag the message "
+            "for follow-up",
+        ),
+        Job(
+            "file a message away",
+            ("create_folder", "move_message", "label_message"),
+            "file {message_id} in a new folder {name}, labelled {label}",
+        ),
+        Job(
+            "answer and file away",
+            ("draft_reply", "send_draft", "move_message"),
+            "answer {message_id}{reply_all|true= (to everyone on it)|*=}, saying {body}, and file the "
+            "message in the {folder} folder",
+        ),
     )
 
     # -- reading -----------------------------------------------------------------------------
