@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any, Literal
 
-from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
+from envcraft import ClawEnvironment, Entity, Initial, Job, Repository, iso, tool
 
 from .generate import generate_initial
 from .rules import lists_item, note_violations, render_csv
@@ -32,6 +32,20 @@ class NotesDesk(ClawEnvironment):
             ("the action item “{title}”", "{owner}'s action item “{title}” (due {due:date})"),
             vary=("due", "owner"),
             free=("note", "meeting"),  # which meeting note an item links to: the agent's bookkeeping
+        ),
+    )
+
+    jobs = (
+        Job(
+            "close an item someone else did",
+            ("reassign_action_item", "complete_action_item"),
+            "close {item_id} as done by {owner}, who did it in the end[, noting {note}]",
+        ),
+        Job(
+            "record an item that is already done",
+            ("add_action_item", "complete_action_item"),
+            "record that {owner} has already done {title}[ from the meeting notes in {meeting}] (due "
+            "{due:date})[, noting {note}]",
         ),
     )
 
