@@ -14,7 +14,7 @@ import random
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from envcraft import Entity, Environment, Initial, Repository, iso, parse_time, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, parse_time, tool
 
 from .generate import Generator
 from .rules import (
@@ -69,6 +69,14 @@ class ItineraryRebooking(Environment):
         Entity("notifications", "notification", ("the {kind} notification for {itinerary_id}",), log=True),
         Entity("messages", "message to the traveler", ()),
         Entity("claims", "compensation claim", ("the claim for {itinerary_id}",)),
+    )
+    jobs = (
+        Job(
+            "re-time the pickup and tell the traveler",
+            ("reschedule_transfer", "notify_traveler"),
+            "have {transfer_id} pick the traveler up at {pickup_at:when} instead and let them know by "
+            "{channel|email=email|sms=text message}, saying {message}",
+        ),
     )
 
     # -- the clock-driven part: called first by every tool -------------------------------------
