@@ -17,6 +17,7 @@ from envcraft.tasks.format.model import GoldenCall, Source, Task
 from envcraft.tasks.golden.run import flows_across, replay
 from envcraft.tasks.phrasing.leaks import find_leaks, missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
+from envcraft.tasks.phrasing.words import plural
 from envcraft.tasks.world.citing import carriers
 
 from .test_reward_semantics import reference, score
@@ -146,3 +147,13 @@ def _swapped(turns: list[list[dict[str, Any]]], value: str, other: str) -> list[
         for step in calls:
             step["args"] = {k: other if v == value else v for k, v in step["args"].items()}
     return turns
+
+
+def test_a_notes_subject_and_text_say_the_plural_of_the_noun() -> None:
+    assert [plural(n) for n in ("class", "purchase order", "delivery", "SKU", "box")] == [
+        "classes",
+        "purchase orders",
+        "deliveries",
+        "SKUs",
+        "boxes",
+    ]

@@ -11,10 +11,10 @@ import pytest
 
 from envcraft.core.package import builtin_ids, load_package
 from envcraft.core.phrasing import Job, check_job
-from envcraft.tasks.corpus.compose import SynthConfig, compose_draft, load_library
+from envcraft.tasks.corpus.compose import SynthConfig, compose_draft, generate_initial, load_library
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import Experience, Retry
-from envcraft.tasks.golden.coherence import job_spans, tidy, writes
+from envcraft.tasks.golden.coherence import job_spans, job_writes, tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, replay
 from envcraft.tasks.graphs.graph import build_tool_graph
 from envcraft.tasks.graphs.walk import Coverage, Step, job_walk
@@ -71,6 +71,9 @@ def test_check_job_names_unknown_tools_parameters_and_single_steps() -> None:
     assert check_job(Job("ok", ("a", "b"), "do {x} with {y}"), params) == []
     assert "unknown tools c" in check_job(Job("j", ("a", "c"), "do {x}"), params)[0]
     assert "fewer than two steps" in check_job(Job("j", ("a",), "do {x}"), params)[0]
+    assert "fewer than two steps" in check_job(Job("j", ("a", "b"), "do {x}"), params, frozenset({"a"}))[0]
+    assert check_job(Job("ok", ("a", "b"), "do {a.x} with {b.y}"), params) == []  # a step's own
+    assert "unknown parameters b.x" in check_job(Job("j", ("a", "b"), "do {b.x}"), params)[0]
     assert "unknown parameters z" in check_job(Job("j", ("a", "b"), "do {z}"), params)[0]
     assert "unclosed" in check_job(Job("j", ("a", "b"), "do [{x}"), params)[0]
 
@@ -79,9 +82,9 @@ def test_check_job_names_unknown_tools_parameters_and_single_steps() -> None:
 def test_every_builtin_job_names_its_own_tools_and_parameters(env: str) -> None:
     env_class = load_package(env).env_class
     params = {name: set(spec.parameters.get("properties", {})) for name, spec in env_class.tools.items()}
+    reads = frozenset(n for n, spec in env_class.tools.items() if spec.annotations.read_only)
     for job in env_class.jobs:
-        assert check_job(job, params) == [], job.name
-        assert all(not env_class.tools[step].annotations.read_only for step in job.steps), job.name
+        assert check_job(job, params, reads) == [], job.name
 
 
 def test_job_spans_find_a_job_whose_steps_act_on_what_the_earlier_made() -> None:
@@ -216,3 +219,92 @@ def test_a_walked_job_becomes_a_task_that_asks_for_it_or_is_refused_as_job() -> 
         assert missing_user_values(task) == []
     assert outcomes["ok"] >= 2, outcomes
     assert set(outcomes) <= {"ok", "job"}, outcomes
+
+
+def test_a_step_placeholder_shows_that_steps_own_value_where_two_steps_share_a_parameter() -> None:
+    """Two steps both take ``quantity``: ``{quantity}`` would show the first step's alone, and the
+    second's would be said again in parentheses; ``{tool.param}`` shows each where it belongs."""
+    run = receive_run()
+    job = Job(
+        "receive with a note",
+        ("begin_transaction", "add_receipt_line", "commit_transaction"),
+        "book {add_receipt_line.quantity} unit(s) of {sku_id} against {po_id} as {begin_transaction.memo}",
+    )
+    spans = [(job, [0, 1, 2])]
+    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
+    plan = plan_intents(view, [[0, 1, 2]], {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+    [goal] = plan.turns[0]
+    assert goal.text.startswith("book 5 units of") and goal.text.endswith("as “Dock 4 delivery”")
+    assert "(" not in goal.text
+    assert {(m.call, m.arg) for m in goal.mentions} == {
+        (0, "memo"),
+        (1, "po_id"),
+        (1, "sku_id"),
+        (1, "quantity"),
+    }
+
+
+def test_a_step_naming_no_record_goes_with_any_job_step_before_it() -> None:
+    """An export of the whole desk names no record: it belongs to the job it follows."""
+    run = receive_run()
+    wrote = writes(run, GRAPHS)
+    run.calls[2] = replace(run.calls[2], args={}, result={"posted": True})
+    assert job_spans(run.calls, wrote, {"inventory_ledger": LEDGER}) == [(RECEIVE, [0, 1, 2])]
+
+
+def test_a_jobs_read_only_step_is_walked_but_not_matched() -> None:
+    job = Job("receive after a look", ("list_purchase_orders", *RECEIVE.steps), RECEIVE.goal)
+    assert job_writes(job, LEDGER) == RECEIVE.steps
+    assert (
+        job_walk("inventory_ledger", (job,), random.Random(0), Coverage())[1][0].tool
+        == "list_purchase_orders"
+    )
+
+
+def test_a_jobs_later_step_rewriting_what_its_earlier_step_wrote_is_no_undo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """add_todo writes "- [ ] TODO-01 ..." to todo.md, complete_todo rewrites it "[x]": text an
+    earlier step wrote, rewritten (an undo), unless the two are a declared job's steps."""
+    library = load_library(["mail_triage"])
+    packages = {"mail_triage": library.packages["mail_triage"]}
+    initial, files = generate_initial(packages, "todo", 1, {})
+    calls = [
+        GoldenCall("mail_triage", "add_todo", {"text": "Call the venue"}, {"text": "user"}, {}),
+        GoldenCall(
+            "mail_triage", "complete_todo", {"todo_id": "TODO-01"}, {"todo_id": "derived:0.todo_id"}, {}
+        ),
+    ]
+    run = replay(calls, packages, initial, files)
+    assert run is not None and all(c.ok for c in run.calls)
+    assert tidy(run, packages, library.graphs)[1] == "undo"
+    env_class = packages["mail_triage"].env_class
+    monkeypatch.setattr(
+        env_class, "jobs", (Job("log a done task", ("add_todo", "complete_todo"), "log {text}"),)
+    )
+    assert tidy(run, packages, library.graphs)[1] == "ok"
+
+
+def test_a_step_naming_no_record_stays_in_the_run_after_a_step_of_its_job(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """export_action_items() names no record: after an unrelated step it is cut off (no step of
+    the job names anything it uses); as the next step of a declared job it stays."""
+    library = load_library(["notes_desk"])
+    packages = {"notes_desk": library.packages["notes_desk"]}
+    initial, files = generate_initial(packages, "export", 1, {})
+    item = {"title": "Draft the launch FAQ", "owner": "chen", "due": "2026-03-09"}
+    calls = [
+        GoldenCall("notes_desk", "add_action_item", item, dict.fromkeys(item, "user"), {}),
+        GoldenCall("notes_desk", "export_action_items", {}, {}, {}),
+    ]
+    run = replay(calls, packages, initial, files)
+    assert run is not None and all(c.ok for c in run.calls)
+    tidied = tidy(run, packages, library.graphs)[0]
+    assert tidied is not None and [c.tool for c in tidied.calls] == ["add_action_item"]
+    env_class = packages["notes_desk"].env_class
+    job = Job("track and publish", ("add_action_item", "export_action_items"), "track {title} for {owner}")
+    monkeypatch.setattr(env_class, "jobs", (job,))
+    tidied = tidy(run, packages, library.graphs)[0]
+    assert tidied is not None and [c.tool for c in tidied.calls] == ["add_action_item", "export_action_items"]
+    assert job_spans(tidied.calls, writes(tidied, library.graphs), packages) == [(job, [0, 1])]

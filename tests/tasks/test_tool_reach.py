@@ -98,3 +98,14 @@ def test_a_label_and_a_new_folder_make_tasks() -> None:
             args = next(c.args for c in draft.task.reference.calls if c.tool == tool)
             value = args.get("label", args.get("name"))
             assert shaped_like(value, ["finance", "customer-escalation", "q1-invoices"])
+
+
+def test_a_new_path_is_a_file_of_the_kind_the_workspace_holds() -> None:
+    """A stage writing a .csv output needs a .csv path no earlier output holds; the one new path
+    offered was always notes/<word>-<n>.md."""
+    index = StateIndex.build({}, {"outputs/q2-clean.csv": "a,b\n"})
+    drawn = [user_values("output_path", {"type": "string"}, index, random.Random(s)) for s in range(10)]
+    fresh = {p for paths in drawn for p in paths if p != "outputs/q2-clean.csv"}
+    assert fresh and all(p.startswith("outputs/") and p.endswith(".csv") for p in fresh)
+    empty = user_values("output_path", {"type": "string"}, StateIndex.build({}, {}), random.Random(0))
+    assert len(empty) == 1 and empty[0].startswith("notes/") and empty[0].endswith(".md")

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 FORMATS = frozenset({"date", "time", "when", "cents", "person", "plain"})
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?((?:\|[^|{}]*)*)\}")
+_PLACEHOLDER = re.compile(
+    r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)(?::([a-z]+))?((?:\|[^|{}]*)*)\}"
+)
 _TOKEN = re.compile(r"\{[^{}]*\}|\[|\]|[^{}\[\]]+|[{}]")
 
 
@@ -174,15 +176,16 @@ class Entity:
 class Job:
     """A piece of work the desk exists for, that a person asks for as one outcome.
 
-    ``steps`` are the tools that change things, called in this order on one record's way
-    (each step after the first acts on what an earlier one made or touched: the journal just
-    opened, the trip just proposed); the reads they need are the agent's business. ``goal`` is
-    how the user asks for the whole ("receive {quantity} unit(s) of {sku_id} against {po_id}
-    into the ledger"): its placeholders are parameters of the steps (the first step that has
-    the parameter gives its value), rendered like a tool's goal phrase. A user who states the
-    outcome leaves the steps, their order and their preconditions to the agent; the data
-    engine walks jobs as well as random chains, and says a job's steps with this one phrase
-    wherever a turn holds them all.
+    ``steps`` are tools in the order they run on one record's way: the tools that change things
+    (each after the first acting on what an earlier one made or touched: the journal just opened,
+    the trip just proposed), and where a later step needs an answer only a lookup gives (a flight
+    on the leg's route), that read-only tool before it. ``goal`` is how the user asks for the
+    whole ("receive {quantity} unit(s) of {sku_id} against {po_id} into the ledger"): its
+    placeholders are parameters of the steps, ``{param}`` the first step's that has it and
+    ``{tool.param}`` that step's own (two steps both taking an ``owner``), rendered like a tool's
+    goal phrase. A user who states the outcome leaves the steps, their order and their
+    preconditions to the agent; the data engine walks jobs as well as random chains, and says a
+    job's state-changing steps with this one phrase wherever a turn holds them all.
     """
 
     name: str
@@ -193,18 +196,20 @@ class Job:
         return Template.parse(self.goal)
 
 
-def check_job(job: Job, params: Mapping[str, set[str]]) -> list[str]:
-    """Problems of one job declaration against the environment's tools and their parameters."""
+def check_job(job: Job, params: Mapping[str, set[str]], reads: frozenset[str] = frozenset()) -> list[str]:
+    """Problems of one job declaration against the environment's tools (``params``: each tool's
+    parameters; ``reads``: the read-only ones)."""
     unknown = [step for step in job.steps if step not in params]
     if unknown:
         return [f"job {job.name!r} names unknown tools {', '.join(unknown)}"]
-    if len(job.steps) < 2:
-        return [f"job {job.name!r} has fewer than two steps (one step is the tool's own goal phrase)"]
+    if sum(step not in reads for step in job.steps) < 2:
+        return [f"job {job.name!r} has fewer than two steps that change things (one is a tool's goal phrase)"]
     try:
         template = job.template()
     except TemplateError as exc:
         return [f"job {job.name!r}: {exc}"]
     known = set().union(*(params[step] for step in job.steps))
+    known |= {f"{step}.{p}" for step in job.steps for p in params[step]}
     unknown = sorted(template.fields() - known)
     return [f"job {job.name!r} goal names unknown parameters {', '.join(unknown)}"] if unknown else []
 

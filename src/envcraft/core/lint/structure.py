@@ -150,12 +150,14 @@ def check_loaded(root: Path, manifest: Manifest, analyses: dict[str, SourceAnaly
 
 
 def _jobs(env_class: type[Environment], line: int) -> list[Finding]:
-    """Each job names the environment's tools, and its goal phrase only their parameters."""
+    """Each job names the environment's tools, two of which change things, and its goal phrase
+    only their parameters."""
     params = {name: set(spec.parameters.get("properties", {})) for name, spec in env_class.tools.items()}
+    reads = frozenset(name for name, spec in env_class.tools.items() if spec.annotations.read_only)
     return [
         finding("job-decl", "env.py", line, problem)
         for job in env_class.jobs
-        for problem in check_job(job, params)
+        for problem in check_job(job, params, reads)
     ]
 
 

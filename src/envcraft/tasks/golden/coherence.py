@@ -115,36 +115,49 @@ def job_spans(
     calls: Sequence[GoldenCall], wrote: Sequence[bool], packages: Mapping[str, EnvPackage]
 ) -> list[tuple[Job, list[int]]]:
     """The declared jobs (:class:`envcraft.core.phrasing.Job`) a run's writes carry out, each
-    with the indices of its steps: the job's tools in order as consecutive writes of its
-    environment (reads may sit between them; no planned refusal), each step after the first on
-    a record an earlier step named or answered. The longest job first where two start at one
-    step; no step serves two jobs. A person asks for such a span as one outcome."""
+    with the indices of its state-changing steps: those tools in order as consecutive writes of
+    its environment (reads may sit between them; no planned refusal), each step after the first
+    on a record an earlier step named or answered (a step naming no record, an export of the
+    whole desk, goes with any). The longest job first where two start at one step; no step
+    serves two jobs. A person asks for such a span as one outcome."""
     acts = [i for i, c in enumerate(calls) if wrote[i] or c.expected_error]
     spans: list[tuple[Job, list[int]]] = []
     at = 0
     while at < len(acts):
         env = calls[acts[at]].env
-        jobs = sorted(packages[env].env_class.jobs, key=lambda j: -len(j.steps)) if env in packages else []
-        found = next((job for job in jobs if _carries_out(job, calls, acts[at : at + len(job.steps)])), None)
+        package = packages.get(env)
+        jobs = sorted(package.env_class.jobs, key=lambda j: -len(j.steps)) if package else []
+        found = None
+        for job in jobs:
+            writes_of = job_writes(job, package)
+            if _carries_out(writes_of, calls, acts[at : at + len(writes_of)]):
+                found = (job, acts[at : at + len(writes_of)])
+                break
         if found is None:
             at += 1
             continue
-        spans.append((found, acts[at : at + len(found.steps)]))
-        at += len(found.steps)
+        spans.append(found)
+        at += len(found[1])
     return spans
 
 
-def _carries_out(job: Job, calls: Sequence[GoldenCall], span: list[int]) -> bool:
-    if len(span) != len(job.steps):
+def job_writes(job: Job, package: EnvPackage | None) -> tuple[str, ...]:
+    """A job's steps that change things (its lookups left out)."""
+    tools = package.env_class.tools if package is not None else {}
+    return tuple(s for s in job.steps if s not in tools or not tools[s].annotations.read_only)
+
+
+def _carries_out(steps: tuple[str, ...], calls: Sequence[GoldenCall], span: list[int]) -> bool:
+    if len(span) != len(steps):
         return False
-    if any(calls[i].expected_error or calls[i].tool != step for i, step in zip(span, job.steps, strict=True)):
+    if any(calls[i].expected_error or calls[i].tool != step for i, step in zip(span, steps, strict=True)):
         return False
     if len({calls[i].env for i in span}) != 1:
         return False
     seen: set[Any] = set()
     for n, i in enumerate(span):
         values = _identifying(calls[i].args)
-        if n and not values & seen:
+        if n and values and not values & seen:
             return False
         seen |= values | {v for _, v in flatten(calls[i].result) if _identifying_value(v)}
     return True
@@ -219,6 +232,11 @@ def _cut_at_gap(
     for i, call in enumerate(run.calls):
         values = _identifying(call.args)
         linked = bool(_feeders(run, i)) or bool(values & seen) or bool(set(run.touched_files(i)) & seen)
+        # a step naming no record (an export of the whole desk) that follows a step of its job
+        jobs = packages[call.env].env_class.jobs
+        linked |= not values and any(
+            c.env == call.env and _job_order(jobs, c.tool, call.tool) for c in run.calls[:i]
+        )
         # the first step in another environment shares no records with the first one; the value a
         # crossing task must carry across comes later (free text, or the file the user asks for)
         crossing = all(c.env != call.env for c in run.calls[:i])
@@ -279,7 +297,7 @@ def _undoing(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> int | None:
                 return j  # the undone step made again as it was: a booking cancelled, then rebooked
             if voided & earlier_ids and run.changed_by(i) and not earlier.expected_error:
                 return j  # (its result counts: a series booked, then one of its classes cancelled)
-        if _restores(run, j, packages) or _overwrites(run, j):
+        if _restores(run, j, packages) or _overwrites(run, j, packages):
             return j
     return None
 
@@ -292,14 +310,24 @@ def _voided(call: GoldenCall, packages: Mapping[str, EnvPackage]) -> set[Any]:
     return {v for name, v in call.args.items() if name in kinds and _identifying_value(v)}
 
 
-def _overwrites(run: GoldenRun, j: int) -> bool:
+def _overwrites(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> bool:
     """Call ``j`` replaces text an earlier call of the chain wrote (a reply drafted, then its body
-    rewritten): the earlier step had no purpose. Appending to it is fine."""
+    rewritten): the earlier step had no purpose, unless the two are a declared job's steps in
+    that order (a to-do added, then ticked off). Appending to it is fine."""
+
+    def jobs_of(env: str) -> tuple[Job, ...]:
+        return packages[env].env_class.jobs
+
     for env, change in effects(run, j):
         before = change.get("before")
         if not (isinstance(before, str) and " " in before.strip()):
             continue
-        if any(run.calls[i].env == env and _wrote(run, i, env, change["path"]) for i in range(j)):
+        if any(
+            run.calls[i].env == env
+            and _wrote(run, i, env, change["path"])
+            and not _job_order(jobs_of(env), run.calls[i].tool, run.calls[j].tool)
+            for i in range(j)
+        ):
             return True
     for path in run.touched_files(j):
         old, new = run.before(j).files.get(path), run.steps[j].files.get(path)
@@ -307,7 +335,9 @@ def _overwrites(run: GoldenRun, j: int) -> bool:
             continue
         lost = {line for line in set(old.splitlines()) - set(new.splitlines()) if len(line.split()) >= 4}
         for i in range(j):
-            if path in run.touched_files(i):
+            if path in run.touched_files(i) and not _job_order(
+                jobs_of(run.calls[i].env), run.calls[i].tool, run.calls[j].tool
+            ):
                 added = set((run.steps[i].files.get(path) or "").splitlines()) - set(
                     (run.before(i).files.get(path) or "").splitlines()
                 )

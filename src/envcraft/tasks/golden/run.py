@@ -238,6 +238,7 @@ def run_chain(
             index = indexes[step.env]
             succeeded = False
             retry = Retry()
+            refused: list[dict[str, Any]] = []  # this step's arguments the world refused
             for attempt in range(MAX_TRIES):
                 proposal = propose(node, calls, index, known, rng, experience, retry, cohesion)
                 if proposal is None:
@@ -247,6 +248,8 @@ def run_chain(
                     c.ok and (c.env, c.tool, c.args) == (step.env, step.tool, args) for c in calls
                 ):
                     continue  # the same lookup again tells the agent nothing new
+                if args in refused:
+                    continue  # refused once, refused again (and the clock would move for nothing)
                 if not crosses(calls, step.env, provenance):
                     handoff(node, calls, args, provenance, rng)
                 before = live.states()[step.env] if not node.read_only else {}
@@ -262,6 +265,7 @@ def run_chain(
                         coverage.feed(step.env, source, step.tool, call.ok)
                 if not call.ok:
                     retry.learn(node, call, rng)
+                    refused.append(args)
                 if call.ok:
                     calls.append(call)
                     succeeded = True

@@ -263,24 +263,32 @@ class _Planner:
 
     def job_goal(self, job: Job, span: list[int], goals: list[Goal]) -> Goal | None:
         """The goals of a job's steps said as the job's one outcome (its goal phrase), or None
-        where the phrase cannot be said (the steps are then asked one by one). What a step
-        took from an earlier step (the journal it opened, the trip it proposed) goes unsaid; a
-        later step's argument naming what an earlier one named is said by the earlier mention; a
-        value the steps need said that the phrase leaves out is said with it."""
+        where the phrase cannot be said (the steps are then asked one by one). ``{param}`` shows
+        the first step's mention of it, ``{tool.param}`` that step's own. What a step took from
+        an earlier step (the journal it opened, the trip it proposed) goes unsaid; a later step's
+        mention of a value an earlier mention says is recorded in that mention's words; a value
+        the steps need said that the phrase leaves out is said with it."""
         calls = self.view.calls
+        template = job.template()
+        fields = template.fields()
         made: set[str] = set()  # what the job's own steps answered: the agent has it
-        kept: dict[str, Mention] = {}  # per parameter name, its first step's mention
-        again: list[Mention] = []  # a later step's mention of a value a kept one says
-        others: list[Mention] = []  # a later step's mention of another value under a kept name
+        shown: dict[str, Mention] = {}  # placeholder name -> the mention it shows
         step_of: dict[str, int] = {}
+        again: list[tuple[Mention, Mention]] = []  # (a later mention, the kept one saying its value)
+        others: list[Mention] = []  # a later step's mention of another value under a kept name
         for i in span:
             for arg in calls[i].args:
                 step_of.setdefault(arg, i)
+                step_of[f"{calls[i].tool}.{arg}"] = i
             for mention in next(g for g in goals if g.call == i).mentions:
+                own = f"{calls[i].tool}.{mention.arg}"
+                if own in fields:
+                    shown[own] = mention
+                    continue
                 source = calls[i].source(mention.arg)
-                first = kept.get(mention.arg)
+                first = shown.get(mention.arg)
                 if first is not None and first.value == mention.value:
-                    again.append(mention)
+                    again.append((mention, first))
                 elif (source.from_call and source.call in span) or (
                     isinstance(mention.value, str) and mention.value in made
                 ):
@@ -288,20 +296,18 @@ class _Planner:
                 elif first is not None:
                     others.append(mention)
                 else:
-                    kept[mention.arg] = mention
+                    shown[mention.arg] = mention
             made |= {v for _, v in flatten(calls[i].result) if isinstance(v, str)}
-        template = job.template()
-        text = self._realize(template, span[0], kept, step_of)
+        text = self._realize(template, span[0], shown, step_of)
         if text is None:
             return None
-        used = [m for a, m in kept.items() if a in template.fields()]
-        left = [m for m in kept.values() if m not in used] + others
+        used = [m for name, m in shown.items() if name in fields]
+        left = [m for name, m in shown.items() if name not in fields] + others
         missing = [m for m in left if self._must_say(calls[m.call], m.arg)]
         if missing:
             text += " (" + join_facts([m.text for m in missing]) + ")"
             used += missing
-        for mention in again:  # recorded as said in the words of the mention that says it
-            first = kept[mention.arg]
+        for mention, first in again:  # recorded as said in the words of the mention that says it
             if first in used:
                 used.append(replace(mention, text=first.text, said_as=first.said_as, lead=False))
         follows = goals[0].follows and any(m.text == "it" or m.text.startswith(YOUR_NEW) for m in used)
@@ -384,10 +390,11 @@ class _Planner:
             call = self.view.calls[j]
             params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
             mention = mentions.get(part.name)
-            if mention is None and part.choices and "default" in params.get(part.name, {}):
-                if (j, part.name) in self.view.quiet:
+            name = part.name.rpartition(".")[2]  # a job's "{tool.param}"
+            if mention is None and part.choices and "default" in params.get(name, {}):
+                if (j, name) in self.view.quiet:
                     return None  # a default that changes nothing here goes unsaid
-                return part.choose(params[part.name]["default"])  # an omitted flag says its default
+                return part.choose(params[name]["default"])  # an omitted flag says its default
             if mention is None or mention.value in (None, "", []):
                 return None
             if part.choices:

@@ -60,6 +60,19 @@ def a(noun: str) -> str:
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
+def plural(noun: str) -> str:
+    """The plural of a noun phrase, its last word inflected: "classes", "purchase orders",
+    "deliveries" ("Classs for today" was a note's subject)."""
+    head, _, word = noun.rpartition(" ")
+    if re.search(r"(s|x|z|ch|sh)$", word):
+        word += "es"
+    elif re.search(r"[^aeiou]y$", word):
+        word = word[:-1] + "ies"
+    else:
+        word += "s"
+    return f"{head} {word}" if head else word
+
+
 def capital(text: str) -> str:
     """``text`` with its first letter upper-case."""
     return text[:1].upper() + text[1:]

@@ -552,7 +552,11 @@ def user_values(
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
     if param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
         rng.shuffle(found)
-        fresh = f"notes/{rng.choice(FREE_TEXT['query'])}-{rng.randint(1, 99)}.md"
+        # a new file beside one of the workspace's, of its kind: a stage writing a .csv output
+        # needs a .csv path no earlier output holds
+        folder, _, name = (found[0] if found else "notes/x.md").rpartition("/")
+        suffix = name.rpartition(".")[2] if "." in name else "md"
+        fresh = f"{folder or 'notes'}/{rng.choice(FREE_TEXT['query'])}-{rng.randint(1, 99)}.{suffix}"
         return [*found[: limit - 1], fresh]
     if kind in ("integer", "number"):
         low, high = numeric_bounds(prop)

@@ -30,7 +30,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun, LiveSessions, replay
 from envcraft.tasks.phrasing.phrasebook import join_words, phrasebook
-from envcraft.tasks.phrasing.words import a, capital
+from envcraft.tasks.phrasing.words import a, capital, plural
 from envcraft.tasks.values.args import flatten
 from envcraft.tasks.world.hiding import (
     MAX_DECOYS,
@@ -42,23 +42,23 @@ from envcraft.tasks.world.hiding import (
     without_idle_reads,
 )
 
-# (subject, text): {noun}, {target}, {others}, {are}, {s}, {them}; the look-alikes may be done or
-# pending, so the note says only that they need nothing now, and the user points at the one it
+# (subject, text): {noun}, {nouns}, {Nouns}, {target}, {others}, {are}, {s}, {them}; the look-alikes
+# may be done or pending, so the note says only that they need nothing now, and the user points at the one it
 # says needs attention (SAYS). It names no day the records were made: the carrier's clock may
 # run days after theirs (round 26, DA: "the trips from yesterday" of trips a week old)
 NOTES = (
     (
-        "{Noun}s for today",
-        "Quick update on the {noun}s on my list: {others} {are} sorted, but {target} still needs "
+        "{Nouns} for today",
+        "Quick update on the {nouns} on my list: {others} {are} sorted, but {target} still needs "
         "attention today. Could you take care of it?",
     ),
     (
         "One more {noun}",
-        "I went through the {noun}s on my list: {others} need{s} nothing from you, {target} does, today.",
+        "I went through the {nouns} on my list: {others} need{s} nothing from you, {target} does, today.",
     ),
     (
         "Re: the {noun} list",
-        "Of the {noun}s we talked about, only {target} still needs attention. {others} {are} already "
+        "Of the {nouns} we talked about, only {target} still needs attention. {others} {are} already "
         "handled, no need to touch {them}.",
     ),
 )
@@ -152,6 +152,7 @@ def cite_in_note(
     labels = [_label(record_label(book, state, pick.collection, k)) for k in decoys]
     text = template.format(
         noun=noun,
+        nouns=plural(noun),
         target=_label(record_label(book, state, pick.collection, pick.value)),
         others=join_words(labels),
         are="is" if len(labels) == 1 else "are",
@@ -159,7 +160,7 @@ def cite_in_note(
         them="it" if len(labels) == 1 else "them",
     )
     text = capital(text)
-    subject = subject.format(noun=noun, Noun=capital(noun))
+    subject = subject.format(noun=noun, Noun=capital(noun), Nouns=capital(plural(noun)))
     note = _leave(carrier, carrier_state, carrier_files, subject, text, rng.randrange(2**31))
     if note is None:
         return None
