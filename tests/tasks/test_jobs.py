@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from envcraft.core.package import builtin_ids, load_package
-from envcraft.core.phrasing import Job, check_job
+from envcraft.core.phrasing import Job, check_job, check_jobs
 from envcraft.tasks.corpus.compose import SynthConfig, compose_draft, generate_initial, load_library
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import Experience, Retry
@@ -308,3 +308,33 @@ def test_a_step_naming_no_record_stays_in_the_run_after_a_step_of_its_job(
     tidied = tidy(run, packages, library.graphs)[0]
     assert tidied is not None and [c.tool for c in tidied.calls] == ["add_action_item", "export_action_items"]
     assert job_spans(tidied.calls, writes(tidied, library.graphs), packages) == [(job, [0, 1])]
+
+
+def test_two_jobs_of_the_same_changing_steps_are_refused() -> None:
+    params = {"a": {"x"}, "b": {"y"}, "look": set()}
+    jobs = (Job("one", ("a", "b"), "do {x}"), Job("two", ("look", "a", "b"), "do {x} and {y}"))
+    assert check_jobs(jobs, params, frozenset({"look"})) == [
+        "jobs 'one' and 'two' change things with the same steps"
+    ]
+    assert check_jobs(jobs[:1], params, frozenset({"look"})) == []
+
+
+def test_a_lookup_between_two_steps_on_what_the_first_touched_links_the_second() -> None:
+    """open an incident for a service, list that service's hosts, drain one: the host is no value
+    the incident named, but the lookup on its service answered it."""
+    run = receive_run()
+    wrote = writes(run, GRAPHS)
+    po_id = run.calls[1].args["po_id"]
+    look = GoldenCall(
+        "inventory_ledger", "get_journal", {"journal_id": "JNL-00001"}, {}, {"journal_id": "JNL-X"}
+    )
+    calls = list(run.calls)
+    calls[2] = replace(calls[2], args={"journal_id": "JNL-X"}, result={"journal_id": "JNL-X"})
+    assert job_spans(calls, wrote, {"inventory_ledger": LEDGER}) == []
+    calls.insert(2, look)
+    assert job_spans(calls, [*wrote[:2], False, wrote[2]], {"inventory_ledger": LEDGER}) == [
+        (RECEIVE, [0, 1, 3])
+    ]
+    unrelated = replace(look, args={"journal_id": po_id + "-other"})  # a lookup on nothing the job touched
+    calls[2] = unrelated
+    assert job_spans(calls, [*wrote[:2], False, wrote[2]], {"inventory_ledger": LEDGER}) == []

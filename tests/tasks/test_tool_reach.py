@@ -109,3 +109,11 @@ def test_a_new_path_is_a_file_of_the_kind_the_workspace_holds() -> None:
     assert fresh and all(p.startswith("outputs/") and p.endswith(".csv") for p in fresh)
     empty = user_values("output_path", {"type": "string"}, StateIndex.build({}, {}), random.Random(0))
     assert len(empty) == 1 and empty[0].startswith("notes/") and empty[0].endswith(".md")
+
+
+def test_a_path_parameter_with_declared_examples_draws_from_them() -> None:
+    """purge_disk's paths live on a host's disk, not in the workspace: the desk declares them."""
+    index = StateIndex.build({}, {"notes/a.md": "x"})
+    prop = {"type": "string", "examples": ["/var/log/app", "/tmp/cache"]}
+    drawn = {p for s in range(10) for p in user_values("path", prop, index, random.Random(s))}
+    assert drawn == {"/var/log/app", "/tmp/cache"}

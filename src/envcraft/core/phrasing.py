@@ -196,6 +196,21 @@ class Job:
         return Template.parse(self.goal)
 
 
+def check_jobs(
+    jobs: tuple[Job, ...], params: Mapping[str, set[str]], reads: frozenset[str] = frozenset()
+) -> list[str]:
+    """Problems of an environment's job declarations: each on its own (:func:`check_job`), and
+    two jobs of the same state-changing steps (a run of them would be either job)."""
+    problems = [p for job in jobs for p in check_job(job, params, reads)]
+    seen: dict[tuple[str, ...], str] = {}
+    for job in jobs:
+        acts = tuple(step for step in job.steps if step not in reads)
+        if acts in seen:
+            problems.append(f"jobs {seen[acts]!r} and {job.name!r} change things with the same steps")
+        seen.setdefault(acts, job.name)
+    return problems
+
+
 def check_job(job: Job, params: Mapping[str, set[str]], reads: frozenset[str] = frozenset()) -> list[str]:
     """Problems of one job declaration against the environment's tools (``params``: each tool's
     parameters; ``reads``: the read-only ones)."""

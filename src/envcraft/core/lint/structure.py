@@ -21,7 +21,7 @@ from envcraft.core.environment import Environment
 from envcraft.core.lint.code import SourceAnalysis
 from envcraft.core.lint.report import Finding, finding
 from envcraft.core.package import Manifest, PackageError, load_package
-from envcraft.core.phrasing import check_entity, check_goal, check_job
+from envcraft.core.phrasing import check_entity, check_goal, check_jobs
 from envcraft.core.schema import SchemaError
 from envcraft.core.tool import ToolSpec
 
@@ -155,9 +155,7 @@ def _jobs(env_class: type[Environment], line: int) -> list[Finding]:
     params = {name: set(spec.parameters.get("properties", {})) for name, spec in env_class.tools.items()}
     reads = frozenset(name for name, spec in env_class.tools.items() if spec.annotations.read_only)
     return [
-        finding("job-decl", "env.py", line, problem)
-        for job in env_class.jobs
-        for problem in check_job(job, params, reads)
+        finding("job-decl", "env.py", line, problem) for problem in check_jobs(env_class.jobs, params, reads)
     ]
 
 

@@ -126,7 +126,7 @@ def job_spans(
     while at < len(acts):
         env = calls[acts[at]].env
         package = packages.get(env)
-        jobs = sorted(package.env_class.jobs, key=lambda j: -len(j.steps)) if package else []
+        jobs = sorted(package.env_class.jobs, key=lambda j: -len(job_writes(j, package))) if package else []
         found = None
         for job in jobs:
             writes_of = job_writes(job, package)
@@ -155,11 +155,16 @@ def _carries_out(steps: tuple[str, ...], calls: Sequence[GoldenCall], span: list
     if len({calls[i].env for i in span}) != 1:
         return False
     seen: set[Any] = set()
-    for n, i in enumerate(span):
-        values = _identifying(calls[i].args)
-        if n and values and not values & seen:
+    for i in range(span[0], span[-1] + 1):
+        call, values = calls[i], _identifying(calls[i].args)
+        answered = {v for _, v in flatten(call.result) if _identifying_value(v)}
+        if i not in span:  # a lookup between the steps on what they touched: its answer counts
+            if call.ok and call.env == calls[span[0]].env and values & seen:
+                seen |= answered
+            continue
+        if i != span[0] and values and not values & seen:
             return False
-        seen |= values | {v for _, v in flatten(calls[i].result) if _identifying_value(v)}
+        seen |= values | answered
     return True
 
 

@@ -550,6 +550,9 @@ def user_values(
     found = [v for v in index.values_for(param, prop) if not (isinstance(v, str) and not v.strip())]
     if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
+    declared = [e for e in prop.get("examples", ()) if isinstance(e, str)]
+    if declared and (param.lower() in PATH_PARAMS or param.lower().endswith("_path")):
+        return rng.sample(declared, min(limit, len(declared)))  # the desk says where such paths are
     if param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
         rng.shuffle(found)
         # a new file beside one of the workspace's, of its kind: a stage writing a .csv output
