@@ -16,7 +16,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, parse_time, tool
+from envcraft import ClawEnvironment, Entity, Initial, Job, Repository, iso, parse_time, tool
 
 from .generate import Generator
 from .rules import (
@@ -61,6 +61,26 @@ class InfraRecovery(ClawEnvironment):
         Entity("services", "service", ("the {service_id} service",), id_known=True),
         Entity("incidents", "incident", ("the {status} incident “{title}”",), id_known=True),
         Entity("health_checks", "health check", ("the health check of {service_id} at {at:when}",), log=True),
+    )
+    jobs = (
+        Job(
+            "open an incident with a first note",
+            ("open_incident", "append_ops_note"),
+            "open a {severity} incident for {service_id} titled {title} and start its timeline with the "
+            "note {note}",
+        ),
+        Job(
+            "open an incident and put a health check on record",
+            ("open_incident", "run_health_check"),
+            "open a {severity} incident for {service_id} titled {title} and get a health check of the "
+            "service on its record",
+        ),
+        Job(
+            "open an incident and check the service",
+            ("open_incident", "run_health_check", "append_ops_note"),
+            "open a {severity} incident for {service_id} titled {title}, put the service through a health "
+            "check and note {note} in the incident's timeline",
+        ),
     )
 
     # -- reads ----------------------------------------------------------------------------------------
@@ -224,6 +244,13 @@ class InfraRecovery(ClawEnvironment):
     @tool(
         goal="open a {severity} incident for {service_id} titled {title}",
         consumes=["service_id"],
+        examples={
+            "title": (
+                "Elevated error rate after the evening deploy",
+                "One replica down, reduced capacity",
+                "Slow responses reported by support",
+            )
+        },
         produces=["incident_id"],
     )
     def open_incident(self, service_id: str, severity: Severity, title: str) -> dict[str, Any]:
