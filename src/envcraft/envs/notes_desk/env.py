@@ -37,15 +37,34 @@ class NotesDesk(ClawEnvironment):
 
     jobs = (
         Job(
-            "close an item someone else did",
-            ("reassign_action_item", "complete_action_item"),
-            "close {item_id} as done by {owner}, who did it in the end[, noting {note}]",
-        ),
-        Job(
             "record an item that is already done",
             ("add_action_item", "complete_action_item"),
             "record that {owner} has already done {title}[ from the meeting notes in {meeting}] (due "
             "{due:date})[, noting {note}]",
+        ),
+        Job(
+            "close an item for the weekly review",
+            ("complete_action_item", "export_action_items"),
+            "close {item_id}[, noting {note}], and refresh the action item export[ in {path}] for the "
+            "weekly review",
+        ),
+        Job(
+            "track a meeting's item for the weekly review",
+            ("add_action_item", "export_action_items"),
+            "track {title} for {owner}, due {due:date}[, from the meeting notes in {meeting}], and refresh "
+            "the action item export[ in {path}] for the weekly review",
+        ),
+        Job(
+            "close an item someone else did for the weekly review",
+            ("reassign_action_item", "complete_action_item", "export_action_items"),
+            "close {item_id} as done by {owner}, who did it in the end[, noting {note}], and refresh the "
+            "action item export[ in {path}] for the weekly review",
+        ),
+        Job(
+            "track an item and hand it over",
+            ("add_action_item", "reassign_action_item"),
+            "track {title}, due {due:date}[, from the meeting notes in {meeting}]: {add_action_item.owner} "
+            "took it on in the meeting, but hand it over to {reassign_action_item.owner}",
         ),
     )
 
