@@ -109,6 +109,18 @@ class MailTriage(ClawEnvironment):
             "answer {message_id}{reply_all|true= (to everyone on it)|*=}, saying {body}, and file the "
             "message in the {folder} folder",
         ),
+        Job(
+            "log a finished task",
+            ("add_todo", "complete_todo"),
+            "put {text} on my to-do list[ for {message_id}][, due {due_date:date}] and tick it off right "
+            "away, it is already done",
+        ),
+        Job(
+            "answer and log it as done",
+            ("draft_reply", "send_draft", "add_todo", "complete_todo"),
+            "answer {message_id}{reply_all|true= (to everyone on it)|*=}, saying {body}, and log {text} on "
+            "my to-do list as done",
+        ),
     )
 
     # -- reading -----------------------------------------------------------------------------
