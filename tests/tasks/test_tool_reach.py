@@ -117,3 +117,16 @@ def test_a_path_parameter_with_declared_examples_draws_from_them() -> None:
     prop = {"type": "string", "examples": ["/var/log/app", "/tmp/cache"]}
     drawn = {p for s in range(10) for p in user_values("path", prop, index, random.Random(s))}
     assert drawn == {"/var/log/app", "/tmp/cache"}
+
+
+def test_a_list_parameters_declared_examples_are_examples_of_its_items() -> None:
+    """submit_run's params are "name=value" strings: the examples declared for the list shape
+    its items (they were dropped, and the items were free text the tool refuses)."""
+    prop = {"type": "array", "items": {"type": "string"}, "examples": ["region=eu", "batch_size=500"]}
+    drawn = {
+        x
+        for s in range(10)
+        for v in user_values("params", prop, StateIndex.build({}), random.Random(s))
+        for x in v
+    }
+    assert drawn and drawn <= {"region=eu", "batch_size=500"}

@@ -542,7 +542,10 @@ def user_values(
         return rng.sample([True, False], 2)
     if kind == "array":
         item = prop.get("items", {})
-        pool = user_values(param, item | {"description": prop.get("description", "")}, index, rng, limit)
+        # the examples a desk declares for a list parameter are examples of its items
+        shapes = [x for e in prop.get("examples", ()) for x in (e if isinstance(e, list | tuple) else [e])]
+        item = item | {"description": prop.get("description", "")} | ({"examples": shapes} if shapes else {})
+        pool = user_values(param, item, index, rng, limit)
         if not pool:
             return []
         return [rng.sample(pool, min(len(pool), rng.choice((1, 1, 2)))) for _ in range(min(limit, 3))]
