@@ -130,3 +130,13 @@ def test_a_list_parameters_declared_examples_are_examples_of_its_items() -> None
         for x in v
     }
     assert drawn and drawn <= {"region=eu", "batch_size=500"}
+
+
+def test_a_flights_destination_is_no_workspace_path() -> None:
+    """search_flights(destination=...) was offered notes/weekly-62.md: "destination" is a path only
+    where the parameter says so."""
+    index = StateIndex.build({"flights": {"F1": {"destination": "BCN"}}}, {"notes/weekly-62.md": "x"})
+    airport = {"type": "string", "description": "IATA code of the arrival airport, e.g. BCN."}
+    assert "notes/weekly-62.md" not in user_values("destination", airport, index, random.Random(0))
+    folder = {"type": "string", "description": "Path of the folder to copy into."}
+    assert "notes/weekly-62.md" in user_values("destination", folder, index, random.Random(0))

@@ -71,6 +71,17 @@ def same_name(a: Any, b: Any) -> bool:
 
 
 PATH_PARAMS = frozenset({"path", "file", "filename", "file_path", "filepath", "src", "dst", "destination"})
+# names that are a path only where the parameter says so (a flight's destination is an airport)
+MAYBE_PATH_PARAMS = frozenset({"src", "dst", "destination"})
+
+
+def is_path_param(param: str, prop: dict[str, Any]) -> bool:
+    """Whether ``param`` takes a workspace path: a path's name (``output_path``, ``file``), where
+    an ambiguous one (``destination``) is described as a path or a file."""
+    name = param.lower()
+    if name in MAYBE_PATH_PARAMS:
+        return bool(re.search(r"\b(path|file|folder|directory)\b", str(prop.get("description", "")), re.I))
+    return name in PATH_PARAMS or name.endswith("_path")
 # parameters naming whom a message goes to: never the world's own user ("forward it to Alex" in
 # Alex's own mailbox)
 RECIPIENT_PARAMS = frozenset({"to", "cc", "bcc", "recipient", "recipients"})
@@ -301,7 +312,7 @@ class StateIndex:
         kind = id_kind(param)
         if kind is not None:
             values: list[Any] = self.ids_of(kind)
-        elif param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
+        elif is_path_param(param, prop):
             values = list(self.files)
         elif param.lower() in QUERY_PARAMS:
             values = sorted(
@@ -554,9 +565,9 @@ def user_values(
     if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
     declared = [e for e in prop.get("examples", ()) if isinstance(e, str)]
-    if declared and (param.lower() in PATH_PARAMS or param.lower().endswith("_path")):
+    if declared and is_path_param(param, prop):
         return rng.sample(declared, min(limit, len(declared)))  # the desk says where such paths are
-    if param.lower() in PATH_PARAMS or param.lower().endswith("_path"):
+    if is_path_param(param, prop):
         rng.shuffle(found)
         # a new file beside one of the workspace's, of its kind: a stage writing a .csv output
         # needs a .csv path no earlier output holds
