@@ -59,7 +59,7 @@ class ClassBooking(Environment):
     jobs = (
         Job(
             "switch a member to another class",
-            ("cancel_booking", "book_class"),
+            ("cancel_booking", "search_classes", "book_class"),
             "swap {booking_id} for a seat in {session_id}",
         ),
         Job(
@@ -76,6 +76,12 @@ class ClassBooking(Environment):
             "sign a member up for a series after a drop-in",
             ("book_class", "book_series"),
             "book {member_id} into {session_id} and into every upcoming class of {series_id} as well",
+        ),
+        Job(
+            "launch a weekly series with a first member",
+            ("create_series", "book_series"),
+            "start a weekly {class_type} class in room {room_id} with {coach_id}, first on "
+            "{first_start:when}, for {weeks} week(s), and sign {member_id} up for all of it",
         ),
     )
 
@@ -474,6 +480,14 @@ class ClassBooking(Environment):
         "{first_start:when}, for {weeks} week(s)",
         consumes=["room_id", "coach_id"],
         produces=["series_id", "session_id"],
+        examples={
+            "first_start": (
+                "2026-01-07T15:15:00Z",
+                "2026-01-08T15:00:00Z",
+                "2026-01-09T15:30:00Z",
+                "2026-01-10T11:00:00Z",
+            )
+        },
     )
     def create_series(
         self, class_type: str, room_id: str, coach_id: str, first_start: str, weeks: int
