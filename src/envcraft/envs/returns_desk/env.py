@@ -57,22 +57,6 @@ class ReturnsDesk(Environment):
             "here {condition|unopened=unopened|opened=opened|damaged=damaged}: take the return and refund it"
             "[ {method|original_payment=to the original payment method|store_credit=as store credit}]",
         ),
-        Job(
-            "log a return dropped off at the warehouse",
-            ("open_return", "receive_return"),
-            "the warehouse got back {quantity} unit(s) of {sku} from {order_id} "
-            "{condition|unopened=unopened|opened=opened|damaged=damaged}, returned because "
-            "{reason|damaged=they arrived damaged|wrong_item=the wrong item was sent|"
-            "not_as_described=they are not as described|no_longer_needed=the customer no longer needs them}: "
-            "log the return and its arrival; the refund waits for a check",
-        ),
-        Job(
-            "settle an arrived return",
-            ("receive_return", "issue_refund"),
-            "the parcel for {return_id} has arrived "
-            "{condition|unopened=unopened|opened=opened|damaged=damaged}: settle it[ "
-            "{method|original_payment=to the original payment method|store_credit=as store credit}]",
-        ),
     )
 
     @classmethod
