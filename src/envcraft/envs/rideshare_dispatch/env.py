@@ -67,14 +67,8 @@ class RideshareDispatch(Environment):
     jobs = (
         Job(
             "dispatch a ride",
-            ("propose_match", "confirm_match"),
+            ("list_available_drivers", "propose_match", "confirm_match"),
             "get {request_id} on its way with {driver_id}: the driver takes it and the rider confirms",
-        ),
-        Job(
-            "run a ride to drop-off",
-            ("propose_match", "confirm_match", "start_trip", "complete_trip"),
-            "put {driver_id} on {request_id} and see the ride through to drop-off[ with {waiting_minutes} "
-            "minute(s) of waiting][ and {tolls_cents:cents} in tolls]",
         ),
         Job(
             "finish and rate a ride",
