@@ -352,8 +352,11 @@ def test_a_reason_with_an_attribution_is_the_reason(tasks: list[Task]) -> None:
     """The audit's "plans changed (per Ximena)" for the dictated reason "plans changed" scored
     0.714: any word around a dictated reason failed it. A short attribution set apart is the
     agent's to add; one that takes the reason back, or a sentence of its own, is not."""
-    task = first(tasks, lambda t: bool(reasons(t.verifier.checks)))
-    reason = reasons(task.verifier.checks)[0]
+    def prose(t: Task) -> list[str]:  # a code ("SAMPLE") takes no attribution: the tool refuses it
+        return [r for r in reasons(t.verifier.checks) if " " in r]
+
+    task = first(tasks, lambda t: bool(prose(t)))
+    reason = prose(task)[0]
 
     def with_reason(text: str) -> Turns:
         turns = reference(task)

@@ -102,7 +102,7 @@ def build_state(rng: random.Random, size: int, data: Repository, base: datetime)
 import random
 from collections.abc import Mapping
 from typing import Any
-from envcraft import Entity, Environment, Initial, Repository, iso, tool
+from envcraft import Entity, Environment, Initial, Job, Repository, iso, tool
 from .generate import build_state
 from .rules import refundable_cents
 from .state import ShopState
@@ -188,6 +188,12 @@ hold these ids (order numbers on a receipt); `vary` the fields in which a look-a
 distractor the data engine adds to S0) may differ (none: no look-alikes); `free` fields a user
 leaves to the agent (never checked); `log=True` for records the environment writes as a
 by-product (health checks, events), which an agent may add to without harm.
+**`jobs = (Job(name, steps, goal), ...)`** declares the work the desk exists for, asked as one
+outcome: `steps` are 2-5 tools that change state, in the order they run on one record's way (each
+after the first acting on what an earlier one made or touched: open a journal, stage a line on it,
+post it), a read-only tool only right before a step that needs its answer; `goal` is how a person
+asks for the whole, in their terms, with the steps' parameters as placeholders (`{tool.param}` for
+one step's own where two share a name). The agent is then left to find the steps and their order.
 **`generate()`** builds a valid S0 for every seed and size 1-3: deterministic in its arguments
 (only `random.Random(seed)`), varied across seeds, quick (well under a second), holding the records
 tasks act on. `cls.repository(data)` is the reference data to read (`data` when the caller passes

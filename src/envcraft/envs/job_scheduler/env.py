@@ -30,7 +30,7 @@ from .rules import (
     violations,
     workflows_view,
 )
-from .state import JobDef, JobRun, Run, RunStatus, SchedulerState, Workflow, param_problem
+from .state import JobDef, JobRun, Run, RunStatus, SchedulerState, Workflow, param_refusal
 
 
 class JobScheduler(Environment):
@@ -578,26 +578,10 @@ class JobScheduler(Environment):
             )
 
     def _check_param(self, wf: Workflow, name: str, value: str) -> None:
-        spec = wf.params.get(name)
-        if spec is None:
-            self.fail(
-                "invalid_argument",
-                f"workflow {wf.workflow_id} has no parameter '{name}'; "
-                f"parameters: {', '.join(sorted(wf.params))}",
-                field="name",
-                accepted=sorted(wf.params),
-            )
-        if spec.locked and value != spec.default:
-            self.fail(
-                "permission_denied",
-                f"parameter {name} of {wf.workflow_id} is locked to '{spec.default}'; "
-                "the operator lacks 'param:override_locked'",
-                permission="param:override_locked",
-                name=name,
-            )
-        problem = param_problem(spec, value)
-        if problem:
-            self.fail("invalid_argument", f"invalid value '{value}' for {name}: {problem}", field=name)
+        refusal = param_refusal(wf, name, value)
+        if refusal is not None:
+            category, message, details = refusal
+            self.fail(category, message, **details)
 
     # -- initial states ------------------------------------------------------------------
     @classmethod

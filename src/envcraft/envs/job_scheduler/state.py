@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from envcraft import IsoTime, Repository, StateModel, dangling, invariant, misfiled
 
@@ -236,3 +236,24 @@ def param_problem(spec: ParamSpec, value: str) -> str:
             spec.kind, "expected lower-case letters, digits, '.', '_' or '-' (1-64 characters)"
         )
     return ""
+
+
+def param_refusal(wf: Workflow, name: str, value: str) -> tuple[str, str, dict[str, Any]] | None:
+    """Why a run of ``wf`` refuses ``value`` for its parameter ``name``, as the error a tool
+    fails with (category, message, details); None when it takes it."""
+    spec = wf.params.get(name)
+    if spec is None:
+        message = (
+            f"workflow {wf.workflow_id} has no parameter '{name}'; parameters: {', '.join(sorted(wf.params))}"
+        )
+        return "invalid_argument", message, {"field": "name", "accepted": sorted(wf.params)}
+    if spec.locked and value != spec.default:
+        message = (
+            f"parameter {name} of {wf.workflow_id} is locked to '{spec.default}'; "
+            "the operator lacks 'param:override_locked'"
+        )
+        return "permission_denied", message, {"permission": "param:override_locked", "name": name}
+    problem = param_problem(spec, value)
+    if problem:
+        return "invalid_argument", f"invalid value '{value}' for {name}: {problem}", {"field": name}
+    return None
