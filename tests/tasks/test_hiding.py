@@ -193,3 +193,33 @@ def test_no_record_is_pointed_at_through_a_file_beside_a_note_pointing_at_one_of
     assert {c.value for c in record_candidates(run, packages)} >= {source, target}
     run.calls[1].provenance["from_warehouse_id"] = "cited:0.body"
     assert not {c.value for c in record_candidates(run, packages)} & set(state["warehouses"])
+
+
+def test_no_record_a_list_argument_names_is_pointed_at_through_a_file() -> None:
+    """start_cycle_count(sku_ids=[X]) names X; pointing record_count's X at a file or a note
+    left "count X at that warehouse: the shelf holds 5 units; settle the books (for that SKU)"."""
+    ledger = load_package("inventory_ledger")
+    state = ledger.env_class.generate(seed=1, data=ledger.data).state.model_dump(mode="json")
+    warehouse = "WH-RNO"
+    counted = {s for c in state["cycle_counts"].values() if c["status"] == "open" for s in c["lines"]}
+    sku = next(s for s in sorted(state["warehouses"][warehouse]["stock"]) if s not in counted)
+    calls = [
+        GoldenCall(
+            "inventory_ledger",
+            "start_cycle_count",
+            {"warehouse_id": warehouse, "sku_ids": [sku]},
+            {"warehouse_id": "user", "sku_ids": "user"},
+            {},
+        ),
+        GoldenCall(
+            "inventory_ledger",
+            "record_count",
+            {"count_id": f"CC-{state['next_count']:04d}", "sku_id": sku, "counted_quantity": 5},
+            {"count_id": "derived:0.count_id", "sku_id": "user", "counted_quantity": "user"},
+            {},
+        ),
+    ]
+    run = replay(calls, {"inventory_ledger": ledger}, {"inventory_ledger": state}, {})
+    assert run is not None and all(c.ok for c in run.calls), [c.result for c in run.calls] if run else None
+    values = {c.value for c in record_candidates(run, {"inventory_ledger": ledger})}
+    assert warehouse in values and sku not in values

@@ -82,6 +82,8 @@ def is_path_param(param: str, prop: dict[str, Any]) -> bool:
     if name in MAYBE_PATH_PARAMS:
         return bool(re.search(r"\b(path|file|folder|directory)\b", str(prop.get("description", "")), re.I))
     return name in PATH_PARAMS or name.endswith("_path")
+
+
 # parameters naming whom a message goes to: never the world's own user ("forward it to Alex" in
 # Alex's own mailbox)
 RECIPIENT_PARAMS = frozenset({"to", "cc", "bcc", "recipient", "recipients"})

@@ -169,13 +169,18 @@ def record_candidates(run: GoldenRun, packages: Mapping[str, EnvPackage]) -> lis
         for a, v in c.args.items()
         if c.source(a).kind == "cited"
     }
+    # a value a call passes inside a list ("count SKU-17755 and SKU-10036") is said there: a
+    # pointer to it would leave "(for that SKU)" beside the list that names it
+    listed = {
+        (c.env, v) for c in run.calls for a in c.args.values() if isinstance(a, list) for v in scalars(a)
+    }
     seen: set[tuple[str, str]] = set()
     found: list[RecordCandidate] = []
     for i, call in enumerate(run.calls):
         book = phrasebook(packages[call.env])
         state = run.initial[call.env]
         for arg, value in call.args.items():
-            if not isinstance(value, str) or (call.env, value) in seen:
+            if not isinstance(value, str) or (call.env, value) in seen or (call.env, value) in listed:
                 continue
             seen.add((call.env, value))
             if not _from_user_or_lookup(call, arg, run):
