@@ -424,7 +424,16 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         labels, about = check.get("labels"), check.get("about")
         fault = (
             runtime.section_fault(
-                content, expected, framing, claims, labels, about, check.get("sent"), check.get("route")
+                content,
+                expected,
+                framing,
+                claims,
+                labels,
+                about,
+                check.get("sent"),
+                check.get("route"),
+                check.get("numbers"),
+                check.get("numbers_before"),
             )
             if framing is not None
             else None

@@ -547,6 +547,7 @@ class GoalChecks(CheckList):
         found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
         found |= self._asked_verbs(request)
         reported, numbers = self._reported(request)  # a whole-number field's label -> what it held
+        now = {label: set(held) for label, held in numbers.items()}  # ... and holds (or a call told)
         found |= reported
         unheld: set[str] = set()  # the words of the fields that hold nothing: what did not happen
         for (env, where), _ in zip(request.sources, asked_values(request), strict=False):
@@ -565,8 +566,11 @@ class GoalChecks(CheckList):
                         said = said_numbers(k, v)
                         found.update(said)
                         was = then.get(k) if isinstance(then, dict) else None
-                        held = numbers.setdefault(" ".join(vr.words(humanize(k))), set())
-                        held.update(said, said_numbers(k, was) if type(was) is int else ())
+                        label = " ".join(vr.words(humanize(k)))
+                        numbers.setdefault(label, set()).update(
+                            said, said_numbers(k, was) if type(was) is int else ()
+                        )
+                        now.setdefault(label, set()).update(said)
             found.update(w for label in labels for w in vr.words(humanize(label)))
         context = self._asked_context(request)
         drafted = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
@@ -588,6 +592,9 @@ class GoalChecks(CheckList):
         for (env, _), value in zip(request.sources, asked_values(request), strict=False):
             for side, ends in route_ends(self.golden, self.world.books.get(env), [str(value)]).items():
                 route[side] = sorted({*route.get(side, []), *ends})
+        before = {
+            k: sorted(v - now.get(k, set())) for k, v in sorted(numbers.items()) if v - now.get(k, set())
+        }
         return {
             "framing": sorted(found | context),
             **({"route": route} if route else {}),
@@ -596,6 +603,7 @@ class GoalChecks(CheckList):
             **({"labels": told} if told else {}),
             **({"about": about} if about else {}),
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
+            **({"numbers_before": before} if before else {}),
         }
 
     def _sent_anything(self) -> bool:

@@ -1280,6 +1280,7 @@ def section_fault(
     sent: "list[str] | None" = None,
     route: "dict[str, list[str]] | None" = None,
     numbers: "dict[str, list[str]] | None" = None,
+    before: "dict[str, list[str]] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -1299,11 +1300,12 @@ def section_fault(
     and end (:func:`reversed_route`). ``numbers``: a whole-number field of the asked records by
     its label, with what it held before and after the run: a number a report gives that label is
     one of them ("committed 23" of a partition whose committed offset is 21 is untrue, though 23
-    is the asked position; :func:`misnumbered`)."""
+    is the asked position; :func:`misnumbered`), and one it held only ``before`` the run is said
+    as what it was ("from 7 to 12", "was 7"), not as what it is ("Current position: 7")."""
     turned = reversed_route(content, route or {})
     if turned is not None:
         return turned
-    wrong = misnumbered(content, numbers or {})
+    wrong = misnumbered(content, numbers or {}, before or {})
     if wrong is not None:
         return wrong
     swapped = mislabelled(content, [str(t) for texts in expected.values() for t in texts], labels or {})
@@ -1328,15 +1330,32 @@ def section_fault(
 _LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\s+|\s+)*"
 
 
-def misnumbered(content: str, numbers: dict[str, list[str]]) -> str | None:
+_PAST = frozenset(
+    {"was", "were", "before", "previously", "from", "earlier", "had", "initially", "prior", "old"}
+)
+
+
+def misnumbered(
+    content: str, numbers: dict[str, list[str]], before: dict[str, list[str]] | None = None
+) -> str | None:
     """The first number a text gives a field's label that the field never held ("committed 23"
-    of a committed offset that was and is 21), or None."""
+    of a committed offset that was and is 21), or held only ``before`` the run on a line that
+    says it as what the field is ("Current position: 7" of a position moved from 7 to 12: on a
+    line with a word of :data:`_PAST` or the field's number now, it is what it was), or None."""
+    before = before or {}
     for label, held in numbers.items():
         pattern = rf"(?<![\w-]){re.escape(label)}{_LINKS}(\d[\d,]*(?:\.\d+)?)(?![\w-]|\.\d)"
         for hit in re.finditer(pattern, content, flags=re.IGNORECASE):
             said = hit.group(1).replace(",", "")
             if said not in held:
                 return f"{label} {said}: the world holds {label} {' or '.join(held)}"
+            if said in before.get(label, ()):
+                start = content.rfind("\n", 0, hit.start()) + 1
+                end = content.find("\n", hit.end())
+                line = content[start : end if end >= 0 else len(content)]
+                now = set(held) - set(before[label])
+                if not (set(words(line)) & _PAST or set(re.findall(r"\d+", line)) & now):
+                    return f"{label} {said}: {label} was {said} before, and is {' or '.join(sorted(now))}"
     return None
 
 
@@ -1456,11 +1475,11 @@ def _read_lines(lines: list[str], expected: list[Any]) -> tuple[list[bool], list
                 return None
             if _WORD.search(entry):  # a line of no words (">") holds no run apart
                 claimed[free.pop()] = True
-    for entry in expected:
+    for n, entry in enumerate(expected):
         if not isinstance(entry, str) and not _is_block(entry):
             held = _lines_holding(lines, claimed, entry)
-            if held is None:
-                return None
+            if held is None or _heading_before(lines, held.start) != _heading_before(expected, n):
+                return None  # (an asked line under another heading: a timeline note in "## Resolution")
             claimed[held.start : held.stop] = [True] * len(held)
     runs: list[str] = []
     start = None
@@ -1477,6 +1496,12 @@ def _read_lines(lines: list[str], expected: list[Any]) -> tuple[list[bool], list
                 return None
             runs.pop(hit)
     return claimed, runs
+
+
+def _heading_before(lines: list[Any], at: int) -> str | None:
+    """The last Markdown heading line ("## Timeline") before ``lines[at]``: the section an asked
+    line belongs to."""
+    return next((x for x in reversed(lines[:at]) if isinstance(x, str) and x.startswith("#")), None)
 
 
 _COMPOSED_LINES = 3  # a composed note may run over a few lines: the note, a blank, the reference
@@ -1766,6 +1791,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 check.get("sent"),
                 check.get("route"),
                 check.get("numbers"),
+                check.get("numbers_before"),
             )
             is None
         )

@@ -1,0 +1,76 @@
+"""The twenty-eighth round's findings on their real tasks (``tests/fixtures/audit_tasks_round28.jsonl``,
+a default run at ``49627dc``, seed 28, the first with declared jobs, stored without verifiers):
+
+* helper FA, infra_recovery-ec542aeed08c: the dictated note added to the incident's record under
+  "## Resolution" or "## Root cause" instead of its timeline scored 1.0: a file's asked line was
+  checked for being there, in time order, not for its section.
+* helper FB, event_stream-98b88ff49264: a report giving the partition's old position as its
+  current one ("Current position: 7" beside "Position: 12", "Processed: 7") scored 1.0: a number
+  the field held before the run was as good as the one it holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envcraft.tasks.format.model import Task
+
+from .test_created_records import audit_tasks, call, score
+
+NOTE = "infra_recovery-ec542aeed08c"  # add a dictated note to an open incident's timeline
+POSITION = "event_stream-98b88ff49264"  # process a batch, then report the partition's position
+RECORD = "ops/incident-INC-2041.md"
+LINE = "- 2026-02-17T02:10:00Z Support reports customers seeing checkout errors."
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round28.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "paid"),
+    [
+        ("error rate alert\n", f"error rate alert\n{LINE}\n", True),  # the timeline's end
+        ("## Root cause\nTBD", f"## Root cause\nTBD\n{LINE}", False),
+        ("## Resolution\nTBD", f"## Resolution\n{LINE}\nTBD", False),
+        ("## Resolution\nTBD\n", f"## Resolution\nTBD\n{LINE}\n", False),  # the file's end
+    ],
+)
+def test_an_asked_line_is_in_the_section_it_was_asked_for(
+    tasks: dict[str, Task], old: str, new: str, paid: bool
+) -> None:
+    edited = [[call("infra_recovery", "edit_file", path=RECORD, old=old, new=new)]]
+    assert (score(tasks[NOTE], edited) == 1.0) is paid
+
+
+def test_the_desks_own_tool_puts_the_note_on_the_timeline(tasks: dict[str, Task]) -> None:
+    noted = [[call("infra_recovery", "append_ops_note", incident_id="INC-2041", note=LINE.split("Z ", 1)[1])]]
+    assert score(tasks[NOTE], noted) == 1.0
+
+
+def _reported(text: str) -> list[list[dict[str, Any]]]:
+    return [
+        [call("event_stream", "process_batch", topic="refunds", partition=0, max_records=5)],
+        [call("event_stream", "write_file", path="reports/summary.md", content=text)],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("report", "paid"),
+    [
+        ("## Result\n\nPosition: 12\n", True),
+        ("## Result\n\nPosition: from 7 to 12\n", True),  # what it was, said as such
+        ("## Result\n\nPosition: 12 (was 7)\n", True),
+        ("## Result\n\nPosition: 7 -> 12\n", True),
+        ("# Summary\n\nCurrent position: 7\n\n## Result\n\nPosition: 12\n", False),
+        ("## Result\n\nPosition: 12\nProcessed: 7\n", False),
+        ("## Result\n\nPosition: 7\n\nPosition: 12\n", False),
+    ],
+)
+def test_a_number_the_field_held_before_is_no_number_it_holds(
+    tasks: dict[str, Task], report: str, paid: bool
+) -> None:
+    assert (score(tasks[POSITION], _reported(report)) == 1.0) is paid
