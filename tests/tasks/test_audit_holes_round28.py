@@ -7,6 +7,9 @@ a default run at ``49627dc``, seed 28, the first with declared jobs, stored with
 * helper FB, event_stream-98b88ff49264: a report giving the partition's old position as its
   current one ("Current position: 7" beside "Position: 12", "Processed: 7") scored 1.0: a number
   the field held before the run was as good as the one it holds.
+* helper FC, infra_recovery-36553eb05083: running the asked health check twice (both healthy)
+  scored 0.8: the new incident's record was pinned to the reference's ten lines, and a health
+  check, a log record an agent may add to without harm, writes its line again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from .test_created_records import audit_tasks, call, score
 
 NOTE = "infra_recovery-ec542aeed08c"  # add a dictated note to an open incident's timeline
 POSITION = "event_stream-98b88ff49264"  # process a batch, then report the partition's position
+CHECKED = "infra_recovery-36553eb05083"  # open an incident and get a health check on its record
 RECORD = "ops/incident-INC-2041.md"
 LINE = "- 2026-02-17T02:10:00Z Support reports customers seeing checkout errors."
 
@@ -74,3 +78,35 @@ def test_a_number_the_field_held_before_is_no_number_it_holds(
     tasks: dict[str, Task], report: str, paid: bool
 ) -> None:
     assert (score(tasks[POSITION], _reported(report)) == 1.0) is paid
+
+
+def _opened(*more: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    title = "Slow responses reported by support"
+    return [
+        [
+            call("infra_recovery", "read_file", path="handover/shift-notes.md"),
+            call("infra_recovery", "open_incident", service_id="auth-service", severity="sev1", title=title),
+            call("infra_recovery", "run_health_check", service_id="auth-service"),
+            *more,
+        ],
+        [
+            call(
+                "infra_recovery",
+                "write_file",
+                path="reports/result.json",
+                content='{"new_incident": "INC-2042"}\n',
+            )
+        ],
+    ]
+
+
+def test_a_second_health_check_on_the_record_is_harmless_and_an_unasked_note_is_not(
+    tasks: dict[str, Task],
+) -> None:
+    assert score(tasks[CHECKED], _opened()) == 1.0
+    assert (
+        score(tasks[CHECKED], _opened(call("infra_recovery", "run_health_check", service_id="auth-service")))
+        == 1.0
+    )
+    noted = call("infra_recovery", "append_ops_note", incident_id="INC-2042", note="Paged the on-call.")
+    assert score(tasks[CHECKED], _opened(noted)) < 1.0

@@ -424,12 +424,14 @@ class GoalChecks(CheckList):
                 if turn is not None and self.golden.files.get(path) == new:
                     guard_on_time(self.checks[-1])  # the end shows it too: asked then, done then
 
-    def _by_products(self) -> list[list[str]]:
-        """The log collections (``Entity(log=True)``: health checks) of which the correct run
-        made no record: a line an environment writes into a file about a record made there (a
-        health check's entry in the incident's timeline) is a by-product of looking, as the
-        record itself is (runtime ``without_by_products``)."""
-        found = []
+    def _by_products(self) -> list[list[Any]]:
+        """The log collections (``Entity(log=True)``: health checks): a line an environment writes
+        into a file about a record made there (a health check's entry in the incident's timeline)
+        is a by-product of looking, as the record itself is (runtime ``without_by_products``).
+        Where the correct run made such records, their number comes third: that many of the
+        file's lines about them are the asked ones, and a second health check's line is one
+        more by-product (round 28, FC: 0.8 for two health checks where one was asked)."""
+        found: list[list[Any]] = []
         for env, final in sorted(self.golden.final.items()):
             book = self.world.books.get(env)
             if book is None:
@@ -437,8 +439,8 @@ class GoalChecks(CheckList):
             initial = self.golden.initial.get(env, {})
             for collection in book.collections:
                 made = set(final.get(collection) or {}) - set(initial.get(collection) or {})
-                if book.is_log(collection) and not made:
-                    found.append([env, collection])
+                if book.is_log(collection):
+                    found.append([env, collection, len(made)] if made else [env, collection])
         return found
 
     def _free_note(self, path: str, turn: int | None) -> list[str] | None:

@@ -1764,7 +1764,8 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     logs = check.get("by_products")
     if logs:
         made = by_product_ids(ctx, logs)
-        content, before = (without_by_products(c, made) for c in (content, before))
+        asked = sum(entry[2] for entry in logs if len(entry) > 2)  # the log records the user asked for
+        content, before = (without_by_products(c, made, asked) for c in (content, before))
     if content is None or content == before:
         return 0.0
     spec = check.get("only_ids")
@@ -1817,10 +1818,10 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
 
 
 def by_product_ids(ctx: dict[str, Any], logs: list[list[str]]) -> set[str]:
-    """The ids of the records the run made in the log collections ``logs`` (``[env, collection]``
-    pairs: health checks), which an agent may add to by looking."""
+    """The ids of the records the run made in the log collections ``logs`` (``[env, collection]``,
+    and how many the user asked for: health checks), which an agent may add to by looking."""
     found: set[str] = set()
-    for env, collection in logs:
+    for env, collection, *_ in logs:
         final = (ctx["final"].get(env) or {}).get(collection)
         initial = (ctx["initial"].get(env) or {}).get(collection) or {}
         if isinstance(final, dict):
@@ -1828,13 +1829,21 @@ def by_product_ids(ctx: dict[str, Any], logs: list[list[str]]) -> set[str]:
     return found
 
 
-def without_by_products(content: Any, ids: set[str]) -> Any:
+def without_by_products(content: Any, ids: set[str], asked: int = 0) -> Any:
     """A text file without its lines that name a record of ``ids``: the environment's own entry
-    about a record made by looking (a health check in an incident's timeline)."""
+    about a record made by looking (a health check in an incident's timeline), but for the first
+    ``asked`` of them (the health check the user asked for)."""
     if not isinstance(content, str) or not ids:
         return content
     named = re.compile("|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in sorted(ids)))
-    return "\n".join(line for line in content.split("\n") if not named.search(line))
+    kept: list[str] = []
+    for line in content.split("\n"):
+        if named.search(line):
+            if asked <= 0:
+                continue
+            asked -= 1
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def counted_lines(content: str) -> list[str]:
