@@ -352,6 +352,7 @@ def test_a_reason_with_an_attribution_is_the_reason(tasks: list[Task]) -> None:
     """The audit's "plans changed (per Ximena)" for the dictated reason "plans changed" scored
     0.714: any word around a dictated reason failed it. A short attribution set apart is the
     agent's to add; one that takes the reason back, or a sentence of its own, is not."""
+
     def prose(t: Task) -> list[str]:  # a code ("SAMPLE") takes no attribution: the tool refuses it
         return [r for r in reasons(t.verifier.checks) if " " in r]
 
