@@ -30,7 +30,7 @@ ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
 def test_min_calls_gives_deeper_multi_turn_jobs_and_says_what_it_dropped(tmp_path: Path) -> None:
     out = tmp_path / "deep"
     done = subprocess.run(
-        [ENVCRAFT, "tasks", "synth", "--envs", "notes_desk,sheet_analytics", "--n", "3", "--seed", "2",
+        [ENVCRAFT, "tasks", "synth", "--envs", "notes_desk,sheet_analytics", "--n", "3", "--seed", "3",
          "--min-calls", "4", "--workers", "1", "--out", str(out), "--json"],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
