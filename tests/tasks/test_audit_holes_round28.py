@@ -10,6 +10,10 @@ a default run at ``49627dc``, seed 28, the first with declared jobs, stored with
 * helper FC, infra_recovery-36553eb05083: running the asked health check twice (both healthy)
   scored 0.8: the new incident's record was pinned to the reference's ten lines, and a health
   check, a log record an agent may add to without harm, writes its line again.
+* helper FC, rideshare_dispatch-21b43351c4da: a proposal that lapsed while the agent read (eight
+  lookups), proposed again as it was and confirmed, scored 0.3: a lapsed record counted as no
+  live record only where a later call on it had been refused; an agent that saw the lapse by
+  looking never made that call.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .test_created_records import audit_tasks, call, score
 NOTE = "infra_recovery-ec542aeed08c"  # add a dictated note to an open incident's timeline
 POSITION = "event_stream-98b88ff49264"  # process a batch, then report the partition's position
 CHECKED = "infra_recovery-36553eb05083"  # open an incident and get a health check on its record
+DISPATCH = "rideshare_dispatch-21b43351c4da"  # propose a driver for a request, then confirm the trip
 RECORD = "ops/incident-INC-2041.md"
 LINE = "- 2026-02-17T02:10:00Z Support reports customers seeing checkout errors."
 
@@ -110,3 +115,19 @@ def test_a_second_health_check_on_the_record_is_harmless_and_an_unasked_note_is_
     )
     noted = call("infra_recovery", "append_ops_note", incident_id="INC-2042", note="Paged the on-call.")
     assert score(tasks[CHECKED], _opened(noted)) < 1.0
+
+
+def _dispatched(reads: int, *again: dict[str, Any], trip: str = "TRP-40452") -> list[list[dict[str, Any]]]:
+    propose = call("rideshare_dispatch", "propose_match", request_id="REQ-6632", driver_id="DRV-550")
+    looks = [call("rideshare_dispatch", "get_request", request_id="REQ-6632")] * reads
+    return [[propose, *looks, *again, call("rideshare_dispatch", "confirm_match", trip_id=trip)]]
+
+
+def test_a_proposal_that_lapsed_while_the_agent_looked_and_was_made_again_is_the_asked_one(
+    tasks: dict[str, Task],
+) -> None:
+    propose = call("rideshare_dispatch", "propose_match", request_id="REQ-6632", driver_id="DRV-550")
+    assert score(tasks[DISPATCH], _dispatched(0)) == 1.0
+    assert score(tasks[DISPATCH], _dispatched(8, propose, trip="TRP-40453")) == 1.0
+    other = call("rideshare_dispatch", "propose_match", request_id="REQ-6632", driver_id="DRV-553")
+    assert score(tasks[DISPATCH], _dispatched(8, other, trip="TRP-40453")) < 1.0  # another driver

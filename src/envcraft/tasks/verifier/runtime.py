@@ -2169,9 +2169,10 @@ def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) ->
     """The run's new records (``members``) the world let lapse and the run made again: a call
     made one (its id in the result); a later call naming it was refused with the world's word
     that it moved off what the making call reported (the refusal's ``status`` is ``lapsed``
-    where the making call said ``proposed``, and the record still shows it); then the run
-    repeated the making call as it was. That is the documented recovery ("the proposal lapsed
-    ...; propose again"): the new record is the asked one, its id the world's to choose. A
+    where the making call said ``proposed``, and the record still shows it), or the record moved
+    so while no call that went through named it (an agent that saw it lapse by looking,
+    :func:`_moved_alone`); then the run repeated the making call as it was. That is the
+    documented recovery ("the proposal lapsed ...; propose again"): the new record is the asked one, its id the world's to choose. A
     record still as it was made (a completed transfer made twice, a cancel of it refused) stays:
     that is a duplicate."""
     actions = _done(ctx, env, turn)
@@ -2190,12 +2191,25 @@ def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) ->
                 ),
                 None,
             )
+            if lapsed is None and _moved_alone(result, members[key], later, key):
+                lapsed = -1  # the agent saw it lapse by looking, and made it again
             if lapsed is not None and any(
                 not _failed(a) and a.get("tool") == made.get("tool") and a.get("args") == made.get("args")
                 for a in later[lapsed + 1 :]
             ):
                 found.add(key)
     return found
+
+
+def _moved_alone(made: dict[str, Any], record: Any, later: list[dict[str, Any]], key: str) -> bool:
+    """Whether the record moved off what the making call reported (a proposal now ``lapsed``)
+    while no call of the run that went through named it: the world's doing, not the agent's."""
+    if not isinstance(record, dict) or any(key in _arg_values(a) and not _failed(a) for a in later):
+        return False
+    return any(
+        field in record and isinstance(value, str | int | float | bool) and not same(record[field], value)
+        for field, value in made.items()
+    )
 
 
 def _lapsed(action: dict[str, Any], made: dict[str, Any], record: Any) -> bool:
