@@ -14,6 +14,9 @@ a default run at ``49627dc``, seed 28, the first with declared jobs, stored with
   lookups), proposed again as it was and confirmed, scored 0.3: a lapsed record counted as no
   live record only where a later call on it had been refused; an agent that saw the lapse by
   looking never made that call.
+* helper FA, job_scheduler-f858c585f1eb: the dictated reason "replaced by the new pipeline" opened
+  by the cancelled job's own name ("archive_reports replaced by the new pipeline") scored 0.5: a
+  reason could open with the person it is about, not with the record the call names.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ NOTE = "infra_recovery-ec542aeed08c"  # add a dictated note to an open incident'
 POSITION = "event_stream-98b88ff49264"  # process a batch, then report the partition's position
 CHECKED = "infra_recovery-36553eb05083"  # open an incident and get a health check on its record
 DISPATCH = "rideshare_dispatch-21b43351c4da"  # propose a driver for a request, then confirm the trip
+CANCEL = "job_scheduler-f858c585f1eb"  # cancel a job of a run with a dictated reason
 RECORD = "ops/incident-INC-2041.md"
 LINE = "- 2026-02-17T02:10:00Z Support reports customers seeing checkout errors."
 
@@ -131,3 +135,22 @@ def test_a_proposal_that_lapsed_while_the_agent_looked_and_was_made_again_is_the
     assert score(tasks[DISPATCH], _dispatched(8, propose, trip="TRP-40453")) == 1.0
     other = call("rideshare_dispatch", "propose_match", request_id="REQ-6632", driver_id="DRV-553")
     assert score(tasks[DISPATCH], _dispatched(8, other, trip="TRP-40453")) < 1.0  # another driver
+
+
+@pytest.mark.parametrize(
+    ("reason", "paid"),
+    [
+        ("replaced by the new pipeline", True),
+        ("archive_reports replaced by the new pipeline", True),  # the record the call names
+        ("RUN-7746 replaced by the new pipeline", True),
+        ("send_invoices replaced by the new pipeline", False),  # another job of the run
+        ("archive_reports not replaced by the new pipeline", False),
+    ],
+)
+def test_a_reason_may_open_with_the_record_it_tells_of(
+    tasks: dict[str, Task], reason: str, paid: bool
+) -> None:
+    cancelled = [
+        [call("job_scheduler", "cancel_job", run_id="RUN-7746", job="archive_reports", reason=reason)]
+    ]
+    assert (score(tasks[CANCEL], cancelled) == 1.0) is paid

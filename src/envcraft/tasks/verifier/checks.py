@@ -1084,6 +1084,11 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         if not party or _people(record) & party
         for w in [*vr.words(book.entity(collection).noun if book else collection), *_people(record)]
     } | party
+    # ... or what it tells of: the record the call names ("archive_reports replaced by the new
+    # pipeline" for the dictated "replaced by the new pipeline", round 28 FA: 0.5)
+    subjects |= {
+        w for v in action.args.values() if isinstance(v, str) and 0 < len(v.split()) == 1 for w in vr.words(v)
+    }
     return {
         "names": sorted(names),
         "others": sorted(others - names),

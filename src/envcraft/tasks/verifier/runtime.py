@@ -2172,9 +2172,9 @@ def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) ->
     where the making call said ``proposed``, and the record still shows it), or the record moved
     so while no call that went through named it (an agent that saw it lapse by looking,
     :func:`_moved_alone`); then the run repeated the making call as it was. That is the
-    documented recovery ("the proposal lapsed ...; propose again"): the new record is the asked one, its id the world's to choose. A
-    record still as it was made (a completed transfer made twice, a cancel of it refused) stays:
-    that is a duplicate."""
+    documented recovery ("the proposal lapsed ...; propose again"): the new record is the asked
+    one, its id the world's to choose. A record still as it was made (a completed transfer made
+    twice, a cancel of it refused) stays: that is a duplicate."""
     actions = _done(ctx, env, turn)
     found: set[str] = set()
     for n, made in enumerate(actions):
