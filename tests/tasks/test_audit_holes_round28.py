@@ -154,3 +154,16 @@ def test_a_reason_may_open_with_the_record_it_tells_of(
         [call("job_scheduler", "cancel_job", run_id="RUN-7746", job="archive_reports", reason=reason)]
     ]
     assert (score(tasks[CANCEL], cancelled) == 1.0) is paid
+
+
+def test_a_lookup_asked_twice_about_a_record_the_world_moved_voids_nothing(tasks: dict[str, Task]) -> None:
+    """The lapse rule reads the call that made a record: a lookup answering its id (get_request's
+    ``trip_id``) asked again, while the world moved the trip off what the lookup said, is no
+    proposal made again (the adversaries' repeated reads dropped right tasks of the default run)."""
+    look = call("rideshare_dispatch", "get_request", request_id="REQ-6632")
+    done = _dispatched(0)
+    assert score(tasks[DISPATCH], [[*done[0], look, look]]) == 1.0
+    assert (
+        score(tasks[DISPATCH], [[*done[0], look, *[call("rideshare_dispatch", "list_trips")] * 6, look]])
+        == 1.0
+    )

@@ -2177,11 +2177,14 @@ def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) ->
     twice, a cancel of it refused) stays: that is a duplicate."""
     actions = _done(ctx, env, turn)
     found: set[str] = set()
+    named: set[str] = set()  # keys an earlier answer gave: the call that made each is its first
     for n, made in enumerate(actions):
         result = made.get("result")
         if _failed(made) or not isinstance(result, dict):
             continue
-        for key in {v for v in result.values() if isinstance(v, str) and v in members}:
+        keys = {v for v in result.values() if isinstance(v, str) and v in members} - named
+        named |= keys
+        for key in keys:
             later = actions[n + 1 :]
             lapsed = next(
                 (
