@@ -98,8 +98,8 @@ class InventoryLedger(Environment):
         Job(
             "move stock between warehouses",
             ("begin_transaction", "add_transfer_line", "commit_transaction"),
-            "move {quantity} unit(s) of {sku_id} from {from_warehouse_id} to {to_warehouse_id} on the books, "
-            "under the memo {memo}[ in period {period}]",
+            "move {quantity} unit(s) of {sku_id} out of {from_warehouse_id} and into {to_warehouse_id} "
+            "on the books, under the memo {memo}[ in period {period}]",
         ),
         Job(
             "adjust stock with a reason",
