@@ -7,9 +7,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from envcraft.tasks.corpus.measures import SIZE_MEASURES, distribution, task_size
 from envcraft.tasks.format.io import read_tasks
+from envcraft.tasks.format.model import Task
 
 ENVCRAFT = str(Path(sys.executable).parent / "envcraft")
 SUMMARY_KEYS = {"n", "min", "p25", "median", "p75", "max", "histogram"}
@@ -30,17 +32,21 @@ def test_distribution_gives_quartiles_and_the_histogram() -> None:
     assert distribution([]) == {"n": 0, "min": 0, "p25": 0, "median": 0, "p75": 0, "max": 0, "histogram": {}}
 
 
-def test_stats_json_has_per_task_distributions_overall_per_env_and_per_kind(tmp_path: Path) -> None:
+def synthesized(out: Path, envs: str, n: int) -> tuple[dict[str, Any], list[Task]]:
+    """``envcraft tasks synth --envs ENVS --n N --out OUT``: the set's ``stats.json`` and tasks."""
     done = subprocess.run(
-        [ENVCRAFT, "tasks", "synth", "--envs", "returns_desk,notes_desk", "--n", "3", "--out", str(tmp_path)],
+        [ENVCRAFT, "tasks", "synth", "--envs", envs, "--n", str(n), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    stats = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))
-    tasks = read_tasks(tmp_path)
+    return json.loads((out / "stats.json").read_text(encoding="utf-8")), read_tasks(out)
+
+
+def test_stats_json_has_per_task_distributions_overall_per_env_and_per_kind(tmp_path: Path) -> None:
+    stats, tasks = synthesized(tmp_path, "returns_desk,notes_desk", 3)
     assert {"chain_length", "turns", "difficulty", "claw_workspace"} <= set(stats)  # the old keys stay
     per_task = stats["per_task"]
     assert set(per_task["by_env"]) == {"notes_desk", "returns_desk"}
@@ -61,16 +67,8 @@ def test_stats_json_has_per_task_distributions_overall_per_env_and_per_kind(tmp_
 
 
 def test_stats_json_counts_the_tasks_that_ask_a_declared_job(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [ENVCRAFT, "tasks", "synth", "--envs", "inventory_ledger", "--n", "4", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    jobs = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))["jobs"]
-    tasks = read_tasks(tmp_path)
+    stats, tasks = synthesized(tmp_path, "inventory_ledger", 4)
+    jobs = stats["jobs"]
     asking = [t for t in tasks if t.provenance.get("jobs")]
     assert 1 <= jobs["tasks"] == len(asking) and jobs["share"] == round(len(asking) / len(tasks), 4)
     assert sum(jobs["by_job"].values()) == sum(len(t.provenance["jobs"]) for t in asking)

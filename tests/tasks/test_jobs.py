@@ -18,7 +18,7 @@ from envcraft.tasks.golden.coherence import job_spans, job_writes, tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, replay
 from envcraft.tasks.graphs.graph import build_tool_graph
 from envcraft.tasks.graphs.walk import Coverage, Step, job_walk
-from envcraft.tasks.phrasing.intents import ChainView, plan_intents, split_turns
+from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, plan_intents, split_turns
 from envcraft.tasks.phrasing.leaks import missing_user_values
 from envcraft.tasks.phrasing.render import TemplateRenderer
 
@@ -113,29 +113,31 @@ def test_split_turns_keeps_a_jobs_steps_in_one_turn() -> None:
         assert any({0, 1, 2} <= set(t) for t in turns)
 
 
+RECEIPT_MENTIONS = {(0, "memo"), (1, "po_id"), (1, "sku_id"), (1, "quantity")}  # what the user says
+
+
+def planned(run: GoldenRun, turns: list[list[int]], spans: list[tuple[Job, list[int]]]) -> IntentPlan:
+    """The intent plan of ``run`` split into ``turns``, with ``spans`` its jobs."""
+    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
+    return plan_intents(view, turns, {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+
+
 def test_a_job_is_asked_as_its_outcome_with_every_value_the_user_holds() -> None:
     run = receive_run()
     spans = job_spans(run.calls, writes(run, GRAPHS), {"inventory_ledger": LEDGER})
-    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
-    plan = plan_intents(view, [[0, 1, 2]], {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+    plan = planned(run, [[0, 1, 2]], spans)
     [goal] = plan.turns[0]
     assert goal.job == RECEIVE.name and goal.calls == (0, 1, 2)
     assert goal.text.startswith("book the receipt of 5 units of")
     assert "“Dock 4 delivery”" in goal.text
     assert "draft journal" not in goal.text and "post" not in goal.text  # the steps are the agent's
-    assert {(m.call, m.arg) for m in goal.mentions} == {
-        (0, "memo"),
-        (1, "po_id"),
-        (1, "sku_id"),
-        (1, "quantity"),
-    }
+    assert {(m.call, m.arg) for m in goal.mentions} == RECEIPT_MENTIONS
 
 
 def test_the_same_job_split_over_two_turns_is_asked_step_by_step() -> None:
     run = receive_run()
     spans = job_spans(run.calls, writes(run, GRAPHS), {"inventory_ledger": LEDGER})
-    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
-    plan = plan_intents(view, [[0, 1], [2]], {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+    plan = planned(run, [[0, 1], [2]], spans)
     assert [len(goals) for goals in plan.turns] == [2, 1] and not any(g.job for t in plan.turns for g in t)
 
 
@@ -231,17 +233,11 @@ def test_a_step_placeholder_shows_that_steps_own_value_where_two_steps_share_a_p
         "book {add_receipt_line.quantity} unit(s) of {sku_id} against {po_id} as {begin_transaction.memo}",
     )
     spans = [(job, [0, 1, 2])]
-    view = ChainView(run.calls, run.initial, run.after, writes(run, GRAPHS))
-    plan = plan_intents(view, [[0, 1, 2]], {"inventory_ledger": LEDGER}, random.Random(0), jobs=spans)
+    plan = planned(run, [[0, 1, 2]], spans)
     [goal] = plan.turns[0]
     assert goal.text.startswith("book 5 units of") and goal.text.endswith("as “Dock 4 delivery”")
     assert "(" not in goal.text
-    assert {(m.call, m.arg) for m in goal.mentions} == {
-        (0, "memo"),
-        (1, "po_id"),
-        (1, "sku_id"),
-        (1, "quantity"),
-    }
+    assert {(m.call, m.arg) for m in goal.mentions} == RECEIPT_MENTIONS
 
 
 def test_a_step_naming_no_record_goes_with_any_job_step_before_it() -> None:

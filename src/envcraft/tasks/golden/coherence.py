@@ -126,10 +126,9 @@ def job_spans(
     while at < len(acts):
         env = calls[acts[at]].env
         package = packages.get(env)
-        jobs = sorted(package.env_class.jobs, key=lambda j: -len(job_writes(j, package))) if package else []
+        jobs = [(job, job_writes(job, package)) for job in package.env_class.jobs] if package else []
         found = None
-        for job in jobs:
-            writes_of = job_writes(job, package)
+        for job, writes_of in sorted(jobs, key=lambda pair: -len(pair[1])):
             if _carries_out(writes_of, calls, acts[at : at + len(writes_of)]):
                 found = (job, acts[at : at + len(writes_of)])
                 break
@@ -238,9 +237,8 @@ def _cut_at_gap(
         values = _identifying(call.args)
         linked = bool(_feeders(run, i)) or bool(values & seen) or bool(set(run.touched_files(i)) & seen)
         # a step naming no record (an export of the whole desk) that follows a step of its job
-        jobs = packages[call.env].env_class.jobs
         linked |= not values and any(
-            c.env == call.env and _job_order(jobs, c.tool, call.tool) for c in run.calls[:i]
+            c.env == call.env and _job_order(packages[call.env], c.tool, call.tool) for c in run.calls[:i]
         )
         # the first step in another environment shares no records with the first one; the value a
         # crossing task must carry across comes later (free text, or the file the user asks for)
@@ -319,10 +317,6 @@ def _overwrites(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> b
     """Call ``j`` replaces text an earlier call of the chain wrote (a reply drafted, then its body
     rewritten): the earlier step had no purpose, unless the two are a declared job's steps in
     that order (a to-do added, then ticked off). Appending to it is fine."""
-
-    def jobs_of(env: str) -> tuple[Job, ...]:
-        return packages[env].env_class.jobs
-
     for env, change in effects(run, j):
         before = change.get("before")
         if not (isinstance(before, str) and " " in before.strip()):
@@ -330,7 +324,7 @@ def _overwrites(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> b
         if any(
             run.calls[i].env == env
             and _wrote(run, i, env, change["path"])
-            and not _job_order(jobs_of(env), run.calls[i].tool, run.calls[j].tool)
+            and not _job_order(packages[env], run.calls[i].tool, run.calls[j].tool)
             for i in range(j)
         ):
             return True
@@ -341,7 +335,7 @@ def _overwrites(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> b
         lost = {line for line in set(old.splitlines()) - set(new.splitlines()) if len(line.split()) >= 4}
         for i in range(j):
             if path in run.touched_files(i) and not _job_order(
-                jobs_of(run.calls[i].env), run.calls[i].tool, run.calls[j].tool
+                packages[run.calls[i].env], run.calls[i].tool, run.calls[j].tool
             ):
                 added = set((run.steps[i].files.get(path) or "").splitlines()) - set(
                     (run.before(i).files.get(path) or "").splitlines()
@@ -362,9 +356,7 @@ def _restores(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> boo
     for env, change in effects(run, j):
         path = change["path"]
         for i in range(j):
-            if run.calls[i].env != env or _job_order(
-                packages[env].env_class.jobs, run.calls[i].tool, run.calls[j].tool
-            ):
+            if run.calls[i].env != env or _job_order(packages[env], run.calls[i].tool, run.calls[j].tool):
                 continue
             before = get_path(run.before(i).final[env], path)
             after = get_path(run.after(i)[env], path)
@@ -375,9 +367,12 @@ def _restores(run: GoldenRun, j: int, packages: Mapping[str, EnvPackage]) -> boo
     return False
 
 
-def _job_order(jobs: Sequence[Job], first: str, then: str) -> bool:
-    """Whether some job has a step ``first`` followed later by a step ``then``."""
-    return any(first in job.steps and then in job.steps[job.steps.index(first) + 1 :] for job in jobs)
+def _job_order(package: EnvPackage, first: str, then: str) -> bool:
+    """Whether some job of ``package`` has a step ``first`` followed later by a step ``then``."""
+    return any(
+        first in job.steps and then in job.steps[job.steps.index(first) + 1 :]
+        for job in package.env_class.jobs
+    )
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -566,10 +566,10 @@ def user_values(
     found = [v for v in index.values_for(param, prop) if not (isinstance(v, str) and not v.strip())]
     if param.lower() in RECIPIENT_PARAMS and index.own_addresses:
         found = [v for v in found if not _addressed_to(v, index.own_addresses)]
-    declared = [e for e in prop.get("examples", ()) if isinstance(e, str)]
-    if declared and is_path_param(param, prop):
-        return rng.sample(declared, min(limit, len(declared)))  # the desk says where such paths are
+    examples = [e for e in prop.get("examples", ()) if isinstance(e, str)]
     if is_path_param(param, prop):
+        if examples:
+            return rng.sample(examples, min(limit, len(examples)))  # the desk says where such paths are
         rng.shuffle(found)
         # a new file beside one of the workspace's, of its kind: a stage writing a .csv output
         # needs a .csv path no earlier output holds
@@ -588,7 +588,6 @@ def user_values(
                 found += [-v for v in found if v > 0]
         rng.shuffle(found)
         return near_first(found, index, near or set())[:limit]
-    examples = [e for e in prop.get("examples", ()) if isinstance(e, str)]
     if examples and not _free_text_name(param):
         # what the desk declares a user gives ("finance" for a label): S0's values of that shape,
         # else the examples (S0's "label" of another kind of record, "the tracking number", is
