@@ -29,7 +29,7 @@ from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Ve
 from envcraft.tasks.golden.choose import COHESION, DEEP_COHESION, Experience, scalars
 from envcraft.tasks.golden.coherence import job_spans, tidy, writes
 from envcraft.tasks.golden.defaults import spell_out_defaults
-from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain
+from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain, state_indexes
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, job_walk, sample_walk
 from envcraft.tasks.phrasing.intents import (
@@ -49,6 +49,7 @@ from envcraft.tasks.play.execute import LEADS, keeps_pace, left_unrecovered
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
 from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 from envcraft.tasks.validation.validate import validate
+from envcraft.tasks.values.args import StateIndex
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
 from envcraft.tasks.world.citing import CitedFact, carriers, cite_in_note
 from envcraft.tasks.world.distractors import MAX_DISTRACTORS, Distractor, add_distractors, breaks_lookups
@@ -322,6 +323,7 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
     except GenerationError:
         return "generate"
     cohesion = DEEP_COHESION if draft.config.deep else COHESION
+    indexes = state_indexes(draft.initial, draft.files)
     run = run_chain(
         draft.chain,
         draft.packages,
@@ -333,6 +335,7 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
         draft.config.p_error,
         experience,
         cohesion,
+        indexes=indexes,
     )
     if run is None:
         return "golden"
@@ -342,12 +345,19 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
     tidied, reason = tidy(run, draft.packages, draft.library.graphs, skip_gaps=deep, salvage=deep)
     if tidied is None:
         return reason
-    draft.run = _grown(draft, tidied, coverage, experience, cohesion) if draft.config.deep else tidied
+    if deep and not _carries_out_job(draft, tidied):
+        return "job"  # before growing it: a follow-up cannot make a job of steps that failed
+    draft.run = _grown(draft, tidied, coverage, experience, cohesion, indexes) if deep else tidied
     return None
 
 
 def _grown(
-    draft: Draft, run: GoldenRun, coverage: Coverage, experience: Experience | None, cohesion: float
+    draft: Draft,
+    run: GoldenRun,
+    coverage: Coverage,
+    experience: Experience | None,
+    cohesion: float,
+    indexes: dict[str, StateIndex],
 ) -> GoldenRun:
     """A job that came out shorter than its target (``SynthConfig.target``), continued with
     follow-up steps from where it ended (on the records it touched: ``cohesion``), each kept only
@@ -377,6 +387,7 @@ def _grown(
             experience,
             cohesion,
             prefix=run.calls,
+            indexes=indexes,
         )
         tidied = _settled(longer, draft.packages, graphs) if longer is not None else None
         if tidied is not None and len(tidied.calls) > len(run.calls):
@@ -416,15 +427,19 @@ def cut_stage(draft: Draft) -> str | None:
 def job_stage(draft: Draft) -> str | None:
     """A walked job whose steps did not all go through is not that job: no task (its first steps
     alone are what random walks already make)."""
+    return None if _carries_out_job(draft, draft.golden) else "job"
+
+
+def _carries_out_job(draft: Draft, run: GoldenRun) -> bool:
+    """Whether ``run`` carries out the draft's walked job (any run, where none was walked);
+    if not, ``draft.why`` says which steps it made instead."""
     if draft.job is None:
-        return None
-    run = draft.golden
-    if not any(
-        job == draft.job for job, _ in job_spans(run.calls, writes(run, draft.library.graphs), draft.packages)
-    ):
-        draft.why = f"{draft.job.name}: " + ", ".join(c.tool for c in run.calls)
-        return "job"
-    return None
+        return True
+    spans = job_spans(run.calls, writes(run, draft.library.graphs), draft.packages)
+    if any(job == draft.job for job, _ in spans):
+        return True
+    draft.why = f"{draft.job.name}: " + ", ".join(c.tool for c in run.calls)
+    return False
 
 
 def defaults_stage(draft: Draft) -> str | None:

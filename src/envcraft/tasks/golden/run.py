@@ -189,6 +189,11 @@ class LiveSessions:
         self.close()
 
 
+def state_indexes(initial: Mapping[str, dict[str, Any]], files: Mapping[str, str]) -> dict[str, StateIndex]:
+    """Per environment, the values a user could name in S0 (what the chooser draws from)."""
+    return {env: StateIndex.build(dict(state), dict(files)) for env, state in initial.items()}
+
+
 def run_chain(
     chain: list[Step],
     packages: Mapping[str, EnvPackage],
@@ -201,6 +206,7 @@ def run_chain(
     experience: Experience | None = None,
     cohesion: float = COHESION,
     prefix: Sequence[GoldenCall] = (),
+    indexes: Mapping[str, StateIndex] | None = None,
 ) -> GoldenRun | None:
     """Execute ``chain`` live, choosing arguments (``cohesion``: how strongly the records the
     chain already involves are preferred); None if no call succeeds or nothing changes (no
@@ -213,8 +219,11 @@ def run_chain(
     In a chain that crosses environments, the first call after the crossing that takes free
     text carries a value from the other environment's results (:func:`handoff`), unless an
     argument already flows across.
+
+    ``indexes``: :func:`state_indexes` of ``initial`` and ``files``, where the caller runs more
+    chains on the same S0 (a job grown by follow-ups): building them is a good part of a run.
     """
-    indexes = {env: StateIndex.build(dict(state), dict(files)) for env, state in initial.items()}
+    indexes = indexes if indexes is not None else state_indexes(initial, files)
     experience = experience if experience is not None else Experience()
     calls: list[GoldenCall] = []
     known: set[Any] = set()
@@ -252,10 +261,11 @@ def run_chain(
                     continue  # refused once, refused again (and the clock would move for nothing)
                 if not crosses(calls, step.env, provenance):
                     handoff(node, calls, args, provenance, rng)
-                before = live.states()[step.env] if not node.read_only else {}
+                session = live.sessions[step.env]
+                before = session.state() if not node.read_only else {}
                 result = live.call(step.env, step.tool, args)
                 call = GoldenCall(step.env, step.tool, args, provenance, result, hints)
-                held = restated(call, before, live.states()[step.env]) if call.ok and before else []
+                held = restated(call, before, session.state()) if call.ok and before else []
                 if held:  # the record already held what was asked: no request; ask for another value
                     retry.avoid |= set(held)
                     continue
