@@ -429,3 +429,58 @@ def test_a_code_from_a_fixed_list_is_said_in_words_in_a_name() -> None:
         name = book.name_of(state, "events", key) or book.name_of(state, "events", key, unique=False)
         assert name is not None and event["kind"] not in name
         assert event["kind"].replace("_", " ") in name
+
+
+def _pointed_mail_plan(turns: list[list[int]]) -> list[str]:
+    """A real mail_triage chain on one S0 message the user points at through a handoff note
+    (``file:`` provenance, a pointer sentence): a flag, a forward (a new message: "that message"
+    could then be either), a label, over ``turns``, rendered by a terse persona."""
+    package = load_package("mail_triage")
+    world = package.env_class.generate(seed=1, data=package.data)
+    initial = {"mail_triage": world.state.model_dump(mode="json")}
+    message = next(iter(initial["mail_triage"]["messages"]))
+    note = "file:inbox/shift-notes.md"
+    calls = [
+        GoldenCall("mail_triage", "flag_message", {"message_id": message}, {"message_id": note}, {}),
+        GoldenCall(
+            "mail_triage",
+            "draft_forward",
+            {"message_id": message, "to": ["Operations <ops@northwind.example>"]},
+            {"message_id": note},
+            {},
+        ),
+        GoldenCall(
+            "mail_triage",
+            "label_message",
+            {"message_id": message, "label": "finance"},
+            {"message_id": note},
+            {},
+        ),
+    ]
+    run = replay(calls, {"mail_triage": package}, initial, world.files)
+    assert run is not None
+    lead = "The handoff note in inbox/shift-notes.md flags a message as needing action."
+    pointer = "the message that the handoff note in inbox/shift-notes.md flags as needing action"
+    view = ChainView(
+        run.calls,
+        run.initial,
+        run.after,
+        [True] * 3,
+        pointers={("mail_triage", message): pointer},
+        leads={("mail_triage", message): lead},
+    )
+    plan = plan_intents(view, turns, {"mail_triage": package}, random.Random(0))
+    return TemplateRenderer().render(plan, Persona("p", "Ana", "operations lead", "terse", "terse"))
+
+
+def test_a_pointer_sentence_is_said_once_and_later_turns_refer_back() -> None:
+    """Goals are planned out of turn order, so each used to say its own pointer sentence: the
+    same "The handoff note ... flags a message" in every turn reads as two messages, and the
+    draft was refused as repeated text. Said once now; after the forward (a message too) a later
+    turn says which message it means."""
+    texts = _pointed_mail_plan([[0], [1], [2]])
+    said = " ".join(texts)
+    assert said.count("flags a message as needing action") == 1, texts
+    assert texts[0].startswith("The handoff note in inbox/shift-notes.md flags a message")
+    assert "the message I pointed you to" in texts[2], texts  # "that message" could be the forward
+    assert lint.scan_turns("t", texts) == []

@@ -37,13 +37,39 @@ def test_a_partition_named_by_its_arguments_is_asked_about_as_a_whole_number() -
         assert request is not None
         asked = {i.key: i for i in request.items}
         assert asked["partition_position"].value == position
-        assert (
-            asked["partition_position"].what == "the position of partition 1 of the payments topic afterwards"
-        )
+        # the only partition the work named: the turns said it, the closing ask refers back
+        assert asked["partition_position"].what == "the position of that partition afterwards"
         assert request.file.format != "json"  # 23 and "23" are two JSON values
         formats.add(request.file.format)
         assert replay([*run.calls, request.call], packages, initial, files) is not None  # the file embeds it
     assert formats == {"csv", "markdown"}
+
+
+def test_the_closing_ask_names_a_record_in_full_where_that_could_be_another() -> None:
+    """Two partitions of the work: "that partition" could be either, so each is named again."""
+    packages = {"event_stream": load_package("event_stream")}
+    with Session.memory(packages["event_stream"], seed=0) as session:
+        initial, files = {"event_stream": session.state()}, session.files()
+    calls = [
+        GoldenCall(
+            "event_stream", "process_batch", {"topic": "payments", "partition": p, "max_records": 2}, {}, {}
+        )
+        for p in (1, 2)
+    ]
+    run = replay(calls, packages, initial, files)
+    assert run is not None
+    names = _record_names(run, packages)
+    whats = {
+        i.what
+        for seed in range(20)
+        if (request := request_file(run, packages, names, random.Random(seed))) is not None
+        for i in request.items
+    }
+    assert whats <= {
+        "the position of partition 1 of the payments topic afterwards",
+        "the position of partition 2 of the payments topic afterwards",
+    }
+    assert whats
 
 
 def test_a_report_gives_a_short_code_or_a_whole_number_never_nothing() -> None:

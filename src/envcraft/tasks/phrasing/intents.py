@@ -203,7 +203,39 @@ def plan_intents(
             mention.text = possessives(mention.text)
             if mention.lead:
                 mention.said_as = possessives(mention.said_as)
+    _leads_said_once(plan, planner)
     return plan
+
+
+POINTED_BACK = "the {noun} I pointed you to"  # a pointed record, where "that message" could be another
+
+
+def _leads_said_once(plan: IntentPlan, planner: _Planner) -> None:
+    """A pointer sentence ("The handoff note in ... flags a message as needing action.") is said
+    where the turns first need it, and a later goal about the same record refers back: "that
+    message", or "the message I pointed you to" where the work has made another of its kind
+    since (a forward is a message too). Goals are planned out of turn order (the changes first,
+    then the lookups they need), so each planned its own pointer sentence; said twice, it reads
+    as two records, and no person says it again."""
+    first: dict[str, Mention] = {}
+    for goals in plan.turns:
+        for goal in goals:
+            for mention in goal.mentions:
+                if not mention.lead or first.setdefault(mention.said_as.lower(), mention) is mention:
+                    continue
+                env = planner.view.calls[mention.call].env
+                book = phrasebook(planner.packages[env])
+                collection = book.collection_of(planner.view.initial[env], mention.value)
+                if collection is None:
+                    continue
+                noun = book.entity(collection).noun
+                earlier = first[mention.said_as.lower()]
+                if planner.made_before(mention.call, env, collection, since=earlier.call):
+                    back, that = POINTED_BACK.format(noun=noun), f"that {noun}"
+                    if goal.text.count(that) != 1 or mention.text != that:
+                        continue  # which "that message" is it: the sentence stays
+                    goal.text, mention.text = goal.text.replace(that, back), back
+                mention.lead = False
 
 
 class _Planner:
@@ -437,7 +469,7 @@ class _Planner:
                 collection is not None
                 and i < len(self.view.calls)
                 and self._is_said(lead or pointer)
-                and not self._made_before(i, call.env, collection)
+                and not self.made_before(i, call.env, collection)
             ):
                 noun = book.entity(collection).noun
                 return Mention(i, arg, value, f"that {noun}", label, said_as=lead or pointer)
@@ -452,7 +484,7 @@ class _Planner:
             if (
                 i < len(self.view.calls)
                 and self.named_in.get((call.env, collection)) == [value]
-                and not self._made_before(
+                and not self.made_before(
                     i, call.env, collection, since=self.named_at.get((call.env, value), 0)
                 )
             ):
@@ -479,7 +511,7 @@ class _Planner:
             if (
                 i < len(self.view.calls)
                 and self._said_inside(call.env, collection, value, name)
-                and not self._made_before(i, call.env, collection)
+                and not self.made_before(i, call.env, collection)
             ):
                 return Mention(i, arg, value, f"that {entity.noun}", kind, said_as=name)
             return Mention(i, arg, value, name, kind)
@@ -563,7 +595,7 @@ class _Planner:
                 spoken[collection] = {**{k: v for k, v in records.items() if k not in before}, **before}
         return spoken
 
-    def _made_before(self, i: int, env: str, collection: str, since: int = 0) -> bool:
+    def made_before(self, i: int, env: str, collection: str, since: int = 0) -> bool:
         """Whether a call from ``since`` up to ``i`` created a record of ``collection``: then
         "that trip" could be the one just made (a trip offered to a driver) as well as the one
         named at call ``since``. A record made before the naming is no rival: the user's "that"

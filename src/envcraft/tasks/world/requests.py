@@ -118,9 +118,41 @@ def request_file(
     return Request(call, FileRequest(path, fmt, expected, sources, labels), clause, items)
 
 
+def _back_references(
+    run: GoldenRun, packages: Mapping[str, EnvPackage], names: Mapping[tuple[str, str], str]
+) -> dict[tuple[str, str], str]:
+    """How the closing ask refers back to a record the work's turns named ("that run"): where
+    it is the only record of its kind the calls name or the work made, and a step that changed
+    something names it (so a turn asked about it). A person who said "the run of the Orders ETL
+    (eu) workflow submitted on January 5 at 05:45" once does not say it again to ask for its
+    status."""
+    kinds: dict[tuple[str, str], set[str]] = {}  # the S0 records each call names, by kind
+    acted: set[tuple[str, str]] = set()
+    for i, call in enumerate(run.calls):
+        book, state = phrasebook(packages[call.env]), run.initial[call.env]
+        named = [
+            (collection, value)
+            for _, value in flatten(call.args)
+            if isinstance(value, str) and (collection := book.collection_of(state, value)) is not None
+        ]
+        for collection, key in [*named, *book.keyed_by_args(state, call.args)]:
+            kinds.setdefault((call.env, collection), set()).add(key)
+            if call.ok and run.changed_by(i):
+                acted.add((call.env, key))
+    for (env, collection), keys in kinds.items():  # a record the work made is of the kind too
+        keys |= set(run.final[env].get(collection) or {}) - set(run.initial[env].get(collection) or {})
+    return {
+        (env, key): f"that {phrasebook(packages[env]).entity(collection).noun}"
+        for (env, collection), keys in kinds.items()
+        for key in keys
+        if len(keys) == 1 and (env, key) in acted and (env, key) in names
+    }
+
+
 def _items(
     run: GoldenRun, packages: Mapping[str, EnvPackage], names: Mapping[tuple[str, str], str]
 ) -> list[Item]:
+    back = _back_references(run, packages, names)
     found: list[Item] = []
     seen: set[str] = set()
     for env, before in run.initial.items():
@@ -161,7 +193,7 @@ def _items(
             ):
                 continue
             noun = book.entity(collection).noun
-            what = f"the {humanize(field_name)} of {names[(env, key)]} afterwards"
+            what = f"the {humanize(field_name)} of {back.get((env, key)) or names[(env, key)]} afterwards"
             call, where = _shown_in(run, env, value)
             found.append(Item(f"{_slug(noun)}_{field_name}", value, what, env, change["path"], call, where))
             seen.add(key)
