@@ -482,5 +482,5 @@ def test_a_pointer_sentence_is_said_once_and_later_turns_refer_back() -> None:
     said = " ".join(texts)
     assert said.count("flags a message as needing action") == 1, texts
     assert texts[0].startswith("The handoff note in inbox/shift-notes.md flags a message")
-    assert "the message I pointed you to" in texts[2], texts  # "that message" could be the forward
+    assert "the same message as before" in texts[2], texts  # "that message" could be the forward
     assert lint.scan_turns("t", texts) == []

@@ -207,13 +207,13 @@ def plan_intents(
     return plan
 
 
-POINTED_BACK = "the {noun} I pointed you to"  # a pointed record, where "that message" could be another
+POINTED_BACK = "the same {noun} as before"  # a pointed record, where "that message" could be another
 
 
 def _leads_said_once(plan: IntentPlan, planner: _Planner) -> None:
     """A pointer sentence ("The handoff note in ... flags a message as needing action.") is said
     where the turns first need it, and a later goal about the same record refers back: "that
-    message", or "the message I pointed you to" where the work has made another of its kind
+    message", or "the same message as before" where the work has made another of its kind
     since (a forward is a message too). Goals are planned out of turn order (the changes first,
     then the lookups they need), so each planned its own pointer sentence; said twice, it reads
     as two records, and no person says it again."""
