@@ -15,7 +15,7 @@ from envcraft.tasks.corpus.compose import SynthConfig, compose_draft, generate_i
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import Experience, Retry
 from envcraft.tasks.golden.coherence import job_spans, job_writes, tidy, writes
-from envcraft.tasks.golden.run import GoldenRun, replay
+from envcraft.tasks.golden.run import GoldenRun, replay, run_chain
 from envcraft.tasks.graphs.graph import build_tool_graph
 from envcraft.tasks.graphs.walk import Coverage, Step, job_walk
 from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, plan_intents, split_turns
@@ -76,6 +76,33 @@ def test_check_job_names_unknown_tools_parameters_and_single_steps() -> None:
     assert "unknown parameters b.x" in check_job(Job("j", ("a", "b"), "do {b.x}"), params)[0]
     assert "unknown parameters z" in check_job(Job("j", ("a", "b"), "do {z}"), params)[0]
     assert "unclosed" in check_job(Job("j", ("a", "b"), "do [{x}"), params)[0]
+    assert check_job(Job("ok", ("a", "b"), "do {x}", examples={"x": ("one",), "b.y": ("two",)}), params) == []
+    assert (
+        "examples for unknown parameter z"
+        in check_job(Job("j", ("a", "b"), "do {x}", examples={"z": ("t",)}), params)[0]
+    )
+    assert (
+        "not a tuple of texts" in check_job(Job("j", ("a", "b"), "do {x}", examples={"x": ("",)}), params)[0]
+    )
+
+
+def test_a_job_says_its_own_words_for_a_free_text_parameter() -> None:
+    """The receipt's memo is a receipt's ("Goods received at the dock"), not one of the memo
+    examples the journal tool declares for any journal ("Month-end stock correction"), nor a
+    memo of S0's journals: what a user of the desk dictates for this work."""
+    library = load_library(["inventory_ledger"])
+    assert RECEIVE.examples_for("begin_transaction") == {"memo": RECEIVE.examples["memo"]}
+    words = {tool: RECEIVE.examples_for(tool) for tool in RECEIVE.steps}
+    memos = set()
+    for seed in range(4):
+        initial, files = generate_initial(library.packages, f"memo:{seed}", 1)
+        chain = [Step("inventory_ledger", tool) for tool in RECEIVE.steps]
+        run = run_chain(
+            chain, library.packages, library.graphs, initial, files, random.Random(seed), examples=words
+        )
+        if run is not None:
+            memos |= {c.args["memo"] for c in run.calls if c.tool == "begin_transaction"}
+    assert memos and memos <= set(RECEIVE.examples["memo"])
 
 
 @pytest.mark.parametrize("env", builtin_ids())

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 FORMATS = frozenset({"date", "time", "when", "cents", "person", "plain"})
@@ -191,9 +191,23 @@ class Job:
     name: str
     steps: tuple[str, ...]
     goal: str
+    # what a user says for a free-text parameter in this job, where the tool's own examples fit
+    # another job ("memo": a receipt's memo, not "Month-end stock correction"): ``param`` for
+    # every step that takes it, ``tool.param`` for that step alone
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     def template(self) -> Template:
         return Template.parse(self.goal)
+
+    def examples_for(self, tool: str) -> dict[str, tuple[str, ...]]:
+        """The job's examples for ``tool``'s parameters (``tool.param`` over ``param``)."""
+        found = {key: texts for key, texts in self.examples.items() if "." not in key}
+        found |= {
+            key.partition(".")[2]: texts
+            for key, texts in self.examples.items()
+            if key.partition(".")[0] == tool
+        }
+        return found
 
 
 def check_jobs(
@@ -226,7 +240,21 @@ def check_job(job: Job, params: Mapping[str, set[str]], reads: frozenset[str] = 
     known = set().union(*(params[step] for step in job.steps))
     known |= {f"{step}.{p}" for step in job.steps for p in params[step]}
     unknown = sorted(template.fields() - known)
-    return [f"job {job.name!r} goal names unknown parameters {', '.join(unknown)}"] if unknown else []
+    if unknown:
+        return [f"job {job.name!r} goal names unknown parameters {', '.join(unknown)}"]
+    problems = [
+        f"job {job.name!r} has examples for unknown parameter {key}"
+        for key in job.examples
+        if key not in known
+    ]
+    problems += [
+        f"job {job.name!r} examples of {key} are not a tuple of texts"
+        for key, texts in job.examples.items()
+        if not texts
+        or not isinstance(texts, tuple)
+        or not all(isinstance(t, str) and t.strip() for t in texts)
+    ]
+    return problems
 
 
 def entity_map(entities: tuple[Entity, ...]) -> Mapping[str, Entity]:

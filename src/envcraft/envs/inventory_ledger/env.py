@@ -94,18 +94,23 @@ class InventoryLedger(Environment):
             ("begin_transaction", "add_receipt_line", "commit_transaction"),
             "book the receipt of {quantity} unit(s) of {sku_id} against {po_id} into the ledger under the "
             "memo {memo}[ in period {period}]",
+            examples={
+                "memo": ("Supplier delivery checked in", "Goods received at the dock", "Inbound delivery")
+            },
         ),
         Job(
             "move stock between warehouses",
             ("begin_transaction", "add_transfer_line", "commit_transaction"),
             "move {quantity} unit(s) of {sku_id} out of {from_warehouse_id} and into {to_warehouse_id} "
             "on the books, under the memo {memo}[ in period {period}]",
+            examples={"memo": ("Rebalance between warehouses", "Cover demand at the other site")},
         ),
         Job(
             "adjust stock with a reason",
             ("begin_transaction", "add_adjustment_line", "commit_transaction"),
             "post an adjustment of {quantity} unit(s) of {sku_id} at {warehouse_id} (reason code "
             "{reason_code}[, noting {note}]) under the memo {memo}[ in period {period}]",
+            examples={"memo": ("Month-end stock correction", "Stock correction after the shelf check")},
         ),
         Job(
             "count and reconcile",

@@ -336,6 +336,7 @@ def golden_stage(draft: Draft, coverage: Coverage, experience: Experience | None
         experience,
         cohesion,
         indexes=indexes,
+        examples={tool: draft.job.examples_for(tool) for tool in draft.job.steps} if draft.job else None,
     )
     if run is None:
         return "golden"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,10 +207,12 @@ def propose(
     experience: Experience | None = None,
     retry: Retry | None = None,
     cohesion: float = COHESION,
+    words: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, Hint]] | None:
     """One choice of arguments for ``node`` given the calls so far; None if a required
     parameter has no candidate at all. ``cohesion``: how strongly values of the records the
-    chain already involves are preferred (:func:`_rank`)."""
+    chain already involves are preferred (:func:`_rank`). ``words``: what the user says for a
+    free-text parameter in the job being walked (``Job.examples``), over S0's and the tool's."""
     experience = experience if experience is not None else Experience()
     retry = retry if retry is not None else Retry()
     args: dict[str, Any] = {}
@@ -239,7 +242,10 @@ def propose(
         elif param in retry.keep and rng.random() < 0.75:
             value, label, hint = retry.keep[param]
         else:
-            found = [v for v in user_values(param, prop, index, rng, limit=12, near=near) if allowed(v)]
+            if words and param in words:
+                found = [v for v in rng.sample(list(words[param]), len(words[param])) if allowed(v)]
+            else:
+                found = [v for v in user_values(param, prop, index, rng, limit=12, near=near) if allowed(v)]
             found = [retargeted(v, args, index) for v in found]  # a copied text about this record
             if param in TAKEN_KEYS and not node.read_only:  # a new record's name: not one taken
                 found = [v for v in found if not _taken(node, param, v, index)] or [free_text(param, rng)]

@@ -207,6 +207,7 @@ def run_chain(
     cohesion: float = COHESION,
     prefix: Sequence[GoldenCall] = (),
     indexes: Mapping[str, StateIndex] | None = None,
+    examples: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> GoldenRun | None:
     """Execute ``chain`` live, choosing arguments (``cohesion``: how strongly the records the
     chain already involves are preferred); None if no call succeeds or nothing changes (no
@@ -222,6 +223,8 @@ def run_chain(
 
     ``indexes``: :func:`state_indexes` of ``initial`` and ``files``, where the caller runs more
     chains on the same S0 (a job grown by follow-ups): building them is a good part of a run.
+    ``examples``: per tool, what the user says for its free-text parameters in the declared job
+    the chain walks (:meth:`envcraft.core.phrasing.Job.examples_for`).
     """
     indexes = indexes if indexes is not None else state_indexes(initial, files)
     experience = experience if experience is not None else Experience()
@@ -249,7 +252,8 @@ def run_chain(
             retry = Retry()
             refused: list[dict[str, Any]] = []  # this step's arguments the world refused
             for attempt in range(MAX_TRIES):
-                proposal = propose(node, calls, index, known, rng, experience, retry, cohesion)
+                words = (examples or {}).get(step.tool)
+                proposal = propose(node, calls, index, known, rng, experience, retry, cohesion, words)
                 if proposal is None:
                     break
                 args, provenance, hints = proposal
