@@ -66,8 +66,11 @@ is "do not"); punctuation between words is dropped. A string *says* the dictated
 their tokens stand in it as one contiguous run, and every other word around them is a greeting,
 a courtesy, a sign-off or a name (a capitalized word that is no pronoun, negation or
 retraction): "Hi Ana, thanks, this is confirmed! Best, Rosa" says "Thanks, this is confirmed.";
-after a sign-off a team signs in any case ("Best regards, the travel desk"), and a sentence may
-apologize for a delay or a wait ("Sorry for the delay."), never for what the records could be.
+after a sign-off a team signs in any case ("Best regards, the travel desk"); a name with no
+polite word before it (a bare signature, "- Yara", "(Oskar)") is a user's (``USERS``) or a name
+of the call's records, never any capitalised word ("... shortly. Transfer Cancelled" claims
+something); and a sentence may apologize for a delay or a wait ("Sorry for the delay."), never
+for what the records could be.
 So a "not" or "never" put in or taken out, "Your flight is running late" for "Running late",
 "Correction: please ignore" after the words, or any other sentence around them, all fail: a
 word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
@@ -226,6 +229,14 @@ PERSONS = _vocabulary(
     " this that these those"
 )
 _NOT_NAMES = NEGATIONS | RETRACTIONS | PERSONS
+# the first names of the users the data engine speaks for (phrasing/personas.json; a test keeps
+# the two the same): a user may sign a text or be credited for it by name alone
+USERS = _vocabulary(
+    "aiko amara anika bastian boris bruno carmen celia chloe declan dmitri elena esther farid felix"
+    " gabriela grace hana hassan hiroshi ibrahim ines isla jamal jonas julia keira kenji kofi laila"
+    " lena lukas marek mateo maya nadia nikhil noor olivia oskar owen pablo paula priya quinn ravi"
+    " rosa samuel selin tamsin tariq tomasz uma umar valentina viktor wanda wei ximena yara yusuf zane zoe"
+)
 _NAMES = 6  # capitalized words the greeting and the sign-off may hold together
 
 
@@ -265,12 +276,15 @@ def _polite(
     side: range,
     allowed: frozenset[str] | None = None,
     others: frozenset[str] = frozenset(),
+    signers: frozenset[str] | None = None,
 ) -> tuple[bool, int]:
     """Whether the words ``side`` (before or after dictated words) are only greetings, courtesies,
     sign-offs and names, and how many names: a name follows a polite word ("Hi Ana", "Best,
     Rosa"), stands on a line of names alone (a signature), or opens the text before a comma
     ("Ana, ..."). "Delayed. Running late" does not pass on a capital letter. A name must be one
-    of ``allowed`` (when given) and none of ``others``."""
+    of ``allowed`` (when given) and none of ``others``; a name no polite word leads (a bare
+    signature) one of ``signers`` (when given): "... shortly. Transfer Cancelled" is a claim in
+    capitals, not someone signing."""
     names, polite = 0, False
     signature = _signature(text, spans, side)
     introduced = {*_introduction(text, spans, side), *_apology(text, spans, side)}
@@ -290,10 +304,21 @@ def _polite(
         gap = text[end : spans[i + 1][1]] if i + 1 < len(spans) else ""
         if not (polite or i >= signature or all(_name(w) for w, _, _ in line) or (i == 0 and "," in gap)):
             return False, names
+        if not polite and signers is not None and not _signs(spans, i, side, signers):
+            return False, names
         names += 1
         if names > _NAMES:
             break
     return True, names
+
+
+def _signs(spans: list[Span], i: int, side: range, signers: frozenset[str]) -> bool:
+    """Whether the name at ``i`` is one of ``signers`` or a surname right after one ("Yara
+    Okafor"): who signs or is credited with no polite word before it is a person the task knows,
+    not any capitalised word ("Transfer Cancelled", "(Acme Corp)" are claims)."""
+    if spans[i][0].lower() in signers:
+        return True
+    return i - 1 >= side.start and _name(spans[i - 1][0]) and spans[i - 1][0].lower() in signers
 
 
 TEAMS = _vocabulary("desk office crew staff team support ops operations dispatch service services")
@@ -462,17 +487,20 @@ def said_fault(
     vocabulary, acts = aside | (label or frozenset()), label or frozenset()
     worldly = {w.lower() for w, _, _ in spans if w.lower() in vocabulary or _labels(w.lower(), acts)}
     unnamed = others | things | worldly
+    # who may sign or be credited by name alone, with no "Best," or "per" before it: a person or
+    # a name of the records the call is about (a verifier from before gives no names: anyone)
+    signers = None if names is None else (names - unnamed) | USERS
     for i in hits:
         end = i + len(phrase)
         if polite:
             head, head_names = _polite(folded, spans, range(i), names, unnamed - (names or frozenset()))
-            tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, unnamed)
+            tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, unnamed, signers)
         else:
             head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
         if not tail and polite and names and _vocative(folded, spans, end, names - unnamed):
             tail, tail_names = True, len(spans) - end
         if not tail and attributed:
-            tail, tail_names = _attribution(folded, spans, end, others, unnamed), 0
+            tail, tail_names = _attribution(folded, spans, end, others, unnamed, signers), 0
         if polite and names is not None:  # a short aside that names the record the call is about
             known = (names if titles is None else titles) | aside
             head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
@@ -614,14 +642,20 @@ def _labels(word: str, kinds: frozenset[str]) -> bool:
 
 
 def _attribution(
-    text: str, spans: list[Span], first: int, others: frozenset[str], unnamed: frozenset[str] = frozenset()
+    text: str,
+    spans: list[Span],
+    first: int,
+    others: frozenset[str],
+    unnamed: frozenset[str] = frozenset(),
+    signers: frozenset[str] | None = None,
 ) -> bool:
     """Whether the words from ``first`` on are a short attribution set apart after dictated words:
     "(per Ximena)", ", per the shift handoff", "- Ximena", " per Viktor" ("per" needs no break):
     attribution words ("per", "by", "according to") then at most :data:`_ATTRIBUTED` words, or
     names alone (none of ``unnamed``: "- Cancelled By Rider" is no one); no negation or
     retraction, no time ("by Friday" is a deadline), no other person of the world ("plans
-    changed (by mistake)" takes them back)."""
+    changed (by mistake)" takes them back). Names alone are ``signers`` where given: "(Resolved)",
+    "(Acme Corp)" after a reason credit nobody, they claim something."""
     rest = spans[first:]
     gap = text[spans[first - 1][2] : rest[0][1]] if rest else ""
     if not _BREAK.search(gap) and not (rest and rest[0][0].lower() == "per"):
@@ -633,7 +667,9 @@ def _attribution(
     if not body or len(body) > _ATTRIBUTED:
         return False
     if lead == 0 and not (
-        all(_name(w) and w.lower() not in unnamed for w in body) and re.search(r"[(\-]", gap)
+        all(_name(w) and w.lower() not in unnamed for w in body)
+        and (signers is None or body[0].lower() in signers)
+        and re.search(r"[(\-]", gap)
     ):
         return False  # names alone only in brackets or after a dash (of people, ``unnamed`` aside)
     return not any(w.lower() in NEGATIONS | RETRACTIONS | TIMES | others for w in body)
