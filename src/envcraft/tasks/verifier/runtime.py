@@ -67,10 +67,10 @@ their tokens stand in it as one contiguous run, and every other word around them
 a courtesy, a sign-off or a name (a capitalized word that is no pronoun, negation or
 retraction): "Hi Ana, thanks, this is confirmed! Best, Rosa" says "Thanks, this is confirmed.";
 after a sign-off a team signs in any case ("Best regards, the travel desk"); a name with no
-polite word before it (a bare signature, "- Yara", "(Oskar)") is a user's (``USERS``) or a name
-of the call's records, never any capitalised word ("... shortly. Transfer Cancelled" claims
-something); and a sentence may apologize for a delay or a wait ("Sorry for the delay."), never
-for what the records could be.
+polite word before it (a bare signature, "- Yara", "(Oskar)") is a user's (``USERS``) or of
+someone the call's records are for (``subjects``), never any capitalised word ("... shortly.
+Transfer Cancelled" claims something); and a sentence may apologize for a delay or a wait
+("Sorry for the delay."), never for what the records could be.
 So a "not" or "never" put in or taken out, "Your flight is running late" for "Running late",
 "Correction: please ignore" after the words, or any other sentence around them, all fail: a
 word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
@@ -487,9 +487,10 @@ def said_fault(
     vocabulary, acts = aside | (label or frozenset()), label or frozenset()
     worldly = {w.lower() for w, _, _ in spans if w.lower() in vocabulary or _labels(w.lower(), acts)}
     unnamed = others | things | worldly
-    # who may sign or be credited by name alone, with no "Best," or "per" before it: a person or
-    # a name of the records the call is about (a verifier from before gives no names: anyone)
-    signers = None if names is None else (names - unnamed) | USERS
+    # who may sign or be credited by name alone, with no "Best," or "per" before it: a user, or
+    # someone the call's records are for (not any word of them: a message's "Coffee next week?"
+    # makes no "(Coffee Next)"); a verifier from before gives no names: anyone
+    signers = None if names is None else (subjects - unnamed) | USERS
     for i in hits:
         end = i + len(phrase)
         if polite:
