@@ -6,8 +6,8 @@ a default run at ``ca7e8d3``, seed 29, stored without verifiers):
   Cancelled" of a transfer just moved, a reason "wrong parameters (Resolved)", a to-do "Book the
   meeting room for Thursday (Already Booked)", an action item "Supplier follow-up (Acme Corp)"
   of a made-up supplier. Any capitalised word passed as a bare signature or a bare attribution.
-  Such a name now is someone the task knows: a user the data engine speaks for, or a name of the
-  records the call is about; after a polite word ("Best, ...") or an attribution word ("per
+  Such a name now is someone the task knows: a user the data engine speaks for, or someone the
+  call's records are for; after a polite word ("Best, ...") or an attribution word ("per
   ...") anyone may still sign or be credited.
 """
 

@@ -488,8 +488,8 @@ def said_fault(
     worldly = {w.lower() for w, _, _ in spans if w.lower() in vocabulary or _labels(w.lower(), acts)}
     unnamed = others | things | worldly
     # who may sign or be credited by name alone, with no "Best," or "per" before it: a user, or
-    # someone the call's records are for (not any word of them: a message's "Coffee next week?"
-    # makes no "(Coffee Next)"); a verifier from before gives no names: anyone
+    # someone the call's records are for, not any word they hold (a verifier from before gives
+    # no names: anyone)
     signers = None if names is None else (subjects - unnamed) | USERS
     for i in hits:
         end = i + len(phrase)
