@@ -251,8 +251,8 @@ def run_chain(
             succeeded = False
             retry = Retry()
             refused: list[dict[str, Any]] = []  # this step's arguments the world refused
+            words = (examples or {}).get(step.tool)
             for attempt in range(MAX_TRIES):
-                words = (examples or {}).get(step.tool)
                 proposal = propose(node, calls, index, known, rng, experience, retry, cohesion, words)
                 if proposal is None:
                     break

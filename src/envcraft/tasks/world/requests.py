@@ -135,9 +135,10 @@ def _back_references(
             for _, value in flatten(call.args)
             if isinstance(value, str) and (collection := book.collection_of(state, value)) is not None
         ]
+        changed = call.ok and run.changed_by(i)
         for collection, key in [*named, *book.keyed_by_args(state, call.args)]:
             kinds.setdefault((call.env, collection), set()).add(key)
-            if call.ok and run.changed_by(i):
+            if changed:
                 acted.add((call.env, key))
     for (env, collection), keys in kinds.items():  # a record the work made is of the kind too
         keys |= set(run.final[env].get(collection) or {}) - set(run.initial[env].get(collection) or {})
