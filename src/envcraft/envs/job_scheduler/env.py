@@ -67,7 +67,8 @@ class JobScheduler(Environment):
         Job(
             "cancel a stuck job and move on",
             ("cancel_job", "run_ready_jobs"),
-            "cancel job {job} of {run_id} ({reason}) and let the rest of the run carry on",
+            # one wave, as the steps do: "let the rest carry on" paid one reading of three (round 29)
+            "cancel job {job} of {run_id} ({reason}), then start the next wave of the run",
         ),
     )
 
