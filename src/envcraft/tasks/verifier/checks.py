@@ -100,6 +100,15 @@ def record_path(path: str) -> str | None:
     return "/".join(parts[:3]) if len(parts) > 3 else None
 
 
+_WRITTEN_HEADING = re.compile(r"(?<![#\w])(#{1,6}) +([^\W\d_][^”\"’'\n]*?)\s*[”\"’']")
+
+
+def written_headings(said: Sequence[str]) -> dict[str, int]:
+    """The Markdown headings the user wrote out in quotes ("a “## Result” section"), by their
+    lower-cased names: the level asked is part of what was asked."""
+    return {name.lower(): len(hashes) for text in said for hashes, name in _WRITTEN_HEADING.findall(text)}
+
+
 @dataclass
 class World:
     """The golden run with its correct variants, and what in them moves without the agent."""
@@ -116,10 +125,14 @@ class World:
     voiders: dict[str, list[list[str]]] = field(default_factory=dict)
     # env -> the [tool, parameter] calls that give a made record consequences (see keeping_calls)
     keepers: dict[str, list[list[str]]] = field(default_factory=dict)
+    # env -> its read-only tools, sorted: looking at a record moves nothing
+    reads: dict[str, list[str]] = field(default_factory=dict)
     # env -> tool -> its optional text parameters that default to nothing (see empty_options)
     options: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     # the words the user said in the turns, with their forms (see user_words)
     said: frozenset[str] = frozenset()
+    # a Markdown heading the user wrote out, by its lower-cased name: its level ("## Result": 2)
+    headings: dict[str, int] = field(default_factory=dict)
     # the runs where the world moves on its own: S0 left alone, the late and the idle-tail runs
     idle: list[Outcome] = field(default_factory=list)
 
@@ -130,11 +143,22 @@ class World:
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
         turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden)]  # golden turns
-        world = cls(golden, [*turned, *tails], books, turned=len(turned), said=user_words(said))
+        world = cls(
+            golden,
+            [*turned, *tails],
+            books,
+            turned=len(turned),
+            said=user_words(said),
+            headings=written_headings(said),
+        )
         world.looked = looking_changes(golden, packages, books)
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
         world.keepers = {env: keeping_calls(packages[env], world.voiders[env]) for env in world.voiders}
         world.options = {env: empty_options(package) for env, package in packages.items()}
+        world.reads = {
+            env: sorted(name for name, spec in package.env_class.tools.items() if spec.annotations.read_only)
+            for env, package in packages.items()
+        }
         clock = clock_run(golden)
         late = late_runs(golden)
         world.idle = [clock, *late, *tails]
@@ -190,14 +214,17 @@ class World:
         return sorted(set(seen))
 
     def voiding(self, env: str) -> dict[str, Any]:
-        """What a check of ``env``'s new records needs to leave out the ones the run voided
-        (the runtime's ``live``): the voiding calls, and the calls after which a void no longer
-        unmakes a record."""
-        voided = self.voiders.get(env)
-        if not voided:
-            return {}
-        kept = self.keepers.get(env)
-        return {"voided_by": voided, **({"kept_by": kept} if kept else {})}
+        """What a check of ``env``'s new records needs to leave out the ones the run voided or
+        the world let lapse (the runtime's ``live``): the voiding calls, the calls after which a
+        void no longer unmakes a record, and the read-only tools (a record that moved while only
+        they named it moved by the world's doing: ``redone``)."""
+        voided, reads = self.voiders.get(env), self.reads.get(env)
+        kept = self.keepers.get(env) if voided else None
+        return {
+            **({"voided_by": voided} if voided else {}),
+            **({"kept_by": kept} if kept else {}),
+            **({"reads": reads} if reads else {}),
+        }
 
     def moves(self, env: str, path: str) -> bool:
         """Whether a variant shows another value here, or the world changes it on its own."""
@@ -1015,6 +1042,11 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     records: set[str] = set()  # the ids of the records found
     persons: list[tuple[str, Any]] = []  # the people the call's records point at
     todo = [v for v in scalars(action.args) if isinstance(v, str)]
+    # ... and the record it makes, as the run left it: a journal opened under a memo holds the
+    # purchase order its lines receive against ("Rebalance between warehouses (PO-4506)",
+    # round 29: 0.8)
+    result = action.result if isinstance(action.result, dict) else {}
+    todo += [v for v in result.values() if isinstance(v, str) and ID_LIKE.match(v)]
     for depth in range(2):  # the records the call names, and those they point at
         found = []
         for key in todo:

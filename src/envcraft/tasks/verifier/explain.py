@@ -419,6 +419,9 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         ]
         if missing:
             return f"{path} sections {_some(missing)}", f"sections {short(list(parsed))}"
+        level = runtime.misleveled(content, check.get("levels") or {})
+        if level is not None:
+            return f"{path}: the sections at the levels asked", level
         framing = check.get("framing")
         claims = check.get("claims", ())
         labels, about = check.get("labels"), check.get("about")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from envcraft.core.pointer import escape_token
+from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time
 from envcraft.tasks.play.outcome import Action
@@ -22,6 +22,7 @@ from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     BODY_PARAMS,
     ID_LIKE,
+    NAME_LIMIT,
     CheckList,
     FileRequest,
     acts_itself,
@@ -53,6 +54,7 @@ SUCCEEDED = frozenset({"succeeded", "success", "successful", "successfully"})  #
 _SHORT = 40  # characters of a result's text whose words a report may say back
 # the words of an empty text field's name say nothing happened: "reason" of an empty
 # decline_reason is no claim the trip was declined ("decline" is)
+_CODE = re.compile(r"^[A-Za-z]+[-_]?\d+$|^[A-Z]+[-_][A-Z0-9]+$")  # a record's id: "SO-20375", "WH-ATL"
 REMARKS = frozenset({"reason", "reasons", "comment", "comments", "note", "notes", "remark", "description"})
 
 
@@ -574,6 +576,9 @@ class GoalChecks(CheckList):
                         )
                         now.setdefault(label, set()).update(said)
             found.update(w for label in labels for w in vr.words(humanize(label)))
+        for label, was, held in self._changed_numbers():  # "on-hand at Atlanta is now 60" of 60 -> 51
+            numbers.setdefault(label, set()).update(was, held)
+            now.setdefault(label, set()).update(held)
         context = self._asked_context(request)
         drafted = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
         # and where the run sent nothing at all, nobody was told anything: "Omar has been
@@ -597,7 +602,9 @@ class GoalChecks(CheckList):
         before = {
             k: sorted(v - now.get(k, set())) for k, v in sorted(numbers.items()) if v - now.get(k, set())
         }
+        levels = {name: self.world.headings[name] for name in request.expected if name in self.world.headings}
         return {
+            **({"levels": levels} if levels else {}),
             "framing": sorted(found | context),
             **({"route": route} if route else {}),
             **({"claims": sorted({*claims, *untrue})} if claims or untrue else {}),
@@ -674,13 +681,15 @@ class GoalChecks(CheckList):
         return found
 
     def _touched_context(self) -> dict[str, list[str]]:
-        """Per record the run made or changed (by its id, lower-cased), what the world says of it
-        and of the acts on it, with the numbers those calls passed ("Removed rule 12 from
-        RCP-01"): the words a report's line naming it may use."""
-        found: dict[str, list[str]] = {}
+        """Per record the run made or changed (by its id, lower-cased, and by the words of its
+        name: "Atlanta" of WH-ATL, "Atlanta DC"), what the world says of it and of the acts on
+        it, with the numbers those calls passed ("Removed rule 12 from RCP-01"), the numbers it
+        holds ("9 units of SKU-17680 for SO-20375") and what the run wrote into it
+        (:func:`_written`): the words a report's line naming it may use."""
+        found: dict[str, set[str]] = {}
         for env, collection, key in self._changed_records():
             book = self.world.books.get(env)
-            if (book is not None and collection not in book.collections) or not ID_LIKE.match(key):
+            if (book is not None and collection not in book.collections) or not _CODE.match(key):
                 continue
             words = set(carried_context(self.golden, book, [key])) | acts_on(self.golden, key)
             words |= {
@@ -690,7 +699,29 @@ class GoalChecks(CheckList):
                 for v in scalars(action.args)
                 if type(v) is int
             }
-            found[key.lower()] = sorted(words - vr.NEGATIONS - vr.RETRACTIONS)
+            before = (self.golden.initial.get(env, {}).get(collection) or {}).get(key, MISSING)
+            after = self.golden.final[env][collection].get(key, MISSING)
+            words |= {str(abs(v)) for v in scalars(after) if type(v) is int}
+            words |= _written(before, after)
+            name = after.get("name") if isinstance(after, dict) else None
+            for said in [key.lower(), *(vr.words(name) if isinstance(name, str) else ())]:
+                if said == key.lower() or (said.isalpha() and len(said) > 3 and said not in vr.REPORTING):
+                    found.setdefault(said, set()).update(words - vr.NEGATIONS - vr.RETRACTIONS)
+        return {said: sorted(words) for said, words in found.items()}
+
+    def _changed_numbers(self) -> list[tuple[str, list[str], list[str]]]:
+        """``(label, what it held, what it holds)`` of every whole number the run changed in a
+        record ("on hand", ["60"], ["51"]): a report that gives that label a number the field
+        never held, or the old one as what it is now, says something untrue (:func:`misnumbered`)."""
+        found = []
+        for env, collection, key in self._changed_records():
+            before = (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
+            for change in diff(before, self.golden.final[env][collection].get(key)):
+                was, now, name = change["before"], change["after"], change["path"].rsplit("/", 1)[-1]
+                label = " ".join(vr.words(humanize(unescape_token(name))))
+                if type(was) is int and type(now) is int and label.replace(" ", "").isalpha():
+                    # a field's name, not a key ("rooms_left/2026-03-13": no label "2026-03-13")
+                    found.append((label, said_numbers(name, was), said_numbers(name, now)))
         return found
 
     def _changed_records(self) -> list[tuple[str, str, str]]:
@@ -830,3 +861,36 @@ def section_labels(values: list[str], labels: Sequence[str]) -> dict[str, list[s
         for i, (value, mine) in enumerate(zip(values, told, strict=True))
     }
     return {value: own for value, own in found.items() if own}
+
+
+def _written(before: Any, after: Any) -> set[str]:
+    """What a run wrote into one record (``MISSING`` before: it made it), as a report may state
+    it done: every value it set and the value it replaced, with the names of their fields and
+    the keys their paths pass ("posted in period 2026-01", "on-hand of SKU-17680 is now 51";
+    round 29, true details that scored 0.75). A flag set false and an emptied field say nothing
+    happened: their names are left out."""
+    found: set[str] = set()
+    old = None if before is MISSING else before
+    new = None if after is MISSING else after
+    for change in diff(old, new):
+        steps = [unescape_token(p) for p in change["path"].split("/")[1:]]
+        last = steps[-1] if steps else ""
+        for name, value in [*_leaves(change["after"], last), *_leaves(change["before"], last)]:
+            if value is False or value in ("", None):
+                continue
+            found.update(w for step in steps[:-1] for w in vr.words(humanize(step)))
+            found.update(vr.words(humanize(name)))
+            if type(value) is int:
+                found.update(said_numbers(name, abs(value)))
+            elif isinstance(value, str) and len(value) <= NAME_LIMIT:
+                found.update(affirmed(value))
+    return found
+
+
+def _leaves(value: Any, name: str) -> list[tuple[str, Any]]:
+    """``(field name, value)`` of every scalar of a written value (``name`` for a scalar)."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _leaves(v, str(k))]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v, name)]
+    return [(name, value)]

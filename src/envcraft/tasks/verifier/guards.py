@@ -291,6 +291,16 @@ class GuardChecks(CheckList):
             asked = self.made.get((env, path, turn))
             log = book.is_log(collection)
             if log and not asked:
+                unset = self._left_unset(env, collection) if turn is None else {}
+                if unset:  # ... and nobody asked to act on what it appends (close a notification)
+                    self._guard(
+                        f"every {book.entity(collection).noun} the world adds to {env} left as it comes",
+                        turn,
+                        kind="only_asked",
+                        env=env,
+                        path=path,
+                        expected=[{"$fields": unset}],
+                    )
                 continue  # the world appends to a log as a by-product of looking
             voided = self.world.voiding(env)  # made and voided: none
             subject = f"new {env} {path}"  # too many new records, or one of another person: one harm
@@ -327,6 +337,32 @@ class GuardChecks(CheckList):
         window = {} if turn is None else {"turn": turn}
         self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
 
+    def _left_unset(self, env: str, collection: str) -> dict[str, Any]:
+        """The fields every record the world adds to ``collection`` holds empty (null, "", false,
+        [], {}) in every run that shows one: the golden run, the correct variants and the idle
+        runs, at each turn's end and at the end (a notification's ``acknowledged_at``), but for
+        what looking at a record fills in. A run that fills one acted on a record the user never
+        mentioned (round 29: a gate-change notification acknowledged, that fired only because
+        the agent's reads moved the clock past it, paid 1.0)."""
+        old = self.golden.initial.get(env, {}).get(collection) or {}
+        records = [
+            record
+            for run in [self.golden, *self.world.variants, *self.world.idle]
+            for state in [*(t.final for t in run.turns), run.final]
+            for key, record in (state.get(env, {}).get(collection) or {}).items()
+            if key not in old and isinstance(record, dict)
+        ]
+        if not records:
+            return {}
+        looked = self.world.looked.get(env, {}).get(collection, {})
+        return {
+            name: value
+            for name, value in sorted(records[0].items())
+            if f"/{escape_token(name)}" not in looked
+            and any(value == empty and type(value) is type(empty) for empty in _EMPTY)
+            and all(name in r and type(r[name]) is type(value) and r[name] == value for r in records)
+        }
+
     @staticmethod
     def _new_members(run: Outcome, env: str, collection: str, turn: int | None) -> int:
         start, end, _, _ = window(run, turn)
@@ -354,6 +390,9 @@ class GuardChecks(CheckList):
                 if value is not MISSING and moved is not MISSING:
                     fields |= {c["path"] for c in diff(value, moved)}
         return sorted(f for f in fields if f)
+
+
+_EMPTY: tuple[Any, ...] = (None, "", False, [], {})  # what a field holds before anyone acts on it
 
 
 def _only_looked(before: Any, after: Any, members: list[Any] | None) -> bool:

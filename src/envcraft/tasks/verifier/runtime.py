@@ -506,6 +506,14 @@ def said_fault(
             known = (names if titles is None else titles) | aside
             head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
             head = head or (0 < i <= _SUBJECT and all(w.lower() in subjects for w, _, _ in spans[:i]))
+            # ... or who says it, as a signer would after it: "Oskar: wrong parameters" as
+            # "wrong parameters (Oskar)" (round 29, G4: 0.5)
+            head = head or (
+                signers is not None
+                and 0 < i <= 2
+                and re.fullmatch(r"\s*[:\-–]\s*", folded[spans[i - 1][2] : spans[i][1]]) is not None
+                and all(_name(spans[k][0]) and _signs(spans, k, range(i), signers) for k in range(i))
+            )
             tail = tail or _aside(folded, spans, end, len(spans), known, label or frozenset(), titles, acted)
             # an aside with a greeting before it or a sign-off after it ("Hi Hanna, regarding your
             # trip CLNWG7: ...", "... shortly (trip CLNWG7). Best, Rosa"; round 27, EC: 0.5)
@@ -623,6 +631,8 @@ def _aside(
         if lowered in known or ((first == 0 or own) and _labels(lowered, kinds)):
             continue
         letters, digits = _LETTERS.findall(lowered), re.findall(r"\d+", lowered)
+        if digits and not _DATE.fullmatch(lowered):  # a letter beside a number is part of the name:
+            letters = re.findall(r"[^\W\d_]+", lowered)  # "(Room 4B)" names no room of MSG-0004
         if not (letters or digits) or not all(p in known for p in letters):
             return False
         if numbers and not all(d.lstrip("0") in numbers for d in digits):
@@ -1232,16 +1242,33 @@ def markdown_sections(text: str) -> dict[str, str]:
     return {name: norm_text("\n".join(body)) for name, body in found.items()}
 
 
+def _singular(heading: str) -> list[str]:
+    """A heading's words up to a plural: "## Results" names the asked "## Result"."""
+    return [w.removesuffix("s") for w in words(heading)]
+
+
 def section(sections: dict[str, str], name: str) -> str | None:
     """The body of the section ``name`` (lower-cased) of :func:`markdown_sections`, its heading
     read by its words up to a plural ("## Results" is the asked "## Result"), or None."""
     if name in sections:
         return sections[name]
+    return next((body for heading, body in sections.items() if _singular(heading) == _singular(name)), None)
 
-    def singular(heading: str) -> list[str]:
-        return [w.removesuffix("s") for w in words(heading)]
 
-    return next((body for heading, body in sections.items() if singular(heading) == singular(name)), None)
+def misleveled(content: str, levels: dict[str, int]) -> str | None:
+    """Why a Markdown file heads an asked section at another level than the user wrote it, or
+    None: "# Result" for the asked "## Result" is another outline than the one asked for (round
+    29: it paid 1.0). A section the file lacks is the section check's fault, not this one's."""
+    found: dict[tuple[str, ...], set[int]] = {}
+    for line in norm_text(content).split("\n"):
+        level = len(line) - len(line.lstrip("#"))
+        if 0 < level <= 6:
+            found.setdefault(tuple(_singular(line[level:])), set()).add(level)
+    for name, level in levels.items():
+        at = found.get(tuple(_singular(name)), set())
+        if at and level not in at:
+            return f"“{'#' * min(at)} {name}” where the user asked for “{'#' * level} {name}”"
+    return None
 
 
 def parse_file(text: str, fmt: str) -> Any:
@@ -1304,6 +1331,8 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
     " value values record records id ids new created made set changed now afterwards after final current"
     " is was are were has have been of just already still before previously utc gmt"
     " successfully as requested asked contains holds includes field fields key row column table path file"
+    # a quantity with its unit and how it moved: "9 units of SKU-17680", "went from 60 to 51"
+    " x units unit pcs pieces qty went down up dropped rose increased decreased reduced"
 )
 
 
@@ -1365,6 +1394,8 @@ def section_fault(
 
 
 _LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\s+|\s+)*"
+# the record a label's number is said of, between them: "on-hand at Atlanta is now 51"
+_WHERE = r"(?:(?:at|of|in|for)\s+(?:[A-Z][\w-]*\s+){1,3}" + _LINKS + r")?"
 
 
 _PAST = frozenset(
@@ -1381,7 +1412,8 @@ def misnumbered(
     line with a word of :data:`_PAST` or the field's number now, it is what it was), or None."""
     before = before or {}
     for label, held in numbers.items():
-        pattern = rf"(?<![\w-]){re.escape(label)}{_LINKS}(\d[\d,]*(?:\.\d+)?)(?![\w-]|\.\d)"
+        said_label = r"[\s_-]+".join(re.escape(w) for w in label.split())  # "on hand", "on-hand"
+        pattern = rf"(?<![\w-]){said_label}{_LINKS}{_WHERE}(\d[\d,]*(?:\.\d+)?)(?![\w-]|\.\d)"
         for hit in re.finditer(pattern, content, flags=re.IGNORECASE):
             said = hit.group(1).replace(",", "")
             if said not in held:
@@ -1423,7 +1455,7 @@ def _unsent_claims(line: str, sent: frozenset[str]) -> list[str]:
     return found
 
 
-_DONE = re.compile(r"(?:^|(?<=[.!?]))\s*(?:all\s+)?done\s*[.!]+", re.IGNORECASE)
+_DONE = re.compile(r"(?:^|(?<=[.!?]))\s*(?:all\s+)?done\s*[.!,;:]+", re.IGNORECASE)
 
 
 def mislabelled(content: str, values: list[str], labels: dict[str, list[str]]) -> str | None:
@@ -1816,6 +1848,8 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
     count = check.get("line_count")  # a text file: no line added, none repeated
     if count is not None and len(counted_lines(content)) != count:
         return 0.0
+    if check["format"] == "markdown" and misleveled(content, check.get("levels") or {}):
+        return 0.0
     if check["format"] == "markdown" and check.get("framing") is not None:
         return float(
             content_matches(content, "markdown", check["expected"])
@@ -2198,11 +2232,14 @@ def live(ctx: dict[str, Any], check: dict[str, Any], members: Any) -> Any:
         check["env"],
         turn,
         {k: v for k, v in members.items() if not isinstance(old, dict) or k not in old},
+        frozenset(check.get("reads") or ()),
     )
     return {key: value for key, value in members.items() if key not in void} if void else members
 
 
-def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) -> set[str]:
+def redone(
+    ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any], reads: frozenset[str] = frozenset()
+) -> set[str]:
     """The run's new records (``members``) the world let lapse and the run made again: a call
     made one (its id in the result); a later call naming it was refused with the world's word
     that it moved off what the making call reported (the refusal's ``status`` is ``lapsed``
@@ -2231,7 +2268,7 @@ def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) ->
                 ),
                 None,
             )
-            if lapsed is None and _moved_alone(result, members[key], later, key):
+            if lapsed is None and _moved_alone(result, members[key], later, key, reads):
                 lapsed = -1  # the agent saw it lapse by looking, and made it again
             if lapsed is not None and any(
                 not _failed(a) and a.get("tool") == made.get("tool") and a.get("args") == made.get("args")
@@ -2241,10 +2278,16 @@ def redone(ctx: dict[str, Any], env: str, turn: Any, members: dict[str, Any]) ->
     return found
 
 
-def _moved_alone(made: dict[str, Any], record: Any, later: list[dict[str, Any]], key: str) -> bool:
+def _moved_alone(
+    made: dict[str, Any], record: Any, later: list[dict[str, Any]], key: str, reads: frozenset[str]
+) -> bool:
     """Whether the record moved off what the making call reported (a proposal now ``lapsed``)
-    while no call of the run that went through named it: the world's doing, not the agent's."""
-    if not isinstance(record, dict) or any(key in _arg_values(a) and not _failed(a) for a in later):
+    while no call of the run that went through named it, but for the environment's read-only
+    tools (``reads``: looking at it moves nothing; round 29, a proposal seen lapsing by seven
+    ``get_trip`` calls and proposed again scored 0.3): the world's doing, not the agent's."""
+    if not isinstance(record, dict) or any(
+        key in _arg_values(a) and not _failed(a) and a.get("tool") not in reads for a in later
+    ):
         return False
     return any(
         field in record and isinstance(value, str | int | float | bool) and not same(record[field], value)
