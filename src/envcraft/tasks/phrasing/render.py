@@ -96,7 +96,7 @@ GREETINGS = {
     "impatient": ("", "Hi.", "Hey."),
     "cheerful": ("Hi!", "Hey there!", "Hello there!", "Hi, hope you're well!"),
     "methodical": ("Hello.", "Hi.", ""),
-    "apologetic": ("Sorry to bother you.", "Hi, sorry for the trouble.", "Sorry, me again.", "Hi."),
+    "apologetic": ("Sorry to bother you.", "Hi, sorry for the trouble.", "Hello, sorry to interrupt.", "Hi."),
     "skeptical": ("Hi.", "Hello.", ""),
 }
 # Situations that speak of several things ("A few rides need sorting out."): said only where the
