@@ -209,7 +209,7 @@ class World:
         turns = range(len(self.golden.turns))
         seen += [get_path(states_at(self.golden, t).get(env, {}), path) for t in turns]
         seen += [get_path(run.final.get(env, {}), path) for run in runs]
-        if not all(isinstance(v, str) and _CHOICE.fullmatch(v) for v in seen):
+        if not all(isinstance(v, str) and CHOICE.fullmatch(v) for v in seen):
             return None
         return sorted(set(seen))
 
@@ -934,7 +934,7 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
                 found.update(vr.words(book.entity(collection).noun))
                 found.update(vr.words(humanize(collection)))
                 strings = [v for v in scalars(record) if isinstance(v, str)]
-                said = strings if _depth == 0 else _identities(record)  # what it points at: by name
+                said = strings if _depth == 0 else identities(record)  # what it points at: by name
                 found.update(w for v in said if len(v) <= NAME_LIMIT for w in affirmed(v))
                 found.update(w for v in strings if "@" in v for w in vr.words(" ".join(_addressees(v))))
                 titled.update(
@@ -983,7 +983,7 @@ def verdict_words(record: Any) -> set[str]:
     return found
 
 
-_CHOICE = re.compile(r"[a-z]+(?:_[a-z]+)*")  # a choice word a state field holds: "open", "in_progress"
+CHOICE = re.compile(r"[a-z]+(?:_[a-z]+)*")  # a choice word a state field holds: "open", "in_progress"
 _SLUG = re.compile(r"[a-z]{3,}(?:-[a-z0-9]+)+")  # a host or a service by its name: "notify-a1"
 
 
@@ -1067,10 +1067,10 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     for state in states:
         near += [v for k, v in state.items() if book is None or k not in book.collections]
     names = {w.lower() for t in near for v in scalars(t) if isinstance(v, str) for w in _NAME_WORD.findall(v)}
-    identities = [*records, *(v for v in scalars(action.args) if isinstance(v, str))]
+    known_by = [*records, *(v for v in scalars(action.args) if isinstance(v, str))]
     for record in near:
-        identities += _identities(record)
-    titles = {w.lower() for v in identities for w in _NAME_WORD.findall(v)}
+        known_by += identities(record)
+    titles = {w.lower() for v in known_by for w in _NAME_WORD.findall(v)}
     aside = {  # what an aside naming those records may say besides their names: kinds, labels, numbers
         *(w for c in kinds for w in vr.words(book.entity(c).noun if book is not None else c)),
         # the name of a field that holds nothing says what did not happen: "(period 2026-01
@@ -1121,7 +1121,9 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     subjects |= {
         w for v in action.args.values() if isinstance(v, str) and 0 < len(v.split()) == 1 for w in vr.words(v)
     }
+    done = _done_words(golden, book, action, {v for v in result.values() if isinstance(v, str)})
     return {
+        **({"done": sorted(done)} if done else {}),
         "names": sorted(names),
         "others": sorted(others - names),
         "aside": sorted(aside),
@@ -1135,6 +1137,34 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         **({"party": sorted(party), "bystanders": sorted(near_people - party)} if party else {}),
         **({"subjects": sorted(subjects - vr.NEGATIONS - vr.RETRACTIONS)} if subjects else {}),
     }
+
+
+def _done_words(golden: Outcome, book: Phrasebook | None, action: Action, made: set[str]) -> set[str]:
+    """What the run had done by the end of the call's turn to the records of the call's
+    environment that its calls name, but for those the call itself makes (``made``): their
+    kinds, the fields it wrote with the values they held and hold (:func:`written_words`), so a
+    sentence of a text the call passes may say it ("Your transfer pickup has been moved to
+    12:25."; round 30, three such messages scored 0.667). What the world did on its own to
+    records no call named (a flight delayed elsewhere) is no part of it, nor is a word of
+    negation, retraction or sending: "... has not been moved", "... and the driver notified"."""
+    if book is None:
+        return set()
+    start = golden.initial.get(action.env, {})
+    end = states_at(golden, action.turn).get(action.env, {})
+    calls = [a for a in golden.actions if a.env == action.env and a.turn <= action.turn]
+    named = {str(v) for a in calls for v in scalars(a.args)}
+    found: set[str] = set()
+    for collection in book.collections:
+        old, new = start.get(collection) or {}, end.get(collection) or {}
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            continue
+        for key in sorted((set(old) | set(new)) & named - made):
+            before, after = old.get(key, MISSING), new.get(key, MISSING)
+            if not vr.same(before, after):
+                # what it holds now: "moved to 12:25", never the 12:15 it held
+                found |= written_words(before, after, replaced=False)
+                found |= set(vr.words(book.entity(collection).noun))
+    return found - vr.NEGATIONS - vr.RETRACTIONS - vr.SENDING
 
 
 def _people(values: Any) -> set[str]:
@@ -1185,7 +1215,7 @@ def _party(book: Phrasebook | None, states: list[Any], action: Action, acted: se
     return found
 
 
-def _identities(record: Any) -> list[str]:
+def identities(record: Any) -> list[str]:
     """The values a record is known by: its ids and codes, its names, titles and subjects, and
     its type (the "boxing-fit" of "the Boxing Fit class"; also of the records nested in it),
     never its other values (a status, a description: what the world says happened to it)."""
@@ -1408,3 +1438,37 @@ def _display(value: Any) -> Any:
     if isinstance(value, list):
         return [_display(v) for v in value]
     return value
+
+
+def written_words(before: Any, after: Any, replaced: bool = True) -> set[str]:
+    """What a run wrote into one record (``MISSING`` before: it made it), as a report may state
+    it done: every value it set and, where ``replaced``, the value it replaced ("from 60 to
+    51"), with the names of their fields and the keys their paths pass ("posted in period
+    2026-01", "on-hand of SKU-17680 is now 51"; round 29, true details that scored 0.75). A flag
+    set false and an emptied field say nothing happened: their names are left out."""
+    found: set[str] = set()
+    old = None if before is MISSING else before
+    new = None if after is MISSING else after
+    for change in diff(old, new):
+        steps = [unescape_token(p) for p in change["path"].split("/")[1:]]
+        last = steps[-1] if steps else ""
+        was = _leaves(change["before"], last) if replaced else []
+        for name, value in [*_leaves(change["after"], last), *was]:
+            if value is False or value in ("", None):
+                continue
+            found.update(w for step in steps[:-1] for w in vr.words(humanize(step)))
+            found.update(vr.words(humanize(name)))
+            if type(value) is int:
+                found.update(said_numbers(name, abs(value)))
+            elif isinstance(value, str) and len(value) <= NAME_LIMIT:
+                found.update(affirmed(value))
+    return found
+
+
+def _leaves(value: Any, name: str) -> list[tuple[str, Any]]:
+    """``(field name, value)`` of every scalar of a written value (``name`` for a scalar)."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _leaves(v, str(k))]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v, name)]
+    return [(name, value)]

@@ -319,6 +319,11 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     if kind == "absent":
         return f"{where} deleted", "not there before either" if before is runtime.MISSING else short(after)
     if kind == "unchanged":
+        said = runtime.claimed(check.get("unsaid"), after, before)
+        if said and not changes(before, after, check.get("ignore", [])):
+            return f"{where}: a note that names nothing else of the world", (
+                "words of other records or states: " + ", ".join(repr(w) for w in said[:4])
+            )
         return f"{where} as before", _some(changes(before, after, check.get("ignore", [])))
     if kind == "others_unchanged":
         return f"other members of {where} as before", _others(check, after, before)

@@ -22,7 +22,6 @@ from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     BODY_PARAMS,
     ID_LIKE,
-    NAME_LIMIT,
     CheckList,
     FileRequest,
     acts_itself,
@@ -48,6 +47,7 @@ from envcraft.tasks.verifier.checks import (
     wild,
     window,
     word_forms,
+    written_words,
 )
 
 SUCCEEDED = frozenset({"succeeded", "success", "successful", "successfully"})  # a result's "ok" said back
@@ -267,9 +267,12 @@ class GoalChecks(CheckList):
                 if (
                     wild(expected)
                     or (value == key and name.endswith("id"))
-                    or (generated(name, value, self.asked) and value not in existing)
+                    or (generated(name, value, self.asked) and value not in existing | self.created)
                 ):
                     continue  # timestamps, the record's own id, what the world numbers: bookkeeping
+                # ... but a record the run made says which one it is for (the first class of the new
+                # series, whatever id it gets: renamed), never any class (round 30: a booking into
+                # an old class beside a new series paid 1.0)
                 fields[name] = expected
             patterns.append({"$fields": fields})
         noun = book.entity(collection).noun
@@ -685,7 +688,7 @@ class GoalChecks(CheckList):
         name: "Atlanta" of WH-ATL, "Atlanta DC"), what the world says of it and of the acts on
         it, with the numbers those calls passed ("Removed rule 12 from RCP-01"), the numbers it
         holds ("9 units of SKU-17680 for SO-20375") and what the run wrote into it
-        (:func:`_written`): the words a report's line naming it may use."""
+        (:func:`written_words`): the words a report's line naming it may use."""
         found: dict[str, set[str]] = {}
         for env, collection, key in self._changed_records():
             book = self.world.books.get(env)
@@ -702,7 +705,7 @@ class GoalChecks(CheckList):
             before = (self.golden.initial.get(env, {}).get(collection) or {}).get(key, MISSING)
             after = self.golden.final[env][collection].get(key, MISSING)
             words |= {str(abs(v)) for v in scalars(after) if type(v) is int}
-            words |= _written(before, after)
+            words |= written_words(before, after)
             name = after.get("name") if isinstance(after, dict) else None
             for said in [key.lower(), *(vr.words(name) if isinstance(name, str) else ())]:
                 if said == key.lower() or (said.isalpha() and len(said) > 3 and said not in vr.REPORTING):
@@ -861,36 +864,3 @@ def section_labels(values: list[str], labels: Sequence[str]) -> dict[str, list[s
         for i, (value, mine) in enumerate(zip(values, told, strict=True))
     }
     return {value: own for value, own in found.items() if own}
-
-
-def _written(before: Any, after: Any) -> set[str]:
-    """What a run wrote into one record (``MISSING`` before: it made it), as a report may state
-    it done: every value it set and the value it replaced, with the names of their fields and
-    the keys their paths pass ("posted in period 2026-01", "on-hand of SKU-17680 is now 51";
-    round 29, true details that scored 0.75). A flag set false and an emptied field say nothing
-    happened: their names are left out."""
-    found: set[str] = set()
-    old = None if before is MISSING else before
-    new = None if after is MISSING else after
-    for change in diff(old, new):
-        steps = [unescape_token(p) for p in change["path"].split("/")[1:]]
-        last = steps[-1] if steps else ""
-        for name, value in [*_leaves(change["after"], last), *_leaves(change["before"], last)]:
-            if value is False or value in ("", None):
-                continue
-            found.update(w for step in steps[:-1] for w in vr.words(humanize(step)))
-            found.update(vr.words(humanize(name)))
-            if type(value) is int:
-                found.update(said_numbers(name, abs(value)))
-            elif isinstance(value, str) and len(value) <= NAME_LIMIT:
-                found.update(affirmed(value))
-    return found
-
-
-def _leaves(value: Any, name: str) -> list[tuple[str, Any]]:
-    """``(field name, value)`` of every scalar of a written value (``name`` for a scalar)."""
-    if isinstance(value, dict):
-        return [leaf for k, v in value.items() for leaf in _leaves(v, str(k))]
-    if isinstance(value, list):
-        return [leaf for v in value for leaf in _leaves(v, name)]
-    return [(name, value)]

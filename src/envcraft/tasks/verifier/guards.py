@@ -24,14 +24,18 @@ from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
+    CHOICE,
+    NAME_LIMIT,
     CheckList,
     generated_change,
     id_shaped,
+    identities,
     is_counter,
     is_free,
     is_timestamp,
     member,
     pattern_of,
+    scalars,
     short,
     split_path,
     states_at,
@@ -219,6 +223,11 @@ class GuardChecks(CheckList):
             ignore = sorted((shifting - set(looking)) | free)
             set_to = [get_path(after, record + f) for f in sorted(fields)]  # what the work set it to
             acts = sorted({w for v in set_to if isinstance(v, str) and len(v) <= 40 for w in vr.words(v)})
+            # what a free note may not say: who and what else the world knows, and what the
+            # record is not (round 30: "Done by amara", "Cancelled", "Duplicate of AI-659" on
+            # an item closed as done by emil)
+            told = self.world.said | self._record_words(env, get_path(after, record))
+            others = self._elsewhere(env, kind, after) - told
             self._guard(
                 f"rest of {env}:{record} unchanged",
                 turn,
@@ -227,7 +236,11 @@ class GuardChecks(CheckList):
                 path=record,
                 ignore=ignore,
                 **({"looked": looking} if looking else {}),
-                **({"unsaid": {"fields": sorted(free), "acts": acts}} if free and acts else {}),
+                **(
+                    {"unsaid": {"fields": sorted(free), "acts": acts, "others": sorted(others)}}
+                    if free and acts
+                    else {}
+                ),
             )
         for key, value in sorted(before.items()):  # other top-level values: left as they were
             if key in book.collections or isinstance(value, int | float | bool) or value is None:
@@ -279,6 +292,9 @@ class GuardChecks(CheckList):
                 }
                 if bounds:
                     spec["may_become"] = bounds  # a request the clock expires, never one cancelled
+                    moves = _moves(members, bounds)
+                    if moves:  # ... and what the clock does to one record it may do to any
+                        spec["may_move"] = moves
                 noun = book.entity(collection).noun
                 self._guard(
                     f"other {noun} records of {env} untouched",
@@ -337,6 +353,29 @@ class GuardChecks(CheckList):
         window = {} if turn is None else {"turn": turn}
         self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
 
+    def _record_words(self, env: str, record: Any) -> set[str]:
+        """The words of a record's short texts as the run left it (its title, its owner, its
+        status), and the names of the records they point at, wherever the state keeps them
+        ("Emil Sorensen" of the owner "emil")."""
+        texts = [v for v in scalars(record) if isinstance(v, str) and len(v) <= NAME_LIMIT]
+        tables = [t for t in self.golden.final.get(env, {}).values() if isinstance(t, dict)]
+        pointed = [name for v in texts for table in tables if v in table for name in _named_by(table[v])]
+        return {w for v in [*texts, *pointed] for w in vr.words(v)}
+
+    def _elsewhere(self, env: str, kind: str, state: dict[str, Any]) -> set[str]:
+        """The words that name someone or something else of the world, or a state a record of
+        ``kind`` can be in: every record's ids, names and titles (a handle's person too), the
+        choice words the records of ``kind`` hold ("open", "cancelled") and the runtime's
+        ``OUTCOMES``. A free note that uses one the edited record and the user never do says
+        something of another record, or that this one is what it is not."""
+        found: set[str] = set()
+        for table in (t for t in state.values() if isinstance(t, dict)):
+            for key, record in table.items():
+                found |= {w for name in [str(key), *_named_by(record)] for w in vr.words(name)}
+        for record in (state.get(kind) or {}).values():
+            found |= {v for v in scalars(record) if isinstance(v, str) and CHOICE.fullmatch(v)}
+        return (found | vr.OUTCOMES) - vr.POLITE - vr.MENTION - vr.REPORTING
+
     def _left_unset(self, env: str, collection: str) -> dict[str, Any]:
         """The fields every record the world adds to ``collection`` holds empty (null, "", false,
         [], {}) in every run that shows one: the golden run, the correct variants and the idle
@@ -390,6 +429,29 @@ class GuardChecks(CheckList):
                 if value is not MISSING and moved is not MISSING:
                     fields |= {c["path"] for c in diff(value, moved)}
         return sorted(f for f in fields if f)
+
+
+def _moves(members: dict[str, Any], bounds: dict[str, dict[str, list[Any]]]) -> dict[str, list[list[Any]]]:
+    """Per field, the moves ``[from, to]`` the world's clock makes to some records of a
+    collection (``bounds``: what each such record's field may become): a driver whose shift
+    ends goes from "available" to "offline". A slower correct run lets the clock reach other
+    records' moves too (round 30, H2: 120 lookups and five other drivers' shifts ended: 0.5);
+    the same move on any record is the world's, any other change of it is not."""
+    found: dict[str, list[list[Any]]] = {}
+    for key, fields in sorted(bounds.items()):
+        for field, values in sorted(fields.items()):
+            start = get_path(members.get(key), field)
+            for value in values:
+                move = [start, value]
+                if start is not MISSING and start != value and move not in found.setdefault(field, []):
+                    found[field].append(move)
+    return {field: moves for field, moves in found.items() if moves}
+
+
+def _named_by(record: Any) -> list[str]:
+    """What a record is known by: its ids, names and titles, or the text it is (a member's name
+    under its handle)."""
+    return [record] if isinstance(record, str) else identities(record)
 
 
 _EMPTY: tuple[Any, ...] = (None, "", False, [], {})  # what a field holds before anyone acts on it

@@ -180,6 +180,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
     " desk office crew staff both"  # a sign-off from a team: "Best regards, Travel desk"; "Hi both,"
     " sorry apologies apologize apologise for your patience understanding inconvenience"  # "Sorry!"
+    " safe travels journey enjoy luck wishes"  # "Safe travels!"
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
@@ -223,6 +224,12 @@ NEGATIONS = _vocabulary("not no never nothing none nobody neither nor without in
 RETRACTIONS = _vocabulary(
     "ignore disregard correction corrected scratch retract retracted withdraw withdrawn void"
     " mistake mistaken erroneous wrong false untrue nevermind oops sorry delete"
+)
+# the ends a piece of work can come to besides the one asked for: a free note that says one the
+# record does not hold claims it ("Cancelled", "Rejected by support", "Duplicate of AI-659")
+OUTCOMES = _vocabulary(
+    "cancelled canceled cancel rejected declined failed failure duplicate duplicated obsolete void voided"
+    " abandoned reopened blocked postponed deferred invalid refused denied withdrawn"
 )
 PERSONS = _vocabulary(
     "i me my mine we us our ours you your yours he him his she her hers they them their theirs it its"
@@ -433,9 +440,10 @@ def says(
     acted: frozenset[str] = frozenset(),
     things: frozenset[str] = frozenset(),
     subjects: frozenset[str] = frozenset(),
+    done: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether ``text`` says the ``dictated`` words, within reason (the module docstring)."""
-    said = (names, others, attributed, polite, aside, label, titles, acted, things, subjects)
+    said = (names, others, attributed, polite, aside, label, titles, acted, things, subjects, done)
     fault = said_fault(text, dictated, *said)
     return fault is None
 
@@ -453,6 +461,7 @@ def said_fault(
     acted: frozenset[str] = frozenset(),
     things: frozenset[str] = frozenset(),
     subjects: frozenset[str] = frozenset(),
+    done: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``text`` does not say the ``dictated`` words, or None when it does: they stand in it as
     one run of words (a "please", a "have" or an article put in or left out aside; an env's own
@@ -472,7 +481,9 @@ def said_fault(
     given: "(training succeeded)" is a claim, not a name); ``things``: words the world keeps in
     lower case (a status, a vehicle's class), no name in any case ("plans changed, Child Seat");
     ``subjects``: the words that may say who did what a reason tells, before it (the kind and the
-    name of the person the call's records are for: "Customer found a better price elsewhere")."""
+    name of the person the call's records are for: "Customer found a better price elsewhere");
+    ``done``: what the run had done to the records its calls name, in the world's words, which
+    sentences of their own before or after the words may say (:func:`_reports`)."""
     if not isinstance(text, str):
         return "not a text"
     if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
@@ -527,9 +538,13 @@ def said_fault(
                 and _polite(folded, spans, range(k, len(spans)), None, unnamed)[0]
                 for k in range(end + 1, len(spans))
             )
+        if polite and done:  # "Your transfer pickup has been moved to 12:25. <the words>"
+            told = done | (label or frozenset())
+            head = head or _reports(folded, spans, range(0, i), told, i)
+            tail = tail or _reports(folded, spans, range(end, len(spans)), told, end)
         if head and tail and head_names + tail_names <= _NAMES:
             return None
-    again = (names, others, attributed, polite, aside, label, titles, acted, things, subjects)
+    again = (names, others, attributed, polite, aside, label, titles, acted, things, subjects, done)
     if not hits and polite and names:
         plain = _without_vocatives(text, names, phrase)
         if plain != text:
@@ -542,6 +557,56 @@ def said_fault(
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
     return "other words around them: " + ", ".join(repr(w) for w in (odd or around)[:4])
+
+
+REPORTED = _vocabulary(  # the words a sentence uses to tell someone what was done for them
+    "you your we our has have had been is are was were now new moved rescheduled changed updated update"
+    " to at on in from for of the a an and by this that it its all set as utc"
+)
+
+
+def _reports(text: str, spans: list[Span], side: range, done: frozenset[str], at: int) -> bool:
+    """Whether words ``side`` of a text (before the dictated words at ``at``, or after them) are
+    sentences of their own that tell what the run did, in the world's words: a word of
+    ``done`` (the records the calls name, the fields written and what they hold now, the call's
+    kind of record), of :data:`REPORTED`, a courtesy or a month, or a number or a time of a
+    value written ("moved to 12:25" of a pickup now at 12:25; never the 12:15 it was). Set
+    apart by a sentence's end or a colon ("Trip update: ..."); never a negation, a retraction
+    or a word of sending ("... and the driver was notified": a claim)."""
+    if not side:
+        return False
+    last = at - 1 if side.start == at else side.stop - 1  # the word before the break
+    gap = text[spans[last][2] : spans[last + 1][1]]
+    if not re.search(r"[.!?;:\n]", gap):
+        return False
+    vocabulary = done | _phrasal(done) | REPORTED | POLITE | COURTESIES | MONTHS | POSSESSIVES
+    digits = {d.lstrip("0") for w in done for d in re.findall(r"\d+", w)}
+    for word, _, _ in spans[side.start : side.stop]:
+        lowered = word.lower()
+        if lowered in NEGATIONS | RETRACTIONS | SENDING:
+            return False
+        numbers = re.findall(r"\d+", lowered)
+        if numbers:
+            if not all(n.lstrip("0") in digits for n in numbers) or _LETTERS.search(lowered):
+                return False
+        elif not _told(lowered, vocabulary):
+            return False
+    return True
+
+
+_PARTICLES = ("up", "off", "in", "out", "over")
+
+
+def _phrasal(words: frozenset[str]) -> frozenset[str]:
+    """The verbs of the compounds among ``words``, as a sentence says them: "pick", "picks",
+    "picked" of a "pickup" ("the transfer picks you up at 12:25")."""
+    found = set()
+    for word in words:
+        for particle in _PARTICLES:
+            verb = word.removesuffix(particle)
+            if verb != word and len(verb) >= 3 and verb.isalpha():
+                found |= {verb, verb + "s", verb + "ed", verb + "ing", particle}
+    return frozenset(found)
 
 
 def _without_vocatives(text: str, names: frozenset[str], phrase: list[str]) -> str:
@@ -983,15 +1048,15 @@ def _said(op: str, arg: Any) -> tuple[Any, ...]:
     names) only an attribution; a pattern without names (a verifier from before) as it did."""
     if not isinstance(arg, dict):
         none: frozenset[str] = frozenset()
-        return arg, None, none, op == "$says", True, none, None, None, none, none, none
+        return arg, None, none, op == "$says", True, none, None, None, none, none, none, none
     message = op == "$says" or bool(arg.get("attributed"))
     aside = frozenset(arg.get("aside", ()))
     label = frozenset(arg["label"]) if "label" in arg else None
     titles = frozenset(arg["titles"]) if "titles" in arg else None
     names, others = frozenset(arg["names"]), frozenset(arg.get("others", ()))
     acted, things = frozenset(arg.get("acted", ())), frozenset(arg.get("things", ()))
-    subjects = frozenset(arg.get("subjects", ()))
-    return arg["text"], names, others, True, message, aside, label, titles, acted, things, subjects
+    subjects, done = frozenset(arg.get("subjects", ())), frozenset(arg.get("done", ()))
+    return arg["text"], names, others, True, message, aside, label, titles, acted, things, subjects, done
 
 
 def text_fault(value: Any, pattern: Any) -> str | None:
@@ -1664,7 +1729,8 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         return float(after is MISSING and before is not MISSING)
     if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
         rest = _same_unlooked(after, before, check.get("looked", {}), check.get("ignore", []))
-        return float(rest and not _took_back(check.get("unsaid"), after, before))
+        unsaid = check.get("unsaid")
+        return float(rest and not _took_back(unsaid, after, before) and not claimed(unsaid, after, before))
     if kind == "others_unchanged":  # every other member of a collection left as it was
         ignore = check.get("ignore", [])
         by_key = check.get("ignore_by_key", {})
@@ -1676,7 +1742,9 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         bounds = check.get("may_become", {})
         kept = [
             k in now
-            and _same_unlooked(now[k], before[k], looked, ignore + by_key.get(k, []))
+            and _same_unlooked(
+                now[k], before[k], looked, ignore + by_key.get(k, []) + _moved(now[k], before[k], check)
+            )
             and within(now[k], before[k], bounds.get(k, {}))
             for k in keep
         ]
@@ -1701,6 +1769,16 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
                 new.pop(hit)
         return found / len(check["expected"])
     raise ValueError("unknown check kind " + repr(kind))
+
+
+def _moved(record: Any, before: Any, check: dict[str, Any]) -> list[str]:
+    """The fields of a record that made one of the moves the world's clock makes to records of
+    its collection (``check["may_move"]``: a driver "available" -> "offline" when a shift ends)."""
+    return [
+        field
+        for field, moves in check.get("may_move", {}).items()
+        if any(same(get(before, field), old) and same(get(record, field), new) for old, new in moves)
+    ]
 
 
 def within(record: Any, before: Any, bounds: "dict[str, list[Any]]") -> bool:
@@ -1739,6 +1817,22 @@ def _took_back(spec: Any, after: Any, before: Any) -> bool:
         )
 
     return any(denies(get(after, f)) and not denies(get(before, f)) for f in spec.get("fields", ()))
+
+
+def claimed(spec: Any, after: Any, before: Any) -> list[str]:
+    """The words of a free note the run wrote on an edited record (``spec["fields"]``) that name
+    someone or something else of the world, or a state the record is not in (``spec["others"]``:
+    "Done by amara" of an item emil did, "Cancelled" of one done, "Duplicate of AI-659"; round
+    30, all paid 1.0). A verifier from before (no ``others``) claims nothing."""
+    if not isinstance(spec, dict) or not spec.get("others"):
+        return []
+    others = frozenset(spec["others"])
+    found: list[str] = []
+    for field in spec.get("fields", ()):
+        text = get(after, field)
+        if isinstance(text, str) and not same(text, get(before, field)):
+            found += [w for w in words(text) if w in others and w not in found]
+    return found
 
 
 def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
@@ -2011,7 +2105,7 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict, acts
     acts = functools.cache(acts)
     for key, said in extra.items():
         # (a field the state leaves empty, a draft's subject kept in its file, tells nothing)
-        fields = [r[f] for r in records for f in r if _key(f) == _key(key) and r[f] not in ("", [], None)]
+        fields = [v for r in records for v in _named_fields(r, _key(key)) if v not in ("", [], None)]
         if fields and not any(same(said, field) for field in fields):
             return False  # the asked records hold another value: a contradiction
         if fields:
@@ -2031,6 +2125,24 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict, acts
             if _fact(leaf) not in own:
                 return False  # not what the asked record says ("urgent_service": another service)
     return True
+
+
+def _named_fields(record: Any, key: str) -> list[Any]:
+    """The values a record holds under ``key`` (up to case and separators), at any depth, a
+    number also by its size: the asked journal's ``quantity`` is its lines' -1 and 1, so a
+    ``"quantity": 1`` beside it repeats the record (round 30, H1: 0.833 for the dictated 1)."""
+    found: list[Any] = []
+    if isinstance(record, dict):
+        for name, value in record.items():
+            if _key(str(name)) == key:
+                found.append(value)
+                if type(value) is int and value < 0:
+                    found.append(-value)
+            found += _named_fields(value, key) if isinstance(value, dict | list) else []
+    elif isinstance(record, list):
+        for item in record:
+            found += _named_fields(item, key)
+    return found
 
 
 def _acted_as(key: str, leaf: str, made: dict[str, set[str]], acts: dict[str, set[str]]) -> bool:
@@ -2103,15 +2215,21 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
     ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str)}  # "EVT-85d582bf" too
     mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
     held = [get(ctx["final"].get(env, MISSING), path) for env, path in check.get("held_by") or []]
-    told = [  # what a call on an asked record answered of it: "previous_owner" of a reassignment
+    run_ids = {mine.get(key, key) for key in ids}
+    told = [  # what a call on an asked record answered of it: "previous_owner" of a reassignment,
+        # or the call that made it: "record": "ops/incident-INC-2042.md" of a new incident
+        # (round 30, H1: 0.75)
         _rename(action["result"], names)
         for action in ctx.get("actions") or []
         if isinstance(action.get("result"), dict)
         and not _failed(action)
         and isinstance(action.get("args"), dict)
-        and {mine.get(key, key) for key in ids} & {v for v in _leaves(action["args"]) if isinstance(v, str)}
+        and (
+            run_ids & {v for v in _leaves(action["args"]) if isinstance(v, str)}
+            or run_ids & {v for v in action["result"].values() if isinstance(v, str)}
+        )
     ]
-    return [
+    records = [
         _rename(members[mine.get(key, key)], names)
         for state in ctx["final"].values()
         if isinstance(state, dict)
@@ -2119,7 +2237,13 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
         if isinstance(members, dict)
         for key in sorted(ids)
         if isinstance(members.get(mine.get(key, key)), dict)
-    ] + [record for record in [*held, *told] if isinstance(record, dict)]
+    ] + [record for record in held if isinstance(record, dict)]
+    # what a call answered tells only what the records do not hold now: the owner an item was
+    # made with is no owner once it was reassigned (round 29, G4: "owner": "chen" of an item
+    # now farah's)
+    now = {_key(str(f)) for record in records for f in record}
+    answered = [{k: v for k, v in r.items() if _key(str(k)) not in now} for r in told if isinstance(r, dict)]
+    return records + answered
 
 
 def _key(name: str) -> str:
