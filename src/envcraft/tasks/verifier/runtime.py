@@ -847,9 +847,16 @@ def _path_in(word: str, allowed: frozenset[str]) -> bool:
 
 def _parts_in(word: str, allowed: frozenset[str]) -> bool:
     """Whether a word joined by hyphens or underscores is allowed words throughout ("follow-up",
-    "new_message"); an id ("msg-0001") is no such word."""
+    "new_message"), a number among them one ``allowed`` holds as a number of its own
+    ("payments-2" of partition 2 of payments; round 31, I2: 0.75); an id ("msg-0001") is no such
+    word: its number is zero-padded, or one no record's field holds."""
     parts = [p for p in re.split(r"[-_]", word) if p]
-    return all(p in allowed and not p.isdigit() for p in parts) if parts else False
+    numbers = [p for p in parts if p.isdigit()]
+    return (
+        len(numbers) < len(parts)
+        and all(p in allowed for p in parts)
+        and not any(n.startswith("0") for n in numbers)
+    )
 
 
 def _salutations(text: str, spans: list[Span], used: list[bool]) -> list[range]:
@@ -1458,9 +1465,11 @@ def section_fault(
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
 
 
-_LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\s+|\s+)*"
-# the record a label's number is said of, between them: "on-hand at Atlanta is now 51"
-_WHERE = r"(?:(?:at|of|in|for)\s+(?:[A-Z][\w-]*\s+){1,3}" + _LINKS + r")?"
+_LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\b|\s+)*"  # "is now", ": "
+# the record a label's number is said of, between them, by its name: "on-hand at Atlanta is now 51"
+# (capitalised even where the label is read in any case: "position of payments partition 2: 38"
+# gives the position 38, not 2; round 31, I2: 0.75)
+_WHERE = r"(?:(?:at|of|in|for)(?:\s+(?-i:[A-Z])[\w-]*){1,3}" + _LINKS + r")?"
 
 
 _PAST = frozenset(
