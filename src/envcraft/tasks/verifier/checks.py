@@ -1142,7 +1142,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
 def _done_words(golden: Outcome, book: Phrasebook | None, action: Action, made: set[str]) -> set[str]:
     """What the run had done by the end of the call's turn to the records of the call's
     environment that its calls name, but for those the call itself makes (``made``): their
-    kinds, the fields it wrote with the values they held and hold (:func:`written_words`), so a
+    kinds, the fields it wrote with the values they hold now (:func:`written_words`), so a
     sentence of a text the call passes may say it ("Your transfer pickup has been moved to
     12:25."; round 30, three such messages scored 0.667). What the world did on its own to
     records no call named (a flight delayed elsewhere) is no part of it, nor is a word of
