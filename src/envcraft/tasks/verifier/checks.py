@@ -404,6 +404,21 @@ def generated_change(change: dict[str, Any], asked: set[str]) -> bool:
     return generated(unescape_token(change["path"].rsplit("/", 1)[-1]), change.get("after"), asked)
 
 
+def counters_free(pattern: Any) -> Any:
+    """A file the environment renders from its records (``pattern``, parsed JSON) with each
+    number a field the environment numbers holds (:func:`generated`: a recipe's ``version``, a
+    rule's ``rule_no``) read as any number, as the records' own checks read them: a rule added,
+    removed by mistake and added again leaves the same recipe at version 3 (round 32, J3: 0.833)."""
+    if isinstance(pattern, list):
+        return [counters_free(p) for p in pattern]
+    if not isinstance(pattern, dict) or any(str(k).startswith("$") for k in pattern):
+        return pattern
+    return {
+        k: {"$any": "number"} if isinstance(v, int) and generated(str(k), v, set()) else counters_free(v)
+        for k, v in pattern.items()
+    }
+
+
 def content_items(pattern: Any, gold: Any, asked: set[str], text: Callable[[str], Any]) -> Any:
     """A list of records matched by content: each record by its asked fields, in any order, a
     field's text as ``text`` reads it (the dictated note of a journal line, within reason)."""
@@ -442,6 +457,24 @@ def options_free(pattern: Any, options: set[str]) -> Any:
         k: {"$any": "str"} if k in options and v == "" else options_free(v, options)
         for k, v in pattern.items()
     }
+
+
+def optional_fields(pattern: Any, options: set[str]) -> Any:
+    """``pattern`` (a file the environment renders) with each dictated text in it told the words
+    of ``options`` (optional text arguments the reference left out, :func:`empty_options`), which
+    the environment may render beside the words with their value: "(due 2026-01-15)" after a
+    to-do an agent gave a due date (:func:`envcraft.tasks.verifier.runtime.rendered_options`)."""
+    if not options:
+        return pattern
+    if isinstance(pattern, list):
+        return [optional_fields(p, options) for p in pattern]
+    if not isinstance(pattern, dict):
+        return pattern
+    said = pattern.get("$says", pattern.get("$text"))
+    if len(pattern) == 1 and isinstance(said, dict):
+        words = sorted({w for option in options for w in vr.words(humanize(option))})
+        return {op: {**arg, "optional": words} for op, arg in pattern.items()}
+    return {k: optional_fields(v, options) for k, v in pattern.items()}
 
 
 def wild(pattern: Any) -> bool:

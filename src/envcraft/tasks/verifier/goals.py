@@ -29,12 +29,14 @@ from envcraft.tasks.verifier.checks import (
     affirmed,
     asked_values,
     carried_context,
+    counters_free,
     file_format,
     generated,
     generated_change,
     guard_on_time,
     id_shaped,
     is_counter,
+    optional_fields,
     options_free,
     pattern_of,
     route_ends,
@@ -364,7 +366,7 @@ class GoalChecks(CheckList):
                         expected=request.expected,
                         **self._only_ids(request),
                         **(
-                            {"extra_keys": "facts", **self._held_by(request)}
+                            {"extra_keys": "facts", "verbs": self._verbs(), **self._held_by(request)}
                             if request.format == "json"
                             else {}
                         ),
@@ -392,11 +394,10 @@ class GoalChecks(CheckList):
                     if fmt == "lines":
                         expected = [self._record_line(line) for line in expected]
                     expected = self.ids_free(expected)  # the env's own lines name what it numbered
+                    unpassed = set().union(*(self._unpassed_options(env, turn) for env in self.golden.final))
                     if fmt == "json":
-                        unpassed = set().union(
-                            *(self._unpassed_options(env, turn) for env in self.golden.final)
-                        )
-                        expected = options_free(expected, unpassed)
+                        expected = counters_free(options_free(expected, unpassed))
+                    expected = optional_fields(expected, unpassed)
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin
                 label = "written" if old is None else "updated"
@@ -529,6 +530,19 @@ class GoalChecks(CheckList):
         texts = [content, *(window(run, turn)[3].get(path) for run in self.world.runs(turn)[1:])]
         counts = {len(vr.counted_lines(t)) for t in texts if t is not None}
         return counts.pop() if len(counts) == 1 else None
+
+    def _verbs(self) -> list[str]:
+        """The acts of the task's environments: the first word of each tool that changes the
+        world (``book`` of ``book_series``), which an extra key of an asked JSON object may not
+        claim of what it holds unless the run's act did it (the runtime's ``object_matches``)."""
+        return sorted(
+            {
+                tool.split("_")[0]
+                for env, tools in self.world.options.items()
+                for tool in tools
+                if tool not in self.world.reads.get(env, ())
+            }
+        )
 
     def _held_by(self, request: FileRequest) -> dict[str, Any]:
         """The records the asked values are fields of (``held_by``: ``[env, path]``, a booking of

@@ -193,6 +193,10 @@ POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at
     " booking bookings reservation record entry added logged recorded below above attached"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
+HANDING_ON = _vocabulary(  # a note handing work on asks for it, claiming nothing of the world
+    "handle handling take taking look looking one passing over onto action attention"
+    " deal care could can would will you need needs needed required when possible pick"
+)
 COURTESY_LINES = (
     _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
         "fyi see below above forwarding forwarded forward fwd requested attached here as per"
@@ -689,10 +693,12 @@ def _aside(
         if not any(_named(w.lower(), naming) or any(c.isdigit() for c in w) for w, _, _ in side):
             return False
     own = first > 0 and any(p in acted for w, _, _ in side for p in _LETTERS.findall(w.lower()))
-    for word, _, _ in side:
+    for k, (word, _, _) in enumerate(side):
         lowered = word.lower()
         if lowered in NEGATIONS | RETRACTIONS:
             return False
+        if first > 0 and values is not None and lowered.isdigit() and not _numbering(side, k, kinds | values):
+            return False  # a count, not a name: "Smooth pickup, rider wait 30 minutes" (round 32, J3: 1.0)
         if lowered in known or ((first == 0 or own) and _labels(lowered, kinds)):
             continue
         letters, digits = _LETTERS.findall(lowered), re.findall(r"\d+", lowered)
@@ -703,6 +709,16 @@ def _aside(
         if numbers and not all(d.lstrip("0") in numbers for d in digits):
             return False  # another record's number: "(re ITN-4002)" beside ITN-4001
     return True
+
+
+def _numbering(side: list[Span], k: int, naming: frozenset[str]) -> bool:
+    """Whether the bare number ``side[k]`` numbers what the word before it names: a record by its
+    kind or a name of it ("trip 40631", "partition 2"), or a day by its month ("Jan 5"). A number
+    after anything else is a quantity the aside claims ("wait 30 minutes", "30 minutes")."""
+    if k == 0:
+        return False
+    before = side[k - 1][0].lower()
+    return before in MONTHS or _labels(before, naming) or _named(before, naming)
 
 
 def _named(word: str, naming: frozenset[str]) -> bool:
@@ -793,7 +809,8 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     allowed = (
         None
         if framing is None
-        else (POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | frozenset(framing) | context) - claims
+        # ("no" points at a number, never at nothing to do: "Lena has it, no action needed")
+        else ((_GENERIC_FRAMING - NEGATIONS - RETRACTIONS) | frozenset(framing) | context) - claims
     )
     for side in _salutations(folded, spans, used):
         used[side.start : side.stop] = [True] * len(side)
@@ -969,11 +986,13 @@ def framed(value: Any, parts: Any) -> bool:
     """``parts`` = ``[text, pattern, text, pattern, ..., text]``: the value is the texts as written
     with each pattern matched between them (one dictated text the env renders twice: two to-dos
     with the same words)."""
-    return (
-        isinstance(value, str)
-        and value.startswith(parts[0])
-        and _framed_from(value, len(parts[0]), parts[1:])
-    )
+    if not isinstance(value, str):
+        return False
+    optional = [w for p in parts[1::2] if isinstance(p, dict) for a in p.values() for w in _optional(a)]
+    if optional:  # what the env renders of a field nobody named, in the frames too (a to-do's due date)
+        value = rendered_options(value, optional)
+        parts = [rendered_options(p, optional) if i % 2 == 0 else p for i, p in enumerate(parts)]
+    return value.startswith(parts[0]) and _framed_from(value, len(parts[0]), parts[1:])
 
 
 def _framed_from(value: str, start: int, parts: list[Any]) -> bool:
@@ -1000,7 +1019,7 @@ def matches(value: Any, pattern: Any) -> bool:
         if op == "$one_of":
             return any(matches(value, p) for p in arg)
         if op in ("$text", "$says"):  # dictated words, read within reason
-            return said_fault(value, *_said(op, arg)) is None
+            return said_fault(value, *_said(op, arg)) is None or _says_rendered(value, op, arg)
         if op == "$composed":
             return composed(value, arg)
         if op == "$framed":
@@ -1066,6 +1085,32 @@ def _said(op: str, arg: Any) -> tuple[Any, ...]:
     return arg["text"], names, others, True, message, aside, label, titles, acted, things, subjects, done
 
 
+def _says_rendered(value: Any, op: str, arg: Any) -> bool:
+    """Whether ``value`` says the words once what the environment rendered of optional fields
+    beside them is left out (:func:`rendered_options`)."""
+    plain = rendered_options(value, _optional(arg))
+    return plain != value and said_fault(plain, *_said(op, arg)) is None
+
+
+def _optional(arg: Any) -> list[str]:
+    """The words of the optional fields a dictated text's environment may render beside it."""
+    return list(arg.get("optional", ())) if isinstance(arg, dict) else []
+
+
+def rendered_options(value: Any, optional: list[str]) -> Any:
+    """``value`` less what an environment renders beside dictated words of an optional field the
+    user never named: a word of the field's name and its date, time or number ("Book the room
+    (due 2026-01-15)" of a to-do given a due date). The record's own check leaves such a field
+    free, so the file the environment renders from the record does too (round 30, H2: 0.714).
+    ``optional``: the words of those fields' names (``$says`` in a file the environment renders)."""
+    if not optional or not isinstance(value, str):
+        return value
+    names = "|".join(re.escape(w) for w in optional)
+    field = rf"(?i)(?:,\s*)?\b(?:{names})\s+(?:{_DATE.pattern}|\d+)(?![\w:-])"
+    plain = re.sub(field, "", value)
+    return re.sub(r"\s*\(\s*\)", "", re.sub(r"\(\s*,\s*", "(", plain))
+
+
 def text_fault(value: Any, pattern: Any) -> str | None:
     """Why ``value`` is not the free text ``pattern`` reads (``$text``, ``$says``, ``$composed``),
     or None when it is, or when ``pattern`` is no such pattern (``tasks score --explain``)."""
@@ -1073,7 +1118,8 @@ def text_fault(value: Any, pattern: Any) -> str | None:
         return None
     ((op, arg),) = pattern.items()
     if op in ("$text", "$says"):
-        return said_fault(value, *_said(op, arg))
+        fault = said_fault(value, *_said(op, arg))
+        return None if fault is None or _says_rendered(value, op, arg) else fault
     if op == "$composed":
         return composed_fault(value, arg)
     return None
@@ -1406,6 +1452,8 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
     # a quantity with its unit and how it moved: "9 units of SKU-17680", "went from 60 to 51"
     " x units unit pcs pieces qty went down up dropped rose increased decreased reduced"
 )
+# the words a text the agent composes may frame the values it carries with, whatever the task
+_GENERIC_FRAMING = POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | HANDING_ON
 
 
 def section_fault(
@@ -1982,6 +2030,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 lambda: asked_records(ctx, check),
                 lambda: made_ids(ctx),
                 lambda: acts_naming(ctx),
+                frozenset(check.get("verbs", ())),
             )
         )
     return float(
@@ -2061,9 +2110,10 @@ def noted(line: str, note: list[str]) -> bool:
     """Whether a line the agent wrote where it may write what it likes (the body of a forward
     nobody dictated one for) says only what ``note`` allows (the words the world and the user say
     of the record and its acts: "FYI - forwarding the escalated message from the follow-up log"),
-    courtesies and pointing words, or a date; never a negation or a retraction ("Please ignore
+    courtesies, pointing words and the words that hand work on ("Passing this on, please
+    handle."; round 32, J1: 0.8), or a date; never a negation or a retraction ("Please ignore
     this, sent by mistake")."""
-    allowed = POLITE | MENTION | POINTING | REPORTING | POSSESSIVES | frozenset(note)
+    allowed = POLITE | MENTION | POINTING | REPORTING | POSSESSIVES | HANDING_ON | frozenset(note)
     allowed -= NEGATIONS | RETRACTIONS
     return all(
         _DATE.fullmatch(w)
@@ -2082,7 +2132,14 @@ def _plural_of(word: str, allowed: frozenset[str]) -> bool:
 _ID = re.compile(r"([A-Za-z]+[-_]?)\d+")
 
 
-def object_matches(value: Any, expected: Any, known: Any, made: Any = dict, acts: Any = dict) -> bool:
+def object_matches(
+    value: Any,
+    expected: Any,
+    known: Any,
+    made: Any = dict,
+    acts: Any = dict,
+    verbs: frozenset[str] = frozenset(),
+) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
     key only repeats what the asked records say (``known()``: :func:`asked_records`; a field
     several of them have, as one of them holds it: a draft's thread's subject) or names a record
@@ -2096,7 +2153,10 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict, acts
     receipt's id contradicts the answer). A key that names an act and a kind holds the id of a
     record of that kind a call of that act named (``acts()``: :func:`acts_naming`):
     ``"forwarded_message": "MSG-0001"`` beside the asked forward's id, when the run forwarded
-    MSG-0001; never an id only read or another act's."""
+    MSG-0001; never an id only read or another act's. A key that names one of ``verbs`` (the
+    acts of the task's environments) says what that act did, so only that holds it:
+    ``"booked_sessions"`` of the four sessions of a series whose first alone the member got is
+    a claim, though the series holds all four (round 30, H3: 1.0)."""
     if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
         k.startswith("$") for k in expected
     ):
@@ -2119,6 +2179,10 @@ def object_matches(value: Any, expected: Any, known: Any, made: Any = dict, acts
             return False  # the asked records hold another value: a contradiction
         if fields:
             continue  # a field of the asked record, as it is: "forward_of": "MSG-0002" beside a forward
+        if _claims_act(key, verbs):
+            if all(isinstance(leaf, str) and _acted_as(key, leaf, made(), acts()) for leaf in _leaves(said)):
+                continue
+            return False  # "booked_sessions": what the act did, not whatever the records hold
         for leaf in _leaves(said):
             if isinstance(leaf, str) and leaf in asked:
                 continue
@@ -2164,6 +2228,20 @@ def _acted_as(key: str, leaf: str, made: dict[str, set[str]], acts: dict[str, se
     return all(any(_same_stem(part, word) for word in tools) for part in parts[:-1])
 
 
+def _claims_act(key: str, verbs: frozenset[str]) -> bool:
+    """Whether a key says what an act did to what it holds: a word before its last (the kind)
+    is a form of one of ``verbs`` ("booked_sessions", "cancelled_booking_id")."""
+    parts = [p for p in _key(key).split("_") if p not in ("id", "ids")]
+    return any(_same_stem(part, verb) or _inflected(part, verb) for part in parts[:-1] for verb in verbs)
+
+
+def _inflected(word: str, verb: str) -> bool:
+    """Whether ``word`` is ``verb`` or a regular form of it ("added" of "add", "tagged" of "tag")."""
+    return word == verb or (
+        word.startswith(verb) and word[len(verb) :] in ("s", "d", "ed", "ing", verb[-1] + "ed")
+    )
+
+
 def _same_stem(word: str, other: str) -> bool:
     """Whether two words are forms of one verb: "forwarded" and "forward", "replied" and "reply"."""
     shorter = min(len(word), len(other))
@@ -2173,10 +2251,35 @@ def _same_stem(word: str, other: str) -> bool:
 
 def acts_naming(ctx: dict[str, Any]) -> dict[str, set[str]]:
     """Per id a call that went through named, the words of those calls' tool names: what was
-    done to it (MSG-0001 -> {"forward", "message"})."""
+    done to it (MSG-0001 -> {"forward", "message"}); and per id a record a call made holds, the
+    same (the record the run made that the call answered first, not given it): a series booking
+    makes a booking for a session, so that session is one it booked (CLS-30063 -> {"book",
+    "series"}); the sessions it skipped, which the series it was given made, are not."""
     found: dict[str, set[str]] = {}
     for action, leaf in _named_by_calls(ctx):
         found.setdefault(leaf, set()).update(str(action.get("tool", "")).split("_"))
+    new = _new_records(ctx)
+    for action in ctx.get("actions") or []:
+        if _failed(action) or not isinstance(action.get("result"), dict):
+            continue
+        given = set(_leaves(action.get("args")))
+        answered = {leaf for leaf in _leaves(action["result"]) if isinstance(leaf, str) and leaf not in given}
+        for key in sorted(answered & set(new)):
+            for leaf in _leaves(new.pop(key)):
+                if isinstance(leaf, str):
+                    found.setdefault(leaf, set()).update(str(action.get("tool", "")).split("_"))
+    return found
+
+
+def _new_records(ctx: dict[str, Any]) -> dict[str, Any]:
+    """The records the run made, by their keys, as the run left them."""
+    found: dict[str, Any] = {}
+    for env, state in ctx["final"].items():
+        before = ctx["initial"].get(env) or {}
+        for collection, members in state.items() if isinstance(state, dict) else ():
+            if isinstance(members, dict):
+                old = before.get(collection) or {}
+                found.update({k: r for k, r in members.items() if k not in old})
     return found
 
 
@@ -2219,7 +2322,8 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
     """The records at the end that the check's asked values name by id, as the check reads the
     run (the run's new ids as the golden run's), those the asked values are fields of
     (``check["held_by"]``), and what the run's calls on them answered (a reassignment's
-    ``previous_owner``: round 26, DC t3 5 scored 0.8 for the true ``"previous_owner": "hana"``)."""
+    ``previous_owner``: round 26, DC t3 5 scored 0.8 for the true ``"previous_owner": "hana"``)
+    and the records they name hold, for the fields they do not hold themselves."""
     names = renaming(ctx, check)
     ids = {leaf for leaf in _leaves(check["expected"]) if isinstance(leaf, str)}  # "EVT-85d582bf" too
     mine = {gold: run for run, gold in names.items() if not gold.endswith(" voided>")}
@@ -2252,7 +2356,19 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
     # now farah's)
     now = {_key(str(f)) for record in records for f in record}
     answered = [{k: v for k, v in r.items() if _key(str(k)) not in now} for r in told if isinstance(r, dict)]
-    return records + answered
+    # ... and so do the records they name: the customer of a return's order (round 32, J2: 0.8
+    # for the true "customer_id": "CUS-1002" beside the asked return)
+    linked = {leaf for record in records for leaf in _leaves(record) if isinstance(leaf, str)} - run_ids
+    beside = [
+        {k: v for k, v in members[key].items() if _key(str(k)) not in now}
+        for state in ctx["final"].values()
+        if isinstance(state, dict)
+        for members in state.values()
+        if isinstance(members, dict)
+        for key in sorted(linked)
+        if isinstance(members.get(key), dict)
+    ]
+    return records + answered + beside
 
 
 def _key(name: str) -> str:

@@ -1,0 +1,267 @@
+"""Classes found by the blind audits and fixed in the thirty-second round, each on its real task.
+
+* A to-do given a due date nobody asked for (rounds 29 and 30: 0.8, 0.714): the record's check
+  leaves the optional field free, but todo.md, which the environment renders from the record,
+  shows "(due 2026-01-15)" beside the dictated words, and the file's check pinned the reference's
+  rendering. What the environment renders of an optional field the user never named is free in
+  the file as in the record; the words around the dictated ones are read as before.
+* A JSON key that names an act says what the act did (round 30, H3: 1.0): "booked_sessions"
+  holding the four sessions of a new series, of which the member got only the first, passed
+  because the series holds all four. Such a key now holds only records the act named, or that a
+  record it made holds (the booking it made is for the first session).
+
+The thirty-second round's findings, on its real tasks (``tests/fixtures/audit_tasks_round32.jsonl``,
+a default run at ``2566e65``, seed 32, stored without verifiers):
+
+* A note nobody dictated hands work on in its own words (J1: six cover notes of a forward at
+  0.6 and 0.8): "Passing this on for follow-up.", "Please follow up on this one." and "Please
+  handle this escalated message." failed a closed vocabulary; a claim or a retraction still fails.
+* An asked JSON object may repeat what the records its records name hold (J2: 0.8): the
+  customer of the return's order.
+* An aside after dictated words names records, it does not count (J3: 1.0): "Smooth pickup,
+  rider wait 30 minutes" on a trip with no wait; "(trip 40631)" and "(Jan 5 07:00)" still name.
+* A number the environment counts is free in a file it renders, as in the record (J3: 0.833): a
+  rule added, removed by mistake and added again leaves the recipe at version 3 in lineage.json.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from envcraft.tasks.format.model import Task
+
+from .test_created_records import audit_tasks, call, score
+
+Turns = list[list[dict[str, Any]]]
+TODO = "mail_triage-ee01e93a8a1b"  # (round 29) a to-do with dictated text on a flagged message, then a file
+SERIES = "class_booking-6ff8ee43f74d"  # (round 30) a weekly series; sign a member up; the ids in a JSON file
+FORWARD = "mail_triage-472ddea5f59f"  # pass the escalated message on to Customer Operations, then its id
+RETURN = "returns_desk-793f470c9b65"  # take a damaged return of an order a mail names and refund it
+SETTLE = "rideshare_dispatch-e14940f55dab"  # complete a trip, record the driver's 1-star rating and comment
+RECIPE = "sheet_analytics-70d7e3bd34c6"  # create a cleaning recipe, then add a rule to it
+
+
+@pytest.fixture(scope="module")
+def round29() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round29.jsonl")
+
+
+@pytest.fixture(scope="module")
+def round30() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round30.jsonl")
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round32.jsonl")
+
+
+def todo(text: str, **extra: Any) -> Turns:
+    return [
+        [
+            call("mail_triage", "read_file", path="inbox/handoff.md"),
+            call("mail_triage", "add_todo", text=text, message_id="MSG-0004", **extra),
+            call("mail_triage", "flag_message", message_id="MSG-0004", flagged=True),
+        ],
+        [
+            call(
+                "mail_triage",
+                "write_file",
+                path="notes/handover.json",
+                content='{\n  "new_to-do": "TODO-01"\n}\n',
+            )
+        ],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "paid"),
+    [
+        ("Book the meeting room for Thursday", {"due_date": "2026-01-15"}, True),
+        ("Book the meeting room for Thursday", {"due_date": "2026-01-08"}, True),
+        ("Book the meeting room for Thursday", {}, True),
+        # the words in the text itself are the record's text, which is checked as dictated
+        ("Book the meeting room for Thursday, due 2026-01-15", {}, False),
+        ("Book the meeting room for Friday", {"due_date": "2026-01-15"}, False),
+        ("Do not book the meeting room for Thursday", {"due_date": "2026-01-15"}, False),
+    ],
+)
+def test_an_optional_field_the_env_renders_is_free_in_its_file(
+    round29: dict[str, Task], text: str, extra: dict[str, Any], paid: bool
+) -> None:
+    assert (score(round29[TODO], todo(text, **extra)) == 1.0) is paid
+
+
+def series(extra: dict[str, Any]) -> Turns:
+    """The reference, with ``extra`` keys in the asked handover (only CLS-30063 of the four
+    sessions opens for booking: the member's booking is for it)."""
+    answer = {"new_booking": "BKG-50057", "new_weekly_series": "SER-802", **extra}
+    return [
+        [
+            call("mail_triage", "read_file", path="logs/coach-watch.log"),
+            call("mail_triage", "read_message", message_id="MSG-0010"),
+            call(
+                "class_booking",
+                "create_series",
+                class_type="vinyasa-yoga",
+                room_id="RM-13",
+                coach_id="COA-105",
+                first_start="2026-01-10T11:00:00Z",
+                weeks=4,
+            ),
+            call("class_booking", "book_series", member_id="MEM-2018", series_id="SER-802"),
+        ],
+        [call("mail_triage", "write_file", path="handover/handover.json", content=json.dumps(answer))],
+    ]
+
+
+ALL = ["CLS-30063", "CLS-30064", "CLS-30065", "CLS-30066"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "paid"),
+    [
+        ({}, True),
+        ({"booked_sessions": ["CLS-30063"]}, True),
+        ({"booked_session": "CLS-30063"}, True),
+        ({"sessions": ALL}, True),  # what the series holds, claiming nothing of them
+        ({"created_sessions": ALL}, True),  # the series the run created made them
+        ({"booked_sessions": ALL}, False),
+        ({"booked_session": "CLS-30064"}, False),
+        ({"cancelled_sessions": ["CLS-30064"]}, False),
+    ],
+)
+def test_a_key_naming_an_act_holds_what_the_act_did(
+    round30: dict[str, Task], extra: dict[str, Any], paid: bool
+) -> None:
+    assert (score(round30[SERIES], series(extra)) == 1.0) is paid
+
+
+def forwarded(note: str) -> Turns:
+    return [
+        [
+            call("mail_triage", "read_file", path="logs/alerts.log"),
+            call(
+                "mail_triage",
+                "draft_forward",
+                message_id="MSG-0001",
+                to=["Customer Operations <cs-team@northwind.example>"],
+                body=note,
+            ),
+            call("mail_triage", "send_draft", draft_id="MSG-0010"),
+        ],
+        [
+            call(
+                "mail_triage",
+                "write_file",
+                path="handover/result.json",
+                content='{"new_message": "MSG-0010"}',
+            )
+        ],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("note", "paid"),
+    [
+        ("Hi team,\n\nPassing this escalated message on to you for follow-up.\n\nThanks,\nAlex", True),
+        ("Passing this on for follow-up.", True),
+        ("Please follow up on this one.", True),
+        ("Hi team,\n\nplease handle this escalated message.\n\nThanks,\nAlex", True),
+        ("Escalated, follow-up required.", True),
+        ("Please ignore this, no action needed.", False),
+        ("Lena already has the number, no action needed.", False),
+        ("Approved by finance, please pay.", False),
+        ("Passing this on, it was resolved yesterday.", False),
+    ],
+)
+def test_a_note_nobody_dictated_hands_work_on_in_its_own_words(
+    tasks: dict[str, Task], note: str, paid: bool
+) -> None:
+    assert (score(tasks[FORWARD], forwarded(note)) == 1.0) is paid
+
+
+def returned(answer: dict[str, Any]) -> Turns:
+    return [
+        [
+            call("mail_triage", "read_message", message_id="MSG-0010"),
+            call(
+                "returns_desk",
+                "open_return",
+                order_id="ORD-100002",
+                sku="EL-1003",
+                quantity=1,
+                reason="no_longer_needed",
+            ),
+            call("returns_desk", "receive_return", return_id="RMA-00002", condition="damaged"),
+            call("returns_desk", "issue_refund", return_id="RMA-00002"),
+        ],
+        [call("mail_triage", "write_file", path="reports/result.json", content=json.dumps(answer))],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "paid"),
+    [
+        ({"customer_id": "CUS-1002"}, True),  # the customer of the return's order
+        ({"order_id": "ORD-100002", "customer_id": "CUS-1002"}, True),
+        ({"customer_id": "CUS-1003"}, False),  # another customer
+        ({"order_id": "ORD-100004"}, False),  # the customer's other order
+    ],
+)
+def test_an_asked_object_may_repeat_what_its_records_records_hold(
+    tasks: dict[str, Task], extra: dict[str, Any], paid: bool
+) -> None:
+    answer = {"new_return": "RMA-00002", "new_refund": "RF-00001", **extra}
+    assert (score(tasks[RETURN], returned(answer)) == 1.0) is paid
+
+
+def settled(comment: str) -> Turns:
+    return [
+        [
+            call("rideshare_dispatch", "list_trips"),
+            call("rideshare_dispatch", "complete_trip", trip_id="TRP-40631"),
+            call(
+                "rideshare_dispatch",
+                "rate_trip",
+                trip_id="TRP-40631",
+                rated_by="driver",
+                stars=1,
+                comment=comment,
+            ),
+        ]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("comment", "paid"),
+    [
+        ("Smooth pickup.", True),
+        ("Smooth pickup (trip TRP-40631)", True),
+        ("Smooth pickup (trip 40631)", True),
+        ("Smooth pickup, rider wait 30 minutes", False),
+        ("Smooth pickup, 1-star rider, wait 10 minutes", False),
+        ("Smooth pickup (30 minutes)", False),
+    ],
+)
+def test_an_aside_names_records_and_counts_nothing(tasks: dict[str, Task], comment: str, paid: bool) -> None:
+    assert (score(tasks[SETTLE], settled(comment)) == 1.0) is paid
+
+
+def recipe(*rule_calls: dict[str, Any]) -> Turns:
+    return [[call("sheet_analytics", "create_recipe", name="Northwind review")], list(rule_calls)]
+
+
+RULE = {"recipe_id": "RCP-03", "operation": "drop_invalid", "column": "rep"}
+
+
+def test_a_number_the_env_counts_is_free_in_the_file_it_renders(tasks: dict[str, Task]) -> None:
+    added = call("sheet_analytics", "add_cleaning_rule", **RULE)
+    removed = call("sheet_analytics", "remove_cleaning_rule", recipe_id="RCP-03", rule_no=1)
+    assert score(tasks[RECIPE], recipe(added)) == 1.0
+    assert score(tasks[RECIPE], recipe(added, removed, added)) == 1.0
+    other = call("sheet_analytics", "add_cleaning_rule", **{**RULE, "column": "region"})
+    assert score(tasks[RECIPE], recipe(added, other)) < 1.0  # another rule is another recipe
