@@ -52,7 +52,7 @@ class ClassBooking(Environment):
         Entity(
             "series",
             "weekly series",
-            ("the weekly {class_type} series on {weekday} at {start_time} in room {room_id}",),
+            ("the weekly {class_type} series on {weekday:weekday} at {start_time} in room {room_id}",),
         ),
     )
 

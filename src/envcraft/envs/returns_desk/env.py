@@ -53,8 +53,9 @@ class ReturnsDesk(Environment):
             ("open_return", "receive_return", "issue_refund"),
             "the customer brought back {quantity} unit(s) of {sku} from {order_id} "
             "{reason|damaged=that arrived damaged|wrong_item=that were the wrong item|"
-            "not_as_described=that are not as described|no_longer_needed=they no longer need}; they came "
-            "back {condition|unopened=unopened|opened=opened|damaged=damaged}: take the return and refund it"
+            "not_as_described=that are not as described|no_longer_needed=they no longer need}. The "
+            "parcel came back {condition|unopened=unopened|opened=opened|damaged=damaged}: take the return "
+            "and refund it"
             "[ {method|original_payment=to the original payment method|store_credit=as store credit}]",
         ),
     )

@@ -34,6 +34,10 @@ def is_time(value: Any) -> bool:
     return isinstance(value, str) and bool(_ISO_TIME.match(value) or _ISO_DATE.match(value))
 
 
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAYS = {day[:3]: day.capitalize() + "s" for day in _DAYS}  # "sat": "Saturdays"
+
+
 def _moment(value: str) -> datetime | None:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -52,6 +56,8 @@ def show_value(value: Any, fmt: str | None = None) -> str:
     if fmt == "person" and isinstance(value, str):
         name, address = parseaddr(value)
         return name or address or value  # "Dana Li <dana.li@northwind.example>": "Dana Li"
+    if fmt == "weekday" and isinstance(value, str) and value.lower()[:3] in _WEEKDAYS:
+        return _WEEKDAYS[value.lower()[:3]]  # "sat": "Saturdays" (a weekly series meets on it)
     if isinstance(value, str) and fmt in ("date", "time", "when") and (moment := _moment(value)):
         day = f"{moment.strftime('%B')} {moment.day}"
         if fmt == "date" or _ISO_DATE.match(value):

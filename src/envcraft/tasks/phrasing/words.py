@@ -49,9 +49,10 @@ def imperative(summary: str) -> str:
 
 def possessives(text: str) -> str:
     """``Wide World Importers's`` -> ``Wide World Importers'``; ``1 unit(s)`` -> ``1 unit``,
-    ``3 unit(s)`` -> ``3 units`` (goal phrases write plurals as ``(s)``)."""
+    ``1 counted unit(s)`` -> ``1 counted unit``, ``3 unit(s)`` -> ``3 units`` (goal phrases
+    write plurals as ``(s)``)."""
     text = re.sub(r"(?<=[A-Za-z]s)'s\b", "'", text)
-    text = re.sub(r"(?<![\d.])\b1 ([A-Za-z-]+)\(s\)", r"1 \1", text)
+    text = re.sub(r"(?<![\d.])\b1 ((?:[A-Za-z-]+ )?[A-Za-z-]+)\(s\)", r"1 \1", text)
     return re.sub(r"([A-Za-z-]+)\(s\)", r"\1s", text)
 
 

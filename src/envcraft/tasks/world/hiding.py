@@ -310,7 +310,8 @@ def _value_candidates(
 
 def _pointer_style(package: EnvPackage, tool: str, arg: str, words: str) -> str | None:
     """How the tool's goal phrase can take a pointer where it names ``arg``: ``"plain"`` ("the
-    owner that ... gives"), ``"as"`` after the value's own word ("due {due}": "due as ... gives"),
+    owner listed for ... in ..."), ``"as"`` after the value's own word ("due {due}": "due as
+    listed ..."),
     None inside a noun phrase ("the {topic} topic", "the {column} column"), where none reads well."""
     goal = package.env_class.tools[tool].annotations.goal
     found = re.search(r"(\S*)\s*\{" + re.escape(arg) + r"(?:[:|][^}]*)?\}\s*([^\s\[\],;]*)", goal or "")
@@ -534,9 +535,9 @@ def _render_values(
     rows = [(pick.row, pick.value), *zip(pick.rows[:count], pick.decoys[:count], strict=True)]
     rng.shuffle(rows)
     words = humanize(pick.arg)
-    pointer = f"the {words} that {path} gives for that {noun}"
+    pointer = f"the {words} listed for that {noun} in {path}"
     if _pointer_style(packages[pick.env], run.calls[pick.call].tool, pick.arg, words) == "as":
-        pointer = f"as {path} gives for that {noun}"
+        pointer = f"as listed for that {noun} in {path}"
 
     def name(key: str) -> str:
         return bare_name(book, state, pick.collection, key)
