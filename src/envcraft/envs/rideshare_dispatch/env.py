@@ -616,7 +616,8 @@ class RideshareDispatch(Environment):
     @tool(
         goal="record the {rated_by}'s rating of {stars} star(s) for {trip_id}[ with the comment {comment}]",
         consumes=["trip_id"],
-        examples={"comment": ("Thanks for the ride.", "Smooth pickup.", "Arrived as planned.")},
+        # facts of the ride, true whatever the stars ("Smooth pickup." beside 1 star read as a slip)
+        examples={"comment": ("Pickup at the side entrance.", "Asked for a quiet ride.", "Had two large suitcases.")},
     )
     def rate_trip(
         self, trip_id: str, rated_by: Literal["rider", "driver"], stars: int, comment: str = ""

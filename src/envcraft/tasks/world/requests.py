@@ -225,11 +225,18 @@ def _slug(noun: str) -> str:
 
 
 def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
-    asks = join_words([f"“{i.key}” set to {i.what}" for i in items])
+    """The file's content as the reference writes it, its expected form, and the sentence that
+    asks for it the way a person hands over a place to put things: what goes in, then where and
+    in what shape ("Finally, put the id of the new message in handover/result.json as a JSON
+    object, under the key “new_message”.")."""
+    whats = join_words([i.what for i in items])
+    keys = join_words([f"“{i.key}”" for i in items])
+    many = len(items) > 1
     if fmt == "json":
         content = json.dumps({i.key: i.value for i in items}, indent=2) + "\n"
         expected: dict[str, Any] = {i.key: i.value for i in items}  # these keys, no invented ones
-        return content, expected, f"Finally, save a JSON object in {path} with {asks}."
+        under = f"the keys {keys}" if many else f"the key {keys}"
+        return content, expected, f"Finally, put {whats} in {path} as a JSON object, under {under}."
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -237,18 +244,13 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         writer.writerows([i.key, i.value] for i in items)
         rows = [[norm_cell(i.key), norm_cell(str(i.value))] for i in items]
         expected = {"header": ["item", "value"], "rows": rows, "exact": True}  # no invented row
-        lines = join_words([f"“{i.key}” ({i.what})" for i in items])
+        named = f"the items {keys}" if many else f"the item {keys}"
         return (
             out.getvalue(),
             expected,
-            f"Finally, write {path} with the columns item and value and "
-            f"{'one row each' if len(items) > 1 else 'a row'} for {lines}.",
+            f"Finally, log {whats} in {path}, a CSV with the columns item and value ({named}).",
         )
     body = "\n".join(f"- {i.key}: {i.value}" for i in items)
     content = f"# Summary\n\n## Result\n{body}\n"
     expected = {"result": [str(i.value) for i in items]}
-    return (
-        content,
-        expected,
-        f"Finally, write {path} with a “## Result” section that gives {join_words([i.what for i in items])}.",
-    )
+    return content, expected, f"Finally, write up {whats} in {path}, in a “## Result” section."
