@@ -617,7 +617,9 @@ class RideshareDispatch(Environment):
         goal="record the {rated_by}'s rating of {stars} star(s) for {trip_id}[ with the comment {comment}]",
         consumes=["trip_id"],
         # facts of the ride, true whatever the stars ("Smooth pickup." beside 1 star read as a slip)
-        examples={"comment": ("Pickup at the side entrance.", "Asked for a quiet ride.", "Had two large suitcases.")},
+        examples={
+            "comment": ("Pickup at the side entrance.", "Asked for a quiet ride.", "Had two large suitcases.")
+        },
     )
     def rate_trip(
         self, trip_id: str, rated_by: Literal["rider", "driver"], stars: int, comment: str = ""

@@ -2230,16 +2230,19 @@ def _acted_as(key: str, leaf: str, made: dict[str, set[str]], acts: dict[str, se
 
 def _claims_act(key: str, verbs: frozenset[str]) -> bool:
     """Whether a key says what an act did to what it holds: a word before its last (the kind)
-    is a form of one of ``verbs`` ("booked_sessions", "cancelled_booking_id")."""
+    is the past form of one of ``verbs`` ("booked_sessions", "cancelled_booking_id"; a noun of
+    the act, "booking_status", says nothing done)."""
     parts = [p for p in _key(key).split("_") if p not in ("id", "ids")]
-    return any(_same_stem(part, verb) or _inflected(part, verb) for part in parts[:-1] for verb in verbs)
+    return any(_past(part, verb) for part in parts[:-1] for verb in verbs)
 
 
-def _inflected(word: str, verb: str) -> bool:
-    """Whether ``word`` is ``verb`` or a regular form of it ("added" of "add", "tagged" of "tag")."""
-    return word == verb or (
-        word.startswith(verb) and word[len(verb) :] in ("s", "d", "ed", "ing", verb[-1] + "ed")
-    )
+def _past(word: str, verb: str) -> bool:
+    """Whether ``word`` is the regular past form of ``verb`` ("booked", "added", "cancelled",
+    "shipped", "created", "tried")."""
+    forms = {verb + "ed", verb + "d", verb + verb[-1:] + "ed"}
+    if verb.endswith("y"):
+        forms.add(verb[:-1] + "ied")
+    return word in forms
 
 
 def _same_stem(word: str, other: str) -> bool:
