@@ -2233,10 +2233,10 @@ def _claims_act(key: str, verbs: frozenset[str]) -> bool:
     is the past form of one of ``verbs`` ("booked_sessions", "cancelled_booking_id"; a noun of
     the act, "booking_status", says nothing done)."""
     parts = [p for p in _key(key).split("_") if p not in ("id", "ids")]
-    return any(_past(part, verb) for part in parts[:-1] for verb in verbs)
+    return any(_past_form(part, verb) for part in parts[:-1] for verb in verbs)
 
 
-def _past(word: str, verb: str) -> bool:
+def _past_form(word: str, verb: str) -> bool:
     """Whether ``word`` is the regular past form of ``verb`` ("booked", "added", "cancelled",
     "shipped", "created", "tried")."""
     forms = {verb + "ed", verb + "d", verb + verb[-1:] + "ed"}
