@@ -22,6 +22,17 @@ a default run at ``2566e65``, seed 32, stored without verifiers):
   rider wait 30 minutes" on a trip with no wait; "(trip 40631)" and "(Jan 5 07:00)" still name.
 * A number the environment counts is free in a file it renders, as in the record (J3: 0.833): a
   rule added, removed by mistake and added again leaves the recipe at version 3 in lineage.json.
+
+And the thirty-third round's (``tests/fixtures/audit_tasks_round33.jsonl``, a default run at
+``da675cf``, seed 33, stored without verifiers):
+
+* An asked section may name the file the environment keeps the record in, and say what did not
+  happen (K1: 0.75): "TODO-01, added to todo.md, still open"; "TODO-01 (open, no due date)" of a
+  to-do with no due date. "TODO-01: not created" still fails, and so does a due date it has not.
+* A dictated note may be labelled as any note is (K2: 0.0): "Update: Rollback approved by the
+  change manager." as "Note: ..." was.
+* A key naming the new record's kind is no act (K3: 0.75): "cleaning_recipe" beside the asked
+  "new_cleaning_recipe", as "recipe" and "created_recipe" were.
 """
 
 from __future__ import annotations
@@ -42,6 +53,9 @@ FORWARD = "mail_triage-472ddea5f59f"  # pass the escalated message on to Custome
 RETURN = "returns_desk-793f470c9b65"  # take a damaged return of an order a mail names and refund it
 SETTLE = "rideshare_dispatch-e14940f55dab"  # complete a trip, record the driver's 1-star rating and comment
 RECIPE = "sheet_analytics-70d7e3bd34c6"  # create a cleaning recipe, then add a rule to it
+STATUS = "mail_triage-f60d3ca5d524"  # (round 33) add a to-do, then its id in a "## Result" section
+NOTE = "infra_recovery-d671392b1b23"  # (round 33) a dictated note on the open incident's timeline
+CEDAR = "sheet_analytics-e8b0a350241e"  # (round 33) create a recipe, then its id in a JSON file
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +71,11 @@ def round30() -> dict[str, Task]:
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round32.jsonl")
+
+
+@pytest.fixture(scope="module")
+def round33() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round33.jsonl")
 
 
 def todo(text: str, **extra: Any) -> Turns:
@@ -265,3 +284,66 @@ def test_a_number_the_env_counts_is_free_in_the_file_it_renders(tasks: dict[str,
     assert score(tasks[RECIPE], recipe(added, removed, added)) == 1.0
     other = call("sheet_analytics", "add_cleaning_rule", **{**RULE, "column": "region"})
     assert score(tasks[RECIPE], recipe(added, other)) < 1.0  # another rule is another recipe
+
+
+@pytest.mark.parametrize(
+    ("result", "paid"),
+    [
+        ("- new_to-do: TODO-01", True),
+        ("TODO-01 — added to todo.md, still open.", True),
+        ("- TODO-01: Call back about the order (open, no due date)", True),
+        ("- TODO-01 (no source message)", True),
+        ("- TODO-01: not created", False),
+        ("- TODO-01 (open, due 2026-01-20)", False),  # a due date it does not have
+        ("TODO-01 — added to inbox.md, still open.", False),  # a file the run never wrote
+    ],
+)
+def test_a_section_may_name_the_records_file_and_what_did_not_happen(
+    round33: dict[str, Task], result: str, paid: bool
+) -> None:
+    turns = [
+        [call("mail_triage", "add_todo", text="Call back about the order")],
+        [call("mail_triage", "write_file", path="handover/status.md", content=f"## Result\n\n{result}\n")],
+    ]
+    assert (score(round33[STATUS], turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("note", "paid"),
+    [
+        ("Rollback approved by the change manager.", True),
+        ("Note: Rollback approved by the change manager.", True),
+        ("Update: Rollback approved by the change manager.", True),
+        ("Update: Rollback not approved by the change manager.", False),
+        ("Rejected: Rollback approved by the change manager.", False),
+    ],
+)
+def test_a_dictated_note_may_be_labelled_as_any_note_is(
+    round33: dict[str, Task], note: str, paid: bool
+) -> None:
+    turns = [
+        [
+            call("infra_recovery", "list_services"),
+            call("infra_recovery", "append_ops_note", incident_id="INC-2041", note=note),
+        ]
+    ]
+    assert (score(round33[NOTE], turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("extra", "paid"),
+    [
+        ({"cleaning_recipe": "RCP-03"}, True),
+        ({"recipe": "RCP-03"}, True),
+        ({"cleaning_recipe": "RCP-01"}, False),  # the old recipe: a second answer
+    ],
+)
+def test_a_key_naming_the_new_records_kind_is_no_act(
+    round33: dict[str, Task], extra: dict[str, Any], paid: bool
+) -> None:
+    answer = {"new_cleaning_recipe": "RCP-03", **extra}
+    turns = [
+        [call("sheet_analytics", "create_recipe", name="Cedar team")],
+        [call("sheet_analytics", "write_file", path="handover/handover.json", content=json.dumps(answer))],
+    ]
+    assert (score(round33[CEDAR], turns) == 1.0) is paid

@@ -596,6 +596,12 @@ class GoalChecks(CheckList):
         for label, was, held in self._changed_numbers():  # "on-hand at Atlanta is now 60" of 60 -> 51
             numbers.setdefault(label, set()).update(was, held)
             now.setdefault(label, set()).update(held)
+        _, _, before_files, after_files = self._window(None)
+        found |= {  # the files the environment keeps its records in: "TODO-01, added to todo.md"
+            path
+            for path in set(before_files) | set(after_files)
+            if path not in self.agent_files and before_files.get(path) != after_files.get(path)
+        }
         context = self._asked_context(request)
         drafted = sorted(vr.SENDING - found) if "draft" in context else []  # a draft went nowhere
         # and where the run sent nothing at all, nobody was told anything: "Omar has been

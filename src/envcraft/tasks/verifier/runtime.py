@@ -193,6 +193,7 @@ POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at
     " booking bookings reservation record entry added logged recorded below above attached"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
+NOTE_LABELS = _vocabulary("update fyi info status reminder")  # what labels any note or message
 HANDING_ON = _vocabulary(  # a note handing work on asks for it, claiming nothing of the world
     "handle handling take taking look looking one passing over onto action attention"
     " deal care could can would will you need needs needed required when possible pick"
@@ -519,7 +520,10 @@ def said_fault(
             tail, tail_names = _attribution(folded, spans, end, others, unnamed, signers), 0
         if polite and names is not None:  # a short aside that names the record the call is about
             known = (names if titles is None else titles) | aside
-            head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
+            # labelled by the record's kind or act, or as any note is ("Update: ...", "FYI: ..."; round
+            # 33, K2: 0.0 where "Note: ..." passed)
+            kinds = (aside if label is None else label) | NOTE_LABELS
+            head = head or _aside(folded, spans, 0, i, known, kinds, titles)
             head = head or (0 < i <= _SUBJECT and all(w.lower() in subjects for w, _, _ in spans[:i]))
             # ... or who says it, as a signer would after it: "Oskar: wrong parameters" as
             # "wrong parameters (Oskar)" (round 29, G4: 0.5)
@@ -1420,8 +1424,16 @@ def rows_match(rows: list[Any], patterns: list[Any], exact: bool) -> bool:
 
 
 def content_matches(
-    content: str, fmt: str, expected: Any, known: list[str] | None = None, note: list[str] | None = None
+    content: str,
+    fmt: str,
+    expected: Any,
+    known: list[str] | None = None,
+    note: list[str] | None = None,
+    denied: "list[str] | tuple[str, ...]" = (),
 ) -> bool:
+    """Whether a file's content holds what ``expected`` asks in its format (``known``, ``note``:
+    :func:`lines_match`; ``denied``: what an asked section may say did not happen, the claims of
+    :func:`section_fault`)."""
     try:
         parsed = parse_file(content, fmt)
     except ValueError:
@@ -1438,7 +1450,7 @@ def content_matches(
         return len(set(said)) == len(said) and all(
             (body := bodies[name]) is not None
             and all(t.lower() in body.lower() for t in texts)
-            and not _unsaid(body, texts)
+            and not _unsaid(body, texts, frozenset(denied))
             for name, texts in expected.items()
         )
     return matches(parsed, expected)
@@ -1502,7 +1514,7 @@ def section_fault(
     odd: list[str] = []
     for line in content.splitlines():
         line = _DONE.sub(" ", line)  # "Done." alone: the asked work reported done, of no record
-        said = words(line)
+        said = _denied(words(line), frozenset(claims))
         if line.lstrip().startswith("#") and not set(said) & (NEGATIONS | RETRACTIONS | set(claims)):
             continue  # the file's title or a section's name: "# Quarterly review prep"
         near = {w for t in said for w in (about or {}).get(t, ())} - set(claims)
@@ -1513,6 +1525,27 @@ def section_fault(
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
 
 
+def _denied(said: list[str], claims: frozenset[str]) -> list[str]:
+    """``said`` less each negation right before one or two words of ``claims`` and those words:
+    a claim denied is what the world says ("TODO-01 (open, no due date)" of a to-do whose due
+    date is empty; "draft not sent"; round 33, K1: 0.75)."""
+    kept: list[str] = []
+    i = 0
+    while i < len(said):
+        claimed = 0
+        while said[i] in DENIALS and claimed < 2 and i + 1 + claimed < len(said):
+            if said[i + 1 + claimed] not in claims:
+                break
+            claimed += 1
+        if claimed:
+            i += 1 + claimed
+            continue
+        kept.append(said[i])
+        i += 1
+    return kept
+
+
+DENIALS = _vocabulary("no not never without")
 _LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\b|\s+)*"  # "is now", ": "
 # the record a label's number is said of, between them, by its name: "on-hand at Atlanta is now 51"
 # (capitalised even where the label is read in any case: "position of payments partition 2: 38"
@@ -1603,11 +1636,12 @@ def mislabelled(content: str, values: list[str], labels: dict[str, list[str]]) -
     return None
 
 
-def _unsaid(section: str, texts: list[Any]) -> bool:
+def _unsaid(section: str, texts: list[Any], denied: frozenset[str] = frozenset()) -> bool:
     """Whether an asked section takes back what it reports: a negation or retraction word the
-    asked texts do not hold ("INC-2042 was not opened, ignore this")."""
+    asked texts do not hold ("INC-2042 was not opened, ignore this"), other than one denying a
+    word of ``denied`` (what did not happen: "no due date", :func:`_denied`)."""
     own = {w for t in texts for w in words(t)}
-    return any(w in NEGATIONS | RETRACTIONS and w not in own for w in words(section))
+    return any(w in NEGATIONS | RETRACTIONS and w not in own for w in _denied(words(section), denied))
 
 
 def lines_match(
@@ -2003,7 +2037,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
         return 0.0
     if check["format"] == "markdown" and check.get("framing") is not None:
         return float(
-            content_matches(content, "markdown", check["expected"])
+            content_matches(content, "markdown", check["expected"], denied=check.get("claims", ()))
             and section_fault(
                 content,
                 check["expected"],
