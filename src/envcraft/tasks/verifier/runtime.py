@@ -193,7 +193,7 @@ POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at
     " booking bookings reservation record entry added logged recorded below above attached"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
-NOTE_LABELS = _vocabulary("update fyi info status reminder")  # what labels any note or message
+NOTE_LABELS = _vocabulary("update fyi info reminder")  # what labels any note or message, with a colon
 HANDING_ON = _vocabulary(  # a note handing work on asks for it, claiming nothing of the world
     "handle handling take taking look looking one passing over onto action attention"
     " deal care could can would will you need needs needed required when possible pick"
@@ -520,10 +520,14 @@ def said_fault(
             tail, tail_names = _attribution(folded, spans, end, others, unnamed, signers), 0
         if polite and names is not None:  # a short aside that names the record the call is about
             known = (names if titles is None else titles) | aside
-            # labelled by the record's kind or act, or as any note is ("Update: ...", "FYI: ..."; round
-            # 33, K2: 0.0 where "Note: ..." passed)
-            kinds = (aside if label is None else label) | NOTE_LABELS
-            head = head or _aside(folded, spans, 0, i, known, kinds, titles)
+            head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
+            # ... or as any note is, set apart ("Update: ...", "FYI - ..."; round 33, K2: 0.0 where
+            # "Note: ..." passed); without the colon a word says what: "Update rollback approved"
+            head = head or (
+                i == 1
+                and spans[0][0].lower() in NOTE_LABELS
+                and re.fullmatch(r"\s*[:\-–]\s*", folded[spans[0][2] : spans[1][1]]) is not None
+            )
             head = head or (0 < i <= _SUBJECT and all(w.lower() in subjects for w, _, _ in spans[:i]))
             # ... or who says it, as a signer would after it: "Oskar: wrong parameters" as
             # "wrong parameters (Oskar)" (round 29, G4: 0.5)
