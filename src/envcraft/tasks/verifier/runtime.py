@@ -1529,6 +1529,9 @@ def section_fault(
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
 
 
+DENIALS = _vocabulary("no not never without")  # what says a claim did not come true: "no due date"
+
+
 def _denied(said: list[str], claims: frozenset[str]) -> list[str]:
     """``said`` less each negation right before one or two words of ``claims`` and those words:
     a claim denied is what the world says ("TODO-01 (open, no due date)" of a to-do whose due
@@ -1549,7 +1552,6 @@ def _denied(said: list[str], claims: frozenset[str]) -> list[str]:
     return kept
 
 
-DENIALS = _vocabulary("no not never without")
 _LINKS = r"(?:\s*[:=]\s*|\s+(?:is|was|now|still|at|of|to|are|were)\b|\s+)*"  # "is now", ": "
 # the record a label's number is said of, between them, by its name: "on-hand at Atlanta is now 51"
 # (capitalised even where the label is read in any case: "position of payments partition 2: 38"
