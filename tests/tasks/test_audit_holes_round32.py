@@ -33,6 +33,14 @@ And the thirty-third round's (``tests/fixtures/audit_tasks_round33.jsonl``, a de
   change manager." as "Note: ..." was.
 * A key naming the new record's kind is no act (K3: 0.75): "cleaning_recipe" beside the asked
   "new_cleaning_recipe", as "recipe" and "created_recipe" were.
+
+And the thirty-fourth round's (``tests/fixtures/audit_tasks_round34.jsonl``, a default run at
+``7af1087``, seed 34, stored without verifiers):
+
+* A surname's particle is part of the name a greeting gives (L4: 0.5): "Hi Ines van Dijk,".
+* A report's label may name the record by its kind before the field (L2: 0.875): "Recipe
+  version: 14" of the recipe at version 14, though the datasets have a ``recipe_version`` of 0;
+  the version it held before ("Recipe version: 13") still fails.
 """
 
 from __future__ import annotations
@@ -56,6 +64,8 @@ RECIPE = "sheet_analytics-70d7e3bd34c6"  # create a cleaning recipe, then add a 
 STATUS = "mail_triage-f60d3ca5d524"  # (round 33) add a to-do, then its id in a "## Result" section
 NOTE = "infra_recovery-d671392b1b23"  # (round 33) a dictated note on the open incident's timeline
 CEDAR = "sheet_analytics-e8b0a350241e"  # (round 33) create a recipe, then its id in a JSON file
+EMAIL = "itinerary_rebooking-3ead719ac6a2"  # (round 34) email the traveler dictated words
+VERSIONS = "sheet_analytics-85b2acbdc849"  # (round 34) rerun, remove a rule, an item, then versions
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +86,11 @@ def tasks() -> dict[str, Task]:
 @pytest.fixture(scope="module")
 def round33() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round33.jsonl")
+
+
+@pytest.fixture(scope="module")
+def round34() -> dict[str, Task]:
+    return audit_tasks("audit_tasks_round34.jsonl")
 
 
 def todo(text: str, **extra: Any) -> Turns:
@@ -347,3 +362,61 @@ def test_a_key_naming_the_new_records_kind_is_no_act(
         [call("sheet_analytics", "write_file", path="handover/handover.json", content=json.dumps(answer))],
     ]
     assert (score(round33[CEDAR], turns) == 1.0) is paid
+
+
+CHANGED = "Your trip has changed; please check the new itinerary in your app."
+
+
+@pytest.mark.parametrize(
+    ("message", "paid"),
+    [
+        (f"Hi Ines van Dijk, {CHANGED}", True),
+        (f"Dear Ms van Dijk,\n\n{CHANGED}", True),
+        (f"Dear Ines van Dijk, {CHANGED} Kind regards, Travel Desk", True),
+        (f"Hi Ines van Houten, {CHANGED}", False),  # another name
+        (f"{CHANGED} van", False),
+    ],
+)
+def test_a_surnames_particle_is_part_of_the_name(round34: dict[str, Task], message: str, paid: bool) -> None:
+    turns = [
+        [
+            call("itinerary_rebooking", "list_itineraries"),
+            call(
+                "itinerary_rebooking",
+                "notify_traveler",
+                itinerary_id="ITN-4001",
+                channel="email",
+                message=message,
+            ),
+        ]
+    ]
+    assert (score(round34[EMAIL], turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("result", "paid"),
+    [
+        ("- Raw dataset version: 2\n- Recipe version: 14\n- Action item: AI-005", True),
+        ("- Raw dataset version: 2\n- Cleaning recipe version: 14\n- Action item: AI-005", True),
+        ("- Raw dataset version: 2\n- Recipe version: 13\n- Action item: AI-005", False),  # before
+        ("- Raw dataset version: 2\n- Recipe version: 15\n- Action item: AI-005", False),
+    ],
+)
+def test_a_label_may_name_the_record_by_its_kind(round34: dict[str, Task], result: str, paid: bool) -> None:
+    turns = [
+        [call("sheet_analytics", "register_dataset", path="data/sales_2025Q2.csv", schema_name="sales")],
+        [
+            call("sheet_analytics", "read_file", path="inbox/escalation.md"),
+            call("sheet_analytics", "rerun_stage", dataset_id="DS-009"),
+            call("sheet_analytics", "remove_cleaning_rule", recipe_id="RCP-01", rule_no=13),
+            call(
+                "notes_desk",
+                "add_action_item",
+                title="Recipe RCP-01: Weekly sync notes",
+                owner="emil",
+                due="2026-03-11",
+            ),
+        ],
+        [call("sheet_analytics", "write_file", path="notes/result.md", content=f"## Result\n{result}\n")],
+    ]
+    assert (score(round34[VERSIONS], turns) == 1.0) is paid
