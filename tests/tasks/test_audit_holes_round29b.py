@@ -192,11 +192,12 @@ def test_who_gives_a_reason_may_stand_before_it(tasks: dict[str, Task], reason: 
     assert (score(tasks[RUN], cancelled(reason)) == 1.0) is paid
 
 
-def todo(text: str) -> Turns:
+def todo(text: str, **extra: Any) -> Turns:
+    """The reference with the to-do's text ``text`` (and ``extra`` arguments: a due date)."""
     return [
         [
             call("mail_triage", "read_file", path="inbox/handoff.md"),
-            call("mail_triage", "add_todo", text=text, message_id="MSG-0004"),
+            call("mail_triage", "add_todo", text=text, message_id="MSG-0004", **extra),
             call("mail_triage", "flag_message", message_id="MSG-0004", flagged=True),
         ],
         [

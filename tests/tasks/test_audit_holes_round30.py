@@ -41,8 +41,9 @@ def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round30.jsonl")
 
 
-def series(booking: dict[str, Any]) -> Turns:
-    handover = {"new_booking": "BKG-50057", "new_weekly_series": "SER-802"}
+def series(booking: dict[str, Any], extra: dict[str, Any] | None = None) -> Turns:
+    """The reference with its booking call ``booking`` (and ``extra`` keys in the handover)."""
+    handover = {"new_booking": "BKG-50057", "new_weekly_series": "SER-802", **(extra or {})}
     return [
         [
             call("mail_triage", "read_file", path="logs/coach-watch.log"),

@@ -52,6 +52,8 @@ import pytest
 
 from envcraft.tasks.format.model import Task
 
+from .test_audit_holes_round29b import todo
+from .test_audit_holes_round30 import series
 from .test_created_records import audit_tasks, call, score
 
 Turns = list[list[dict[str, Any]]]
@@ -93,24 +95,6 @@ def round34() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round34.jsonl")
 
 
-def todo(text: str, **extra: Any) -> Turns:
-    return [
-        [
-            call("mail_triage", "read_file", path="inbox/handoff.md"),
-            call("mail_triage", "add_todo", text=text, message_id="MSG-0004", **extra),
-            call("mail_triage", "flag_message", message_id="MSG-0004", flagged=True),
-        ],
-        [
-            call(
-                "mail_triage",
-                "write_file",
-                path="notes/handover.json",
-                content='{\n  "new_to-do": "TODO-01"\n}\n',
-            )
-        ],
-    ]
-
-
 @pytest.mark.parametrize(
     ("text", "extra", "paid"),
     [
@@ -129,30 +113,7 @@ def test_an_optional_field_the_env_renders_is_free_in_its_file(
     assert (score(round29[TODO], todo(text, **extra)) == 1.0) is paid
 
 
-def series(extra: dict[str, Any]) -> Turns:
-    """The reference, with ``extra`` keys in the asked handover (only CLS-30063 of the four
-    sessions opens for booking: the member's booking is for it)."""
-    answer = {"new_booking": "BKG-50057", "new_weekly_series": "SER-802", **extra}
-    return [
-        [
-            call("mail_triage", "read_file", path="logs/coach-watch.log"),
-            call("mail_triage", "read_message", message_id="MSG-0010"),
-            call(
-                "class_booking",
-                "create_series",
-                class_type="vinyasa-yoga",
-                room_id="RM-13",
-                coach_id="COA-105",
-                first_start="2026-01-10T11:00:00Z",
-                weeks=4,
-            ),
-            call("class_booking", "book_series", member_id="MEM-2018", series_id="SER-802"),
-        ],
-        [call("mail_triage", "write_file", path="handover/handover.json", content=json.dumps(answer))],
-    ]
-
-
-ALL = ["CLS-30063", "CLS-30064", "CLS-30065", "CLS-30066"]
+ALL = ["CLS-30063", "CLS-30064", "CLS-30065", "CLS-30066"]  # only CLS-30063 opens for booking yet
 
 
 @pytest.mark.parametrize(
@@ -171,7 +132,8 @@ ALL = ["CLS-30063", "CLS-30064", "CLS-30065", "CLS-30066"]
 def test_a_key_naming_an_act_holds_what_the_act_did(
     round30: dict[str, Task], extra: dict[str, Any], paid: bool
 ) -> None:
-    assert (score(round30[SERIES], series(extra)) == 1.0) is paid
+    booked = call("class_booking", "book_series", member_id="MEM-2018", series_id="SER-802")
+    assert (score(round30[SERIES], series(booked, extra)) == 1.0) is paid
 
 
 def forwarded(note: str) -> Turns:

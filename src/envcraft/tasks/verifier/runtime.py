@@ -2160,8 +2160,7 @@ def noted(line: str, note: list[str]) -> bool:
     courtesies, pointing words and the words that hand work on ("Passing this on, please
     handle."; round 32, J1: 0.8), or a date; never a negation or a retraction ("Please ignore
     this, sent by mistake")."""
-    allowed = POLITE | MENTION | POINTING | REPORTING | POSSESSIVES | HANDING_ON | frozenset(note)
-    allowed -= NEGATIONS | RETRACTIONS
+    allowed = (_GENERIC_FRAMING | frozenset(note)) - NEGATIONS - RETRACTIONS
     return all(
         _DATE.fullmatch(w)
         or all(part in allowed or _plural_of(part, allowed) for part in re.split(r"[-_/.]", w) if part)
@@ -2268,7 +2267,7 @@ def _named_fields(record: Any, key: str) -> list[Any]:
 def _acted_as(key: str, leaf: str, made: dict[str, set[str]], acts: dict[str, set[str]]) -> bool:
     """Whether ``key`` names an act and a kind ("forwarded_message", "cancelled_booking_id") and
     ``leaf`` is the id of a record of that kind that a call of that act named."""
-    parts = [p for p in _key(key).split("_") if p not in ("id", "ids")]
+    parts = _key_parts(key)
     if len(parts) < 2 or leaf not in made.get(parts[-1], ()):
         return False
     tools = acts.get(leaf, set())
@@ -2279,8 +2278,13 @@ def _claims_act(key: str, verbs: frozenset[str]) -> bool:
     """Whether a key says what an act did to what it holds: a word before its last (the kind)
     is the past form of one of ``verbs`` ("booked_sessions", "cancelled_booking_id"; a noun of
     the act, "booking_status", says nothing done)."""
-    parts = [p for p in _key(key).split("_") if p not in ("id", "ids")]
+    parts = _key_parts(key)
     return any(_past_form(part, verb) for part in parts[:-1] for verb in verbs)
+
+
+def _key_parts(key: str) -> list[str]:
+    """A key's words up to case and separators, less "id" ("cancelled_booking_id": cancelled, booking)."""
+    return [p for p in _key(key).split("_") if p not in ("id", "ids")]
 
 
 def _past_form(word: str, verb: str) -> bool:
@@ -2393,14 +2397,9 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
         )
     ]
     records = [
-        _rename(members[mine.get(key, key)], names)
-        for state in ctx["final"].values()
-        if isinstance(state, dict)
-        for members in state.values()
-        if isinstance(members, dict)
-        for key in sorted(ids)
-        if isinstance(members.get(mine.get(key, key)), dict)
-    ] + [record for record in held if isinstance(record, dict)]
+        _rename(record, names) for record in _final_records(ctx, [mine.get(key, key) for key in sorted(ids)])
+    ]
+    records += [record for record in held if isinstance(record, dict)]
     # what a call answered tells only what the records do not hold now: the owner an item was
     # made with is no owner once it was reassigned (round 29, G4: "owner": "chen" of an item
     # now farah's)
@@ -2410,15 +2409,22 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
     # for the true "customer_id": "CUS-1002" beside the asked return)
     linked = {leaf for record in records for leaf in _leaves(record) if isinstance(leaf, str)} - run_ids
     beside = [
-        {k: v for k, v in members[key].items() if _key(str(k)) not in now}
+        {k: v for k, v in r.items() if _key(str(k)) not in now} for r in _final_records(ctx, sorted(linked))
+    ]
+    return records + answered + beside
+
+
+def _final_records(ctx: dict[str, Any], keys: list[str]) -> list[dict[str, Any]]:
+    """The records the run ends with under ``keys``, in any environment and collection."""
+    return [
+        members[key]
         for state in ctx["final"].values()
         if isinstance(state, dict)
         for members in state.values()
         if isinstance(members, dict)
-        for key in sorted(linked)
+        for key in keys
         if isinstance(members.get(key), dict)
     ]
-    return records + answered + beside
 
 
 def _key(name: str) -> str:
