@@ -208,6 +208,33 @@ def test_an_error_listing_the_ids_a_parameter_may_take_blames_that_parameter() -
     assert ("count_id", "CC-0002") not in retry.avoid and "count_id" in retry.keep
 
 
+def test_a_refusal_that_blames_no_argument_moves_the_next_try_off_the_option_it_refused() -> None:
+    """The refusal "has not opted in to SMS; use email" echoes the traveler, no argument: kept so,
+    the next tries asked for SMS again until the step ran out of them (the itinerary desk's job
+    "re-time the pickup and tell the traveler" failed in most drafts of a deeper corpus)."""
+    itinerary = load_package("itinerary_rebooking")
+    node = build_tool_graph(itinerary).nodes["notify_traveler"]
+    args = {"itinerary_id": "ITN-4002", "channel": "sms", "message": "Your pickup moved."}
+    call = GoldenCall(
+        "itinerary_rebooking",
+        "notify_traveler",
+        args,
+        {"itinerary_id": "user", "channel": "user", "message": "user"},
+        {
+            "error": {
+                "category": "permission_denied",
+                "message": "traveler TRV-102 has not opted in to SMS; use email",
+                "traveler_id": "TRV-102",
+                "missing_permission": "sms_opt_in",
+            }
+        },
+    )
+    retry = Retry()
+    retry.learn(node, call, random.Random(0))
+    assert ("channel", "sms") in retry.avoid and "channel" not in retry.keep
+    assert set(retry.keep) == {"itinerary_id", "message"}  # the itinerary and the text stand
+
+
 def test_job_walks_weigh_jobs_the_corpus_asked_less() -> None:
     jobs = LEDGER.env_class.jobs
     coverage = Coverage()

@@ -141,6 +141,20 @@ class Retry:
             offered = _offered(param, value, details)
             if offered:
                 self.suggested[param] = rng.choice(offered)
+        if len(self.keep) == len(args):  # nothing blamed: the refusal is about a choice made
+            self._blame_choices(node, args)
+
+    def _blame_choices(self, node: ToolNode, args: dict[str, Any]) -> None:
+        """A refusal that names none of the arguments ("has not opted in to SMS; use email")
+        refuses an option the docs offer: the values of the parameters with a closed set of
+        options are avoided, or, where there are none, nothing is kept. Kept as they were, the
+        next tries asked the same thing again and the step ran out of tries."""
+        choices = [p for p in args if "enum" in node.params.get(p, {})]
+        for param in choices:
+            self.keep.pop(param, None)
+            self.avoid |= {(param, v) for v in scalars(args[param]) if _hashable(v)}
+        if not choices:
+            self.keep = {}
 
 
 def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
