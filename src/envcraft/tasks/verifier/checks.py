@@ -32,13 +32,14 @@ from envcraft.tasks.play.execute import (
     tail_runs,
 )
 from envcraft.tasks.play.outcome import Action, Outcome
-from envcraft.tasks.values.args import NAME_KEYS, value_at
+from envcraft.tasks.values.args import NAME_KEYS, singular, value_at
 from envcraft.tasks.verifier import runtime as vr
 
 FILE_FORMATS = {".json": "json", ".csv": "csv", ".tsv": "tsv"}
 NAME_LIMIT = 60
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_]?\d+$")
-ID_HOLDERS = ("$fields", "$items", "$members", "has", "lacks", "within")  # patterns whose values may be ids
+# patterns whose values may be ids
+ID_HOLDERS = ("$fields", "$items", "$holds", "$members", "has", "lacks", "within")
 _NAME_WORD = re.compile(r"[^\W\d_]{2,}")
 ID_SHAPE = re.compile(r"[A-Za-z]+[-_]?\d+")  # an id an environment numbers: a prefix and digits
 MAX_CHOICES = 4
@@ -399,9 +400,21 @@ def generated(name: str, value: Any, asked: set[str]) -> bool:
     return isinstance(value, str) and bool(ID_LIKE.match(value)) and value not in asked
 
 
-def generated_change(change: dict[str, Any], asked: set[str]) -> bool:
-    """Whether a change (a diff entry) sets a field the environment numbers (see :func:`generated`)."""
-    return generated(unescape_token(change["path"].rsplit("/", 1)[-1]), change.get("after"), asked)
+def counter_copies(state: Mapping[str, Any]) -> frozenset[str]:
+    """The fields that copy a counter of another kind of record: ``recipe_version`` where the
+    recipes hold a ``version`` (a dataset cleaned with the recipe as it was then). The counter
+    moves with how the work was done (a rule added, removed by mistake and added again leaves
+    version 16 for 14), and so does its copy (round 35, M2: 0.933); ``schema_version``, of no
+    kind of record, is content."""
+    found = set()
+    for collection, records in state.items():
+        if not isinstance(records, dict) or not all(isinstance(r, dict) for r in records.values()):
+            continue
+        for name in SEQUENCE_FIELDS:
+            counts = [r.get(name) for r in records.values()]
+            if any(isinstance(n, int) and not isinstance(n, bool) for n in counts):
+                found.add(f"{singular(collection)}_{name}")
+    return frozenset(found)
 
 
 def counters_free(pattern: Any) -> Any:
@@ -417,6 +430,22 @@ def counters_free(pattern: Any) -> Any:
         k: {"$any": "number"} if isinstance(v, int) and generated(str(k), v, set()) else counters_free(v)
         for k, v in pattern.items()
     }
+
+
+def entries_held(pattern: Any) -> Any:
+    """A file the environment renders from its records (``pattern``, parsed JSON) with each list
+    of records read as ``$holds``: the reference's entries each there, in any order, beside any
+    others. An entry the file holds beyond them is a record the run made (a pipeline run of a
+    clean redone, a pivot built again with the asked aggregation), which the checks of the
+    records themselves judge: the run log of ``pipeline/lineage.json`` pinned as a list paid a
+    clean run twice 0.733 while ``/runs gains 3 new pipeline run`` held (round 35, M2)."""
+    if isinstance(pattern, list):
+        entries = [entries_held(p) for p in pattern]
+        records = all(isinstance(p, dict) and not any(str(k).startswith("$") for k in p) for p in pattern)
+        return {"$holds": entries} if entries and records else entries
+    if not isinstance(pattern, dict) or any(str(k).startswith("$") for k in pattern):
+        return pattern
+    return {k: entries_held(v) for k, v in pattern.items()}
 
 
 def content_items(pattern: Any, gold: Any, asked: set[str], text: Callable[[str], Any]) -> Any:
@@ -500,6 +529,7 @@ class CheckList:
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
         self.created = created_keys(golden, world.books)
+        self.copies = {env: counter_copies(state) for env, state in golden.initial.items()}
         # (env, collection path, turn) -> the asked new records of a window, without their dictated
         # text: who and what they are (goals fill it; a guard holds every new record to it)
         self.made: dict[tuple[str, str, int | None], list[Any]] = {}
@@ -509,6 +539,16 @@ class CheckList:
             for a in golden.actions
             if a.tool in ("write_file", "edit_file") and isinstance(a.args, dict)
         }
+
+    def numbered(self, env: str, name: str, value: Any) -> bool:
+        """Whether a field holds what the environment numbers (:func:`generated`) or a copy of
+        such a counter (:func:`counter_copies`): either moves with how the work was done."""
+        copied = name in self.copies.get(env, frozenset()) and isinstance(value, int)
+        return copied or generated(name, value, self.asked)
+
+    def numbered_change(self, env: str, change: dict[str, Any]) -> bool:
+        """:meth:`numbered` of the field a change (a diff entry) sets."""
+        return self.numbered(env, unescape_token(change["path"].rsplit("/", 1)[-1]), change.get("after"))
 
     def _add(self, name: str, role: str, **spec: Any) -> None:
         unique, n = name, 2
@@ -808,19 +848,22 @@ def _one_word_text(books: Mapping[str, Phrasebook], action: Action, name: str) -
 
 def user_words(texts: Sequence[str]) -> frozenset[str]:
     """The words of the user's turns (lower-cased), with the forms a restatement takes of them
-    ("booked" is said as "booking" too; see :func:`word_forms`), never a negation or a
-    retraction: the user's own framing, which a report or a note may repeat."""
+    ("booked" is said as "booking" too, "file" and "flags" as "filed" and "flagged": a report
+    tells what was asked as done; see :func:`word_forms`), never a negation or a retraction, and
+    no form that says something was sent unless the user said it: the user's own framing, which
+    a report or a note may repeat. ("Filed the flagged newsletter in travel." of "File that
+    message in a new folder travel" scored 0.875: round 35, M4.)"""
     found: set[str] = set()
     said = {w for text in texts for w in vr.words(text)}
     said |= {part for w in said for part in re.split(r"[-_/.]", w) if len(part) > 1}  # a path's words
     for word in said:
-        found.add(word)
+        bases = {word, word[:-1]} if word.endswith("s") and len(word) > 4 else {word}  # "flags"
         for ending in ("ed", "ing"):
             if word.endswith(ending) and len(word) > len(ending) + 2:
                 stem = word[: -len(ending)]
-                bases = {stem, stem + "e", stem[:-1] if stem[-1] == stem[-2] else stem}  # "cancelled"
-                found |= {form for base in bases for form in word_forms(base)}
-    return frozenset(found - vr.NEGATIONS - vr.RETRACTIONS)
+                bases |= {stem, stem + "e", stem[:-1] if stem[-1] == stem[-2] else stem}  # "cancelled"
+        found |= {form for base in bases for form in word_forms(base)} - vr.SENDING
+    return frozenset((found | said) - vr.NEGATIONS - vr.RETRACTIONS)
 
 
 def acts_on(golden: Outcome, value: str) -> set[str]:

@@ -30,9 +30,8 @@ from envcraft.tasks.verifier.checks import (
     asked_values,
     carried_context,
     counters_free,
+    entries_held,
     file_format,
-    generated,
-    generated_change,
     guard_on_time,
     id_shaped,
     is_counter,
@@ -164,7 +163,7 @@ class GoalChecks(CheckList):
         extra: dict[str, Any],
         turn: int | None,
     ) -> None:
-        if generated_change(change, self.asked):
+        if self.numbered_change(env, change):
             return  # a counter or a number the world assigns moves with how the work was done
         if self._looked_only(env, path, change):
             return  # looking marked it (a message read gains "seen"): no step asks for that
@@ -269,7 +268,7 @@ class GoalChecks(CheckList):
                 if (
                     wild(expected)
                     or (value == key and name.endswith("id"))
-                    or (generated(name, value, self.asked) and value not in existing | self.created)
+                    or (self.numbered(env, name, value) and value not in existing | self.created)
                 ):
                     continue  # timestamps, the record's own id, what the world numbers: bookkeeping
                 # ... but a record the run made says which one it is for (the first class of the new
@@ -396,7 +395,7 @@ class GoalChecks(CheckList):
                     expected = self.ids_free(expected)  # the env's own lines name what it numbered
                     unpassed = set().union(*(self._unpassed_options(env, turn) for env in self.golden.final))
                     if fmt == "json":
-                        expected = counters_free(options_free(expected, unpassed))
+                        expected = entries_held(counters_free(options_free(expected, unpassed)))
                     expected = optional_fields(expected, unpassed)
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin

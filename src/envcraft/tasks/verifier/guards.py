@@ -27,7 +27,6 @@ from envcraft.tasks.verifier.checks import (
     CHOICE,
     NAME_LIMIT,
     CheckList,
-    generated_change,
     id_shaped,
     identities,
     is_counter,
@@ -173,7 +172,7 @@ class GuardChecks(CheckList):
                 and not exogenous
                 and not is_free(book, collection, rest)
                 and not is_timestamp(change)
-                and not generated_change(change, self.asked)
+                and not self.numbered_change(env, change)
             ):
                 consequences.append(change["path"])
         for path in consequences:

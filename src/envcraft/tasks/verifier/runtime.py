@@ -34,6 +34,9 @@ none of the second and, where ``within`` is given, no member outside it (a drive
 a request by an unasked offer made and cancelled; without it other members may come and go);
 ``{"$items": [patterns]}`` a list of as many items, each pattern matched by a distinct item in
 any order (records matched by content: line numbers and ids the world assigns are left out);
+``{"$holds": [patterns]}`` a list in which each pattern is matched by a distinct item, in any
+order, beside any other items (a log in a file the environment renders: the records it renders
+are judged by their own checks);
 ``{"$ids": [text, prefix, text, ...]}`` text naming ids the environment numbered (each prefix
 followed by any digits: a draft's file ``mail/drafts/MSG-0010.eml``, redone as ``MSG-0011``). A
 plain string that is an e-mail address matches the same address written with or without a
@@ -1053,6 +1056,8 @@ def matches(value: Any, pattern: Any) -> bool:
             )
         if op == "$items":
             return isinstance(value, list) and rows_match(value, arg, True)
+        if op == "$holds":
+            return isinstance(value, list) and rows_match(value, arg, False)
         if op == "$fields":
             return isinstance(value, dict) and all(matches(get(value, "/" + k), p) for k, p in arg.items())
     if isinstance(pattern, dict):
@@ -1466,7 +1471,7 @@ def content_matches(
 REPORTING = _vocabulary(  # the words a short report uses around the values it gives
     "summary report handover result results status update updated details detail notes note item items"
     " value values record records id ids new created made set changed now afterwards after final current"
-    " is was are were has have been of just already still before previously utc gmt"
+    " is was are were has have been of just already still yet before previously utc gmt applied"
     " successfully as requested asked contains holds includes field fields key row column table path file"
     # a quantity with its unit and how it moved: "9 units of SKU-17680", "went from 60 to 51"
     " x units unit pcs pieces qty went down up dropped rose increased decreased reduced"
