@@ -14,10 +14,22 @@ stored without verifiers), each on its real task:
 * A report tells what the user asked as done, in the user's words (M4: 0.875): "Filed the
   flagged newsletter in travel." of "File that message in a new folder travel"; "Labels ...
   applied."; "Draft not sent yet." A draft said to be sent still fails.
+
+And what the corpus-wide semantics tests found when the default corpus became the deeper one
+(``tasks synth --envs mail_triage,itinerary_rebooking,inventory_ledger,notes_desk,rideshare_dispatch
+--n 10 --seed 0`` at depth 5; the same fixture):
+
+* A greeting in a text the agent composes names its addressee (1.0): "Hi Ines," on a message to
+  Daniel Brennan carrying an order id, as around dictated words.
+* A draft discarded and written again is on time (0.5): the turn's guard read the reference's
+  file ``mail/drafts/MSG-0011.eml`` where the run's draft is ``MSG-0012.eml``.
+* A field the user leaves to the agent is free in a table the environment renders (0.875): an
+  action item linked to the meeting note that lists it shows the note in ``action_items.csv``.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -25,11 +37,14 @@ import pytest
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.verifier.checks import counter_copies
 
-from .test_created_records import audit_tasks, call, score
+from .test_created_records import audit_tasks, call, score, verified
 
 Turns = list[list[dict[str, Any]]]
 PIPELINE = "event_stream-78dddd3a22bf"  # process a batch, clean, add a rule, a recipe, rerun, pivot, a file
 HANDOVER = "mail_triage-4854deab8ecb"  # file, label and answer a message, then its id in a section
+ORDER = "inventory_ledger-07d789fbfbc1"  # reserve, ship, then email a traveler carrying the order id
+REPLY = "mail_triage-e6f617d23d39"  # send a reply, draft a reply to it, a to-do, then a JSON file
+EXPORT = "notes_desk-b2752691ae6e"  # track an action item, hand it over, close it, export; then mail
 SHEET, STREAM, MAIL = "sheet_analytics", "event_stream", "mail_triage"
 PIVOT = "reports/revenue_region_quarter_q1_q3.csv"
 CONTEXT = "# Handover\n\n## Context\n\n{}\n\n## Result\n\n- new_message: MSG-0010\n"
@@ -136,3 +151,59 @@ def test_a_report_tells_what_was_asked_as_done_in_the_users_words(
     tasks: dict[str, Task], content: str, paid: bool
 ) -> None:
     assert (score(tasks[HANDOVER], handover(content)) == 1.0) is paid
+
+
+def reference(task: Task) -> Turns:
+    turns: Turns = [[] for _ in task.turns]
+    for c in task.reference.calls:
+        turns[c.turn].append(call(c.env, c.tool, **copy.deepcopy(c.args)))
+    return turns
+
+
+@pytest.mark.parametrize(
+    ("greeting", "paid"),
+    [
+        ("Hi Daniel,\n\n", True),
+        ("Dear Daniel Brennan,\n\n", True),
+        ("Hello,\n\n", True),
+        ("Hi Ines,\n\n", False),
+    ],
+)
+def test_a_greeting_in_a_composed_text_names_its_addressee(
+    tasks: dict[str, Task], greeting: str, paid: bool
+) -> None:
+    turns = reference(tasks[ORDER])
+    for c in (c for calls in turns for c in calls if c["tool"] == "notify_traveler"):
+        c["args"]["message"] = greeting + c["args"]["message"]
+    assert (score(tasks[ORDER], turns) == 1.0) is paid
+
+
+def test_a_draft_discarded_and_written_again_is_on_time(tasks: dict[str, Task]) -> None:
+    turns = reference(tasks[REPLY])
+    first = turns[0]
+    sent = next(i for i, c in enumerate(first) if c["tool"] == "send_draft")
+    again = copy.deepcopy(first[sent - 1])  # the reply drafted again after the first is discarded
+    redone = [*first[:sent], call(MAIL, "discard_draft", draft_id="MSG-0010"), again]
+    later = [_renamed(c, {"MSG-0010": "MSG-0011"}) for c in first[sent:]]
+    rest = [[_renamed(c, {"MSG-0010": "MSG-0011"}) for c in calls] for calls in turns[1:]]
+    assert score(tasks[REPLY], [[*redone, *later], *rest]) == 1.0
+    assert score(tasks[REPLY], [[*redone], *rest]) < 1.0  # the reply never sent, nor answered
+
+
+def _renamed(c: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    return {**c, "args": {k: names.get(v, v) if isinstance(v, str) else v for k, v in c["args"].items()}}
+
+
+def test_a_field_left_to_the_agent_is_free_in_a_table_the_env_renders(tasks: dict[str, Task]) -> None:
+    task = tasks[EXPORT]
+    note = sorted(p for p in task.workspace if p.startswith("notes/"))[-1]
+    turns = reference(task)
+    item = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
+    args = item["args"]
+    line = f"- [ ] @{args['owner']}: {args['title']} (due {args['due']})\n"
+    listed = task.model_copy(update={"workspace": {**task.workspace, note: task.workspace[note] + line}})
+    assert score(verified(listed), turns) == 1.0
+    args["meeting"] = note  # linked to the note that lists it: the export shows the link
+    assert score(verified(listed), turns) == 1.0
+    args["due"] = "2026-12-31"  # what the user said is still pinned, in the record and the export
+    assert score(verified(listed), turns) < 1.0

@@ -29,6 +29,7 @@ from envcraft.tasks.verifier.checks import (
     affirmed,
     asked_values,
     carried_context,
+    columns_free,
     counters_free,
     entries_held,
     file_format,
@@ -396,6 +397,8 @@ class GoalChecks(CheckList):
                     unpassed = set().union(*(self._unpassed_options(env, turn) for env in self.golden.final))
                     if fmt == "json":
                         expected = entries_held(counters_free(options_free(expected, unpassed)))
+                    if fmt in ("csv", "tsv"):
+                        expected = columns_free(expected, unpassed)
                     expected = optional_fields(expected, unpassed)
                 if fmt == "lines" and not expected:
                     continue  # every line moves with the clock: nothing to pin

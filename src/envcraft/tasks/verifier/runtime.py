@@ -793,8 +793,9 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     record ("see order ...", "follow up on the reply to ..."), a word of ``spec["framing"]`` (the
     reference's own framing) or of ``spec["context"]`` (what the world says about the records it
     carries: "email MSG-0001 to the traveler of ITN-4001"), never one of ``spec["claims"]`` (what
-    the records are not: "sent" of a draft). The wording is the agent's to choose; a claim nobody
-    asked for ("approved by finance") is not framing."""
+    the records are not: "sent" of a draft); a greeting names one of ``spec["names"]`` where the
+    spec gives them. The wording is the agent's to choose; a claim nobody asked for ("approved by
+    finance") is not framing."""
     if not isinstance(text, str) or not isinstance(spec, dict):
         return "not a text"
     folded = _folded(text)
@@ -826,7 +827,8 @@ def composed_fault(text: Any, spec: Any) -> str | None:
         # ("no" points at a number, never at nothing to do: "Lena has it, no action needed")
         else ((_GENERIC_FRAMING - NEGATIONS - RETRACTIONS) | frozenset(framing) | context) - claims
     )
-    for side in _salutations(folded, spans, used):
+    greeted = frozenset(spec["names"]) if "names" in spec else None  # who a greeting may name
+    for side in _salutations(folded, spans, used, greeted, frozenset(spec.get("others", ()))):
         used[side.start : side.stop] = [True] * len(side)
     odd = [
         w
@@ -890,15 +892,27 @@ def _parts_in(word: str, allowed: frozenset[str]) -> bool:
     )
 
 
-def _salutations(text: str, spans: list[Span], used: list[bool]) -> list[range]:
+def _salutations(
+    text: str,
+    spans: list[Span],
+    used: list[bool],
+    greeted: frozenset[str] | None = None,
+    others: frozenset[str] = frozenset(),
+) -> list[range]:
     """A greeting that opens a composed text and a sign-off that ends it, each set apart by a
     break ("Hi Ravi, ...", "... Thanks, Felix"): a person's courtesies, whatever the note says.
-    Only the longest such run at each end, of words no value or dictated phrase took."""
+    Only the longest such run at each end, of words no value or dictated phrase took. A greeting
+    names one of ``greeted`` (where given: who the call's records are for) and none of
+    ``others``: "Hi Ines," on a message to Daniel Brennan is a message to someone else."""
     found: list[range] = []
     first = next((i for i, u in enumerate(used) if u), len(spans))
     for end in range(first, 0, -1):
         head = range(0, end)
-        if end < len(spans) and _set_apart(text, spans, end) and _polite(text, spans, head)[0]:
+        if (
+            end < len(spans)
+            and _set_apart(text, spans, end)
+            and _polite(text, spans, head, greeted, others - (greeted or frozenset()))[0]
+        ):
             found.append(head)
             break
     for start in range(1, first):  # the note's own sign-off before what it carries (a forward)
@@ -1956,16 +1970,18 @@ def run_check(ctx: dict[str, Any], check: dict[str, Any]) -> float:
 
 
 def _done_then(ctx: dict[str, Any], check: dict[str, Any]) -> bool:
-    """Whether the turn of ``check`` changed its subject to what the end of the run shows."""
+    """Whether the turn of ``check`` changed its subject to what the end of the run shows (a
+    draft's file by its shape: discarded and written again, it is ``MSG-0012.eml``, not the
+    reference's ``MSG-0011.eml``)."""
     turn = check["turn"]
     states, files = snapshot(ctx, turn)
     before_states, before_files = snapshot(ctx, turn - 1)
-    if check["kind"] == "file":
-        then = files.get(check["path"])
-        return (
-            then is not None
-            and then != before_files.get(check["path"])
-            and then == ctx["files"].get(check["path"])
+    if check["kind"] == "file":  # a file the env names by an id it numbered: any such file
+        like = check.get("path_like")
+        paths = [check["path"]] if like is None else sorted(p for p in files if matches(p, like))
+        return any(
+            files.get(p) is not None and files[p] != before_files.get(p) and files[p] == ctx["files"].get(p)
+            for p in paths
         )
     if "env" not in check:
         return False
