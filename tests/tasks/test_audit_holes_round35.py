@@ -12,8 +12,9 @@ stored without verifiers), each on its real task:
   dataset's ``recipe_version`` was pinned at 14. ``schema_version``, of no kind of record, stays
   content.
 * A report tells what the user asked as done, in the user's words (M4: 0.875): "Filed the
-  flagged newsletter in travel." of "File that message in a new folder travel"; "Labels ...
-  applied."; "Draft not sent yet." A draft said to be sent still fails.
+  message in travel." of "File that message in a new folder travel"; "Labels ... applied.";
+  "Draft not sent yet." A draft said to be sent still fails, and so does a form of a tool's act
+  the run did not do to the record ("the flagged message": it carries no flag).
 
 And what the corpus-wide semantics tests found when the default corpus became the deeper one
 (``tasks synth --envs mail_triage,itinerary_rebooking,inventory_ledger,notes_desk,rideshare_dispatch
@@ -138,7 +139,10 @@ def handover(content: str) -> Turns:
     ("content", "paid"),
     [
         ("## Result\n\n- new_message: MSG-0010\n", True),
-        (CONTEXT.format("Filed the flagged message in travel."), True),
+        (CONTEXT.format("Filed the message in travel."), True),
+        # the message carries no flag: the user's "flags" is the handoff note's word for it, and
+        # which record a tool's act ("flag_message") was done to is the run's to show
+        (CONTEXT.format("Filed the flagged message in travel."), False),
         (CONTEXT.format("Labels customer-escalation and finance applied."), True),
         (CONTEXT.format("Filed the flagged message in archive."), False),  # not where it was filed
         ("## Result\n\nMSG-0010\n\n## Notes\n\nDraft not sent yet.\n", True),

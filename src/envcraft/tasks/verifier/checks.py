@@ -149,7 +149,7 @@ class World:
             [*turned, *tails],
             books,
             turned=len(turned),
-            said=user_words(said),
+            said=user_words(said, acts_of(packages.values())),
             headings=written_headings(said),
         )
         world.looked = looking_changes(golden, packages, books)
@@ -866,12 +866,27 @@ def _one_word_text(books: Mapping[str, Phrasebook], action: Action, name: str) -
     )
 
 
-def user_words(texts: Sequence[str]) -> frozenset[str]:
+def acts_of(packages: Iterable[EnvPackage]) -> frozenset[str]:
+    """The acts the environments' tools do, by the first word of each that changes something
+    ("cancel" of ``cancel_booking``): which record such an act was done to is the run's to show
+    (:func:`acts_on`), never the user's words."""
+    return frozenset(
+        name.split("_")[0]
+        for package in packages
+        for name, spec in package.env_class.tools.items()
+        if not spec.annotations.read_only
+    )
+
+
+def user_words(texts: Sequence[str], acts: frozenset[str] = frozenset()) -> frozenset[str]:
     """The words of the user's turns (lower-cased), with the forms a restatement takes of them
-    ("booked" is said as "booking" too, "file" and "flags" as "filed" and "flagged": a report
-    tells what was asked as done; see :func:`word_forms`), never a negation or a retraction, and
-    no form that says something was sent unless the user said it: the user's own framing, which
-    a report or a note may repeat. ("Filed the flagged newsletter in travel." of "File that
+    ("booked" is said as "booking" too, "file" as "filed": a report tells what was asked as
+    done; see :func:`word_forms`), never a negation or a retraction, no form that says something
+    was sent unless the user said it, and no new form of an act of the environments' tools
+    (``acts``, :func:`acts_of`): "canceled" of "Cancel BKG-50006" would say any booking was
+    cancelled ("New booking BKG-50062 was canceled.", of the one promoted from the waitlist);
+    what an act did to which record is the run's (:func:`acts_on`). The user's own framing,
+    which a report or a note may repeat. ("Filed the newsletter in travel." of "File that
     message in a new folder travel" scored 0.875: round 35, M4.)"""
     found: set[str] = set()
     said = {w for text in texts for w in vr.words(text)}
@@ -884,7 +899,7 @@ def user_words(texts: Sequence[str]) -> frozenset[str]:
                 bases |= {stem, stem + "e", stem[:-1] if stem[-1] == stem[-2] else stem}  # "cancelled"
         if not bases:  # a verb as the user said it, not already a past or -ing form: "file", "flags"
             base = word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 4 else word
-            bases = set() if base.endswith(("ed", "ing")) else {base}
+            bases = set() if base.endswith(("ed", "ing")) or base in acts else {base}
         found |= {form for base in bases for form in word_forms(base)} - vr.SENDING
     return frozenset((found | said) - vr.NEGATIONS - vr.RETRACTIONS)
 
