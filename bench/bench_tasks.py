@@ -11,7 +11,8 @@ shared verifier worker is stopped so its CPU time is counted too (``cpu s`` = th
 children). Wall time is the figure on a dedicated core; on a loaded machine ``t/cpu s`` and
 ``c/cpu s`` are the steadier ones. No assertions. Run:
 ``.venv/bin/python bench/bench_tasks.py [--envs returns_desk,notes_desk|all] [--quota 20] [--seed 0]
-[--min-calls N] [--depth N]`` (``--min-calls``, ``--depth``: the deeper corpora of ``envcraft run``).
+[--min-calls N] [--depth N]`` (``--min-calls``, ``--depth``: as on ``envcraft run``, whose corpus it
+measures by default; ``--depth 1`` is the shallower corpus made as jobs come).
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def main() -> None:
     parser.add_argument("--quota", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-calls", type=int, default=1, help="a deeper corpus (envcraft run --min-calls)")
-    parser.add_argument("--depth", type=int, default=1, help="jobs grown toward N (run --depth)")
+    parser.add_argument(
+        "--depth", type=int, default=synth.DEFAULT_DEPTH, help="run --depth (1: jobs as they come)"
+    )
     options = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)  # tool crashes inside environments are theirs to log
     refs = builtin_ids() if options.envs == "all" else options.envs.split(",")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from envcraft.tasks.corpus.compose import (
+    DEFAULT_DEPTH,
     SHORT_PATIENCE,
     Draft,
     SynthConfig,
@@ -86,7 +87,7 @@ def test_a_depth_grows_most_jobs_to_it_and_keeps_the_short_ones_it_drew_instead_
     jobs drawn on the way; an environment whose jobs rarely reach N still fills its shard."""
     library = load_library(["sheet_analytics", "event_stream"])
     config = SynthConfig(seed=1, depth=5)
-    assert SynthConfig(**config.to_json()).depth == 5 and SynthConfig().depth == 1
+    assert SynthConfig(**config.to_json()).depth == 5 and SynthConfig().depth == DEFAULT_DEPTH == 5
     deep = synthesize_shard(library, "sheet_analytics", 0, 5, config)
     calls = [len(t.reference.calls) for t in deep.tasks]
     assert len(calls) == 5 and sum(c >= 5 for c in calls) >= 3, calls

@@ -357,7 +357,8 @@ def test_a_reason_with_an_attribution_is_the_reason(tasks: list[Task]) -> None:
     def prose(t: Task) -> list[str]:  # a code ("SAMPLE") takes no attribution: the tool refuses it
         return [r for r in reasons(t.verifier.checks) if " " in r]
 
-    task = first(tasks, lambda t: bool(prose(t)))
+    # the corpus first, then an audit's real tasks: a deeper corpus may hold no prose reason
+    task = first([*tasks, *audit_tasks("audit_tasks_round10.jsonl").values()], lambda t: bool(prose(t)))
     reason = prose(task)[0]
 
     def with_reason(text: str) -> Turns:
@@ -592,7 +593,9 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
 def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(tasks: list[Task]) -> None:
     """The dictated title of a new record is a goal of its own, named by its words: the item made
     with a claim "(approved by finance)" after its title fails that goal, not the whole record (it
-    scored 0). (A short attribution, "(per on-call)", is the title: see test_dictated_text.)"""
+    scored 0), and a file the environment renders the title into (an export the user asked to
+    refresh) shows it too. (A short attribution, "(per on-call)", is the title: see
+    test_dictated_text.)"""
     task = first(tasks, lambda t: "add_action_item" in tools(t))
     turns = reference(task)
     call = next(c for calls in turns for c in calls if c["tool"] == "add_action_item")
@@ -600,7 +603,8 @@ def test_a_new_record_made_right_but_its_title_qualified_is_half_the_record(task
     result = run_verifier(task, execute(task, turns))
     failed = [k for k, v in result.components.items() if v < 1.0]
     assert 0.0 < result.score < 1.0
-    assert failed and all("with the title" in k for k in failed), failed
+    assert any("with the title" in k for k in failed), failed
+    assert all("with the title" in k or k.startswith("file ") for k in failed), failed
 
 
 def test_the_text_policies_rewrite_what_a_write_says_not_what_a_lookup_asks(

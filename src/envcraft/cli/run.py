@@ -20,7 +20,7 @@ from envcraft.llm.batch import BatchProvider
 from envcraft.llm.types import LLMError
 from envcraft.rollout.models import hide_api_key_from_children
 from envcraft.rollout.writer import ProviderWriter, open_writer
-from envcraft.tasks.corpus.compose import SynthConfig
+from envcraft.tasks.corpus.compose import DEFAULT_DEPTH, SynthConfig
 from envcraft.tasks.corpus.pipeline import DEFAULT_OUT, RunOptions, run
 from envcraft.tasks.corpus.pipeline import Progress as ProgressCallback
 from envcraft.tasks.corpus.writing import WriterFailed, WriterPending
@@ -33,7 +33,8 @@ Depth = Annotated[
         "--depth",
         min=1,
         help="Walk and grow jobs toward this many reference calls; 60% of each shard's places are "
-        "held for jobs that reach it, shorter jobs fill the rest (default 1: every job as it comes).",
+        f"held for jobs that reach it, shorter jobs fill the rest (default {DEFAULT_DEPTH}; 1: every "
+        "job as it comes, a shallower corpus made about twice as fast).",
     ),
 ]
 MinCalls = Annotated[
@@ -107,7 +108,7 @@ def run_command(
     writer_base_url: WriterBaseUrl = None,
     writer_batch: WriterBatch = None,
     min_calls: MinCalls = 1,
-    depth: Depth = 1,
+    depth: Depth = DEFAULT_DEPTH,
     json_out: JsonFlag = False,
 ) -> None:
     """Run the offline data job: lint, graphs, synthesis, validation, export, summary and report.
@@ -207,7 +208,7 @@ def synth_command(
     writer_base_url: WriterBaseUrl = None,
     writer_batch: WriterBatch = None,
     min_calls: MinCalls = 1,
-    depth: Depth = 1,
+    depth: Depth = DEFAULT_DEPTH,
     json_out: JsonFlag = False,
 ) -> None:
     """Synthesize validated tasks into DIR/tasks.jsonl (+ stats.json); no export or report.

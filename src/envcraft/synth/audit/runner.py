@@ -369,7 +369,9 @@ def stage_yield(context: Context) -> StageResult:
     package = context.loaded()
     wanted = int(context.options.get("yield_tasks", 3))
     library = load_library([str(context.root)])
-    shard = synthesize_shard(library, package.id, 0, wanted, SynthConfig(seed=0))
+    # depth 1, as the library's packages were accepted: whether the engine makes tasks of the
+    # environment at all, not how deep (a deeper shard costs twice the time and decides nothing)
+    shard = synthesize_shard(library, package.id, 0, wanted, SynthConfig(seed=0, depth=1))
     findings: list[Finding] = []
     if len(shard.tasks) < wanted:
         rejected = ", ".join(f"{k} {v}" for k, v in shard.rejected.most_common(4)) or "none"

@@ -63,6 +63,9 @@ log = logging.getLogger("envcraft.tasks.corpus.compose")
 ATTEMPTS_PER_TASK = 8
 GROW_TRIES = 4  # follow-ups tried on a job shorter than its target
 DEEP_SHARE = 0.6  # with a depth: the share of a shard's places held for jobs that reach it
+# the default depth: half the corpus or more are jobs of 5+ calls over 2+ turns (issue 21: a
+# strong model must be able to fail a task by its own mistake; 1 gave a median of 3 calls)
+DEFAULT_DEPTH = 5
 SHORT_PATIENCE = 3  # short drafts refused in a row, after which the next is kept all the same
 P_REQUEST = 0.9  # chance that a Claw task ends with a file the user asks for by its content
 P_FILE_FACT = 0.8  # chance that a Claw task's user points at a record through a workspace file
@@ -86,7 +89,7 @@ class SynthConfig:
     # shard's places are held for jobs that reach it; a job that comes out shorter is kept while
     # the shard has room for short ones, or after SHORT_PATIENCE short drafts refused in a row
     # (1: every job as it comes, nothing grown)
-    depth: int = 1
+    depth: int = DEFAULT_DEPTH
     deep_share: float = DEEP_SHARE
 
     @property
