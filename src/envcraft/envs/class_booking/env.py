@@ -449,7 +449,7 @@ class ClassBooking(Environment):
 
     # -- staff writes ---------------------------------------------------------------------------------
     @tool(
-        goal="schedule a one-off {class_type} class in room {room_id} with {coach_id} at {start:when}",
+        goal="schedule a one-off {class_type} class in room {room_id} with {coach_id} on {start:when}",
         consumes=["room_id", "coach_id"],
         produces=["session_id"],
     )

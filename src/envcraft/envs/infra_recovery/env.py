@@ -60,7 +60,7 @@ class InfraRecovery(ClawEnvironment):
         Entity("hosts", "host", ("host {host_id}",), id_known=True),
         Entity("services", "service", ("the {service_id} service",), id_known=True),
         Entity("incidents", "incident", ("the {status} incident “{title}”",), id_known=True),
-        Entity("health_checks", "health check", ("the health check of {service_id} at {at:when}",), log=True),
+        Entity("health_checks", "health check", ("the health check of {service_id} on {at:when}",), log=True),
     )
     jobs = (
         Job(

@@ -74,7 +74,7 @@ class ItineraryRebooking(Environment):
         Job(
             "re-time the pickup and tell the traveler",
             ("reschedule_transfer", "notify_traveler"),
-            "have {transfer_id} pick the traveler up at {pickup_at:when} instead and let them know by "
+            "have {transfer_id} pick the traveler up on {pickup_at:when} instead and let them know by "
             "{channel|email=email|sms=text message}, saying {message}",
         ),
     )
