@@ -132,6 +132,10 @@ class World:
     options: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     # the words the user said in the turns, with their forms (see user_words)
     said: frozenset[str] = frozenset()
+    # the acts of the environments' tools, by their first word ("cancel"; see acts_of)
+    acts: frozenset[str] = frozenset()
+    # env -> the fields that copy another kind of record's counter (see counter_copies)
+    copies: dict[str, frozenset[str]] = field(default_factory=dict)
     # a Markdown heading the user wrote out, by its lower-cased name: its level ("## Result": 2)
     headings: dict[str, int] = field(default_factory=dict)
     # the runs where the world moves on its own: S0 left alone, the late and the idle-tail runs
@@ -144,12 +148,15 @@ class World:
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
         turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden)]  # golden turns
+        acts = acts_of(packages.values())
         world = cls(
             golden,
             [*turned, *tails],
             books,
             turned=len(turned),
-            said=user_words(said, acts_of(packages.values())),
+            said=user_words(said, acts),
+            acts=acts,
+            copies={env: counter_copies(state) for env, state in golden.initial.items()},
             headings=written_headings(said),
         )
         world.looked = looking_changes(golden, packages, books)
@@ -549,7 +556,6 @@ class CheckList:
         self.asked = {str(v) for a in golden.actions if isinstance(a.args, dict) for v in scalars(a.args)}
         self.goal_paths: dict[str, set[str]] = {env: set() for env in golden.final}
         self.created = created_keys(golden, world.books)
-        self.copies = {env: counter_copies(state) for env, state in golden.initial.items()}
         # (env, collection path, turn) -> the asked new records of a window, without their dictated
         # text: who and what they are (goals fill it; a guard holds every new record to it)
         self.made: dict[tuple[str, str, int | None], list[Any]] = {}
@@ -563,7 +569,7 @@ class CheckList:
     def numbered(self, env: str, name: str, value: Any) -> bool:
         """Whether a field holds what the environment numbers (:func:`generated`) or a copy of
         such a counter (:func:`counter_copies`): either moves with how the work was done."""
-        copied = name in self.copies.get(env, frozenset()) and isinstance(value, int)
+        copied = name in self.world.copies.get(env, frozenset()) and isinstance(value, int)
         return copied or generated(name, value, self.asked)
 
     def numbered_change(self, env: str, change: dict[str, Any]) -> bool:

@@ -534,17 +534,10 @@ class GoalChecks(CheckList):
         return counts.pop() if len(counts) == 1 else None
 
     def _verbs(self) -> list[str]:
-        """The acts of the task's environments: the first word of each tool that changes the
-        world (``book`` of ``book_series``), which an extra key of an asked JSON object may not
-        claim of what it holds unless the run's act did it (the runtime's ``object_matches``)."""
-        return sorted(
-            {
-                tool.split("_")[0]
-                for env, tools in self.world.options.items()
-                for tool in tools
-                if tool not in self.world.reads.get(env, ())
-            }
-        )
+        """The acts of the task's environments (``World.acts``: ``book`` of ``book_series``), which
+        an extra key of an asked JSON object may not claim of what it holds unless the run's act
+        did it (the runtime's ``object_matches``)."""
+        return sorted(self.world.acts)
 
     def _held_by(self, request: FileRequest) -> dict[str, Any]:
         """The records the asked values are fields of (``held_by``: ``[env, path]``, a booking of
