@@ -13,7 +13,7 @@ from envcraft.core.package import builtin_ids, load_package
 from envcraft.core.phrasing import Job, check_job, check_jobs
 from envcraft.tasks.corpus.compose import SynthConfig, compose_draft, generate_initial, load_library
 from envcraft.tasks.format.model import GoldenCall
-from envcraft.tasks.golden.choose import Experience, Retry
+from envcraft.tasks.golden.choose import Experience, Retry, carried_values
 from envcraft.tasks.golden.coherence import job_spans, job_writes, tidy, writes
 from envcraft.tasks.golden.run import GoldenRun, replay, run_chain
 from envcraft.tasks.graphs.graph import build_tool_graph
@@ -390,3 +390,106 @@ def test_a_lookup_between_two_steps_on_what_the_first_touched_links_the_second()
     unrelated = replace(look, args={"journal_id": po_id + "-other"})  # a lookup on nothing the job touched
     calls[2] = unrelated
     assert job_spans(calls, [*wrote[:2], False, wrote[2]], {"inventory_ledger": LEDGER}) == []
+
+
+def test_an_error_stating_a_time_window_blames_the_time_and_offers_its_bounds() -> None:
+    """ "pickup must be between 14:10 and 15:20 for the flight's arrival" echoes no argument:
+    the next tries kept the pickup time, or moved off the transfer, until the step ran out of
+    tries (the itinerary desk's job was refused in most of its drafts)."""
+    itinerary = load_package("itinerary_rebooking")
+    node = build_tool_graph(itinerary).nodes["reschedule_transfer"]
+    args = {"transfer_id": "TRF-0003", "pickup_at": "2026-03-13T18:00:00Z"}
+    call = GoldenCall(
+        "itinerary_rebooking",
+        "reschedule_transfer",
+        args,
+        {"transfer_id": "user", "pickup_at": "user"},
+        {
+            "error": {
+                "category": "conflict",
+                "message": "pickup must be between 2026-03-13T14:10:00Z and 2026-03-13T15:20:00Z for the "
+                "flight's arrival",
+                "earliest": "2026-03-13T14:10:00Z",
+                "latest": "2026-03-13T15:20:00Z",
+            }
+        },
+    )
+    retry = Retry()
+    retry.learn(node, call, random.Random(0))
+    assert retry.suggested["pickup_at"] in {"2026-03-13T14:10:00Z", "2026-03-13T15:20:00Z"}
+    assert retry.keep == {"transfer_id": ("TRF-0003", "user", None)}  # the transfer stands
+
+
+def test_job_walks_draw_a_job_the_world_keeps_refusing_less() -> None:
+    jobs = LEDGER.env_class.jobs
+    coverage = Coverage()
+    coverage.jobs.update({("inventory_ledger", j.name): 3 for j in jobs[1:]})
+    coverage.jobs_refused[("inventory_ledger", jobs[0].name)] = 30
+    drawn = Counter(job_walk("inventory_ledger", jobs, random.Random(s), coverage)[0].name for s in range(60))
+    assert drawn[jobs[0].name] < 60 / len(jobs) / 2, drawn
+
+
+STREAM = load_package("event_stream")
+STREAM_GRAPHS = {"event_stream": build_tool_graph(STREAM)}
+
+
+def stream_job_runs(job_name: str, seeds: range) -> list[GoldenRun]:
+    job = next(j for j in STREAM.env_class.jobs if j.name == job_name)
+    runs = []
+    for seed in seeds:
+        initial = STREAM.env_class.generate(seed=seed, data=STREAM.data)
+        run = run_chain(
+            [Step("event_stream", t) for t in job.steps],
+            {"event_stream": STREAM},
+            STREAM_GRAPHS,
+            {"event_stream": initial.state.model_dump(mode="json")},
+            dict(initial.files),
+            random.Random(seed),
+            p_error=0.0,
+            examples={tool: job.examples_for(tool) for tool in job.steps},
+        )
+        assert run is not None
+        runs.append(run)
+    return runs
+
+
+def test_a_jobs_steps_name_the_record_the_step_before_named() -> None:
+    """A partition is a topic and a number: chosen each on its own, the commit named another
+    partition than the one processed (payments/p2, then refunds/p2), and the job was refused."""
+    runs = stream_job_runs("catch a partition up and commit it", range(12))
+    named = []
+    for run in runs:
+        done = {c.tool: (c.args["topic"], c.args["partition"]) for c in run.calls if c.ok}
+        process = done.get("process_batch")
+        named.append(process is not None and done.get("commit_offsets") == process)
+    assert all(named), named
+
+
+def test_a_jobs_step_that_changes_nothing_is_tried_again() -> None:
+    """A replay "from" the offset the partition stands at (seek's default) moves nothing; kept, the
+    job was refused after its golden run, or asked for a step that does nothing."""
+    for run in stream_job_runs("replay a partition from an offset", range(6)):
+        for i, call in enumerate(run.calls):
+            if call.ok and call.tool == "seek":
+                assert run.changed_by(i), call.args
+
+
+def test_carried_values_are_the_last_stated_values_of_the_required_parameters() -> None:
+    node = STREAM_GRAPHS["event_stream"].nodes["commit_offsets"]
+    calls = [
+        GoldenCall(
+            "event_stream",
+            "process_batch",
+            {"topic": "payments", "partition": 2},
+            {"topic": "user", "partition": "user"},
+            {"ok": True},
+        ),
+        GoldenCall(
+            "event_stream",
+            "process_batch",
+            {"topic": "refunds", "partition": 0},
+            {"topic": "user", "partition": "user"},
+            {"error": {"category": "conflict", "message": "x"}},
+        ),
+    ]
+    assert carried_values(calls, node) == {"topic": "payments", "partition": 2}

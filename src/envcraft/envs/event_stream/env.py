@@ -11,7 +11,7 @@ import hashlib
 import random
 from typing import Any, Literal
 
-from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, tool
+from envcraft import ClawEnvironment, Entity, Initial, Job, Repository, iso, tool
 
 from .generate import Generator
 from .rules import (
@@ -58,6 +58,25 @@ class EventStream(ClawEnvironment):
             free=("note",),
         ),
         Entity("deduped", "dropped duplicate", (), log=True),
+    )
+
+    jobs = (
+        Job(
+            "catch a partition up and commit it",
+            ("process_batch", "commit_offsets"),
+            "catch partition {partition} of the {topic} topic up[ (at most {max_records} record(s))][, "
+            "{dedupe|true=dropping duplicates|false=halting at the first duplicate}][, {on_invalid|halt="
+            "stopping at the first invalid record|dead_letter=dead-lettering invalid records}], then commit "
+            "what went through",
+        ),
+        Job(
+            "replay a partition from an offset",
+            ("seek", "process_batch", "commit_offsets"),
+            "the sink needs partition {partition} of the {topic} topic again from offset {offset} "
+            "({reason}): replay it[ (at most {max_records} record(s))][, {dedupe|true=dropping duplicates|"
+            "false=halting at the first duplicate}][, {on_invalid|halt=stopping at the first invalid "
+            "record|dead_letter=dead-lettering invalid records}], then commit the result",
+        ),
     )
 
     @classmethod

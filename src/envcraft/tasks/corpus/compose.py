@@ -192,15 +192,14 @@ def synthesize_shard(
             refused += 1
         elif draft is not None:
             refused = 0
-        if draft is None:
-            result.rejected[reason] += 1
+        task = draft.task if draft is not None else None
+        key = dedupe_key(task) if task is not None else ""
+        if draft is None or task is None or key in seen:
+            result.rejected[reason if task is None else "duplicate"] += 1
+            if job is not None:  # walked less from now on (job_walk)
+                coverage.jobs_refused[(env, job.name)] += 1
             continue
-        task = draft.task
-        assert task is not None and draft.plan is not None and draft.persona is not None
-        key = dedupe_key(task)
-        if key in seen:
-            result.rejected["duplicate"] += 1
-            continue
+        assert draft.plan is not None and draft.persona is not None
         seen.add(key)
         result.tasks.append(task)
         result.intents.append(intent_of(draft.plan, draft.persona))

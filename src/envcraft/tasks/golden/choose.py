@@ -134,6 +134,7 @@ class Retry:
         self.keep = {}
         for param, value in args.items():
             blamed = param in named if named else any(v in echoed for v in scalars(value) if _hashable(v))
+            blamed = blamed or bool(_window(param, value, details))  # "pickup must be between ..."
             if param != blamed_field and not blamed:
                 self.keep[param] = (value, call.provenance[param], call.hints.get(param))
                 continue
@@ -171,14 +172,24 @@ def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
         for x in v
         if json_type(x) == kind and x != value
     ]
-    if is_time(value):  # a window the error states (earliest, latest): its bounds are valid times
-        listed += [v for k, v in sorted(details.items()) if is_time(v) and v != value and k != param]
+    listed += _window(param, value, details)
     if listed or kind != "integer":
         return listed
     limits = [
         v for k, v in details.items() if json_type(v) == "integer" and v >= 1 and v != value and k != param
     ]
     return [min(limits)] if limits else []
+
+
+CARRY = 0.85  # chance that a declared job's step names the record the step before it named
+
+
+def _window(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
+    """The bounds of a time window an error states (earliest, latest) for a time argument: the
+    argument it refuses, and valid times for it."""
+    if not is_time(value):
+        return []
+    return [v for k, v in sorted(details.items()) if is_time(v) and v != value and k != param]
 
 
 COHESION = 0.7  # how much a candidate the chain's entities own outranks a likelier one
@@ -222,11 +233,14 @@ def propose(
     retry: Retry | None = None,
     cohesion: float = COHESION,
     words: Mapping[str, Sequence[str]] | None = None,
+    carried: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, Hint]] | None:
     """One choice of arguments for ``node`` given the calls so far; None if a required
     parameter has no candidate at all. ``cohesion``: how strongly values of the records the
     chain already involves are preferred (:func:`_rank`). ``words``: what the user says for a
-    free-text parameter in the job being walked (``Job.examples``), over S0's and the tool's."""
+    free-text parameter in the job being walked (``Job.examples``), over S0's and the tool's.
+    ``carried``: the required values the user stated for the step before, in a declared job
+    (:func:`carried_values`)."""
     experience = experience if experience is not None else Experience()
     retry = retry if retry is not None else Retry()
     args: dict[str, Any] = {}
@@ -253,6 +267,8 @@ def propose(
             value, (label, hint) = _rank(options, node, param, index, experience, near, rng, cohesion)[0]
         elif param in retry.suggested:
             value, label, hint = retry.suggested[param], "user", None
+        elif carried and param in carried and allowed(carried[param]) and rng.random() < CARRY:
+            value, label, hint = carried[param], "user", None
         elif param in retry.keep and rng.random() < 0.75:
             value, label, hint = retry.keep[param]
         else:
@@ -287,6 +303,21 @@ def propose(
         if label == "user":
             near |= {o for v in scalars(value) for o in index.owners.get(v, set())}
     return args, provenance, hints
+
+
+def carried_values(calls: Sequence[GoldenCall], node: ToolNode) -> dict[str, Any]:
+    """Per required parameter of ``node``, what the user last stated for it in an earlier
+    successful call in ``node``'s environment. A declared job's steps act on one record's way;
+    where that record is named by more than one value (a partition is a topic and a number),
+    choosing each value on its own named another record mostly: processing payments/p2, then
+    committing refunds/p2."""
+    found: dict[str, Any] = {}
+    for call in reversed(calls):
+        if call.ok and call.env == node.env and isinstance(call.args, dict):
+            for param, value in call.args.items():
+                if param in node.required and param in call.provenance and call.source(param).kind == "user":
+                    found.setdefault(param, value)
+    return found
 
 
 def _taken(node: ToolNode, param: str, value: Any, index: StateIndex) -> bool:

@@ -33,7 +33,7 @@ from envcraft.core.phrasing import Job
 from envcraft.core.state import MISSING, canonical_json, get_path
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import scalars
-from envcraft.tasks.golden.run import GoldenRun, keep_calls
+from envcraft.tasks.golden.run import GoldenRun, bookkeeping, keep_calls, passed_texts
 from envcraft.tasks.graphs.graph import ToolGraph
 from envcraft.tasks.phrasing.intents import FREE_TEXT_PARAMS
 from envcraft.tasks.phrasing.phrasebook import is_time, phrasebook
@@ -50,16 +50,8 @@ def writes(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> list[bool]:
 def effects(run: GoldenRun, i: int) -> list[tuple[str, dict[str, Any]]]:
     """What call ``i`` changed, apart from bookkeeping (timestamps and top-level counters). A
     time the call was given (a pickup moved to 15:35) is what it was asked to do, not bookkeeping."""
-    passed = {v for v in scalars(run.calls[i].args) if isinstance(v, str)}
-    found = []
-    for env, change in run.changes(i):
-        if change["path"].count("/") == 1 and isinstance(change.get("after"), int):
-            continue  # a top-level counter (next_id, waves)
-        stamped = is_time(change.get("after")) or is_time(change.get("before"))
-        if stamped and change.get("after") not in passed:
-            continue
-        found.append((env, change))
-    return found
+    passed = passed_texts(run.calls[i])
+    return [(env, change) for env, change in run.changes(i) if not bookkeeping(change, passed)]
 
 
 def tidy(

@@ -38,6 +38,7 @@ from envcraft.tasks.golden.choose import (
     COHESION,
     Experience,
     Retry,
+    carried_values,
     derived_values,
     find_value,
     propose,
@@ -45,7 +46,7 @@ from envcraft.tasks.golden.choose import (
 )
 from envcraft.tasks.graphs.graph import ToolGraph, ToolNode
 from envcraft.tasks.graphs.walk import Coverage, Step
-from envcraft.tasks.phrasing.phrasebook import humanize
+from envcraft.tasks.phrasing.phrasebook import humanize, is_time
 from envcraft.tasks.play.episode import Episode
 from envcraft.tasks.play.outcome import Action, Outcome, TurnSnapshot
 from envcraft.tasks.values.args import StateIndex, flatten, id_kind, value_at
@@ -252,8 +253,14 @@ def run_chain(
             retry = Retry()
             refused: list[dict[str, Any]] = []  # this step's arguments the world refused
             words = (examples or {}).get(step.tool)
+            # a declared job's step that changes things must change something: a replay "from"
+            # the offset the partition is at moves nothing, and the job is then not carried out
+            job_act = examples is not None and not node.read_only
             for attempt in range(MAX_TRIES):
-                proposal = propose(node, calls, index, known, rng, experience, retry, cohesion, words)
+                carried = carried_values(calls, node) if examples is not None else None
+                proposal = propose(
+                    node, calls, index, known, rng, experience, retry, cohesion, words, carried
+                )
                 if proposal is None:
                     break
                 args, provenance, hints = proposal
@@ -267,11 +274,18 @@ def run_chain(
                     handoff(node, calls, args, provenance, rng)
                 session = live.sessions[step.env]
                 before = session.state() if not node.read_only else {}
+                workspace = live.snapshot_files() if job_act and packages[step.env].kind == "claw" else None
                 result = live.call(step.env, step.tool, args)
                 call = GoldenCall(step.env, step.tool, args, provenance, result, hints)
-                held = restated(call, before, session.state()) if call.ok and before else []
+                after = session.state() if call.ok and before else {}
+                held = restated(call, before, after) if after else []
                 if held:  # the record already held what was asked: no request; ask for another value
                     retry.avoid |= set(held)
+                    continue
+                unmoved = job_act and after and not _acted(call, before, after)
+                if unmoved and (workspace is None or workspace == live.snapshot_files()):
+                    refused.append(args)  # an option it left out may be what makes it act
+                    retry.include |= set(node.params) - set(args)
                     continue
                 experience.observe(node, args, index, call.ok)
                 if coverage is not None:
@@ -306,6 +320,25 @@ def run_chain(
     if run is None or not run.changed:
         return None
     return run
+
+
+def passed_texts(call: GoldenCall) -> set[str]:
+    """The texts a call was given: a time among them is what it was asked to set."""
+    return {v for v in scalars(call.args) if isinstance(v, str)}
+
+
+def bookkeeping(change: Mapping[str, Any], passed: set[str]) -> bool:
+    """A change no one asks for: a top-level counter (next_id, waves), or a timestamp the call
+    was not given (a pickup moved to 15:35 is what the call was asked to do)."""
+    if change["path"].count("/") == 1 and isinstance(change.get("after"), int):
+        return True
+    stamped = is_time(change.get("after")) or is_time(change.get("before"))
+    return stamped and change.get("after") not in passed
+
+
+def _acted(call: GoldenCall, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    passed = passed_texts(call)
+    return any(not bookkeeping(change, passed) for change in diff(dict(before), dict(after)))
 
 
 def restated(call: GoldenCall, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -47,6 +47,7 @@ class Coverage:
     executed: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # ran in a golden run
     feeds: Counter[tuple[str, str, str, bool]] = field(default_factory=Counter)  # (env, src, dst, ok)
     jobs: Counter[tuple[str, str]] = field(default_factory=Counter)  # (env, job name) asked in accepted tasks
+    jobs_refused: Counter[tuple[str, str]] = field(default_factory=Counter)  # (env, job name) walked, no task
 
     def accept(self, chain: list[Step], graphs: dict[str, ToolGraph]) -> None:
         """Count the edges of an accepted chain (consecutive steps that are graph edges)."""
@@ -132,12 +133,19 @@ def sample_walk(
 
 def job_walk(env: str, jobs: Sequence[Job], rng: random.Random, coverage: Coverage) -> tuple[Job, list[Step]]:
     """The steps of one of the environment's declared jobs, a job the accepted corpus asked
-    for less often likelier (``1 / (1 + uses)^2``): the work the desk exists for, with its
-    preconditions in order, which a random walk over a dense tool graph seldom strings together
-    (the lookups each step needs are added later, by the lookup stage)."""
-    weights = [1 / (1 + coverage.jobs[(env, job.name)]) ** 2 for job in jobs]
+    for less often likelier (``1 / (1 + uses)^2``) and one that came out as no task more often
+    less likely (times the square of its share of walks that made one, smoothed; once would not
+    outweigh the first): the work the desk exists
+    for, with its preconditions in order, which a random walk over a dense tool graph seldom
+    strings together (the lookups each step needs are added later, by the lookup stage).
+    Weighted by use alone, a job the world seldom lets through was walked ever again."""
+    weights = [_job_weight(coverage.jobs[(env, j.name)], coverage.jobs_refused[(env, j.name)]) for j in jobs]
     job = rng.choices(list(jobs), weights=weights)[0]
     return job, [Step(env, tool) for tool in job.steps]
+
+
+def _job_weight(uses: int, refused: int) -> float:
+    return ((uses + 1) / (uses + refused + 2)) ** 2 / (1 + uses) ** 2
 
 
 def continue_walk(
