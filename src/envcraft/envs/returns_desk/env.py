@@ -58,6 +58,13 @@ class ReturnsDesk(Environment):
             "and refund it"
             "[ {method|original_payment=to the original payment method|store_credit=as store credit}]",
         ),
+        Job(
+            "settle an arrived return",
+            ("receive_return", "issue_refund"),
+            "the parcel for {return_id} has arrived "
+            "{condition|unopened=unopened|opened=opened|damaged=damaged}: settle it[ "
+            "{method|original_payment=to the original payment method|store_credit=as store credit}]",
+        ),
     )
 
     @classmethod

@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from envcraft import ClawEnvironment, Entity, Initial, Repository, iso, load_package, tool
+from envcraft import ClawEnvironment, Entity, Initial, Job, Repository, iso, load_package, tool
 
 from .generate import PRIOR_ANALYSIS_DAYS, generate_sheets, prior_analysis
 from .rules import (
@@ -85,6 +85,15 @@ class SheetAnalytics(ClawEnvironment):
             "recipes", "cleaning recipe", ("the cleaning recipe “{name}”",), id_known=True, vary=("name",)
         ),
         Entity("runs", "pipeline run", (), log=True),
+    )
+
+    jobs = (
+        Job(
+            "clean a raw sheet with a new recipe",
+            ("profile_dataset", "create_recipe", "add_cleaning_rule", "clean_dataset"),
+            "clean {dataset_id} into {output_path} with a new recipe called {name} that has a {operation} "
+            "rule for the {column} column[ with the option {option}]",
+        ),
     )
 
     # -- reads ---------------------------------------------------------------------------------
