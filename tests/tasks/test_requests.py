@@ -12,10 +12,12 @@ from __future__ import annotations
 import random
 
 from envcraft.core.package import load_package
+from envcraft.core.phrasing import Entity, check_entity
 from envcraft.core.session import Session
 from envcraft.tasks.corpus.compose import _record_names
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import replay
+from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.world.requests import request_file
 
 
@@ -38,7 +40,8 @@ def test_a_partition_named_by_its_arguments_is_asked_about_as_a_whole_number() -
         asked = {i.key: i for i in request.items}
         assert asked["partition_position"].value == position
         # the only partition the work named: the turns said it, the closing ask refers back
-        assert asked["partition_position"].what == "the position of that partition afterwards"
+        # in the words a person uses (Entity.labels), not the field's bare name
+        assert asked["partition_position"].what == "the read position of that partition afterwards"
         assert request.file.format != "json"  # 23 and "23" are two JSON values
         formats.add(request.file.format)
         assert replay([*run.calls, request.call], packages, initial, files) is not None  # the file embeds it
@@ -66,8 +69,8 @@ def test_the_closing_ask_names_a_record_in_full_where_that_could_be_another() ->
         for i in request.items
     }
     assert whats <= {
-        "the position of partition 1 of the payments topic afterwards",
-        "the position of partition 2 of the payments topic afterwards",
+        "the read position of partition 1 of the payments topic afterwards",
+        "the read position of partition 2 of the payments topic afterwards",
     }
     assert whats
 
@@ -78,3 +81,14 @@ def test_a_report_gives_a_short_code_or_a_whole_number_never_nothing() -> None:
     assert _reportable("drained") and _reportable(23)
     assert not _reportable("") and not _reportable(True) and not _reportable("2026-01-05T08:00:00Z")
     assert not _reportable("two words")
+
+
+def test_a_field_label_must_name_a_field_of_the_record() -> None:
+    """Labels are checked like the other field lists of a declaration (lint rule entity-decl)."""
+    labelled = Entity("partitions", "partition", labels={"comitted": "committed offset"})
+    assert check_entity(labelled, {"topic", "partition", "committed"}) == [
+        "labels lists unknown fields comitted"
+    ]
+    book = phrasebook(load_package("event_stream"))
+    assert book.label("partitions", "committed") == "committed offset"
+    assert book.label("partitions", "paused") == "paused"  # no label: its name

@@ -159,6 +159,8 @@ class Entity:
     the collection gets no look-alikes. ``free``: fields a user leaves to the agent (notes,
     comments): no check pins them. ``log``: records the environment writes as a by-product
     of looking (health checks, delivered replies): an agent that adds more harms nothing.
+    ``labels``: what a person calls a field whose name alone says it badly (``committed``: the
+    "committed offset"); the others are said as their names.
     """
 
     collection: str
@@ -168,6 +170,7 @@ class Entity:
     vary: tuple[str, ...] = ()
     free: tuple[str, ...] = ()
     log: bool = False
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def templates(self) -> tuple[Template, ...]:
         return tuple(Template.parse(text) for text in self.names)
@@ -285,7 +288,7 @@ def check_entity(entity: Entity, fields: set[str]) -> list[str]:
         unknown = sorted(template.fields() - fields)
         if unknown:
             problems.append(f"name {text!r} uses unknown fields {', '.join(unknown)}")
-    for kind, names in (("vary", entity.vary), ("free", entity.free)):
+    for kind, names in (("vary", entity.vary), ("free", entity.free), ("labels", tuple(entity.labels))):
         unknown = sorted(set(names) - fields)
         if unknown:
             problems.append(f"{kind} lists unknown fields {', '.join(unknown)}")

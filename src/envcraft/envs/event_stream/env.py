@@ -48,7 +48,17 @@ class EventStream(ClawEnvironment):
     State = StreamState
     state: StreamState
     entities = (
-        Entity("partitions", "partition", ("partition {partition} of the {topic} topic",)),
+        Entity(
+            "partitions",
+            "partition",
+            ("partition {partition} of the {topic} topic",),
+            labels={
+                "committed": "committed offset",
+                "processed": "processed offset",
+                "position": "read position",
+                "log_end": "log end offset",
+            },
+        ),
         Entity("aggregated", "aggregated event", ()),
         Entity(
             "dead_letters",

@@ -105,6 +105,10 @@ class Phrasebook:
             return found
         return Entity(collection, singular(collection).replace("_", " "), id_known=True)
 
+    def label(self, collection: str, field_name: str) -> str:
+        """What a person calls a field of the collection's records (:attr:`Entity.labels`)."""
+        return self.entity(collection).labels.get(field_name) or humanize(field_name)
+
     def is_log(self, collection: str) -> bool:
         return self.entity(collection).log
 

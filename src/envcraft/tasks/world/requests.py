@@ -29,7 +29,7 @@ from envcraft.core.pointer import unescape_token
 from envcraft.core.state import diff
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.run import GoldenRun
-from envcraft.tasks.phrasing.phrasebook import humanize, is_time, join_words, phrasebook
+from envcraft.tasks.phrasing.phrasebook import is_time, join_words, phrasebook
 from envcraft.tasks.values.args import flatten
 from envcraft.tasks.verifier.checks import FileRequest
 from envcraft.tasks.verifier.runtime import norm_cell
@@ -194,7 +194,8 @@ def _items(
             ):
                 continue
             noun = book.entity(collection).noun
-            what = f"the {humanize(field_name)} of {back.get((env, key)) or names[(env, key)]} afterwards"
+            record = back.get((env, key)) or names[(env, key)]
+            what = f"the {book.label(collection, field_name)} of {record} afterwards"
             call, where = _shown_in(run, env, value)
             found.append(Item(f"{_slug(noun)}_{field_name}", value, what, env, change["path"], call, where))
             seen.add(key)
