@@ -7,9 +7,12 @@ default is a choice the user made without saying it: an agent that picks the oth
 nothing wrong by the turn's words, yet fails the verifier. :func:`spell_out_defaults` passes such
 an argument explicitly, with the value the environment resolved it to (the call's result names
 it), so the turn states it like any other value the user gives. Codes are considered (a
-period, an id: no spaces; free text has no "other value the world offers"), and batch sizes:
-an integer with a positive default that a bigger batch would exceed ("process partition 2" of
-a 25-record backlog with the default batch of 20 says "up to 20 records").
+period, an id: no spaces; free text has no "other value the world offers"), batch sizes: an
+integer with a positive default that a bigger batch would exceed ("process partition 2" of a
+25-record backlog with the default batch of 20 says "up to 20 records"), and switches and
+closed options with a default: "replay it" of a replay that the default halts at a duplicate
+paid only the agent that did not drop duplicates, as the docs advise (round 36); it now says
+"halting at the first duplicate".
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ def spell_out_defaults(
                 if _exercised(packages, initial, files, plain, index, name, [limit[1]], end):
                     spelled.setdefault(index, {})[name] = limit[0]
                 continue
+            choices = _choices(schema)
+            if choices:  # a switch or an option: would the other setting end the run otherwise?
+                if _exercised(packages, initial, files, plain, index, name, choices[1:], end):
+                    spelled.setdefault(index, {})[name] = choices[0]
+                continue
             resolved = call.result.get(name) if isinstance(call.result, dict) else None
             if schema.get("type") != "string" or not isinstance(resolved, str) or not _code(resolved):
                 continue
@@ -82,6 +90,18 @@ def _limit(schema: Mapping[str, Any]) -> tuple[int, int] | None:
         return None
     bigger = schema.get("maximum", default * 5)
     return (default, bigger) if isinstance(bigger, int) and bigger > default else None
+
+
+def _choices(schema: Mapping[str, Any]) -> list[Any]:
+    """A switch's or a closed option's default, then the other settings an agent might pick
+    ("dropping duplicates" where the default halts at the first one); none for other arguments."""
+    default = schema.get("default")
+    if schema.get("type") == "boolean" and isinstance(default, bool):
+        return [default, not default]
+    options = schema.get("enum")
+    if isinstance(options, list) and default in options:
+        return [default, *[o for o in options if o != default][:MAX_OTHERS]]
+    return []
 
 
 def _code(value: Any) -> bool:

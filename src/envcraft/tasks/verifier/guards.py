@@ -333,6 +333,7 @@ class GuardChecks(CheckList):
                 )
             if asked and not any(under_any(p, {path}) for p in world_made):
                 noun = book.entity(collection).noun
+                unsaid = self._new_unsaid(env, collection, after)
                 self._guard(  # a message to the wrong traveler: the asked one missing AND a harm
                     f"every new {noun} of {env} is one asked for",
                     turn,
@@ -341,6 +342,7 @@ class GuardChecks(CheckList):
                     path=path,
                     expected=asked,
                     subject=subject,
+                    **({"unsaid": unsaid} if unsaid else {}),
                     **voided,
                 )
 
@@ -351,6 +353,25 @@ class GuardChecks(CheckList):
         spec.setdefault("subject", " ".join(str(spec[k]) for k in ("kind", "env", "path") if k in spec))
         window = {} if turn is None else {"turn": turn}
         self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
+
+    def _new_unsaid(self, env: str, collection: str, after: dict[str, Any]) -> dict[str, Any]:
+        """What a free note of a new record may not say, as of an edited one (the runtime's
+        ``_took_back`` and ``claimed``): that the record is not what the work made it, or who
+        and what else the world knows (round 36: an item added and completed at once with the
+        note "Not done yet - emil still working on it" paid 1.0). Empty where the collection's
+        records hold no free field, or the run made none of them."""
+        book = self.world.books[env]
+        free = sorted(f"/{escape_token(name)}" for name in book.free_fields(collection))
+        before = self.golden.initial.get(env, {}).get(collection) or {}
+        made = [r for k, r in (after.get(collection) or {}).items() if k not in before]
+        if not free or not made:
+            return {}
+        acts = sorted(
+            {w for r in made for v in scalars(r) if isinstance(v, str) and len(v) <= 40 for w in vr.words(v)}
+        )
+        told = self.world.said.union(*(self._record_words(env, r) for r in made))
+        others = self._elsewhere(env, collection, after) - told
+        return {"fields": free, "acts": acts, "others": sorted(others)}
 
     def _record_words(self, env: str, record: Any) -> set[str]:
         """The words of a record's short texts as the run left it (its title, its owner, its

@@ -1879,7 +1879,11 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "only_asked":  # every new member is one of the asked records (none for someone else)
         old = before if isinstance(before, dict) else {}
         new = [v for k, v in after.items() if k not in old] if isinstance(after, dict) else []
-        return float(all(any(matches(member, p) for p in check["expected"]) for member in new))
+        unsaid = check.get("unsaid")  # ... and no free note of one takes it back or names another
+        return float(
+            all(any(matches(member, p) for p in check["expected"]) for member in new)
+            and not any(_took_back(unsaid, m, {}) or claimed(unsaid, m, {}) for m in new)
+        )
     if kind == "created_in":  # a distinct new member per expected record
         new = [v for k, v in after.items() if k not in before] if isinstance(after, dict) else []
         if not isinstance(before, dict):
@@ -2121,15 +2125,21 @@ def by_product_ids(ctx: dict[str, Any], logs: list[list[str]]) -> set[str]:
 
 
 def without_by_products(content: Any, ids: set[str], asked: int = 0) -> Any:
-    """A text file without its lines that name a record of ``ids``: the environment's own entry
-    about a record made by looking (a health check in an incident's timeline), but for the first
-    ``asked`` of them (the health check the user asked for)."""
+    """A text file without the environment's own entry about each record of ``ids``, a record
+    made by looking (a health check in an incident's timeline): the first line naming it, one
+    per record, but for the first ``asked`` such lines (the health check the user asked for).
+    Any other line naming one is someone's: a note "Health check HC-0001 FAILED" appended to
+    the timeline of a check that passed was taken for the environment's entry and paid 1.0
+    (round 36)."""
     if not isinstance(content, str) or not ids:
         return content
     named = re.compile("|".join(rf"(?<![\w-]){re.escape(i)}(?![\w-])" for i in sorted(ids)))
+    entries = set(ids)  # the records whose entry has not been met yet
     kept: list[str] = []
     for line in content.split("\n"):
-        if named.search(line):
+        met = [m.group(0) for m in named.finditer(line) if m.group(0) in entries]
+        if met:
+            entries.discard(met[0])
             if asked <= 0:
                 continue
             asked -= 1
