@@ -11,6 +11,10 @@
 * A switch left at its default that the world exercises is said (N1: 0.018, 0.054): "replay it"
   of a replay that the default halts at a duplicate paid only the agent that kept the default;
   the golden run now passes ``dedupe=false``, so the turn says "halting at the first duplicate".
+* A report may say whose record it is (N1: 0.75): "RF-00002 (customer Chloe Fischer)" of a
+  refund for her order; names reach two records away (refund, order, customer).
+* An extra key may name the act in its irregular past (N3: 0.667): "left_waitlist" holding the
+  entry leave_waitlist gave up.
 """
 
 from __future__ import annotations
@@ -111,3 +115,59 @@ def test_a_switch_whose_default_the_world_exercises_is_passed_and_so_said(tasks:
     assert batch.args.get("dedupe") is False  # the default halts at the duplicate at offset 20
     assert "on_invalid" not in batch.args  # no invalid record before it: the other option changes nothing
     assert spelled.final == run.final
+
+
+SETTLE = "returns_desk-470b22e96a14"  # settle the return a message points at; the refund's id in a section
+CLASSES = "class_booking-fbb8f22c080d"  # leave a waitlist place, book the class instead; a JSON file
+
+
+def settled(line: str) -> Turns:
+    task_calls = [
+        call("mail_triage", "read_message", message_id="MSG-0010"),
+        call("returns_desk", "receive_return", return_id="RMA-00001", condition="opened"),
+        call("returns_desk", "issue_refund", return_id="RMA-00001"),
+    ]
+    content = f"# Summary\n\n## Result\n{line}\n"
+    return [task_calls, [call("mail_triage", "write_file", path="notes/status.md", content=content)]]
+
+
+@pytest.mark.parametrize(
+    ("line", "paid"),
+    [
+        ("- new_refund: RF-00002", True),
+        ("- RF-00002 (customer Chloe Fischer)", True),
+        ("- RF-00002 (Chloe Fischer's return)", True),
+        ("- RF-00002, approved by finance", False),
+    ],
+)
+def test_a_report_may_name_whose_record_it_is(tasks: dict[str, Task], line: str, paid: bool) -> None:
+    """The refund points at its order, the order at its customer: her name is what the world
+    says of the refund."""
+    assert (score(tasks[SETTLE], settled(line)) == 1.0) is paid
+
+
+def rebooked(answer: str) -> Turns:
+    work = [
+        call("mail_triage", "read_message", message_id="MSG-0010"),
+        call("class_booking", "leave_waitlist", entry_id="WL-7005"),
+        call("mail_triage", "read_file", path="tracking/class-review.csv"),
+        call("class_booking", "book_class", member_id="MEM-2003", session_id="CLS-30023"),
+    ]
+    return [work, [call("mail_triage", "write_file", path="reports/result.json", content=answer)]]
+
+
+@pytest.mark.parametrize(
+    ("answer", "paid"),
+    [
+        ('{"new_booking": "BKG-50062"}', True),
+        ('{"new_booking": "BKG-50062", "waitlist": "WL-7005"}', True),
+        ('{"new_booking": "BKG-50062", "left_waitlist": "WL-7005"}', True),
+        ('{"new_booking": "BKG-50062", "left_waitlist": "WL-7004"}', False),  # a place it did not give up
+        ('{"new_booking": "BKG-50062", "joined_waitlist": "WL-7005"}', False),  # an act it did not do
+    ],
+)
+def test_an_extra_key_may_name_the_act_in_its_irregular_past(
+    tasks: dict[str, Task], answer: str, paid: bool
+) -> None:
+    """ "left_waitlist" of the entry leave_waitlist gave up is as true as "waitlist" (N3: 0.667)."""
+    assert (score(tasks[CLASSES], rebooked(answer)) == 1.0) is paid

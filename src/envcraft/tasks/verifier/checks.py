@@ -1032,7 +1032,8 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     changed that the world keeps as a file (a draft's ``.eml``, named by its id) says the same in
     its short lines. Negation and retraction words are never context, nor are numbers and times,
     but for those of a record's name or title ("error rate above 5%": the record called by its
-    title)."""
+    title). Names reach two records away: the customer of the order a refund is for ("RF-00002
+    (customer Chloe Fischer)" scored 0.75; round 36, N1)."""
     if book is None:
         return []
     env = book.package.id
@@ -1040,7 +1041,7 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
     titled: set[str] = set()  # the numbers of the records' names and titles
     todo = list(values)
     seen: set[str] = set()
-    for _depth in range(2):  # the records carried, and those they point at
+    for _depth in range(3):  # the records carried, those they point at, and the records those name
         nxt: list[str] = []
         for key in todo:
             if key in seen:
