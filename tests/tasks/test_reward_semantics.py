@@ -420,12 +420,20 @@ def test_a_summary_says_its_values_and_no_claim_beside_them(tasks: list[Task]) -
     assert score(task, written("(resolved, customer refunded)")) < 1.0
 
 
+def planned_refusals(task: Task) -> set[int]:
+    """The reference calls the user expects the world to refuse (error recovery: "try to open a
+    journal in the closed period; if that is not possible, ...")."""
+    return {step["call"] for step in task.provenance.get("steps", [])}
+
+
 def redone(task: Task, tool: str, undo: str, key: str) -> tuple[Turns, Turns, Turns]:
     """The reference with its first ``tool`` call done, voided with ``undo`` and done again (later
     calls name what the redone call made: its new ids), and the two wrong twins: the call done
     twice with nothing voided, and the record voided and never made again."""
     turns = reference(task)
-    t, n = next((t, n) for t, calls in enumerate(turns) for n, c in enumerate(calls) if c["tool"] == tool)
+    refused = planned_refusals(task)  # a call the user expects refused makes nothing to void
+    places = [(t, n) for t, calls in enumerate(turns) for n, _ in enumerate(calls)]
+    t, n = next((t, n) for i, (t, n) in enumerate(places) if turns[t][n]["tool"] == tool and i not in refused)
     call = turns[t][n]
     made = execute(task, [*turns[:t], turns[t][: n + 1]]).actions[-1].result
     void = {"env": call["env"], "tool": undo, "args": {key: made[key]}}
@@ -568,7 +576,7 @@ def test_a_qualified_text_costs_its_goal_once(tasks: list[Task]) -> None:
         return [
             (i, name)
             for i, c in enumerate(task.reference.calls)
-            if c.turn == 0 and c.tool not in ("write_file", "edit_file")
+            if c.turn == 0 and c.tool not in ("write_file", "edit_file") and i not in planned_refusals(task)
             for name, value in c.args.items()
             if name in ("reason", "text", "title", "memo") and isinstance(value, str) and " " in value
         ]

@@ -15,6 +15,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from envcraft.tasks.format.model import GoldenCall, Hint, Source
@@ -172,7 +173,7 @@ def _offered(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
         for x in v
         if json_type(x) == kind and x != value
     ]
-    listed += _window(param, value, details)
+    listed += _inside(_window(param, value, details))
     if listed or kind != "integer":
         return listed
     limits = [
@@ -185,11 +186,33 @@ CARRY = 0.85  # chance that a declared job's step names the record the step befo
 
 
 def _window(param: str, value: Any, details: dict[str, Any]) -> list[Any]:
-    """The bounds of a time window an error states (earliest, latest) for a time argument: the
-    argument it refuses, and valid times for it."""
+    """The times an error states for a time argument (a window's earliest and latest): the
+    argument it refuses. Valid times for it are inside the window (:func:`_inside`)."""
     if not is_time(value):
         return []
     return [v for k, v in sorted(details.items()) if is_time(v) and v != value and k != param]
+
+
+def _inside(times: list[Any]) -> list[Any]:
+    """A time well inside the window ``times`` spans (its middle, to the five minutes), else the
+    times themselves. A bound is a time the world computes (the latest pickup an arrival
+    allows), which the world may move a record to by itself: a pickup moved there by the golden
+    run was a request whose outcome no check could tell from doing nothing."""
+    moments = sorted(m for t in times if (m := _utc(t)) is not None)
+    if len(moments) < 2:
+        return times
+    middle = moments[0] + (moments[-1] - moments[0]) / 2
+    middle -= timedelta(minutes=middle.minute % 5, seconds=middle.second, microseconds=middle.microsecond)
+    return [middle.strftime("%Y-%m-%dT%H:%M:%SZ")] if moments[0] < middle < moments[-1] else times
+
+
+def _utc(value: Any) -> datetime | None:
+    if not (isinstance(value, str) and value.endswith("Z") and "T" in value):
+        return None
+    try:
+        return datetime.fromisoformat(value.removesuffix("Z")).replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 COHESION = 0.7  # how much a candidate the chain's entities own outranks a likelier one

@@ -359,9 +359,14 @@ class GuardChecks(CheckList):
         ``_took_back`` and ``claimed``): that the record is not what the work made it, or who
         and what else the world knows (round 36: an item added and completed at once with the
         note "Not done yet - emil still working on it" paid 1.0). Empty where the collection's
-        records hold no free field, or the run made none of them."""
+        records hold no free field an agent writes, or the run made none of them."""
         book = self.world.books[env]
-        free = sorted(f"/{escape_token(name)}" for name in book.free_fields(collection))
+        # the free fields an agent writes (a tool takes a parameter of the name: a note), never
+        # one the environment fills in itself (a booking's "source": "direct" or "series")
+        written = {
+            p for spec in book.package.env_class.tools.values() for p in spec.parameters.get("properties", {})
+        }
+        free = sorted(f"/{escape_token(name)}" for name in book.free_fields(collection) if name in written)
         before = self.golden.initial.get(env, {}).get(collection) or {}
         made = [r for k, r in (after.get(collection) or {}).items() if k not in before]
         if not free or not made:
