@@ -181,13 +181,14 @@ placeholder inside has no value (an optional argument left out). A record id alr
 noun, so do not say it again: `cancel {order_id}`, not `cancel the order {order_id}` (the audit
 reads the turns it yields). On a read-only tool the phrase
 states the facts the lookup needs ("the customer's email address is {email}").
-**`Entity(collection, noun, names, id_known=False, vary=(), free=(), log=False)`** declares how a
+**`Entity(collection, noun, names, id_known=False, vary=(), free=(), log=False, labels={})`** declares how a
 user names the records of a `dict[str, Record]` field: `names` are templates over the record's
 fields, tried in order until one tells the record apart from all others; `id_known=True` when users
 hold these ids (order numbers on a receipt); `vary` the fields in which a look-alike record (a
 distractor the data engine adds to S0) may differ (none: no look-alikes); `free` fields a user
 leaves to the agent (never checked); `log=True` for records the environment writes as a
-by-product (health checks, events), which an agent may add to without harm.
+by-product (health checks, events), which an agent may add to without harm; `labels` what a person
+calls a field whose name alone says it badly (`{"committed": "committed offset"}`).
 **`jobs = (Job(name, steps, goal), ...)`** declares the work the desk exists for, asked as one
 outcome: `steps` are 2-5 tools that change state, in the order they run on one record's way (each
 after the first acting on what an earlier one made or touched: open a journal, stage a line on it,
