@@ -16,6 +16,7 @@ from typing import Any
 
 from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
+from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time
 from envcraft.tasks.play.outcome import Action
 from envcraft.tasks.verifier import runtime as vr
@@ -610,9 +611,10 @@ class GoalChecks(CheckList):
         untrue = unheld - found - context - vr.MENTION - vr.POLITE - vr.REPORTING - REMARKS
         found |= self.world.said - set(claims)  # the user's words: "the urgent item of exports/worklist.csv"
         told = section_labels(asked_values(request), request.labels)
-        about = self._touched_context()
+        about = self._touched_context(self._changed_records())
         acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
         sent = None if drafted else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
+        about = {**self._touched_context(self._named_records()), **about}
         route: dict[str, list[str]] = {}
         for (env, _), value in zip(request.sources, asked_values(request), strict=False):
             for side, ends in route_ends(self.golden, self.world.books.get(env), [str(value)]).items():
@@ -698,14 +700,14 @@ class GoalChecks(CheckList):
                     found |= {verb, *word_forms(verb)}
         return found
 
-    def _touched_context(self) -> dict[str, list[str]]:
-        """Per record the run made or changed (by its id, lower-cased, and by the words of its
-        name: "Atlanta" of WH-ATL, "Atlanta DC"), what the world says of it and of the acts on
-        it, with the numbers those calls passed ("Removed rule 12 from RCP-01"), the numbers it
-        holds ("9 units of SKU-17680 for SO-20375") and what the run wrote into it
-        (:func:`written_words`): the words a report's line naming it may use."""
+    def _touched_context(self, records: list[tuple[str, str, str]]) -> dict[str, list[str]]:
+        """Per record of ``records`` (by its id, lower-cased, and by the words of its name:
+        "Atlanta" of WH-ATL, "Atlanta DC"), what the world says of it and of the acts on it, with
+        the numbers those calls passed ("Removed rule 12 from RCP-01"), the numbers it holds ("9
+        units of SKU-17680 for SO-20375") and what the run wrote into it (:func:`written_words`):
+        the words a report's line naming it may use."""
         found: dict[str, set[str]] = {}
-        for env, collection, key in self._changed_records():
+        for env, collection, key in records:
             book = self.world.books.get(env)
             if (book is not None and collection not in book.collections) or not _CODE.match(key):
                 continue
@@ -752,6 +754,27 @@ class GoalChecks(CheckList):
             for key, record in records.items()
             if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
         ]
+
+    def _named_records(self) -> list[tuple[str, str, str]]:
+        """``(env, collection, key)`` of every record a call of the golden run that went through
+        named and left as it was: the records the work was done from (the dataset a clean read,
+        the message a reply answers). A report's line may name one with what the world says of
+        it ("- The escalated dataset in the watch log was DS-007." of a clean from DS-007 paid
+        0.875; round 37, O4), as it may a record the run changed."""
+        changed = set(self._changed_records())
+        found: list[tuple[str, str, str]] = []
+        for action in self.golden.actions:
+            book = self.world.books.get(action.env)
+            if book is None or "error" in action.result or action.tool in SYSTEM_TOOLS:
+                continue
+            state = self.golden.initial.get(action.env, {})
+            for value in scalars(action.args):
+                key = str(value)
+                collection = book.collection_of(state, key) if _CODE.match(key) else None
+                record = (action.env, collection, key) if collection is not None else None
+                if record is not None and record not in changed and record not in found:
+                    found.append(record)
+        return found
 
     def _asked_context(self, request: FileRequest) -> set[str]:
         """What the world says about the records the asked values come from and those they point
