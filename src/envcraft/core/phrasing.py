@@ -119,6 +119,10 @@ class Template:
         walk(self.parts)
         return found
 
+    def required(self) -> list[Placeholder]:
+        """The placeholders outside every optional section: the text cannot be said without them."""
+        return [part for part in self.parts if isinstance(part, Placeholder)]
+
     def render(self, show: Callable[[Placeholder], str | None]) -> str | None:
         """The text with every placeholder shown by ``show`` (None: no value); None when a
         placeholder outside an optional section has no value."""

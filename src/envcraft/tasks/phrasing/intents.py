@@ -251,6 +251,7 @@ class _Planner:
         self.named_at: dict[tuple[str, Any], int] = {}  # the call whose phrase first said it
         self.named_in: dict[tuple[str, str], list[Any]] = {}  # (env, collection) -> keys said, in order
         self.quoted: set[str] = set()  # free text already quoted in full
+        self.latest: dict[str, str] = {}  # per free-text parameter, the text said for it last
         self.identified: set[tuple[int, str]] = set()  # (call, arg) whose mention says the value itself
         self.last_goal: GoldenCall | None = None  # the goal planned just before, and its turn
         self.last_turn = -1
@@ -299,7 +300,8 @@ class _Planner:
         the first step's mention of it, ``{tool.param}`` that step's own. What a step took from
         an earlier step (the journal it opened, the trip it proposed) goes unsaid; a later step's
         mention of a value an earlier mention says is recorded in that mention's words; a value
-        the steps need said that the phrase leaves out is said with it."""
+        the steps need said that the phrase leaves out is said with it. A later step's other value
+        under a name the phrase already shows cannot be said by it: the steps are asked one by one."""
         calls = self.view.calls
         template = job.template()
         fields = template.fields()
@@ -330,12 +332,20 @@ class _Planner:
                 else:
                     shown[mention.arg] = mention
             made |= {v for _, v in flatten(calls[i].result) if isinstance(v, str)}
+        said = [part.name for part in template.required() if not part.choices]  # (a choice says its default)
+        if any(self._omits(calls[i], name) for name in said for i in span):
+            return None  # "put that message on my to-do list" of a to-do the step linked to nothing
+        if others:  # one phrase, two values: "replay partition 2 ..., then commit the result (for
+            # 0)"; "clean that dataset" of a profile of DS-009 and a clean of DS-001 (round 38, P4)
+            return None
         text = self._realize(template, span[0], shown, step_of)
         if text is None:
             return None
         used = [m for name, m in shown.items() if name in fields]
-        left = [m for name, m in shown.items() if name not in fields] + others
+        left = [m for name, m in shown.items() if name not in fields]
         missing = [m for m in left if self._must_say(calls[m.call], m.arg)]
+        used += [m for m in missing if _says_switch(text, m)]  # "flag the message" says flagged=true
+        missing = [m for m in missing if m not in used]
         if missing:
             text += " (" + join_facts([m.text for m in missing]) + ")"
             used += missing
@@ -348,6 +358,13 @@ class _Planner:
         return Goal(
             span[0], last.env, last.tool, text, used, follows=follows, steps=tuple(span), job=job.name
         )
+
+    def _omits(self, call: GoldenCall, name: str) -> bool:
+        """Whether a job's step leaves out a parameter of its tool that the job's phrase says
+        (an unqualified ``{name}`` says it of every step that takes it): the phrase would ask
+        for what the step does not do."""
+        params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
+        return "." not in name and name in params and name not in call.args
 
     def _remember(self, mentions: Mapping[str, Mention]) -> None:
         self.said |= {m.said_as or m.text for m in mentions.values()}
@@ -533,10 +550,16 @@ class _Planner:
                 return Mention(i, arg, value, show_value(value), "user")
             raise Unnameable(f"{call.tool}.{arg}: a value from an earlier result with no declared name")
         if isinstance(value, str) and (FREE_TEXT_PARAMS.search(arg) or " " in value.strip()):
-            if value in self.quoted and len(value) >= REPEAT_QUOTE and i < len(self.view.calls):
-                return Mention(i, arg, value, _same_again(arg, value), "user", said_as=quote(value))
+            # "the same as before" only of the text said last for this parameter: a reason given
+            # in turn 1, another in turn 2, then turn 1's again is two readings (round 38, P1)
+            free = FREE_TEXT_PARAMS.search(arg) is not None  # (an address is one of a list's)
+            again = value in self.quoted and (not free or self.latest.get(arg, value) == value)
             if i < len(self.view.calls):
                 self.quoted.add(value)
+                if free:
+                    self.latest[arg] = value
+            if again and len(value) >= REPEAT_QUOTE and i < len(self.view.calls):
+                return Mention(i, arg, value, _same_again(arg, value), "user", said_as=quote(value))
             return Mention(i, arg, value, quote(value), "user")
         prop = self.packages[call.env].env_class.tools[call.tool].parameters["properties"].get(arg, {})
         if (
@@ -704,6 +727,15 @@ def _same_again(arg: str, value: str) -> str:
     if FREE_TEXT_PARAMS.search(arg):
         return "the same as before"
     return "the same address as before" if "@" in value else quote(value)
+
+
+def _says_switch(text: str, mention: Mention) -> bool:
+    """Whether a job's phrase already says a switch its step passes in the words the switch is
+    said by ("flag the message for follow-up" of ``flagged=true``, said "flag"): appending
+    "(for flag)" would repeat it as a fact nobody can read."""
+    said = set(re.findall(r"[a-z]+", text.lower()))
+    own = re.findall(r"[a-z]+", mention.text.lower())
+    return isinstance(mention.value, bool) and bool(own) and set(own) <= said
 
 
 def _single_words(text: str, keep: Sequence[str]) -> str:

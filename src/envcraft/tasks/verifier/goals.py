@@ -22,6 +22,7 @@ from envcraft.tasks.play.outcome import Action
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     BODY_PARAMS,
+    CHOICE,
     ID_LIKE,
     CheckList,
     FileRequest,
@@ -46,6 +47,7 @@ from envcraft.tasks.verifier.checks import (
     sent_records,
     short,
     split_path,
+    states_at,
     under_any,
     wild,
     window,
@@ -169,7 +171,7 @@ class GoalChecks(CheckList):
             return  # a counter or a number the world assigns moves with how the work was done
         if self._looked_only(env, path, change):
             return  # looking marked it (a message read gains "seen"): no step asks for that
-        values = self.world.values(env, path, turn)
+        values = self.world.values(env, path, turn) + (self._settling(env, path) if turn is None else [])
         if change["op"] == "removed":
             if all(v is MISSING for v in values):
                 self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
@@ -179,6 +181,29 @@ class GoalChecks(CheckList):
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._value(env, path, expected, prefix, extra)
+
+    def _settling(self, env: str, path: str) -> list[Any]:
+        """The states a status the run set passes through by the clock alone: its values at the
+        ends of the golden turns from the last one whose calls named its record (a host drained
+        in turn 3 is "draining" then, "maintenance" by the end). A correct run that makes fewer
+        calls after the act ends earlier on that path, and the end may show any of them (two
+        right runs of round 38, P2: 0.889). Nothing where a later call names the record, or the
+        field holds more than a choice word."""
+        _, key, _ = split_path(path)
+        named = [
+            action.turn
+            for action in self.golden.actions
+            if action.env == env
+            and "error" not in action.result
+            and key in {str(v) for v in scalars(action.args)}
+        ]
+        if not named or max(named) >= len(self.golden.turns) - 1:
+            return []
+        seen = [
+            get_path(states_at(self.golden, t).get(env, {}), path)
+            for t in range(max(named), len(self.golden.turns))
+        ]
+        return seen if all(isinstance(v, str) and CHOICE.fullmatch(v) for v in seen) else []
 
     def _looked_only(self, env: str, path: str, change: dict[str, Any]) -> bool:
         """Whether the change only adds members looking at the record adds (:func:`looking_changes`).
