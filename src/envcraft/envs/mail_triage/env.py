@@ -89,8 +89,8 @@ class MailTriage(ClawEnvironment):
         Job(
             "delegate a message and keep track of it",
             ("draft_forward", "send_draft", "add_todo"),
-            "pass {message_id} on to {to}[ with the note {body}], and put {text} on my to-do list, linked "
-            "to the forward[, due {due_date:date}]",
+            "pass {draft_forward.message_id} on to {to}[ with the note {body}], and put {text} on my to-do "
+            "list, linked to the forward[, due {due_date:date}]",
         ),
         Job(
             "turn a message into an action item",
@@ -119,7 +119,7 @@ class MailTriage(ClawEnvironment):
             "answer and log it as done",
             ("draft_reply", "send_draft", "add_todo", "complete_todo"),
             "answer {message_id}{reply_all|true= (to everyone on it)|*=}, saying {body}, and log {text} on "
-            "my to-do list as done",
+            "my to-do list as done[, for {add_todo.message_id}]",
         ),
     )
 
@@ -681,7 +681,7 @@ class MailTriage(ClawEnvironment):
         self.workspace.write_text(TODO_FILE, render_todos(self.state))
         return {"todo_id": todo_id, "open": open_todos(self.state)}
 
-    @tool(goal="tick off {todo_id}", consumes=["todo_id"])
+    @tool(goal="mark {todo_id} as done", consumes=["todo_id"])
     def complete_todo(self, todo_id: str) -> dict[str, Any]:
         """Tick off an action item in todo.md.
 

@@ -110,7 +110,10 @@ def job_spans(
     with the indices of its state-changing steps: those tools in order as consecutive writes of
     its environment (reads may sit between them; no planned refusal), each step after the first
     on a record an earlier step named or answered (a step naming no record, an export of the
-    whole desk, goes with any). The longest job first where two start at one step; no step
+    whole desk, goes with any), and on the record an earlier step made where it needs one of
+    that kind (the item just added, never another of the owner's items a listing gave first; an
+    optional link, a to-do's message, may name any).
+    The longest job first where two start at one step; no step
     serves two jobs. A person asks for such a span as one outcome."""
     acts = [i for i, c in enumerate(calls) if wrote[i] or c.expected_error]
     spans: list[tuple[Job, list[int]]] = []
@@ -121,7 +124,7 @@ def job_spans(
         jobs = [(job, job_writes(job, package)) for job in package.env_class.jobs] if package else []
         found = None
         for job, writes_of in sorted(jobs, key=lambda pair: -len(pair[1])):
-            if _carries_out(writes_of, calls, acts[at : at + len(writes_of)]):
+            if _carries_out(writes_of, calls, acts[at : at + len(writes_of)], package):
                 found = (job, acts[at : at + len(writes_of)])
                 break
         if found is None:
@@ -138,7 +141,9 @@ def job_writes(job: Job, package: EnvPackage | None) -> tuple[str, ...]:
     return tuple(s for s in job.steps if s not in tools or not tools[s].annotations.read_only)
 
 
-def _carries_out(steps: tuple[str, ...], calls: Sequence[GoldenCall], span: list[int]) -> bool:
+def _carries_out(
+    steps: tuple[str, ...], calls: Sequence[GoldenCall], span: list[int], package: EnvPackage | None
+) -> bool:
     if len(span) != len(steps):
         return False
     if any(calls[i].expected_error or calls[i].tool != step for i, step in zip(span, steps, strict=True)):
@@ -146,6 +151,7 @@ def _carries_out(steps: tuple[str, ...], calls: Sequence[GoldenCall], span: list
     if len({calls[i].env for i in span}) != 1:
         return False
     seen: set[Any] = set()
+    made: dict[str, set[Any]] = {}  # the ids of the records a step made, by kind ("item_id")
     for i in range(span[0], span[-1] + 1):
         call, values = calls[i], _identifying(calls[i].args)
         answered = {v for _, v in flatten(call.result) if _identifying_value(v)}
@@ -155,7 +161,14 @@ def _carries_out(steps: tuple[str, ...], calls: Sequence[GoldenCall], span: list
             continue
         if i != span[0] and values and not values & seen:
             return False
+        spec = package.env_class.tools.get(call.tool) if package is not None else None
+        required = spec.parameters.get("required", []) if spec is not None else []
+        if any(name in made and name in call.args and call.args[name] not in made[name] for name in required):
+            return False  # another record than the step before made: the first of a listing by owner
         seen |= values | answered
+        for kind in spec.annotations.produces if spec is not None else ():
+            if isinstance(call.result, dict) and _identifying_value(call.result.get(kind)):
+                made.setdefault(kind, set()).add(call.result[kind])
     return True
 
 

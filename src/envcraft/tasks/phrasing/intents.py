@@ -317,12 +317,17 @@ class _Planner:
             for mention in next(g for g in goals if g.call == i).mentions:
                 own = f"{calls[i].tool}.{mention.arg}"
                 if own in fields:
+                    if mention.text == "it":  # one phrase for all steps: "it" could be any record
+                        new = self._created(i, calls[i].env, mention.value, pronoun=False)
+                        mention = replace(mention, text=new or mention.text)
                     shown[own] = mention
                     continue
                 source = calls[i].source(mention.arg)
                 first = shown.get(mention.arg)
                 if first is not None and first.value == mention.value:
                     again.append((mention, first))
+                elif first is not None and mention.arg in fields:
+                    others.append(mention)  # "{message_id}" of the message answered and of the reply
                 elif (source.from_call and source.call in span) or (
                     isinstance(mention.value, str) and mention.value in made
                 ):
@@ -333,7 +338,7 @@ class _Planner:
                     shown[mention.arg] = mention
             made |= {v for _, v in flatten(calls[i].result) if isinstance(v, str)}
         said = [part.name for part in template.required() if not part.choices]  # (a choice says its default)
-        if any(self._omits(calls[i], name) for name in said for i in span):
+        if any(self._omits(calls[i], name, fields) for name in said for i in span):
             return None  # "put that message on my to-do list" of a to-do the step linked to nothing
         if others:  # one phrase, two values: "replay partition 2 ..., then commit the result (for
             # 0)"; "clean that dataset" of a profile of DS-009 and a clean of DS-001 (round 38, P4)
@@ -359,12 +364,13 @@ class _Planner:
             span[0], last.env, last.tool, text, used, follows=follows, steps=tuple(span), job=job.name
         )
 
-    def _omits(self, call: GoldenCall, name: str) -> bool:
+    def _omits(self, call: GoldenCall, name: str, fields: set[str]) -> bool:
         """Whether a job's step leaves out a parameter of its tool that the job's phrase says
-        (an unqualified ``{name}`` says it of every step that takes it): the phrase would ask
-        for what the step does not do."""
+        (an unqualified ``{name}`` says it of every step that takes it and has no ``{tool.name}``
+        of its own): the phrase would ask for what the step does not do."""
         params = self.packages[call.env].env_class.tools[call.tool].parameters["properties"]
-        return "." not in name and name in params and name not in call.args
+        own = f"{call.tool}.{name}" in fields
+        return "." not in name and name in params and name not in call.args and not own
 
     def _remember(self, mentions: Mapping[str, Mention]) -> None:
         self.said |= {m.said_as or m.text for m in mentions.values()}

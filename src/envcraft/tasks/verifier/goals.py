@@ -596,6 +596,9 @@ class GoalChecks(CheckList):
             parts = where.split("/")
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
             labels = [parts[3]] if len(parts) > 3 else []
+            if len(parts) > 2:  # the record's own key, as the environment names it: "payments/p0"
+                key = unescape_token(parts[2])
+                found.update(w for part in [key, *key.split("/")] for w in vr.words(part))
             if isinstance(record, dict):  # a label with its value, never a flag's name alone
                 # nor the name of a field that holds nothing: "cancelled" of an empty cancelled_by
                 # says the trip was cancelled (round 22: "TRP-40501 (status: cancelled)" paid 1.0)

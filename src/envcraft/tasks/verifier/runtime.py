@@ -187,7 +187,7 @@ POLITE = _vocabulary(  # greetings, courtesies, sign-offs
 )
 MENTION = _vocabulary(  # the words a text needs to point at a record it carries the id of
     "id ids ref reference number no re regarding about for see per the a an of to is it its this that"
-    " new on in from and at as with by here i which who"
+    " new on in from and at as with by here i which who into onto"
 )
 SENDING = _vocabulary("sent emailed messaged texted notified contacted informed")  # none true of a draft
 POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at a record it carries the id of
