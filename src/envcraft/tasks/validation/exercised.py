@@ -5,8 +5,9 @@ at a duplicate before the first invalid record, halting instead ends the run the
 the verifier cannot tell the two apart, so the instruction is never tested (an agent that
 ignores it is paid 1.0). Such a task is refused: the reference is replayed with each stated
 choice (an argument of a fixed set of values, or a flag, that the user gave) set to each other
-value it allows; when every alternative ends in the same world as the reference, the choice
-was never exercised. A flag the call leaves out is stated too where the turn says the default
+value it allows, and each whole number the user gave set one lower and one higher; when every
+alternative ends in the same world as the reference, the choice was never exercised. A flag
+the call leaves out is stated too where the turn says the default
 its goal phrase gives it ("halting at the first duplicate"). So that such a default is said
 only where it matters, :func:`quiet_defaults` finds, before the turns are written, the
 left-out flags whose other values change nothing: the turn leaves them unsaid.
@@ -42,7 +43,8 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
         for name, value in {**defaults, **call.args}.items():
             if name in call.args and Source.parse(call.provenance.get(name, "user")).kind != "user":
                 continue
-            others = [o for o in _choices(spec.parameters["properties"].get(name, {})) if o != value]
+            schema = spec.parameters["properties"].get(name, {})
+            others = [o for o in _choices(schema) if o != value] or _neighbours(schema, value)
             if not others:
                 continue
             world = (packages, task.initial_state, task.workspace)
@@ -136,5 +138,21 @@ def _choices(schema: Mapping[str, Any]) -> list[Any]:
     return []
 
 
+def _neighbours(schema: Mapping[str, Any], value: Any) -> list[int]:
+    """A whole number the user stated, one less and one more (within the schema's bounds): when
+    neither changes how the run ends, the number is never put to the test ("with 1 minute of
+    waiting" where the first 3 minutes are free: 0, 2 or none paid the same; round 40, R4)."""
+    if schema.get("type") != "integer" or type(value) is not int:
+        return []
+    low, high = schema.get("minimum"), schema.get("maximum")
+    return [
+        n
+        for n in (value - 1, value + 1)
+        if (not isinstance(low, int) or n >= low) and (not isinstance(high, int) or n <= high)
+    ]
+
+
 def _end(run: Outcome) -> str:
-    return canonical_json({"state": run.final, "files": run.files})
+    """The world at every turn's end: the verifier checks each boundary, so a value a later turn
+    overwrites (a count recorded, then recounted) is still put to the test where it stood."""
+    return canonical_json([{"state": turn.final, "files": turn.files} for turn in run.turns])
