@@ -15,9 +15,10 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from envcraft.core.clock import iso, parse_time
 from envcraft.tasks.format.model import GoldenCall, Hint, Source
 from envcraft.tasks.graphs.graph import ToolNode
 from envcraft.tasks.phrasing.phrasebook import is_time
@@ -203,14 +204,15 @@ def _inside(times: list[Any]) -> list[Any]:
         return times
     middle = moments[0] + (moments[-1] - moments[0]) / 2
     middle -= timedelta(minutes=middle.minute % 5, seconds=middle.second, microseconds=middle.microsecond)
-    return [middle.strftime("%Y-%m-%dT%H:%M:%SZ")] if moments[0] < middle < moments[-1] else times
+    return [iso(middle)] if moments[0] < middle < moments[-1] else times
 
 
 def _utc(value: Any) -> datetime | None:
+    """A moment the world wrote (``...Z``), never a bare day."""
     if not (isinstance(value, str) and value.endswith("Z") and "T" in value):
         return None
     try:
-        return datetime.fromisoformat(value.removesuffix("Z")).replace(tzinfo=UTC)
+        return parse_time(value)
     except ValueError:
         return None
 

@@ -639,10 +639,11 @@ class GoalChecks(CheckList):
         untrue = unheld - found - context - vr.MENTION - vr.POLITE - vr.REPORTING - REMARKS
         found |= self.world.said - set(claims)  # the user's words: "the urgent item of exports/worklist.csv"
         told = section_labels(asked_values(request), request.labels)
-        about = self._touched_context(self._changed_records())
+        changed = self._changed_records()
+        about = self._touched_context(changed)
         acts = {v.lower(): acts_on(self.golden, v) for v in asked_values(request)}
         sent = None if drafted else sent_records({**{k: set(v) for k, v in about.items()}, **acts})
-        about = {**self._touched_context(self._named_records()), **about}
+        about = {**self._touched_context(self._named_records(set(changed))), **about}
         route: dict[str, list[str]] = {}
         for (env, _), value in zip(request.sources, asked_values(request), strict=False):
             for side, ends in route_ends(self.golden, self.world.books.get(env), [str(value)]).items():
@@ -783,13 +784,12 @@ class GoalChecks(CheckList):
             if record != (self.golden.initial.get(env, {}).get(collection) or {}).get(key)
         ]
 
-    def _named_records(self) -> list[tuple[str, str, str]]:
+    def _named_records(self, changed: set[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
         """``(env, collection, key)`` of every record a call of the golden run that went through
-        named and left as it was: the records the work was done from (the dataset a clean read,
-        the message a reply answers). A report's line may name one with what the world says of
-        it ("- The escalated dataset in the watch log was DS-007." of a clean from DS-007 paid
-        0.875; round 37, O4), as it may a record the run changed."""
-        changed = set(self._changed_records())
+        named and left as it was (not among ``changed``): the records the work was done from (the
+        dataset a clean read, the message a reply answers). A report's line may name one with
+        what the world says of it ("- The escalated dataset in the watch log was DS-007." of a
+        clean from DS-007 paid 0.875; round 37, O4), as it may a record the run changed."""
         found: list[tuple[str, str, str]] = []
         for action in self.golden.actions:
             book = self.world.books.get(action.env)
