@@ -19,19 +19,14 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
 
-from envcraft.core.package import load_package
-from envcraft.tasks.format.model import GoldenCall, Task
-from envcraft.tasks.golden.coherence import job_spans, writes
-from envcraft.tasks.golden.run import replay
-from envcraft.tasks.graphs.graph import build_tool_graph
-from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, plan_intents
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.phrasing.intents import IntentPlan
 
-from .test_created_records import audit_tasks, call, score
+from .test_created_records import audit_tasks, call, planned, score
 
 Turns = list[list[dict[str, Any]]]
 DRAIN = "infra_recovery-a8618040e96a"  # a health check, a note, drain auth-a1; drain the escalated host
@@ -98,25 +93,6 @@ def test_a_drain_done_a_turn_late_is_still_late(tasks: dict[str, Task]) -> None:
     turns = drained([call(INFRA, "drain_host", host_id="auth-c1")])
     turns[3].insert(0, turns[2].pop())  # auth-a1 drained only in turn 4
     assert score(tasks[DRAIN], turns) < 1.0
-
-
-def planned(task: Task, change: dict[int, dict[str, Any]] | None = None) -> IntentPlan:
-    """The intent plan this checkout makes of ``task``'s reference (its calls' arguments updated
-    by ``change``, per call), split into the task's turns, with the jobs its calls carry out."""
-    packages = {env: load_package(env) for env in task.envs}
-    graphs = {env: build_tool_graph(package) for env, package in packages.items()}
-    calls = [
-        GoldenCall(c.env, c.tool, {**c.args, **(change or {}).get(i, {})}, dict(c.provenance), {})
-        for i, c in enumerate(task.reference.calls)
-    ]
-    run = replay(calls, packages, task.initial_state, task.workspace)
-    assert run is not None
-    turns: dict[int, list[int]] = {}
-    for i, stored in enumerate(task.reference.calls):
-        turns.setdefault(stored.turn, []).append(i)
-    view = ChainView(run.calls, run.initial, run.after, writes(run, graphs))
-    spans = job_spans(run.calls, writes(run, graphs), packages)
-    return plan_intents(view, [turns[t] for t in sorted(turns)], packages, random.Random(0), jobs=spans)
 
 
 def texts(plan: IntentPlan, turn: int) -> list[str]:

@@ -13,19 +13,15 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
 
 from envcraft.core.package import load_package
-from envcraft.tasks.format.model import GoldenCall, Task
-from envcraft.tasks.golden.coherence import job_spans, writes
-from envcraft.tasks.golden.run import GoldenRun, replay
-from envcraft.tasks.graphs.graph import build_tool_graph
-from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, plan_intents
+from envcraft.tasks.format.model import Task
+from envcraft.tasks.golden.coherence import job_spans
 
-from .test_created_records import audit_tasks, score
+from .test_created_records import audit_tasks, planned, replayed, score
 
 DONE = "notes_desk-6d264339a798"  # track an item, hand it over; record an item already done; a CSV
 ANSWER = "mail_triage-af0361b6e00c"  # answer a message, log a to-do as done; a forward; a CSV
@@ -36,32 +32,8 @@ def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round39.jsonl")
 
 
-def replayed(task: Task, change: dict[int, dict[str, Any]]) -> tuple[GoldenRun, list[bool]]:
-    """``task``'s reference run again, its calls' arguments updated by ``change`` (per call; a
-    changed argument is the user's, one changed to None is left out)."""
-    packages = {env: load_package(env) for env in task.envs}
-    calls = []
-    for i, c in enumerate(task.reference.calls):
-        args = {**c.args, **change.get(i, {})}
-        sources = {**c.provenance, **{name: "user" for name in change.get(i, {})}}
-        left = {name for name, value in args.items() if value is None}
-        calls.append(
-            GoldenCall(
-                c.env,
-                c.tool,
-                {k: v for k, v in args.items() if k not in left},
-                {k: v for k, v in sources.items() if k not in left},
-                {},
-            )
-        )
-    run = replay(calls, packages, task.initial_state, task.workspace)
-    assert run is not None
-    graphs = {env: build_tool_graph(package) for env, package in packages.items()}
-    return run, writes(run, graphs)
-
-
 def jobs(task: Task, change: dict[int, dict[str, Any]] | None = None) -> list[tuple[str, list[int]]]:
-    run, wrote = replayed(task, change or {})
+    run, wrote = replayed(task, change)
     packages = {env: load_package(env) for env in task.envs}
     return [(job.name, span) for job, span in job_spans(run.calls, wrote, packages)]
 
@@ -79,17 +51,6 @@ def test_a_job_step_on_the_record_its_earlier_step_made_is_the_job(tasks: dict[s
         tasks[DONE], {5: {"item_id": "AI-006"}, 6: {"content": "item,value\naction_item_status,open\n"}}
     )
     assert ("record an item that is already done", [3, 5]) in found
-
-
-def planned(task: Task, change: dict[int, dict[str, Any]] | None = None) -> IntentPlan:
-    run, wrote = replayed(task, change or {})
-    packages = {env: load_package(env) for env in task.envs}
-    turns: dict[int, list[int]] = {}
-    for i, stored in enumerate(task.reference.calls):
-        turns.setdefault(stored.turn, []).append(i)
-    view = ChainView(run.calls, run.initial, run.after, wrote)
-    spans = job_spans(run.calls, wrote, packages)
-    return plan_intents(view, [turns[t] for t in sorted(turns)], packages, random.Random(0), jobs=spans)
 
 
 @pytest.mark.parametrize(

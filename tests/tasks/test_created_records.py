@@ -13,14 +13,20 @@ wrong work next to it that must stay below 1.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from envcraft.core.package import load_package
 from envcraft.synth.library.store import REPO_LIBRARY, unpacked
-from envcraft.tasks.format.model import Task
+from envcraft.tasks.format.model import GoldenCall, Task
+from envcraft.tasks.golden.coherence import job_spans, writes
+from envcraft.tasks.golden.run import GoldenRun, replay
+from envcraft.tasks.graphs.graph import build_tool_graph
+from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, plan_intents
 from envcraft.tasks.play.execute import execute, execute_reference
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import FileRequest
@@ -85,6 +91,44 @@ def score(task: Task, turns: Turns) -> float:
 
 def call(env: str, tool: str, **args: Any) -> dict[str, Any]:
     return {"env": env, "tool": tool, "args": args}
+
+
+def replayed(task: Task, change: dict[int, dict[str, Any]] | None = None) -> tuple[GoldenRun, list[bool]]:
+    """``task``'s reference run again, its calls' arguments updated by ``change`` (per call; a
+    changed argument is the user's, one changed to None is left out), with which calls wrote."""
+    packages = {env: load_package(env) for env in task.envs}
+    calls = []
+    for i, c in enumerate(task.reference.calls):
+        changed = (change or {}).get(i, {})
+        args = {**c.args, **changed}
+        sources = {**c.provenance, **{name: "user" for name in changed}}
+        left = {name for name, value in args.items() if value is None}
+        calls.append(
+            GoldenCall(
+                c.env,
+                c.tool,
+                {k: v for k, v in args.items() if k not in left},
+                {k: v for k, v in sources.items() if k not in left},
+                {},
+            )
+        )
+    run = replay(calls, packages, task.initial_state, task.workspace)
+    assert run is not None
+    graphs = {env: build_tool_graph(package) for env, package in packages.items()}
+    return run, writes(run, graphs)
+
+
+def planned(task: Task, change: dict[int, dict[str, Any]] | None = None) -> IntentPlan:
+    """The intent plan this checkout makes of ``task``'s reference (:func:`replayed` with
+    ``change``), split into the task's turns, with the jobs its calls carry out."""
+    run, wrote = replayed(task, change)
+    packages = {env: load_package(env) for env in task.envs}
+    turns: dict[int, list[int]] = {}
+    for i, stored in enumerate(task.reference.calls):
+        turns.setdefault(stored.turn, []).append(i)
+    view = ChainView(run.calls, run.initial, run.after, wrote)
+    spans = job_spans(run.calls, wrote, packages)
+    return plan_intents(view, [turns[t] for t in sorted(turns)], packages, random.Random(0), jobs=spans)
 
 
 # -- an optional argument nobody asked for -------------------------------------------------------
