@@ -469,8 +469,11 @@ class ItineraryRebooking(Environment):
         examples={
             "message": (
                 "Your trip has changed; please check the new itinerary in your app.",
-                "We are rebooking you and will send the new flight details shortly.",
-                "Please call the travel desk about your disrupted trip.",
+                # true of any trip the desk works on: "your disrupted trip" of a trip no
+                # disruption touched, or "we are rebooking you" where nothing is rebooked, told
+                # the traveler what the world does not hold (round 41, R1, R2)
+                "Please check the latest times of your trip in the app.",
+                "Please call the travel desk if anything about your trip is unclear.",
             )
         },
     )

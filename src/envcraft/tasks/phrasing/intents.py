@@ -230,6 +230,8 @@ def _leads_said_once(plan: IntentPlan, planner: _Planner) -> None:
                     continue
                 noun = book.entity(collection).noun
                 earlier = first[mention.said_as.lower()]
+                if planner.rivals(env, collection, mention.value):
+                    raise Unnameable(f"'that {noun}' could be another one said")
                 if planner.made_before(mention.call, env, collection, since=earlier.call):
                     back, that = POINTED_BACK.format(noun=noun), f"that {noun}"
                     if goal.text.count(that) != 1 or mention.text != that:
@@ -398,6 +400,19 @@ class _Planner:
             for other in state.get(collection) or {}
         )
 
+    def _say(self, env: str, collection: str, key: Any) -> None:
+        """Record that a turn names ``key`` of ``collection`` (by name, id or a pointer to it)."""
+        keys = self.named_in.setdefault((env, collection), [])
+        if key not in keys:
+            keys.append(key)
+
+    def rivals(self, env: str, collection: str, key: Any) -> bool:
+        """Whether the turns name another record of ``collection`` than ``key``: then "that
+        service" could be either ("open an incident for the payments-gateway service ... the
+        note flags a service ... open an incident for that service ... run a health check of
+        that service"; round 41, R2: 0.364)."""
+        return any(other != key for other in self.named_in.get((env, collection), []))
+
     def label_untold(self, i: int, said: set[str]) -> None:
         """A lookup no turn asks for: the records of S0 it reads are the agent's to find
         (``named``), unless some turn states the id itself (``user``)."""
@@ -488,14 +503,16 @@ class _Planner:
         if pointer is not None:  # the user points at the file line or the note that names it
             collection = book.collection_of(state, value)
             lead = self.view.leads.get((call.env, value), "") if collection is not None else ""
-            if (
-                collection is not None
-                and i < len(self.view.calls)
-                and self._is_said(lead or pointer)
-                and not self.made_before(i, call.env, collection)
-            ):
-                noun = book.entity(collection).noun
-                return Mention(i, arg, value, f"that {noun}", label, said_as=lead or pointer)
+            if collection is not None and i < len(self.view.calls) and self._is_said(lead or pointer):
+                if self.rivals(call.env, collection, value):
+                    # "clean dataset DS-003 ..., and clean that dataset": the pointed one or
+                    # DS-003? (round 41, R1: 0.116)
+                    raise Unnameable(f"'that {book.entity(collection).noun}' could be another one said")
+                if not self.made_before(i, call.env, collection):
+                    noun = book.entity(collection).noun
+                    return Mention(i, arg, value, f"that {noun}", label, said_as=lead or pointer)
+            if collection is not None and i < len(self.view.calls):
+                self._say(call.env, collection, value)
             if lead and collection is not None and i < len(self.view.calls):  # a sentence of its own first
                 noun = book.entity(collection).noun
                 return Mention(i, arg, value, f"that {noun}", label, said_as=lead, lead=True)
@@ -514,7 +531,7 @@ class _Planner:
                 return Mention(i, arg, value, f"that {book.entity(collection).noun}", kind, said_as=text)
             return Mention(i, arg, value, text, kind)
         if collection is not None and i < len(self.view.calls):
-            self.named_in.setdefault((call.env, collection), []).append(value)
+            self._say(call.env, collection, value)
         if collection is not None:  # a record of S0
             entity = book.entity(collection)
             name = book.name_of(self._spoken_state(i, call.env), collection, value)
