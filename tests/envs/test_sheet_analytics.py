@@ -387,6 +387,19 @@ def test_clean_reports_remaining_issues_and_rebuilds_in_place(s: Session) -> Non
     assert again["dataset_id"] == partial["dataset_id"] and again["version"] == 2 and again["certified"]
 
 
+def test_a_clean_artifact_is_rebuilt_in_place_only_from_its_own_schema(s: Session) -> None:
+    """A clean sales artifact rebuilt from the regions sheet would be no sales data any more
+    (a task asked for that, and its verifier required the overwrite; round 41, R4)."""
+    rid = recipe(s, [("trim", "*", "")])
+    ok(s, "profile_dataset", dataset_id="DS-001")
+    ok(s, "profile_dataset", dataset_id="DS-004")
+    sales = ok(s, "clean_dataset", dataset_id="DS-001", recipe_id=rid, output_path="c/q1.csv")
+    other = err(s, "clean_dataset", "conflict", dataset_id="DS-004", recipe_id=rid, output_path="c/q1.csv")
+    assert other["dataset_id"] == sales["dataset_id"] and other["schema"] == "sales"
+    regions = ok(s, "clean_dataset", dataset_id="DS-004", recipe_id=rid, output_path="c/regions.csv")
+    assert regions["dataset_id"] != sales["dataset_id"]
+
+
 def test_clean_errors(s: Session) -> None:
     rid = recipe(s, [("derive", "margin", "unit_price - unit_cost")])
     ok(s, "profile_dataset", dataset_id="DS-001")

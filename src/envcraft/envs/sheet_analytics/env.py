@@ -717,7 +717,8 @@ class SheetAnalytics(ClawEnvironment):
         """Compute a stage from its inputs, write its file and record the artifact and the run.
 
         An output path that already holds an artifact of the same kind is rebuilt in place
-        (same id, next version); any other existing artifact there is a conflict.
+        (same id, next version), from inputs of its schema; any other existing artifact there is
+        a conflict.
         """
         output_path = self.workspace.normalize(output_path)  # "./out/x.csv" is the artifact at out/x.csv
         suffix = {"chart": ".json", "report": ".md"}.get(kind, ".csv")
@@ -734,6 +735,16 @@ class SheetAnalytics(ClawEnvironment):
                 f"'{output_path}' already holds {target.dataset_id} ({target.kind}); choose another path",
                 dataset_id=target.dataset_id,
                 kind=target.kind,
+            )
+        schema = self.state.datasets[input_ids[0]].schema_name if kind in TABULAR else ""
+        if target is not None and target.schema_name and schema and target.schema_name != schema:
+            # a clean sales artifact rebuilt from a products sheet is no sales data any more
+            self.fail(
+                "conflict",
+                f"'{output_path}' holds {target.dataset_id}, a {target.schema_name} dataset; a {schema} "
+                "dataset cannot replace it: choose another output_path",
+                dataset_id=target.dataset_id,
+                schema=target.schema_name,
             )
         upstream = {a for i in input_ids for a in (i, *ancestors_of(self.state, i))}
         if target is not None and target.dataset_id in upstream:

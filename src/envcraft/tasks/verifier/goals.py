@@ -59,7 +59,8 @@ SUCCEEDED = frozenset({"succeeded", "success", "successful", "successfully"})  #
 _SHORT = 40  # characters of a result's text whose words a report may say back
 # the words of an empty text field's name say nothing happened: "reason" of an empty
 # decline_reason is no claim the trip was declined ("decline" is)
-_CODE = re.compile(r"^[A-Za-z]+[-_]?\d+$|^[A-Z]+[-_][A-Z0-9]+$")  # a record's id: "SO-20375", "WH-ATL"
+# a record's id: "SO-20375", "WH-ATL", a host's "notify-a1" (round 42, R2: 0.923)
+_CODE = re.compile(r"^[A-Za-z]+[-_]?\d+$|^[A-Z]+[-_][A-Z0-9]+$|^(?=.*\d)[a-z]+(?:-[a-z0-9]+)+$")
 REMARKS = frozenset({"reason", "reasons", "comment", "comments", "note", "notes", "remark", "description"})
 
 

@@ -26,6 +26,7 @@ from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
     CHOICE,
     NAME_LIMIT,
+    PERSON_NAME,
     CheckList,
     id_shaped,
     identities,
@@ -225,8 +226,7 @@ class GuardChecks(CheckList):
             # what a free note may not say: who and what else the world knows, and what the
             # record is not (round 30: "Done by amara", "Cancelled", "Duplicate of AI-659" on
             # an item closed as done by emil)
-            told = self.world.said | self._record_words(env, get_path(after, record))
-            others = self._elsewhere(env, kind, after) - told
+            others = self._unsaid_others(env, kind, after, self._record_words(env, get_path(after, record)))
             self._guard(
                 f"rest of {env}:{record} unchanged",
                 turn,
@@ -374,9 +374,17 @@ class GuardChecks(CheckList):
         acts = sorted(
             {w for r in made for v in scalars(r) if isinstance(v, str) and len(v) <= 40 for w in vr.words(v)}
         )
-        told = self.world.said.union(*(self._record_words(env, r) for r in made))
-        others = self._elsewhere(env, collection, after) - told
+        own = set().union(*(self._record_words(env, r) for r in made))
+        others = self._unsaid_others(env, collection, after, own)
         return {"fields": free, "acts": acts, "others": sorted(others)}
+
+    def _unsaid_others(self, env: str, kind: str, after: dict[str, Any], own: set[str]) -> set[str]:
+        """What a free note nobody asked for may not say of a record whose own words are ``own``:
+        someone or something else of the world (:meth:`_elsewhere`), unless the user said it
+        and it names nobody ("Done by farah" of an item amara did, farah named in another turn:
+        round 42, R4: 1.0)."""
+        told = own | (self.world.said - _people(after))
+        return self._elsewhere(env, kind, after) - told
 
     def _record_words(self, env: str, record: Any) -> set[str]:
         """The words of a record's short texts as the run left it (its title, its owner, its
@@ -471,6 +479,19 @@ def _moves(members: dict[str, Any], bounds: dict[str, dict[str, list[Any]]]) -> 
                 if start is not MISSING and start != value and move not in found.setdefault(field, []):
                     found[field].append(move)
     return {field: moves for field, moves in found.items() if moves}
+
+
+def _people(state: Mapping[str, Any]) -> set[str]:
+    """The words of the people's names a state holds, written as names ("Farah Haddad"), and
+    the handles they are kept under ("farah": "Farah Haddad")."""
+    found: set[str] = set()
+    for table in (t for t in state.values() if isinstance(t, dict)):
+        for key, record in table.items():
+            names = [v for v in scalars(record) if isinstance(v, str) and PERSON_NAME.fullmatch(v)]
+            if isinstance(record, str) and names:
+                names.append(str(key))
+            found |= {w for name in names for w in vr.words(name)}
+    return found
 
 
 def _named_by(record: Any) -> list[str]:

@@ -73,7 +73,8 @@ after a sign-off a team signs in any case ("Best regards, the travel desk"); a n
 polite word before it (a bare signature, "- Yara", "(Oskar)") is a user's (``USERS``) or of
 someone the call's records are for (``subjects``), never any capitalised word ("... shortly.
 Transfer Cancelled" claims something); and a sentence may apologize for a delay or a wait
-("Sorry for the delay."), never for what the records could be.
+("Sorry for the delay."), never for what the records could be, or offer help ("We will be happy
+to help.", "Let us know if you have any questions.").
 So a "not" or "never" put in or taken out, "Your flight is running late" for "Running late",
 "Correction: please ignore" after the words, or any other sentence around them, all fail: a
 word outside the vocabulary is content the user did not dictate. ``$text`` (names, titles,
@@ -178,7 +179,7 @@ def _vocabulary(text: str) -> frozenset[str]:
 
 POLITE = _vocabulary(  # greetings, courtesies, sign-offs
     "hi hello hey dear greetings good morning afternoon evening day all team everyone there folks"
-    " please kindly thanks thank you so much very many a lot in advance just quick fyi look"
+    " please kindly thanks thank you so much very many a lot in advance just quick fyi look information info"
     " best regards kind warm warmest cheers sincerely yours the take care talk soon see with love"
     " respectfully cordially br thx ty later have nice great weekend mr mrs ms dr miss sir madam"
     " desk office crew staff both"  # a sign-off from a team: "Best regards, Travel desk"; "Hi both,"
@@ -644,14 +645,14 @@ def _reports(text: str, spans: list[Span], side: range, done: frozenset[str], at
         return False
     vocabulary = done | _phrasal(done) | REPORTED | POLITE | COURTESIES | MONTHS | POSSESSIVES
     digits = {d.lstrip("0") for w in done for d in re.findall(r"\d+", w)}
-    times = {_clock(t) for w in done for t in _TIME.findall(w)}
+    times = {clock(t) for w in done for t in TIME_OF_DAY.findall(w)}
     for word, _, _ in spans[side.start : side.stop]:
         lowered = word.lower()
         if lowered in NEGATIONS | RETRACTIONS | SENDING:
             return False
         numbers = re.findall(r"\d+", lowered)
-        if _TIME.fullmatch(lowered):  # a time as a whole: "moved to 16:00" of a pickup at 16:35 is untrue
-            if _clock(lowered) not in times:
+        if TIME_OF_DAY.fullmatch(lowered):  # as a whole: "moved to 16:00" of a pickup at 16:35 is untrue
+            if clock(lowered) not in times:
                 return False
         elif numbers:
             if not all(n.lstrip("0") in digits for n in numbers) or _LETTERS.search(lowered):
@@ -661,10 +662,10 @@ def _reports(text: str, spans: list[Span], side: range, done: frozenset[str], at
     return True
 
 
-_TIME = re.compile(r"\d{1,2}:\d{2}")
+TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}")
 
 
-def _clock(time: str) -> str:
+def clock(time: str) -> str:
     """A time of day without its hour's leading zero: "08:05" and "8:05" are one time."""
     hour, minute = time.split(":")
     return f"{int(hour)}:{minute}"
@@ -895,6 +896,9 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     ]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
+    early = _untimely(lowered, frozenset(spec.get("later_times", ())))
+    if early:
+        return "a time the user gives only later: " + ", ".join(repr(w) for w in early[:4])
     return None
 
 
@@ -914,6 +918,13 @@ def _told(word: str, allowed: frozenset[str]) -> bool:
         or _token_part(w, allowed)
         for w in spellings
     )
+
+
+def _untimely(said: list[str], later: frozenset[str]) -> list[str]:
+    """The times of day among ``said`` that are among ``later`` (times the user gives only in a
+    later turn, without a leading zero): an email of turn 2 that tells the traveler the pickup
+    is at 17:20, the time turn 3 asks for (round 42, R1: 1.0)."""
+    return [w for w in said if any(clock(t) in later for t in TIME_OF_DAY.findall(w))]
 
 
 def _token_part(word: str, allowed: frozenset[str]) -> bool:
@@ -1996,6 +2007,9 @@ TAKEBACKS = _vocabulary(  # a note that says these takes the work back ("Disrega
 _DENIALS = _vocabulary("not never no")
 
 
+_DONE_ACTS = _vocabulary("done do did does doing complete completed finish finished")  # "done", said as acts
+
+
 def _took_back(spec: Any, after: Any, before: Any) -> bool:
     """Whether a free note of an edited record (``spec["fields"]``) says the record's own change
     is not so: a take-back word, or "not"/"never" within two words of a word of ``spec["acts"]``
@@ -2004,6 +2018,8 @@ def _took_back(spec: Any, after: Any, before: Any) -> bool:
     if not isinstance(spec, dict):
         return False
     acts = frozenset(spec.get("acts", ()))
+    if acts & _DONE_ACTS:  # "Amara did not do it." of an item completed (round 42, R4: 1.0)
+        acts |= _DONE_ACTS
 
     def denies(text: Any) -> bool:
         if not isinstance(text, str):
