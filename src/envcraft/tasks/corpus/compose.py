@@ -16,7 +16,7 @@ import logging
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -29,7 +29,15 @@ from envcraft.tasks.format.model import Reference, ReferenceCall, Task, Turn, Ve
 from envcraft.tasks.golden.choose import COHESION, DEEP_COHESION, Experience, scalars
 from envcraft.tasks.golden.coherence import job_spans, tidy, writes
 from envcraft.tasks.golden.defaults import spell_out_defaults
-from envcraft.tasks.golden.run import GoldenRun, flows_across, outcome_of, replay, run_chain, state_indexes
+from envcraft.tasks.golden.run import (
+    GoldenRun,
+    flows_across,
+    keep_calls,
+    outcome_of,
+    replay,
+    run_chain,
+    state_indexes,
+)
 from envcraft.tasks.graphs.graph import ToolGraph, WorkflowGraph, build_tool_graph, build_workflow_graph
 from envcraft.tasks.graphs.walk import DEEP_MAX_LEN, Coverage, Step, continue_walk, job_walk, sample_walk
 from envcraft.tasks.phrasing.intents import (
@@ -429,8 +437,38 @@ def cut_stage(draft: Draft) -> str | None:
 
 def job_stage(draft: Draft) -> str | None:
     """A walked job whose steps did not all go through is not that job: no task (its first steps
-    alone are what random walks already make)."""
-    return None if _carries_out_job(draft, draft.golden) else "job"
+    alone are what random walks already make); nor is one that took a step its phrase does not
+    say and the work did not need (:func:`needless_step`)."""
+    if not _carries_out_job(draft, draft.golden):
+        return "job"
+    if draft.job is not None and needless_step(draft.job, draft.golden, draft.library.graphs, draft.packages):
+        return "job"
+    return None
+
+
+def needless_step(
+    job: Job, run: GoldenRun, graphs: Mapping[str, ToolGraph], packages: Mapping[str, EnvPackage]
+) -> bool:
+    """Whether the walked job took a step that its phrase says nothing of alone (every parameter
+    the phrase names of it, a later step takes too) and without which the run goes the same:
+    a precondition the record did not need ("clean DS-007 into ... with a new recipe" profiled
+    the clean DS-007 first, which the tool does not ask for; the verifier then required the
+    profile, and a right run that left it out scored 0.444: round 43, R4). Such a step is no
+    part of what the user asked for."""
+    fields = job.template().fields()
+    for found, span in job_spans(run.calls, writes(run, dict(graphs)), dict(packages)):
+        if found != job:
+            continue
+        for k, i in enumerate(span[:-1]):
+            call = run.calls[i]
+            named = {f.rpartition(".")[2] for f in fields if "." not in f or f.partition(".")[0] == call.tool}
+            later = {p for j in span[k + 1 :] for p in run.calls[j].args}
+            if (named & set(call.args)) - later:
+                continue  # the phrase says something of this step alone
+            if keep_calls(run, [j for j in range(len(run.calls)) if j != i], packages) is not None:
+                return True
+        return False
+    return False
 
 
 def _carries_out_job(draft: Draft, run: GoldenRun) -> bool:

@@ -687,6 +687,11 @@ class _Planner:
                 self.pronoun = True
                 named = {v for v in _leaf_values(last.args) if isinstance(v, str) and v in after[collection]}
                 return f"{YOUR_NEW}{noun}" if named - {value} else "it"
+            # ... and by the time of the call that refers back: "the message you created" of a
+            # reply, where a forward was made since, is either (round 43, R3: 0.364)
+            now = self.view.after(min(i, len(self.view.calls)) - 1)[env].get(collection) or {}
+            if not name and any(k not in before.get(collection, {}) and k != value for k in now):
+                return None
             if turn is not None and creator_turn is not None and turn > creator_turn:
                 return f"the {noun} you created" + (f" ({name})" if name else "")
             return f"the new {noun}" + (f" ({name})" if name else "")
