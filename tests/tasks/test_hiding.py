@@ -18,7 +18,7 @@ from envcraft.tasks.golden.run import replay
 from envcraft.tasks.phrasing.leaks import missing_user_values
 from envcraft.tasks.phrasing.phrasebook import phrasebook
 from envcraft.tasks.validation.validate import validate
-from envcraft.tasks.verifier.runtime import words
+from envcraft.tasks.verifier.runtime import times_said
 from envcraft.tasks.verifier.source import render
 from envcraft.tasks.world.hiding import record_candidates
 
@@ -41,12 +41,6 @@ def hidden(tasks: list[Task]) -> list[Task]:
     return found
 
 
-def said(text: str, value: object) -> bool:
-    """Whether ``text`` says ``value`` as words of its own (rule 2 is not said by "sales_2025Q2")."""
-    tokens, told = words(text), words(str(value))
-    return any(tokens[i : i + len(told)] == told for i in range(len(tokens) - len(told) + 1))
-
-
 def file_keys(task: Task) -> list[str]:
     """The record keys the fact file lists, read back from the file itself."""
     fact = task.provenance["file_fact"]
@@ -64,7 +58,7 @@ def test_the_needed_record_is_only_in_the_file_and_read_before_it_is_used(hidden
         fact = task.provenance["file_fact"]
         value, path = fact["value"], fact["path"]
         assert path in task.workspace and str(value) in task.workspace[path]
-        assert not any(said(turn.user, value) for turn in task.turns), task.id
+        assert not any(times_said(turn.user, value) for turn in task.turns), task.id
         assert any(path in turn.user for turn in task.turns), task.id  # the user points at the file
         calls = task.reference.calls
         read = calls[fact["read_call"]]

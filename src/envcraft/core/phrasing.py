@@ -15,7 +15,8 @@ a new environment, so they are small and declarative.
   free text a quote. ``{name:fmt}`` picks a format: ``date``, ``time``, ``when`` (date and
   time), ``cents`` (an integer amount in cents shown as units), ``person`` (an address
   ``Name <email>`` shown as the name), ``weekday`` (a day as a weekly series meets on it:
-  ``sat`` is "Saturdays"), ``plain`` (the value as is).
+  ``sat`` is "Saturdays"), ``words`` (a code said as words: ``boxing-fit`` is "boxing fit"),
+  ``plain`` (the value as is).
 * ``{name|a=text|b=text|*=text}`` - a choice by value (booleans are ``true`` / ``false``;
   ``*`` is any other value). The chosen text is literal.
 * ``[ ... ]`` - an optional part, dropped when a placeholder inside has no value (an omitted
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMATS = frozenset({"date", "time", "when", "cents", "person", "weekday", "plain"})
+FORMATS = frozenset({"date", "time", "when", "cents", "person", "weekday", "words", "plain"})
 _PLACEHOLDER = re.compile(
     r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)(?::([a-z]+))?((?:\|[^|{}]*)*)\}"
 )

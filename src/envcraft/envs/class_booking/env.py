@@ -42,7 +42,7 @@ class ClassBooking(Environment):
         Entity(
             "sessions",
             "class",
-            ("the {class_type} class on {start:when} (in room {room_id})",),
+            ("the {class_type:words} class on {start:when} (in room {room_id})",),
             vary=("start", "end"),
         ),
         # how a booking came about (a class, a series, the waitlist) is the agent's way, not the
@@ -52,7 +52,7 @@ class ClassBooking(Environment):
         Entity(
             "series",
             "weekly series",
-            ("the weekly {class_type} series on {weekday:weekday} at {start_time} in room {room_id}",),
+            ("the weekly {class_type:words} series on {weekday:weekday} at {start_time} in room {room_id}",),
         ),
     )
 
@@ -65,12 +65,12 @@ class ClassBooking(Environment):
         Job(
             "trade a waitlist place for a free seat",
             ("leave_waitlist", "book_class"),
-            "give up {entry_id} and book the member into {session_id} instead",
+            "give up {entry_id} and book them into {session_id} instead",
         ),
         Job(
             "trade a waitlist place for a weekly series",
             ("leave_waitlist", "book_series"),
-            "give up {entry_id} and sign the member up for every upcoming class of {series_id} instead",
+            "give up {entry_id} and sign them up for every upcoming class of {series_id} instead",
         ),
         Job(
             "sign a member up for a series after a drop-in",
@@ -80,7 +80,7 @@ class ClassBooking(Environment):
         Job(
             "launch a weekly series with a first member",
             ("create_series", "book_series"),
-            "start a weekly {class_type} class in room {room_id} with {coach_id}, first on "
+            "start a weekly {class_type:words} class in room {room_id} with {coach_id}, first on "
             "{first_start:when}, for {weeks} week(s), and sign {member_id} up for all of it",
         ),
     )
@@ -449,7 +449,7 @@ class ClassBooking(Environment):
 
     # -- staff writes ---------------------------------------------------------------------------------
     @tool(
-        goal="schedule a one-off {class_type} class in room {room_id} with {coach_id} on {start:when}",
+        goal="schedule a one-off {class_type:words} class in room {room_id} with {coach_id} on {start:when}",
         consumes=["room_id", "coach_id"],
         produces=["session_id"],
     )
@@ -476,7 +476,7 @@ class ClassBooking(Environment):
         return {"class": session_view(self.state, session, rules)}
 
     @tool(
-        goal="set up a weekly {class_type} class in room {room_id} with {coach_id}, first on "
+        goal="set up a weekly {class_type:words} class in room {room_id} with {coach_id}, first on "
         "{first_start:when}, for {weeks} week(s)",
         consumes=["room_id", "coach_id"],
         produces=["series_id", "session_id"],

@@ -53,17 +53,11 @@ def reads_needed_value(task: Task) -> bool:
     for i, call in enumerate(calls):
         for arg, value in call.args.items():
             source = call.source(arg)
-            if source.kind != "file" or any(_states(t.user, value) for t in task.turns):
+            if source.kind != "file" or any(vr.times_said(t.user, value) for t in task.turns):
                 continue
             if any(c.tool == "read_file" and c.args.get("path") == source.path for c in calls[:i]):
                 return True
     return False
-
-
-def _states(text: str, value: Any) -> bool:
-    """Whether ``text`` says ``value`` as words of its own (rule 2 is not said by "sales_2025Q2")."""
-    said, told = vr.words(text), vr.words(str(value))
-    return bool(told) and any(said[i : i + len(told)] == told for i in range(len(said) - len(told) + 1))
 
 
 def carries_across(task: Task) -> bool:

@@ -58,6 +58,8 @@ def show_value(value: Any, fmt: str | None = None) -> str:
         return name or address or value  # "Dana Li <dana.li@northwind.example>": "Dana Li"
     if fmt == "weekday" and isinstance(value, str) and value.lower()[:3] in _WEEKDAYS:
         return _WEEKDAYS[value.lower()[:3]]  # "sat": "Saturdays" (a weekly series meets on it)
+    if fmt == "words" and isinstance(value, str):
+        return re.sub(r"[-_]+", " ", value).strip()  # "boxing-fit": "boxing fit", as the desk says it
     if isinstance(value, str) and fmt in ("date", "time", "when") and (moment := _moment(value)):
         day = f"{moment.strftime('%B')} {moment.day}"
         if fmt == "date" or _ISO_DATE.match(value):

@@ -98,6 +98,7 @@ import io
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -281,6 +282,12 @@ def _find(tokens: list[str], phrase: list[str]) -> list[int]:
     """Every index where ``phrase`` stands in ``tokens`` as a contiguous run."""
     n = len(phrase)
     return [i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == phrase] if n else []
+
+
+def times_said(text: str, value: Any) -> int:
+    """How often ``text`` says ``value`` as words of its own: "2" is said once by "version: 2"
+    and not at all by "sales_2025Q2" or "2026" (a value with no words: 0)."""
+    return len(_find(words(text), words(str(value))))
 
 
 def _name(word: str) -> bool:
@@ -1760,16 +1767,11 @@ def _holds_each(body: str, texts: list[Any]) -> bool:
     """Whether a section names each asked text as words of its own, as often as it was asked:
     two versions that are both "2" are said twice ("- dataset version: 2" alone paid 1.0 for
     two asked; round 43, R2), and "2" inside "2026" is not said at all."""
-    tokens = words(body)
-    wanted: dict[str, int] = {}
-    for text in texts:
-        wanted[str(text).lower()] = wanted.get(str(text).lower(), 0) + 1
-    for text, count in wanted.items():
-        told = words(text)
-        found = len(_find(tokens, told)) if told else body.lower().count(text)
-        if found < count:
-            return False
-    return True
+    wanted = Counter(str(text).lower() for text in texts)
+    return all(
+        (times_said(body, text) if words(text) else body.lower().count(text)) >= count
+        for text, count in wanted.items()
+    )
 
 
 def _unsaid(section: str, texts: list[Any], denied: frozenset[str] = frozenset()) -> bool:
