@@ -180,6 +180,20 @@ class Phrasebook:
                     return text
         return None
 
+    def short_name(self, state: Mapping[str, Any], collection: str, key: str) -> str | None:
+        """Record ``key``'s first declared name that renders, without its parenthesized details
+        and those of the records it names: beside its id nothing else has to tell it apart
+        ("the trip of driver Elena Lopez for James Lopez's ride request")."""
+        records = state.get(collection)
+        if not isinstance(records, dict) or key not in records:
+            return None
+        codes = self._codes.get(collection, frozenset())
+        for plain in self._plain.get(collection, ()):
+            text = self._render_record(state, records[key], plain, 0, key, True, codes)
+            if text is not None:
+                return text
+        return None
+
     def id_phrase(self, collection: str, key: str) -> str:
         """A record by its id, as a user who holds it says it: ``order ORD-100012``; an id that
         starts with the noun stands alone (``SKU-13408``, not ``SKU SKU-13408``)."""

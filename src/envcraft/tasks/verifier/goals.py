@@ -358,13 +358,17 @@ class GoalChecks(CheckList):
         marks = self.world.looked.get(env, {}).get(collection, {}).get(name) or []
         return [m for m in seen[0] if m not in marks and all(m in v for v in seen[1:])]
 
-    def _unpassed_options(self, env: str, turn: int | None) -> set[str]:
+    def _unpassed_options(self, env: str, turn: int | None, through: bool = False) -> set[str]:
         """The optional text arguments (empty by default) that a call of the window's reference
-        left out: the user never named them (see :func:`envcraft.tasks.verifier.checks.empty_options`)."""
+        left out: the user never named them (see :func:`envcraft.tasks.verifier.checks.empty_options`).
+        ``through``: of the turns up to the window's too, as a file the env keeps shows what every
+        turn before it did (a rule turn 1 added, in turn 2's lineage; round 44, R2: 0.889)."""
         options = self.world.options.get(env, {})
         found: set[str] = set()
         for action in self.golden.actions:
-            if action.env == env and (turn is None or action.turn == turn):
+            if action.env == env and (
+                turn is None or action.turn == turn or (through and action.turn < turn)
+            ):
                 passed = set(action.args) if isinstance(action.args, dict) else set()
                 found |= options.get(action.tool, set()) - passed
         return found
@@ -392,6 +396,7 @@ class GoalChecks(CheckList):
                         format=request.format,
                         expected=request.expected,
                         **self._only_ids(request),
+                        **_read_back(request),
                         **(
                             {"extra_keys": "facts", "verbs": self._verbs(), **self._held_by(request)}
                             if request.format == "json"
@@ -421,7 +426,9 @@ class GoalChecks(CheckList):
                     if fmt == "lines":
                         expected = [self._record_line(line) for line in expected]
                     expected = self.ids_free(expected)  # the env's own lines name what it numbered
-                    unpassed = set().union(*(self._unpassed_options(env, turn) for env in self.golden.final))
+                    unpassed = set().union(
+                        *(self._unpassed_options(env, turn, through=True) for env in self.golden.final)
+                    )
                     if fmt == "json":
                         expected = entries_held(counters_free(options_free(expected, unpassed)))
                     if fmt in ("csv", "tsv"):
@@ -577,6 +584,18 @@ class GoalChecks(CheckList):
         ]
         return {"held_by": found} if found else {}
 
+    def _days_of(self, env: str, key: str, record: Any) -> set[str]:
+        """The days (ISO times and dates, lower-cased) a record and the records it names hold, as
+        the run left them, and those the calls that name it were told (a message's "sent" time):
+        what a report may date it by ("BKG-50066 (January 10)" of a booking into a class on
+        2026-01-10), and no other day (the runtime's ``wrong_dates``)."""
+        final = self.golden.final.get(env, {})
+        tables = [t for t in final.values() if isinstance(t, dict)]
+        named = [t[v] for v in scalars(record) if isinstance(v, str) for t in tables if v in t]
+        told = [a.result for a in self.golden.actions if a.env == env and key in map(str, scalars(a.result))]
+        held = [v for r in [record, *named, *told] for v in scalars(r) if isinstance(v, str)]
+        return {v.lower() for v in held if _DAY.match(v)}
+
     def _section_framing(self, request: FileRequest) -> dict[str, Any]:
         """For a Markdown section: the words it may hold beside the asked values (the runtime's
         ``section_fault``): the section's name, the fields asked for and the names of the text
@@ -618,6 +637,8 @@ class GoalChecks(CheckList):
                         )
                         now.setdefault(label, set()).update(said)
             found.update(w for label in labels for w in vr.words(humanize(label)))
+            if len(parts) > 2:
+                found |= self._days_of(env, unescape_token(parts[2]), record)
         for label, was, held in self._changed_numbers():  # "on-hand at Atlanta is now 60" of 60 -> 51
             numbers.setdefault(label, set()).update(was, held)
             now.setdefault(label, set()).update(held)
@@ -931,3 +952,14 @@ def section_labels(values: list[str], labels: Sequence[str]) -> dict[str, list[s
         for i, (value, mine) in enumerate(zip(values, told, strict=True))
     }
     return {value: own for value, own in found.items() if own}
+
+
+def _read_back(request: FileRequest) -> dict[str, Any]:
+    """The asked values that are a field of a record the world keeps (``/collection/key/field``,
+    not a new record's id): the runtime reads each back from the run's own end state
+    (:func:`envcraft.tasks.verifier.runtime.read_back`), never the reference's counter."""
+    fields = [[i, env, where] for i, (env, where) in enumerate(request.sources) if where.count("/") == 3]
+    return {"read_back": fields} if fields else {}
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # an ISO date or the day of an ISO time

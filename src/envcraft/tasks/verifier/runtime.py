@@ -34,6 +34,9 @@ none of the second and, where ``within`` is given, no member outside it (a drive
 a request by an unasked offer made and cancelled; without it other members may come and go);
 ``{"$items": [patterns]}`` a list of as many items, each pattern matched by a distinct item in
 any order (records matched by content: line numbers and ids the world assigns are left out);
+``{"$items": {"rows": [patterns], "in_order": [indices]}}`` the same, the items matching the
+patterns at ``indices`` in that order (the rules a recipe held before the work, which run in
+order: moving one is a change, though the list holds the same rules);
 ``{"$holds": [patterns]}`` a list in which each pattern is matched by a distinct item, in any
 order, beside any other items (a log in a file the environment renders: the records it renders
 are judged by their own checks);
@@ -100,6 +103,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 
 CHECKS: list[dict[str, Any]] = []  # replaced by the generated verifier's own list
@@ -222,6 +226,24 @@ MONTHS = _vocabulary(  # a record's date said in an aside: "(Power Spin, Jan 5 0
     " august september october november december"
 )
 POSSESSIVES = _vocabulary("my your our their its his her")
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_OF = {  # a weekday as said ("sat" and "sun" are words first)
+    **{name: name for name in WEEKDAY_NAMES},
+    **{name[:3]: name for name in WEEKDAY_NAMES if name[:3] not in ("sat", "sun")},
+    "tues": "tuesday",
+    "thurs": "thursday",
+}
+WEEKDAYS = frozenset(_WEEKDAY_OF)
+# the words of plain English that say nothing of a record on their own (pronouns, determiners,
+# prepositions, auxiliaries): a report in a person's words ("Ines Silva was moved off the
+# waitlist", "her booking id is ..."; round 44, R1: 0.667); the negations are never among them
+PLAIN = _vocabulary(
+    "i me we us you he him she her they them it this that these those who which what where when there here"
+    " a an the some any each every both all either other another same else more also too so then than as"
+    " and or of in on at by for from to into onto off over out up down through across between after before"
+    " during since until via with within be is are was were been being am has have had having do does did"
+    " will would shall should can could might must today tomorrow yesterday"
+)
 _LEADS = _vocabulary("on for re regarding about in of to")  # words that lead an aside about a record
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[t ]?\d{2}:\d{2}(?::\d{2})?z?)?|\d{1,2}:\d{2}")
@@ -613,6 +635,13 @@ def said_fault(
             told = done | (label or frozenset())
             head = head or _reports(folded, spans, range(0, i), told, i)
             tail = tail or _reports(folded, spans, range(end, len(spans)), told, end)
+            # ... after a greeting: "Hi Freya, your pickup has been moved to 14:25. <the words>"
+            # (round 44, R4: 0.667)
+            head = head or any(
+                _polite(folded, spans, range(k), names, unnamed - (names or frozenset()))[0]
+                and _reports(folded, spans, range(k, i), told, i)
+                for k in range(1, i)
+            )
         if head and tail and head_names + tail_names <= _NAMES:
             return None
     again = (names, others, attributed, polite, aside, label, titles, acted, things, subjects, done)
@@ -632,7 +661,7 @@ def said_fault(
 
 REPORTED = _vocabulary(  # the words a sentence uses to tell someone what was done for them
     "you your we our has have had been be will is are was were now new moved rescheduled changed updated"
-    " update to at on in from for of the a an and by this that it its all set as utc"
+    " update to at on in from for of the a an and by this that it its all set as utc time date"
 )
 
 
@@ -650,7 +679,9 @@ def _reports(text: str, spans: list[Span], side: range, done: frozenset[str], at
     gap = text[spans[last][2] : spans[last + 1][1]]
     if not re.search(r"[.!?;:\n]", gap):
         return False
-    vocabulary = done | _phrasal(done) | REPORTED | POLITE | COURTESIES | MONTHS | POSSESSIVES
+    if wrong_dates([w.lower() for w, _, _ in spans[side.start : side.stop]], done):
+        return False
+    vocabulary = done | _phrasal(done) | REPORTED | POLITE | COURTESIES | POSSESSIVES | _PLAIN_WORDS
     digits = {d.lstrip("0") for w in done for d in re.findall(r"\d+", w)}
     times = {clock(t) for w in done for t in TIME_OF_DAY.findall(w)}
     for word, _, _ in spans[side.start : side.stop]:
@@ -903,6 +934,9 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     ]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
+    wrong = [] if framing is None else wrong_dates(lowered, [*framing, *context, *spec.get("carries", [])])
+    if wrong:
+        return "a date the records do not hold: " + ", ".join(wrong[:4])
     early = _untimely(lowered, frozenset(spec.get("later_times", ())))
     if early:
         return "a time the user gives only later: " + ", ".join(repr(w) for w in early[:4])
@@ -1159,7 +1193,8 @@ def matches(value: Any, pattern: Any) -> bool:
                 and (within is None or all(any(_member([v], w) for w in within) for v in value))
             )
         if op == "$items":
-            return isinstance(value, list) and rows_match(value, arg, True)
+            rows, in_order = (arg["rows"], arg.get("in_order", [])) if isinstance(arg, dict) else (arg, [])
+            return isinstance(value, list) and rows_match(value, rows, True, in_order)
         if op == "$holds":
             return isinstance(value, list) and rows_match(value, arg, False)
         if op == "$fields":
@@ -1526,17 +1561,23 @@ def parse_file(text: str, fmt: str) -> Any:
     return norm_text(text)
 
 
-def rows_match(rows: list[Any], patterns: list[Any], exact: bool) -> bool:
-    """Every expected row matched by a distinct actual row, in any order (``exact``: nothing extra)."""
+def rows_match(
+    rows: list[Any], patterns: list[Any], exact: bool, in_order: "list[int] | None" = None
+) -> bool:
+    """Every expected row matched by a distinct actual row, in any order (``exact``: nothing
+    extra) but for the patterns at ``in_order``, whose rows stand in that order."""
     if exact and len(rows) != len(patterns):
         return False
-    unused = list(rows)
-    for pattern in patterns:
-        hit = next((i for i, row in enumerate(unused) if matches(row, pattern)), None)
+    unused = list(range(len(rows)))
+    placed: dict[int, int] = {}
+    for n, pattern in enumerate(patterns):
+        hit = next((i for i in unused if matches(rows[i], pattern)), None)
         if hit is None:
             return False
-        unused.pop(hit)
-    return True
+        unused.remove(hit)
+        placed[n] = hit
+    kept = [placed[n] for n in in_order or () if n in placed]
+    return kept == sorted(kept)
 
 
 def content_matches(
@@ -1581,6 +1622,102 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
     # a quantity with its unit and how it moved: "9 units of SKU-17680", "went from 60 to 51"
     " x units unit pcs pieces qty went down up dropped rose increased decreased reduced"
 )
+# what a report may say the asked work came to, unless a record's empty field makes it a claim
+# ("Booking confirmed: BKG-50066", round 44, R1: 0.667; never of a trip whose confirmed_at is empty)
+CONCLUDED = _vocabulary("confirmed")
+_PLAIN_WORDS = (PLAIN | MONTHS | WEEKDAYS) - NEGATIONS - RETRACTIONS
+_MONTH = {
+    name: number
+    for number, names in enumerate(
+        (
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        ),
+        start=1,
+    )
+    for name in names.split()
+}
+_DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?")
+_ISO_DAY = re.compile(r"\d{4}-(\d{2})-(\d{2})")
+_ISO_DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def said_dates(said: list[str]) -> list[tuple[int, int | None]]:
+    """The days a text names, as (month, day): an ISO date, or a month with its day beside it
+    ("March 14", "14 March", "Mar 14th"); a month alone has no day ("in March"), and "may" is a
+    month only with one."""
+    found: list[tuple[int, int | None]] = []
+    for i, word in enumerate(said):
+        iso = _ISO_DAY.match(word)
+        if iso:
+            found.append((int(iso[1]), int(iso[2])))
+            continue
+        month = _MONTH.get(word)
+        if month is None:
+            continue
+        beside = [said[k] for k in (i + 1, i - 1) if 0 <= k < len(said)]
+        day = next((int(m[1]) for w in beside if (m := _DAY.fullmatch(w)) and 1 <= int(m[1]) <= 31), None)
+        if day is not None or word != "may":
+            found.append((month, day))
+    return found
+
+
+def _known_days(known: Any) -> set[tuple[int, int, int]]:
+    """The days (year, month, day) the ISO dates among ``known`` hold."""
+    return {(int(m[1]), int(m[2]), int(m[3])) for w in known for m in _ISO_DATE_PARTS.finditer(str(w))}
+
+
+def wrong_dates(said: list[str], known: Any) -> list[str]:
+    """The days ``said`` names that no value of ``known`` holds: a pickup "on March 14" of a
+    transfer on March 13 (round 44, R4: 1.0, where any number beside a month passed), or a
+    weekday none of them falls on ("on Friday" of a class on Saturday, January 10); nothing
+    where no value holds a date to hold it against."""
+    held = _known_days(known)
+    if not held:
+        return []
+    days = {(month, day) for _, month, day in held}
+    months = {month for month, _ in days}
+    weekdays = {WEEKDAY_NAMES[date(*d).weekday()] for d in held if _real_day(*d)}
+    wrong = [
+        f"{month:02d}-{day:02d}" if day is not None else f"month {month}"
+        for month, day in said_dates(said)
+        if ((month, day) not in days if day is not None else month not in months)
+    ]
+    return wrong + [w for w in said if w in _WEEKDAY_OF and _WEEKDAY_OF[w] not in weekdays]
+
+
+def known_day_numbers(said: list[str], known: Any) -> set[int]:
+    """The positions in ``said`` of day numbers beside a month that name a day of ``known``
+    ("10" of "January 10" beside a class on 2026-01-10): a date, not a number of its own."""
+    days = {(month, day) for _, month, day in _known_days(known)}
+    found: set[int] = set()
+    for i, word in enumerate(said):
+        month = _MONTH.get(word)
+        for k in (i + 1, i - 1):
+            hit = _DAY.fullmatch(said[k]) if month is not None and 0 <= k < len(said) else None
+            if hit and (month, int(hit[1])) in days:
+                found.add(k)
+    return found
+
+
+def _real_day(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
 # the words a text the agent composes may frame the values it carries with, whatever the task
 _GENERIC_FRAMING = POLITE | MENTION | POINTING | POSSESSIVES | REPORTING | HANDING_ON
 
@@ -1627,16 +1764,24 @@ def section_fault(
     if swapped is not None:
         return swapped
     own = {w for texts in expected.values() for t in texts for w in words(t)}
-    allowed = (POLITE | MENTION | POINTING | REPORTING | frozenset(framing) | own) - frozenset(claims)
+    plain = POLITE | MENTION | POINTING | REPORTING | CONCLUDED | _PLAIN_WORDS
+    allowed = (plain | frozenset(framing) | own) - frozenset(claims)
+    # (a day, not a time of day: the time a record was made moves with the clock an agent's
+    # reads move; "sent 05:40" of a message the reference sent at 05:30 is true)
+    undated = wrong_dates(words(content), [*framing, *own])
+    if undated:
+        return "a date the records do not hold: " + ", ".join(undated[:4])
     odd: list[str] = []
     for line in content.splitlines():
         line = _DONE.sub(" ", line)  # "Done." alone: the asked work reported done, of no record
+        line = _NOTHING_ELSE.sub(" ", line)
         said = _denied(words(line), frozenset(claims))
         if line.lstrip().startswith("#") and not set(said) & (NEGATIONS | RETRACTIONS | set(claims)):
             continue  # the file's title or a section's name: "# Quarterly review prep"
         near = {w for t in said for w in (about or {}).get(t, ())} - set(claims)
         here = allowed | frozenset(near)
-        odd += [w for w in said if not _told(w, here)]
+        dated = known_day_numbers(said, [*framing, *own])
+        odd += [w for k, w in enumerate(said) if not _told(w, here) and k not in dated]
         if sent is not None:
             odd += [w for w in _unsent_claims(line, frozenset(sent)) if w not in odd]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
@@ -1734,6 +1879,8 @@ def _unsent_claims(line: str, sent: frozenset[str]) -> list[str]:
 
 
 _DONE = re.compile(r"(?:^|(?<=[.!?]))\s*(?:all\s+)?done\s*[.!,;:]+", re.IGNORECASE)
+# "nothing else" of a report closing: no more work, which no negation of what it reports
+_NOTHING_ELSE = re.compile(r"\b(?:nothing|no)\s+(?:else|further|more)\b", re.IGNORECASE)
 
 
 def mislabelled(content: str, values: list[str], labels: dict[str, list[str]]) -> str | None:
@@ -1779,7 +1926,8 @@ def _unsaid(section: str, texts: list[Any], denied: frozenset[str] = frozenset()
     asked texts do not hold ("INC-2042 was not opened, ignore this"), other than one denying a
     word of ``denied`` (what did not happen: "no due date", :func:`_denied`)."""
     own = {w for t in texts for w in words(t)}
-    return any(w in NEGATIONS | RETRACTIONS and w not in own for w in _denied(words(section), denied))
+    said = words(_NOTHING_ELSE.sub(" ", section))  # "Nothing else pending." denies no work done
+    return any(w in NEGATIONS | RETRACTIONS and w not in own for w in _denied(said, denied))
 
 
 def lines_match(
@@ -2162,8 +2310,39 @@ def path_in_run(path: str, names: dict[str, str]) -> str:
     return "/".join(inverse.get(part, part) for part in path.split("/"))
 
 
+def read_back(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
+    """``check`` with each asked value that a field of the world holds after the work as this run
+    left that field (``check["read_back"]``: ``[index, env, path]`` per such value). A recipe's
+    version after the asked rules is what this run's edits made it: a rule added, removed and
+    added again is version 17, and a report of 17 is true where the reference's 15 would be
+    false (round 44, R2); whether the edits were right is the state goals' question."""
+    spec = check.get("read_back")
+    if not spec:
+        return check
+    expected = json.loads(json.dumps(check["expected"]))
+    numbers = json.loads(json.dumps(check.get("numbers") or {}))
+    for index, env, path in spec:
+        value = get(ctx["final"].get(env, MISSING), path)
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            continue
+        try:
+            if check["format"] == "csv":
+                old, expected["rows"][index][1] = expected["rows"][index][1], norm_cell(str(value))
+            elif check["format"] == "json":
+                key = list(expected)[index]
+                old, expected[key] = expected[key], value
+            else:
+                old, expected["result"][index] = expected["result"][index], str(value)
+        except (IndexError, KeyError, TypeError):
+            continue  # a check of another shape: its values as written
+        for held in numbers.values():  # the number the report may give the field's label
+            held[:] = [str(value) if norm_cell(str(n)) == norm_cell(str(old)) else n for n in held]
+    return {**check, "expected": expected, **({"numbers": numbers} if numbers else {})}
+
+
 def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before: Any) -> float:
     """A ``file`` check on one file's content (None: no such file) and its content before."""
+    check = read_back(ctx, check)
     logs = check.get("by_products")
     if logs:
         made = by_product_ids(ctx, logs)

@@ -44,17 +44,18 @@ from envcraft.tasks.world.hiding import (
 
 # (subject, text): {noun}, {nouns}, {Nouns}, {target}, {others}, {are}, {s}, {them}; the look-alikes
 # may be done or pending, so the note says only that they need nothing now, and the user points at the one it
-# says needs attention (SAYS). It names no day the records were made: the carrier's clock may
-# run days after theirs (round 26, DA: "the trips from yesterday" of trips a week old)
+# says needs attention (SAYS). It names no day, not even "today": the carrier's clock may run
+# days after theirs (round 26, DA: "the trips from yesterday" of trips a week old; round 44, R1
+# and R3: "Waitlist places for today" sent on January 12 of classes on January 10)
 NOTES = (
     (
-        "{Nouns} for today",
+        "{Nouns} on my list",
         "Quick update on the {nouns} on my list: {others} {are} sorted, but {target} still needs "
-        "attention today. Could you take care of it?",
+        "attention. Could you take care of it?",
     ),
     (
         "One more {noun}",
-        "I went through the {nouns} on my list: {others} need{s} nothing from you, {target} does, today.",
+        "I went through the {nouns} on my list: {others} need{s} nothing from you, {target} does.",
     ),
     (
         "Re: the {noun} list",
@@ -79,7 +80,7 @@ class CitedFact:
     decoys: list[str]  # siblings the note also names, as handled
     read_call: int  # the reference call that reads the note
     # the pointer as a sentence of its own, said before the work on "that <noun>" ("The message
-    # “Runs for today” from Marta Klein says a run still needs attention"); not stored
+    # “Runs on my list” from Marta Klein says a run still needs attention"); not stored
     lead: str = ""
 
     def locate(self, calls: list[GoldenCall]) -> None:

@@ -428,12 +428,20 @@ def _fresh_path(fmt: str, noun: str, files: Mapping[str, str], rng: random.Rando
 
 
 def bare_name(book: Phrasebook, state: Mapping[str, Any], collection: str, key: str) -> str:
-    """The record's declared name without the leading "the <noun>" (empty if it only repeats
-    the id): what a colleague writes beside the id."""
+    """The record's declared name without its details and the leading "the <noun>" (empty if it
+    only repeats the id): what a colleague writes beside the id. A name that goes on with "of"
+    or "for" keeps its noun: "TRP-40508 (the trip of driver Elena Lopez for James Lopez's ride
+    request)", never "(of driver Elena Lopez (DRV-210) for James Lopez (+1-555-242-2563)'s ...)"
+    (round 44, R3)."""
     noun = book.entity(collection).noun
-    text = book.name_of(state, collection, key, unique=False) or ""
-    text = text.removeprefix(f"the {noun} ").removeprefix("the ")
-    return "" if key in text else text
+    text = book.short_name(state, collection, key) or ""
+    rest = text.removeprefix(f"the {noun} ").removeprefix("the ")
+    if rest.split(" ", 1)[0] in _LINKING:
+        rest = text
+    return "" if key in rest else rest
+
+
+_LINKING = frozenset({"of", "for", "on", "in", "at", "from", "to", "by", "with"})
 
 
 def record_label(book: Phrasebook, state: Mapping[str, Any], collection: str, key: str) -> str:
