@@ -1042,6 +1042,15 @@ def said_numbers(key: str, value: int) -> list[str]:
     return [str(value)]
 
 
+def _as_now(record: Any, now: Any) -> Any:
+    """``record`` less the fields the run changed since (``now``: the record at the end): a
+    return received since is no longer "open" ("RMA-00001 status open" of a received return
+    paid 1.0; round 45, R4)."""
+    if not isinstance(record, dict) or not isinstance(now, dict):
+        return record
+    return {k: v for k, v in record.items() if vr.same(v, now.get(k, MISSING))}
+
+
 def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str]) -> list[str]:
     """The words the world of the environment a composed text's values come from says about the
     records they name and those they point at (lower-cased): their kinds, ids and short values
@@ -1069,11 +1078,12 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
             if key in seen:
                 continue
             seen.add(key)
-            for state in (golden.initial.get(env, {}), golden.final.get(env, {})):
+            start, end = golden.initial.get(env, {}), golden.final.get(env, {})
+            for state in (start, end):
                 collection = book.collection_of(state, key)
                 if collection is None:
                     continue
-                record = state[collection][key]
+                record = _as_now(state[collection][key], (end.get(collection) or {}).get(key, MISSING))
                 found.update(vr.words(book.entity(collection).noun))
                 found.update(vr.words(humanize(collection)))
                 strings = [v for v in scalars(record) if isinstance(v, str)]
@@ -1095,7 +1105,13 @@ def carried_context(golden: Outcome, book: Phrasebook | None, values: list[str])
         if golden.initial_files.get(path) == content:
             continue  # a file the run left alone: maybe another env's record of the same id
         if any(v in path for v in values):
-            for line in content.splitlines():
+            # a mail's headers, never its body: a forward holds the forwarded mail, whose words
+            # are no fact of the run ("Payment confirmation sent to Cascade Freight Billing." from
+            # the words of the phishing mail forwarded paid 1.0; round 45, R2)
+            lines = (
+                content.split("\n\n", 1)[0].splitlines() if path.endswith(".eml") else content.splitlines()
+            )
+            for line in lines:
                 found.update(vr.words(line if len(line) <= NAME_LIMIT else " ".join(_addressees(line))))
     words = {
         w

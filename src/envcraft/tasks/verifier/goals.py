@@ -24,6 +24,7 @@ from envcraft.tasks.verifier.checks import (
     BODY_PARAMS,
     CHOICE,
     ID_LIKE,
+    NAME_LIMIT,
     CheckList,
     FileRequest,
     acts_itself,
@@ -291,8 +292,10 @@ class GoalChecks(CheckList):
                     # courtesy the agent puts in front is no claim ("FYI, see below.")
                     maker = next((a for a in self.golden.actions if key in scalars(a.result)), None)
                     told = self._note_words(maker, [key]) if maker is not None else []
+                    quoted = self._quoted_words(maker) - set(told) if maker is not None else set()
                     framing = sorted(vr.COURTESY_LINES | set(told))
-                    expected = {"$composed": {"says": expected, "carries": [], "framing": framing}}
+                    spec = {"says": expected, "carries": [], "framing": framing}
+                    expected = {"$composed": {**spec, "quoted": sorted(quoted)} if quoted else spec}
                 if (
                     wild(expected)
                     or (value == key and name.endswith("id"))
@@ -485,7 +488,7 @@ class GoalChecks(CheckList):
                     found.append([env, collection, len(made)] if made else [env, collection])
         return found
 
-    def _free_note(self, path: str, turn: int | None) -> list[str] | None:
+    def _free_note(self, path: str, turn: int | None) -> list[str] | dict[str, list[str]] | None:
         """The words a note of the agent's own may use in a file the environment renders for a
         record made by a call that left out an optional text (a forward's ``body``, which the
         user never dictated; :meth:`_note_words`). None when no such call made the file's record."""
@@ -499,14 +502,17 @@ class GoalChecks(CheckList):
                 v for v in scalars(action.result) if isinstance(v, str) and ID_LIKE.match(v) and v in path
             ]
             if made:
-                return self._note_words(action, made)
+                told, quoted = self._note_words(action, made), self._quoted_words(action)
+                return {"words": told, "quoted": sorted(quoted - set(told))} if quoted - set(told) else told
         return None
 
     def _note_words(self, action: Action, made: list[str]) -> list[str]:
         """What a note nobody dictated may say on the records ``made`` by ``action`` (the
         runtime's ``noted``; a forward's cover line): what the world and the user say of them and
-        the acts on them, and what the records the call names say ("FYI, forwarding the
-        escalation contact for this month")."""
+        the acts on them, and what the records the call names say in their short texts ("FYI,
+        forwarding the escalation contact for this month"; never a forwarded mail's body, whose
+        words are no fact of the run: "Payment confirmation sent to Cascade Freight Billing."
+        from the phishing mail forwarded paid 1.0, round 45, R2)."""
         book = self.world.books.get(action.env)
         found = set(carried_context(self.golden, book, made)) | self.world.said
         found |= {w for v in made for w in acts_on(self.golden, v)}
@@ -515,8 +521,28 @@ class GoalChecks(CheckList):
             collection = book.collection_of(state, value) if book is not None else None
             if collection is not None:
                 record = state[collection][value]
-                found |= {w for v in scalars(record) if isinstance(v, str) for w in affirmed(v)}
+                short = [v for v in scalars(record) if isinstance(v, str) and len(v) <= NAME_LIMIT]
+                found |= {w for v in short for w in affirmed(v)}
         return sorted(found - vr.NEGATIONS - vr.RETRACTIONS)
+
+    def _quoted_words(self, action: Action) -> set[str]:
+        """The words of the long texts of the records ``action`` names (a forwarded mail's
+        body): what a cover note may tell it forwards, in a sentence that says so (the
+        runtime's ``_quoting``), never as its own words."""
+        book = self.world.books.get(action.env)
+        state = self.golden.initial.get(action.env, {})
+        found: set[str] = set()
+        for value in scalars(action.args):
+            collection = book.collection_of(state, value) if book is not None else None
+            if collection is not None:
+                record = state[collection][value]
+                found |= {
+                    w
+                    for v in scalars(record)
+                    if isinstance(v, str) and len(v) > NAME_LIMIT
+                    for w in affirmed(v)
+                }
+        return found - vr.NEGATIONS - vr.RETRACTIONS - vr.SENDING
 
     def _record_line(self, line: Any) -> Any:
         """A line the environment renders as a record of a collection with free fields (a dead

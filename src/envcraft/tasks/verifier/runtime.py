@@ -202,7 +202,7 @@ POINTING = SENDING | _vocabulary(  # the words a follow-up note uses to point at
     " booking bookings reservation record entry added logged recorded below above attached"
     " ticket case concerns concerning relates pertains"  # "This concerns dataset DS-006."
 )
-NOTE_LABELS = _vocabulary("update fyi info reminder")  # what labels any note or message, with a colon
+NOTE_LABELS = _vocabulary("update fyi info reminder note comment")  # what labels any note, with a colon
 HANDING_ON = _vocabulary(  # a note handing work on asks for it, claiming nothing of the world
     "handle handling take taking look looking one passing over onto action attention"
     " deal care could can would will you need needs needed required when possible pick"
@@ -298,6 +298,19 @@ def _spans(text: str) -> list[Span]:
 def words(text: Any) -> list[str]:
     """The word tokens of a text, lower-cased (the module docstring: how dictated text is read)."""
     return [w.lower() for w in _WORD.findall(_folded(text))]
+
+
+_NUMBER_WORDS = (
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen"),
+    *("nineteen", "twenty"),
+)
+NUMERALS = {word: str(n) for n, word in enumerate(_NUMBER_WORDS)}
+
+
+def _numeral(word: str) -> str:
+    """A number word as its digits ("two": "2"); any other word as it is."""
+    return NUMERALS.get(word, word)
 
 
 def _find(tokens: list[str], phrase: list[str]) -> list[int]:
@@ -574,9 +587,10 @@ def said_fault(
         text = text.replace("_", " ")
     folded = _folded(text)
     spans = [s for s in _spans(folded) if s[0].lower() not in COURTESIES]
-    phrase = [w.replace("-", "") for w in words(dictated) if w not in COURTESIES]
-    # a hyphen inside a word changes nothing: "signups" says "sign-ups" (round 23, AC: 0.5)
-    hits = _find([w.lower().replace("-", "") for w, _, _ in spans], phrase)
+    phrase = [_numeral(w.replace("-", "")) for w in words(dictated) if w not in COURTESIES]
+    # a hyphen inside a word changes nothing: "signups" says "sign-ups" (round 23, AC: 0.5); nor
+    # does a number's digits for its word: "Had 2 large suitcases." (round 45, R3: 0.75)
+    hits = _find([_numeral(w.lower().replace("-", "")) for w, _, _ in spans], phrase)
     # a capitalised word of the world's own vocabulary (a field, a kind, an act) is no name of a
     # greeting or a sign-off: "Duplicate request - Cancelled By Rider" says who cancelled
     vocabulary, acts = aside | (label or frozenset()), label or frozenset()
@@ -595,6 +609,14 @@ def said_fault(
             tail, tail_names = _polite(folded, spans, range(end, len(spans)), None, unnamed, signers)
         else:
             head, head_names, tail, tail_names = i == 0, 0, end == len(spans), 0
+            # a title may lead with the record it is about, set apart: "search-api: One replica
+            # down, reduced capacity" (round 45, R3 and R4: 0.833 and 0.5)
+            head = head or (
+                titles is not None
+                and 0 < i <= _SUBJECT
+                and all(part in titles for w, _, _ in spans[:i] for part in re.split(r"[-_]", w.lower()))
+                and re.fullmatch(r"\s*[:\-–]\s*", folded[spans[i - 1][2] : spans[i][1]]) is not None
+            )
         if not tail and polite and names and _vocative(folded, spans, end, names - unnamed):
             tail, tail_names = True, len(spans) - end
         if not tail and attributed:
@@ -604,10 +626,12 @@ def said_fault(
             head = head or _aside(folded, spans, 0, i, known, aside if label is None else label, titles)
             # ... or as any note is, set apart ("Update: ...", "FYI - ..."; round 33, K2: 0.0 where
             # "Note: ..." passed); without the colon a word says what: "Update rollback approved"
+            # ... or by whose it is: "Driver note: Had two large suitcases." (round 45, R3: 0.75)
             head = head or (
-                i == 1
-                and spans[0][0].lower() in NOTE_LABELS
-                and re.fullmatch(r"\s*[:\-–]\s*", folded[spans[0][2] : spans[1][1]]) is not None
+                0 < i <= _SUBJECT
+                and spans[i - 1][0].lower() in NOTE_LABELS
+                and all(w.lower() in subjects for w, _, _ in spans[: i - 1])
+                and re.fullmatch(r"\s*[:\-–]\s*", folded[spans[i - 1][2] : spans[i][1]]) is not None
             )
             head = head or (0 < i <= _SUBJECT and all(w.lower() in subjects for w, _, _ in spans[:i]))
             # ... or who says it, as a signer would after it: "Oskar: wrong parameters" as
@@ -927,10 +951,11 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     greeted = frozenset(spec["names"]) if "names" in spec else None  # who a greeting may name
     for side in _salutations(folded, spans, used, greeted, frozenset(spec.get("others", ()))):
         used[side.start : side.stop] = [True] * len(side)
+    quoting = _quoting(folded, spans, frozenset(spec.get("quoted", ())) - claims)
     odd = [
         w
-        for w, u in zip(lowered, used, strict=True)
-        if not u and not (_framing(w, allowed) if allowed is None else _told(w, allowed))
+        for n, (w, u) in enumerate(zip(lowered, used, strict=True))
+        if not u and not (_framing(w, allowed) if allowed is None else _told(w, allowed)) and n not in quoting
     ]
     if odd:
         return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4])
@@ -941,6 +966,30 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     if early:
         return "a time the user gives only later: " + ", ".join(repr(w) for w in early[:4])
     return None
+
+
+QUOTING = _vocabulary("forward forwards forwarding forwarded fwd fyi below attached enclosed see")
+
+
+def _quoting(text: str, spans: list[Span], quoted: frozenset[str]) -> set[int]:
+    """The positions of the words of ``quoted`` (what a forwarded mail's body says) in a sentence
+    that points at the forwarded mail ("FYI, forwarding the escalation contact for this month.",
+    "Please see the escalation contact below."): a note may tell what it forwards in its words,
+    never say them as its own ("Payment confirmation sent to Cascade Freight Billing." of a
+    phishing mail asking for one; round 45, R2: 1.0)."""
+    if not quoted:
+        return set()
+    found: set[int] = set()
+    sentence: list[int] = []
+    for n, (_, _, end) in enumerate(spans):
+        sentence.append(n)
+        last = n + 1 == len(spans) or re.search(r"[.!?\n]", text[end : spans[n + 1][1]]) is not None
+        if last:
+            said = [spans[k][0].lower() for k in sentence]
+            if any(w in QUOTING for w in said):
+                found |= {k for k, w in zip(sentence, said, strict=True) if w in quoted}
+            sentence = []
+    return found
 
 
 def _told(word: str, allowed: frozenset[str]) -> bool:
@@ -1585,7 +1634,7 @@ def content_matches(
     fmt: str,
     expected: Any,
     known: list[str] | None = None,
-    note: list[str] | None = None,
+    note: Any = None,
     denied: "list[str] | tuple[str, ...]" = (),
 ) -> bool:
     """Whether a file's content holds what ``expected`` asks in its format (``known``, ``note``:
@@ -1619,6 +1668,7 @@ REPORTING = _vocabulary(  # the words a short report uses around the values it g
     " is was are were has have been of just already still yet before previously utc gmt applied"
     " successfully as requested asked contains holds includes field fields key row column table path file"
     " metric metrics change changes one"  # a table's "| metric | value |"; "(one duplicate dropped)"
+    " list lists"  # "marked urgent in the message review list" (round 45, R2: 0.6)
     # a quantity with its unit and how it moved: "9 units of SKU-17680", "went from 60 to 51"
     " x units unit pcs pieces qty went down up dropped rose increased decreased reduced"
 )
@@ -1931,7 +1981,7 @@ def _unsaid(section: str, texts: list[Any], denied: frozenset[str] = frozenset()
 
 
 def lines_match(
-    lines: list[str], expected: list[Any], known: list[str] | None = None, note: list[str] | None = None
+    lines: list[str], expected: list[Any], known: list[str] | None = None, note: Any = None
 ) -> bool:
     """Whether a file's lines hold every expected entry: a string is a line as written; a pattern
     (dictated words in an env's own line: a to-do, a mail header) matches one line; a
@@ -1964,9 +2014,7 @@ def lines_match(
     return all(lines.count(e) <= written.count(e) for e in set(written))
 
 
-def unasked_lines(
-    lines: list[str], expected: list[Any], known: list[str], note: list[str] | None = None
-) -> list[str]:
+def unasked_lines(lines: list[str], expected: list[Any], known: list[str], note: Any = None) -> list[str]:
     """The lines :func:`lines_match` reads as someone's unasked ones (``tasks score --explain``)."""
     read = _read_lines(lines, expected)
     return [] if read is None else [x for run in read[1] for x in run.split("\n") if _unknown(x, known, note)]
@@ -2463,7 +2511,7 @@ def _courtesy(line: str) -> bool:
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z-]*): ")
 
 
-def _unknown(line: str, known: list[str], note: list[str] | None = None) -> bool:
+def _unknown(line: str, known: list[str], note: Any = None) -> bool:
     """Whether a line says something that no line of ``known`` says, nor a header of theirs,
     nor (with ``note``) a note of the agent's own words about the record (:func:`noted`)."""
     if not _WORD.search(line) or _courtesy(line) or line in known:
@@ -2474,19 +2522,25 @@ def _unknown(line: str, known: list[str], note: list[str] | None = None) -> bool
     return head is None or not any(k.startswith(head.group(0)) for k in known)
 
 
-def noted(line: str, note: list[str]) -> bool:
+def noted(line: str, note: Any) -> bool:
     """Whether a line the agent wrote where it may write what it likes (the body of a forward
     nobody dictated one for) says only what ``note`` allows (the words the world and the user say
-    of the record and its acts: "FYI - forwarding the escalated message from the follow-up log"),
-    courtesies, pointing words and the words that hand work on ("Passing this on, please
-    handle."; round 32, J1: 0.8), or a date; never a negation or a retraction ("Please ignore
-    this, sent by mistake")."""
-    allowed = (_GENERIC_FRAMING | frozenset(note)) - NEGATIONS - RETRACTIONS
+    of the record and its acts: "FYI - forwarding the escalated message from the follow-up log";
+    a list, or ``{"words": [...], "quoted": [...]}`` with the words of the forwarded mail's body,
+    which a sentence pointing at it may use, :func:`_quoting`), courtesies, pointing words and
+    the words that hand work on ("Passing this on, please handle."; round 32, J1: 0.8), or a
+    date; never a negation or a retraction ("Please ignore this, sent by mistake")."""
+    told, quoted = (note, []) if isinstance(note, list) else (note.get("words", []), note.get("quoted", []))
+    allowed = (_GENERIC_FRAMING | frozenset(told)) - NEGATIONS - RETRACTIONS
+    folded = _folded(line)
+    spans = _spans(folded)
+    quoting = _quoting(folded, spans, frozenset(quoted))
     return all(
         _DATE.fullmatch(w)
         or all(part in allowed or _plural_of(part, allowed) for part in re.split(r"[-_/.]", w) if part)
         or _framing(w, allowed)
-        for w in words(line)
+        or n in quoting
+        for n, w in enumerate(s[0].lower() for s in spans)
     )
 
 
