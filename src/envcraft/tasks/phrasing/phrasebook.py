@@ -117,6 +117,16 @@ class Phrasebook:
     def free_fields(self, collection: str) -> tuple[str, ...]:
         return self.entity(collection).free
 
+    def choices(self, collection: str) -> dict[str, tuple[str, ...]]:
+        """The fields of the collection's records typed as a fixed list of strings, with the
+        strings each may hold (a return's ``status``: "open", "received", "refunded", ...)."""
+        models = _record_models(self.package.env_class.State)
+        model = models.get(collection)
+        if model is None:
+            return {}
+        fields = model.model_fields
+        return {name: _code_values(fields[name].annotation) for name in self._codes.get(collection, ())}
+
     def collection_of(self, state: Mapping[str, Any], key: Any) -> str | None:
         """The collection of ``state`` that holds a record under ``key``, if any."""
         if not isinstance(key, str):
@@ -272,6 +282,14 @@ def _code_fields(state_model: type) -> dict[str, frozenset[str]]:
         name: frozenset(field for field, spec in record.model_fields.items() if _is_code(spec.annotation))
         for name, record in _record_models(state_model).items()
     }
+
+
+def _code_values(annotation: Any) -> tuple[str, ...]:
+    """The strings a code field's type allows (its ``Literal``, optional or not)."""
+    if get_origin(annotation) is Literal:
+        return tuple(str(v) for v in get_args(annotation))
+    options = [a for a in get_args(annotation) if a is not type(None)]
+    return _code_values(options[0]) if len(options) == 1 else ()
 
 
 def _is_code(annotation: Any) -> bool:

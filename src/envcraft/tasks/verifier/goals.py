@@ -707,6 +707,7 @@ class GoalChecks(CheckList):
             **({"claims": sorted({*claims, *untrue})} if claims or untrue else {}),
             **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),
+            **({"states": states} if (states := self._other_states(request)) else {}),
             **({"about": about} if about else {}),
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
             **({"numbers_before": before} if before else {}),
@@ -850,6 +851,26 @@ class GoalChecks(CheckList):
                 record = (action.env, collection, key) if collection is not None else None
                 if record is not None and record not in changed and record not in found:
                     found.append(record)
+        return found
+
+    def _other_states(self, request: FileRequest) -> dict[str, list[str]]:
+        """Per asked record id (lower-cased), the states its kind of record can be in and it is
+        not, nowhere in the record as the run left it ("refunded" and "open" of a return that is
+        "received"): what a line naming it may not call it (the runtime's ``section_fault``;
+        "Return RMA-00001 (refunded)" paid 1.0; round 46, R2)."""
+        found: dict[str, list[str]] = {}
+        for (env, where), value in zip(request.sources, asked_values(request), strict=False):
+            parts = where.split("/")
+            book = self.world.books.get(env)
+            if len(parts) < 3 or book is None or not ID_LIKE.match(str(value)):
+                continue
+            record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
+            if not isinstance(record, dict):
+                continue
+            held = {w for v in scalars(record) if isinstance(v, str) for w in vr.words(v)}
+            codes = {code for values in book.choices(parts[1]).values() for code in values if "_" not in code}
+            if codes - held:
+                found[str(value).lower()] = sorted(codes - held - vr.NEGATIONS)
         return found
 
     def _asked_context(self, request: FileRequest) -> set[str]:

@@ -685,7 +685,7 @@ def said_fault(
 
 REPORTED = _vocabulary(  # the words a sentence uses to tell someone what was done for them
     "you your we our has have had been be will is are was were now new moved rescheduled changed updated"
-    " update to at on in from for of the a an and by this that it its all set as utc time date"
+    " update to at on in from for of the a an and by this that it its all set as utc"
 )
 
 
@@ -708,10 +708,14 @@ def _reports(text: str, spans: list[Span], side: range, done: frozenset[str], at
     vocabulary = done | _phrasal(done) | REPORTED | POLITE | COURTESIES | POSSESSIVES | _PLAIN_WORDS
     digits = {d.lstrip("0") for w in done for d in re.findall(r"\d+", w)}
     times = {clock(t) for w in done for t in TIME_OF_DAY.findall(w)}
-    for word, _, _ in spans[side.start : side.stop]:
-        lowered = word.lower()
+    said = [w.lower() for w, _, _ in spans[side.start : side.stop]]
+    for n, lowered in enumerate(said):
         if lowered in NEGATIONS | RETRACTIONS | SENDING:
             return False
+        if lowered in _TIME_NOUNS:  # "your new pickup time is 14:25", never "your flight is on time"
+            if not any(TIME_OF_DAY.fullmatch(w) or _MONTH.get(w) for w in said[n + 1 : n + 4]):
+                return False
+            continue
         numbers = re.findall(r"\d+", lowered)
         if TIME_OF_DAY.fullmatch(lowered):  # as a whole: "moved to 16:00" of a pickup at 16:35 is untrue
             if clock(lowered) not in times:
@@ -725,6 +729,9 @@ def _reports(text: str, spans: list[Span], side: range, done: frozenset[str], at
 
 
 TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}")
+# a time or a day named as such, which a report gives right after ("pickup time is 14:25"; round 44,
+# R4) and a claim says with nothing after ("your flight is on time"; round 46, R4: 1.0)
+_TIME_NOUNS = _vocabulary("time date")
 
 
 def clock(time: str) -> str:
@@ -1598,7 +1605,7 @@ def parse_file(text: str, fmt: str) -> Any:
     if len(text) > _LIMIT:
         raise ValueError("file too large to check")
     if fmt == "json":
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     if fmt == "csv":
         return csv_table(text, ",")
     if fmt == "tsv":
@@ -1608,6 +1615,15 @@ def parse_file(text: str, fmt: str) -> Any:
     if fmt == "markdown":
         return markdown_sections(text)
     return norm_text(text)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys stand once: ``{"new_incident": "INC-2041", "new_incident":
+    "INC-2042"}`` says two things, and a parser keeps either (round 46, R3: 1.0)."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key stands twice in a JSON object")
+    return dict(pairs)
 
 
 def rows_match(
@@ -1783,6 +1799,7 @@ def section_fault(
     route: "dict[str, list[str]] | None" = None,
     numbers: "dict[str, list[str]] | None" = None,
     before: "dict[str, list[str]] | None" = None,
+    states: "dict[str, list[str]] | None" = None,
 ) -> str | None:
     """Why a Markdown file the user asked for says more than the asked values, or None: every
     word of it outside the asked texts is framing, as in a composed text (:func:`composed_fault`):
@@ -1803,7 +1820,10 @@ def section_fault(
     its label, with what it held before and after the run: a number a report gives that label is
     one of them ("committed 23" of a partition whose committed offset is 21 is untrue, though 23
     is the asked position; :func:`misnumbered`), and one it held only ``before`` the run is said
-    as what it was ("from 7 to 12", "was 7"), not as what it is ("Current position: 7")."""
+    as what it was ("from 7 to 12", "was 7"), not as what it is ("Current position: 7").
+    ``states``: per asked record id, the states its kind can be in and it is not, which a line
+    naming it and no other record may not give it ("Return RMA-00001 (refunded)" of a return
+    received), unless it denies them ("not refunded yet")."""
     turned = reversed_route(content, route or {})
     if turned is not None:
         return turned
@@ -1825,16 +1845,26 @@ def section_fault(
     for line in content.splitlines():
         line = _DONE.sub(" ", line)  # "Done." alone: the asked work reported done, of no record
         line = _NOTHING_ELSE.sub(" ", line)
-        said = _denied(words(line), frozenset(claims))
+        untrue = _states_of(words(line), states or {})  # what the one record it names is not
+        said = _denied(words(line), frozenset(claims) | untrue)
         if line.lstrip().startswith("#") and not set(said) & (NEGATIONS | RETRACTIONS | set(claims)):
             continue  # the file's title or a section's name: "# Quarterly review prep"
         near = {w for t in said for w in (about or {}).get(t, ())} - set(claims)
         here = allowed | frozenset(near)
         dated = known_day_numbers(said, [*framing, *own])
         odd += [w for k, w in enumerate(said) if not _told(w, here) and k not in dated]
+        odd += [w for w in said if w in untrue and w not in odd]
         if sent is not None:
             odd += [w for w in _unsent_claims(line, frozenset(sent)) if w not in odd]
     return "words that are no framing: " + ", ".join(repr(w) for w in odd[:4]) if odd else None
+
+
+def _states_of(said: list[str], states: dict[str, list[str]]) -> frozenset[str]:
+    """The states the one record a line names is not in (``states``, per asked id), which the
+    line may deny ("RMA-00001 received, not refunded yet") and may not give it; none where the
+    line names no record or several."""
+    ids = [w for w in said if _ID.fullmatch(w)]
+    return frozenset(states.get(ids[0], ())) if len(ids) == 1 else frozenset()
 
 
 DENIALS = _vocabulary("no not never without")  # what says a claim did not come true: "no due date"
@@ -2413,7 +2443,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
         return 0.0
     if check["format"] == "markdown" and check.get("framing") is not None:
         return float(
-            content_matches(content, "markdown", check["expected"], denied=check.get("claims", ()))
+            content_matches(content, "markdown", check["expected"], denied=_deniable(check))
             and section_fault(
                 content,
                 check["expected"],
@@ -2425,6 +2455,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 check.get("route"),
                 check.get("numbers"),
                 check.get("numbers_before"),
+                check.get("states"),
             )
             is None
         )
@@ -2448,6 +2479,13 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             content, check["format"], check["expected"], check.get("known_lines"), check.get("free_note")
         )
     )
+
+
+def _deniable(check: dict[str, Any]) -> list[str]:
+    """What an asked section may say did not happen: the claims of the check and the states its
+    records are not in ("not refunded yet" of a return received)."""
+    states = check.get("states") or {}
+    return [*check.get("claims", ()), *(w for held in states.values() for w in held)]
 
 
 def by_product_ids(ctx: dict[str, Any], logs: list[list[str]]) -> set[str]:
