@@ -27,6 +27,7 @@ import pytest
 from envcraft.tasks.format.model import Task
 
 from .test_audit_holes_round41 import reference
+from .test_audit_holes_round43 import reported
 from .test_created_records import audit_tasks, call, score
 
 BOOKED = "class_booking-e757ce30a94f"  # trade a waitlist place for a class; the new booking's id
@@ -37,13 +38,6 @@ RECIPE = "sheet_analytics-62201c93601c"  # clean, a dedupe rule, a fill rule; th
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round44.jsonl")
-
-
-def reported(task: Task, result: str) -> float:
-    """The score of ``task``'s reference with its report's Result section written as ``result``."""
-    [i] = [i for i, c in enumerate(task.reference.calls) if c.tool == "write_file"]
-    content = f"# Summary\n\n## Result\n{result}\n"
-    return score(task, reference(task, {i: {"content": content}}))
 
 
 @pytest.mark.parametrize(

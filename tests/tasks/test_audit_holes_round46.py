@@ -18,7 +18,7 @@ import pytest
 from envcraft.tasks.format.model import Task
 
 from .test_audit_holes_round41 import reference
-from .test_audit_holes_round44 import reported
+from .test_audit_holes_round43 import reported
 from .test_created_records import audit_tasks, score
 
 STATUS = "infra_recovery-04d2827173d4"  # a sev1 incident, a check, a note; its id in status.json

@@ -516,33 +516,26 @@ class GoalChecks(CheckList):
         book = self.world.books.get(action.env)
         found = set(carried_context(self.golden, book, made)) | self.world.said
         found |= {w for v in made for w in acts_on(self.golden, v)}
-        state = self.golden.initial.get(action.env, {})
-        for value in scalars(action.args):
-            collection = book.collection_of(state, value) if book is not None else None
-            if collection is not None:
-                record = state[collection][value]
-                short = [v for v in scalars(record) if isinstance(v, str) and len(v) <= NAME_LIMIT]
-                found |= {w for v in short for w in affirmed(v)}
+        found |= {w for v in self._named_texts(action) if len(v) <= NAME_LIMIT for w in affirmed(v)}
         return sorted(found - vr.NEGATIONS - vr.RETRACTIONS)
 
     def _quoted_words(self, action: Action) -> set[str]:
         """The words of the long texts of the records ``action`` names (a forwarded mail's
         body): what a cover note may tell it forwards, in a sentence that says so (the
         runtime's ``_quoting``), never as its own words."""
+        found = {w for v in self._named_texts(action) if len(v) > NAME_LIMIT for w in affirmed(v)}
+        return found - vr.NEGATIONS - vr.RETRACTIONS - vr.SENDING
+
+    def _named_texts(self, action: Action) -> list[str]:
+        """The texts of the records ``action``'s arguments name, as S0 held them."""
         book = self.world.books.get(action.env)
         state = self.golden.initial.get(action.env, {})
-        found: set[str] = set()
+        texts: list[str] = []
         for value in scalars(action.args):
             collection = book.collection_of(state, value) if book is not None else None
             if collection is not None:
-                record = state[collection][value]
-                found |= {
-                    w
-                    for v in scalars(record)
-                    if isinstance(v, str) and len(v) > NAME_LIMIT
-                    for w in affirmed(v)
-                }
-        return found - vr.NEGATIONS - vr.RETRACTIONS - vr.SENDING
+                texts += [v for v in scalars(state[collection][value]) if isinstance(v, str)]
+        return texts
 
     def _record_line(self, line: Any) -> Any:
         """A line the environment renders as a record of a collection with free fields (a dead

@@ -1714,7 +1714,6 @@ _MONTH = {
     for name in names.split()
 }
 _DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?")
-_ISO_DAY = re.compile(r"\d{4}-(\d{2})-(\d{2})")
 _ISO_DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
@@ -1724,9 +1723,9 @@ def said_dates(said: list[str]) -> list[tuple[int, int | None]]:
     month only with one."""
     found: list[tuple[int, int | None]] = []
     for i, word in enumerate(said):
-        iso = _ISO_DAY.match(word)
+        iso = _ISO_DATE_PARTS.match(word)
         if iso:
-            found.append((int(iso[1]), int(iso[2])))
+            found.append((int(iso[2]), int(iso[3])))
             continue
         month = _MONTH.get(word)
         if month is None:
