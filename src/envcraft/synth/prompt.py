@@ -175,10 +175,11 @@ parameter (a reason, a note, a message body), fitting the desk and free of ids;
 phrase is a template: `{param}` shows an argument as a person says it (a record id becomes the
 record's name from `entities`, free text is quoted, numbers and dates as written);
 `{param:fmt}` picks a format (`date`, `time`, `when` = date and time, `cents` = an integer amount
-in cents shown in units, `plain` = as is); `{param|a=text|b=text|*=text}` chooses literal text by
-the value (booleans are `true`/`false`, `*` any other value); `[ ... ]` is dropped when a
-placeholder inside has no value (an optional argument left out). A record id already comes with its
-noun, so do not say it again: `cancel {order_id}`, not `cancel the order {order_id}` (the audit
+in cents shown in units, `words` = a code said as words, `boxing-fit` as "boxing fit",
+`plain` = as is); `{param|a=text|b=text|*=text}` chooses literal text by the value (booleans
+are `true`/`false`, `*` any other value); `[ ... ]` is dropped when a placeholder inside has no
+value (an optional argument left out). A record id already comes with its noun, so do not say it
+again: `cancel {order_id}`, not `cancel the order {order_id}` (the audit
 reads the turns it yields). On a read-only tool the phrase
 states the facts the lookup needs ("the customer's email address is {email}").
 **`Entity(collection, noun, names, id_known=False, vary=(), free=(), log=False, labels={})`** declares how a
