@@ -50,9 +50,10 @@ def reference(task: Task, change: dict[int, dict[str, Any]]) -> Turns:
     return turns
 
 
-def said(task: Task, tool: str, arg: str, text: str) -> float:
-    """The score of ``task``'s reference with the first ``tool`` call's ``arg`` written as ``text``."""
-    [i] = [i for i, c in enumerate(task.reference.calls) if c.tool == tool][:1]
+def said(task: Task, tool: str, arg: str, text: str, nth: int = 0) -> float:
+    """The score of ``task``'s reference with the ``nth`` ``tool`` call's ``arg`` (the first by
+    default) written as ``text``."""
+    i = [i for i, c in enumerate(task.reference.calls) if c.tool == tool][nth]
     return score(task, reference(task, {i: {arg: text}}))
 
 

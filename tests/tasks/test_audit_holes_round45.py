@@ -19,8 +19,8 @@ import pytest
 
 from envcraft.tasks.format.model import Task
 
-from .test_audit_holes_round41 import reference
-from .test_created_records import audit_tasks, score
+from .test_audit_holes_round41 import said
+from .test_created_records import audit_tasks
 
 RATED = "rideshare_dispatch-9021276b8e08"  # settle a ride, both ratings with dictated comments
 TITLED = "infra_recovery-ae5646ce5256"  # open a sev3 incident titled "One replica down, ..."
@@ -31,12 +31,6 @@ MEMO = "returns_desk-896ea6764367"  # receive a return; a draft journal whose me
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round45.jsonl")
-
-
-def changed(task: Task, tool: str, arg: str, text: str, nth: int = 0) -> float:
-    """The score of ``task``'s reference with the ``nth`` ``tool`` call's ``arg`` as ``text``."""
-    i = [i for i, c in enumerate(task.reference.calls) if c.tool == tool][nth]
-    return score(task, reference(task, {i: {arg: text}}))
 
 
 @pytest.mark.parametrize(
@@ -51,7 +45,7 @@ def changed(task: Task, tool: str, arg: str, text: str, nth: int = 0) -> float:
     ],
 )
 def test_dictated_words_may_give_a_number_in_digits(tasks: dict[str, Task], comment: str, paid: bool) -> None:
-    assert (changed(tasks[RATED], "rate_trip", "comment", comment, nth=1) == 1.0) is paid
+    assert (said(tasks[RATED], "rate_trip", "comment", comment, nth=1) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -64,7 +58,7 @@ def test_dictated_words_may_give_a_number_in_digits(tasks: dict[str, Task], comm
     ],
 )
 def test_a_title_may_lead_with_its_record(tasks: dict[str, Task], title: str, paid: bool) -> None:
-    assert (changed(tasks[TITLED], "open_incident", "title", title) == 1.0) is paid
+    assert (said(tasks[TITLED], "open_incident", "title", title) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -79,7 +73,7 @@ def test_a_title_may_lead_with_its_record(tasks: dict[str, Task], title: str, pa
 def test_a_cover_note_says_no_words_of_the_forwarded_body(
     tasks: dict[str, Task], body: str, paid: bool
 ) -> None:
-    assert (changed(tasks[FORWARD], "draft_forward", "body", body) == 1.0) is paid
+    assert (said(tasks[FORWARD], "draft_forward", "body", body) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -92,4 +86,4 @@ def test_a_cover_note_says_no_words_of_the_forwarded_body(
     ],
 )
 def test_a_memo_says_what_its_record_is_now(tasks: dict[str, Task], memo: str, paid: bool) -> None:
-    assert (changed(tasks[MEMO], "begin_transaction", "memo", memo) == 1.0) is paid
+    assert (said(tasks[MEMO], "begin_transaction", "memo", memo) == 1.0) is paid
