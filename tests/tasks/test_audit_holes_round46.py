@@ -9,6 +9,9 @@
 * A report line naming one asked record may not give it a state its kind can be in and it is
   not ("Return RMA-00001 (refunded)" or "(open)" of a return received paid 1.0; R2), unless it
   denies it ("not refunded yet").
+* Nor what the world says only of another record the run changed, one it does not point at
+  ("Return RMA-00001 (reason: found a better price elsewhere)", the reason another order was
+  cancelled; "Refund RF-00002 for return RMA-00001" of a refund of that order; R2: 1.0).
 """
 
 from __future__ import annotations
@@ -76,4 +79,24 @@ def test_time_names_the_time_that_follows(tasks: dict[str, Task], told: str, pai
 def test_a_line_gives_its_record_no_state_it_is_not_in(
     tasks: dict[str, Task], result: str, paid: bool
 ) -> None:
+    assert (reported(tasks[HANDOVER], result) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("result", "paid"),
+    [
+        ("- Return RMA-00001 for ORD-100006 (2 x HM-3001, wrong_item)\n- Refund RF-00002", True),
+        ("- Return RMA-00001\n- Refund RF-00002 issued for ORD-100007", True),
+        ("- Return RMA-00001 received; ORD-100007 cancelled\n- Refund RF-00002", True),
+        ("- Return RMA-00001 received, ORD-100007 cancelled\n- Refund RF-00002 (58.50)", True),
+        ("- Return RMA-00001 received and the other order was cancelled\n- Refund RF-00002", True),
+        ("- Return RMA-00001 (cancelled)\n- Refund RF-00002", False),
+        ("- Return RMA-00001 (reason: found a better price elsewhere)\n- Refund RF-00002", False),
+        ("- Return RMA-00001 for ORD-100007\n- Refund RF-00002", False),
+        ("- Return RMA-00001\n- Refund RF-00002 for return RMA-00001", False),
+        ("- Return RMA-00001\n- Refund RF-00002 for the HM-3001 return", False),
+        ("- Return RMA-00001\n- Refund RF-00002 for ORD-100006", False),
+    ],
+)
+def test_a_line_gives_its_record_no_facts_of_another(tasks: dict[str, Task], result: str, paid: bool) -> None:
     assert (reported(tasks[HANDOVER], result) == 1.0) is paid

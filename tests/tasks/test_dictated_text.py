@@ -476,15 +476,14 @@ def test_an_asked_section_frames_its_values_and_makes_no_claim() -> None:
     """From notes_desk-b9f9f80b9af8 (second audit): "## Result" asked for the id of the new
     action item; "AI-006 (already done and closed by bruno)" scored 1.0 (only the id was read)."""
     framing = ["action", "ai-006", "customers", "farah", "item", "open", "publish", "result", "summary"]
-    expected = {"result": ["AI-006"]}
-    fault = vr.section_fault
+    check = {"expected": {"result": ["AI-006"]}, "framing": framing}
 
-    assert fault("# Summary\n\n## Result\n- new_action_item: AI-006\n", expected, framing) is None
-    assert (
-        fault("## Result\nCreated action item AI-006 for Farah (open), 2026-02-13.\n", expected, framing)
-        is None
-    )
-    assert fault("## Result\nAI-006 (already done and closed by bruno)\n", expected, framing) == (
+    def fault(content: str) -> str | None:
+        return vr.section_fault(content, check)
+
+    assert fault("# Summary\n\n## Result\n- new_action_item: AI-006\n") is None
+    assert fault("## Result\nCreated action item AI-006 for Farah (open), 2026-02-13.\n") is None
+    assert fault("## Result\nAI-006 (already done and closed by bruno)\n") == (
         "words that are no framing: 'done', 'closed', 'bruno'"
     )
-    assert fault("## Result\nAI-006\n\n## Notes\nincident resolved\n", expected, framing) is not None
+    assert fault("## Result\nAI-006\n\n## Notes\nincident resolved\n") is not None

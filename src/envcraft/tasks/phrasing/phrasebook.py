@@ -114,6 +114,12 @@ class Phrasebook:
     def is_log(self, collection: str) -> bool:
         return self.entity(collection).log
 
+    def field_labels(self, collection: str) -> tuple[str, ...]:
+        """What a person calls each field of the collection's records ("status", "reason"): the
+        labels a report may give any record's values."""
+        model = _record_models(self.package.env_class.State).get(collection)
+        return tuple(self.label(collection, name) for name in (model.model_fields if model else ()))
+
     def free_fields(self, collection: str) -> tuple[str, ...]:
         return self.entity(collection).free
 

@@ -427,25 +427,7 @@ def _file_why(check: dict[str, Any], content: str) -> tuple[str, str]:
         level = runtime.misleveled(content, check.get("levels") or {})
         if level is not None:
             return f"{path}: the sections at the levels asked", level
-        framing = check.get("framing")
-        claims = check.get("claims", ())
-        labels, about = check.get("labels"), check.get("about")
-        fault = (
-            runtime.section_fault(
-                content,
-                expected,
-                framing,
-                claims,
-                labels,
-                about,
-                check.get("sent"),
-                check.get("route"),
-                check.get("numbers"),
-                check.get("numbers_before"),
-            )
-            if framing is not None
-            else None
-        )
+        fault = runtime.section_fault(content, check) if check.get("framing") is not None else None
         if fault is not None:
             return f"{path}: the asked values and what the world says of their records", fault
     elif not runtime.matches(parsed, expected):

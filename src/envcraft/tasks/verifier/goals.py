@@ -701,6 +701,7 @@ class GoalChecks(CheckList):
             **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),
             **({"states": states} if (states := self._other_states(request)) else {}),
+            **({"foreign": foreign} if (foreign := self._foreign_words(request, about, changed)) else {}),
             **({"about": about} if about else {}),
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
             **({"numbers_before": before} if before else {}),
@@ -864,6 +865,33 @@ class GoalChecks(CheckList):
             codes = {code for values in book.choices(parts[1]).values() for code in values if "_" not in code}
             if codes - held:
                 found[str(value).lower()] = sorted(codes - held - vr.NEGATIONS)
+        return found
+
+    def _foreign_words(
+        self, request: FileRequest, about: dict[str, list[str]], changed: list[tuple[str, str, str]]
+    ) -> dict[str, list[str]]:
+        """Per asked record id (lower-cased), what the world says only of the other records of
+        its environment the run changed that it does not point at nor they at it (``about``): a
+        line naming it may not give it their facts (the runtime's ``foreign_words``: "Return
+        RMA-00001 (reason: found a better price elsewhere)" of a return opened as wrong_item, the
+        reason another order was cancelled; "Refund RF-00002 for return RMA-00001" of a refund
+        of that order; round 46, R2: each paid 1.0). Never the label of a field of theirs
+        ("reason", "status"), a plain word, or a number under 100 ("2 units")."""
+        found: dict[str, list[str]] = {}
+        for (env, _), value in zip(request.sources, asked_values(request), strict=False):
+            own = str(value).lower()
+            book = self.world.books.get(env)
+            if own not in about or book is None:
+                continue
+            others = {key.lower() for e, _, key in changed if e == env and key.lower() in about} - {own}
+            near = {o for o in others if o in about[own] or own in about[o]}
+            kinds = {collection for e, collection, _ in changed if e == env}
+            labels = {w for kind in kinds for label in book.field_labels(kind) for w in vr.words(label)}
+            mine = {w for o in {own, *near, *(set(about[own]) & set(about))} for w in about[o]}
+            theirs = {w for o in others - near for w in about[o]}
+            words = theirs - mine - labels - vr.PLAIN - vr.MENTION
+            if words := {w for w in words if not (w.isdigit() and len(w) < 3)}:
+                found[own] = sorted(words)
         return found
 
     def _asked_context(self, request: FileRequest) -> set[str]:
