@@ -386,7 +386,8 @@ def test_an_id_a_step_gave_back_for_another_it_took_is_the_resulting_one() -> No
     view = ChainView(run.calls, run.initial, run.after, [True, True, True])
     plan = plan_intents(view, [[0], [1], [2]], packages, random.Random(0))
     title = next(m for m in plan.mentions() if m.arg == "title")
-    assert title.text == "“Onboarding checklist”, mentioning the id of the resulting dataset", title.text
+    said = "“Onboarding checklist”, mentioning the id of the resulting dataset in the title"
+    assert title.text == said, title.text
 
 
 def test_an_address_said_before_is_said_again() -> None:

@@ -38,6 +38,9 @@ REPEAT_QUOTE = 24  # free text this long, dictated again, is "the same as before
 FREE_TEXT_PARAMS = re.compile(
     r"(^|_)(reason|note|notes|message|text|body|title|subject|comment|memo|summary|description|content)$"
 )
+# the free texts that are all there is to say (a note, a message body): a value they must carry
+# goes in them; a title or a reason could instead leave it to a note beside them
+MESSAGE_PARAMS = re.compile(r"(^|_)(note|notes|message|text|body|comment|content)$")
 
 
 # -- the plan ---------------------------------------------------------------------------------------
@@ -515,6 +518,11 @@ class _Planner:
                 self._say(call.env, collection, value)
             if lead and collection is not None and i < len(self.view.calls):  # a sentence of its own first
                 noun = book.entity(collection).noun
+                if self.rivals(call.env, collection, value):
+                    # "The message ... says a run still needs attention. Try to skip a job of the
+                    # run submitted on January 4 ...; if that is not possible, skip one of that
+                    # run": the run just described, or the message's? (round 47, R3: 0.0)
+                    raise Unnameable(f"'that {noun}' could be another one said")
                 return Mention(i, arg, value, f"that {noun}", label, said_as=lead, lead=True)
             return Mention(i, arg, value, pointer, label, said_as=lead)
         collection = book.collection_of(state, value) if source.kind != "embed" else None
@@ -559,7 +567,7 @@ class _Planner:
         if created is not None:
             return Mention(i, arg, value, created, label)
         if source.kind == "embed":
-            text, named = self._embedded(i, call, value, source)
+            text, named = self._embedded(i, call, arg, value, source)
             if named and i < len(self.view.calls):
                 self.identified.add((i, arg))
             return Mention(i, arg, value, text, label)
@@ -593,10 +601,13 @@ class _Planner:
             return Mention(i, arg, value, humanize(value), "user")  # a code from a fixed list, said in words
         return Mention(i, arg, value, show_value(value, "when" if is_time(value) else None), "user")
 
-    def _embedded(self, i: int, call: GoldenCall, value: Any, source: Source) -> tuple[str, bool]:
+    def _embedded(self, i: int, call: GoldenCall, arg: str, value: Any, source: Source) -> tuple[str, bool]:
         """Free text that must carry a value from another step: its own words, and which value
-        (by the words the user used for it, when the user said it to the step that found it);
-        and whether those words name the value itself (no lookup needs telling)."""
+        (by the words the user used for it, when the user said it to the step that found it),
+        said to go in the text where a note could carry it as well ("titled “...”, mentioning
+        the message you created by its id in the title": an agent that noted the id on the
+        incident instead scored 0.75; round 47, R2); and whether those words name the value
+        itself (no lookup needs telling)."""
         carried = value_at(self.view.calls[source.call or 0].result, source.path or "")
         rest = str(value)
         if isinstance(carried, str) and carried in rest:
@@ -620,7 +631,8 @@ class _Planner:
             what = f"the id of that {humanize(field.removesuffix('_id'))}"
         else:
             what = f"that {humanize(field)}"
-        return f"{quote(rest)}, mentioning {what}", named
+        where = "" if MESSAGE_PARAMS.search(arg) else f" in the {humanize(arg)}"
+        return f"{quote(rest)}, mentioning {what}{where}", named
 
     def _spoken_state(self, i: int, env: str) -> dict[str, Any]:
         """S0 and the records the job made before call ``i``: what the user's name for a record
