@@ -95,8 +95,10 @@ def call(env: str, tool: str, **args: Any) -> dict[str, Any]:
 
 def replayed(task: Task, change: dict[int, dict[str, Any]] | None = None) -> tuple[GoldenRun, list[bool]]:
     """``task``'s reference run again, its calls' arguments updated by ``change`` (per call; a
-    changed argument is the user's, one changed to None is left out), with which calls wrote."""
+    changed argument is the user's, one changed to None is left out), with which calls wrote; a
+    planned error-recovery step fails again as planned."""
     packages = {env: load_package(env) for env in task.envs}
+    failing = {step["call"]: step.get("expected_error") for step in task.provenance.get("steps", [])}
     calls = []
     for i, c in enumerate(task.reference.calls):
         changed = (change or {}).get(i, {})
@@ -109,7 +111,8 @@ def replayed(task: Task, change: dict[int, dict[str, Any]] | None = None) -> tup
                 c.tool,
                 {k: v for k, v in args.items() if k not in left},
                 {k: v for k, v in sources.items() if k not in left},
-                {},
+                {"error": {"category": failing[i]}} if i in failing else {},
+                expected_error=failing.get(i),
             )
         )
     run = replay(calls, packages, task.initial_state, task.workspace)
