@@ -35,6 +35,9 @@ from envcraft.tasks.verifier.checks import FileRequest
 from envcraft.tasks.verifier.runtime import norm_cell
 
 FOLDERS = ("reports", "handover", "notes")
+# why a person wants the values in a file of that folder: what makes the request a need, not a
+# step ("put the id of the new booking in handover/status.json for the next shift")
+PURPOSES = {"reports": "for the report", "handover": "for the next shift", "notes": "for my notes"}
 SLUGS = ("summary", "handover", "result", "status")
 MAX_ITEMS = 3
 
@@ -227,17 +230,19 @@ def _slug(noun: str) -> str:
 
 def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
     """The file's content as the reference writes it, its expected form, and the sentence that
-    asks for it the way a person hands over a place to put things: what goes in, then where and
-    in what shape ("Finally, put the id of the new message in handover/result.json as a JSON
-    object, under the key “new_message”.")."""
+    asks for it the way a person hands over a place to put things: what goes in, where and why,
+    then the shape ("Finally, put the id of the new message in handover/result.json for the
+    next shift, as a JSON object with the key “new_message”.")."""
     whats = join_words([i.what for i in items])
     keys = join_words([f"“{i.key}”" for i in items])
     many = len(items) > 1
+    why = PURPOSES.get(path.split("/")[0])
+    where = f"{path} {why}" if why else path
     if fmt == "json":
         content = json.dumps({i.key: i.value for i in items}, indent=2) + "\n"
         expected: dict[str, Any] = {i.key: i.value for i in items}  # these keys, no invented ones
         under = f"the keys {keys}" if many else f"the key {keys}"
-        return content, expected, f"Finally, put {whats} in {path} as a JSON object, under {under}."
+        return content, expected, f"Finally, put {whats} in {where}, as a JSON object with {under}."
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -246,12 +251,13 @@ def _render(fmt: str, path: str, items: list[Item]) -> tuple[str, Any, str]:
         rows = [[norm_cell(i.key), norm_cell(str(i.value))] for i in items]
         expected = {"header": ["item", "value"], "rows": rows, "exact": True}  # no invented row
         named = f"the items {keys}" if many else f"the item {keys}"
+        each = "a row each" if many else "a row"
         return (
             out.getvalue(),
             expected,
-            f"Finally, log {whats} in {path}, a CSV with the columns item and value ({named}).",
+            f"Finally, log {whats} in {where}, {each} under the columns item and value ({named}).",
         )
     body = "\n".join(f"- {i.key}: {i.value}" for i in items)
     content = f"# Summary\n\n## Result\n{body}\n"
     expected = {"result": [str(i.value) for i in items]}
-    return content, expected, f"Finally, write up {whats} in {path}, in a “## Result” section."
+    return content, expected, f"Finally, write up {whats} in {where}, under a “## Result” heading."
