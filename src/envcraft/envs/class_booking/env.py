@@ -70,18 +70,20 @@ class ClassBooking(Environment):
         Job(
             "trade a waitlist place for a weekly series",
             ("leave_waitlist", "book_series"),
-            "give up {entry_id} and sign them up for every upcoming class of {series_id} instead",
+            "give up {entry_id} and sign them up for the classes of {series_id} they can book now instead",
         ),
         Job(
             "sign a member up for a series after a drop-in",
             ("book_class", "book_series"),
-            "book {member_id} into {session_id} and into every upcoming class of {series_id} as well",
+            "book {member_id} into {session_id} and into the classes of {series_id} they can book now"
+            " as well",
         ),
         Job(
             "launch a weekly series with a first member",
             ("create_series", "book_series"),
             "start a weekly {class_type:words} class in room {room_id} with {coach_id}, first on "
-            "{first_start:when}, for {weeks} week(s), and sign {member_id} up for all of it",
+            "{first_start:when}, for {weeks} week(s), and sign {member_id} up for the classes they can"
+            " book now",
         ),
     )
 
@@ -411,7 +413,7 @@ class ClassBooking(Environment):
         return {"entry": entry.model_dump()}
 
     @tool(
-        goal="book {member_id} into every upcoming class of {series_id}",
+        goal="book {member_id} into the classes of {series_id} they can book now",
         consumes=["member_id", "series_id"],
         produces=["booking_id"],
     )

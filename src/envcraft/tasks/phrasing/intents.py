@@ -211,6 +211,20 @@ def plan_intents(
 
 
 POINTED_BACK = "the same {noun} as before"  # a pointed record, where "that message" could be another
+# what a pointer sentence says of its record (outside its quotes), and the word a later goal then
+# refers back to it by where "that {noun}" could be a record of its kind the work made
+POINTED_MARKS = (("flags", "flagged"), ("escalated", "escalated"), ("urgent", "urgent"))
+
+
+def pointed_back(lead: str, noun: str) -> str:
+    """How a later goal refers back to the record a pointer sentence pointed at, where "that
+    {noun}" could be another of its kind the work made: by what the sentence said of it ("the
+    flagged cleaning recipe" after "Create a cleaning recipe called “Northwind review”. The
+    handoff note ... flags a cleaning recipe as needing action ..."; round 48, R4: "that
+    cleaning recipe" read as the new one, 0.0), else "the same {noun} as before"."""
+    said = set(re.findall(r"[a-z]+", re.sub(r"“[^”]*”", " ", lead).lower()))
+    mark = next((mark for word, mark in POINTED_MARKS if word in said), None)
+    return f"the {mark} {noun}" if mark else POINTED_BACK.format(noun=noun)
 
 
 def _leads_said_once(plan: IntentPlan, planner: _Planner) -> None:
@@ -219,7 +233,8 @@ def _leads_said_once(plan: IntentPlan, planner: _Planner) -> None:
     message", or "the same message as before" where the work has made another of its kind
     since (a forward is a message too). Goals are planned out of turn order (the changes first,
     then the lookups they need), so each planned its own pointer sentence; said twice, it reads
-    as two records, and no person says it again."""
+    as two records, and no person says it again. Where the work made a record of its kind
+    before, "that message" could be that one: :func:`pointed_back` says which."""
     first: dict[str, Mention] = {}
     for goals in plan.turns:
         for goal in goals:
@@ -235,8 +250,8 @@ def _leads_said_once(plan: IntentPlan, planner: _Planner) -> None:
                 earlier = first[mention.said_as.lower()]
                 if planner.rivals(env, collection, mention.value):
                     raise Unnameable(f"'that {noun}' could be another one said")
-                if planner.made_before(mention.call, env, collection, since=earlier.call):
-                    back, that = POINTED_BACK.format(noun=noun), f"that {noun}"
+                if planner.made_before(mention.call, env, collection):
+                    back, that = pointed_back(earlier.said_as, noun), f"that {noun}"
                     if goal.text.count(that) != 1 or mention.text != that:
                         continue  # which "that message" is it: the sentence stays
                     goal.text, mention.text = goal.text.replace(that, back), back
@@ -255,6 +270,7 @@ class _Planner:
         self.named: dict[tuple[str, Any], tuple[str, str]] = {}  # how each record was said
         self.named_at: dict[tuple[str, Any], int] = {}  # the call whose phrase first said it
         self.named_in: dict[tuple[str, str], list[Any]] = {}  # (env, collection) -> keys said, in order
+        self.said_for: dict[tuple[str, Any], int] = {}  # (env, key) -> the call it was first said for
         self.quoted: set[str] = set()  # free text already quoted in full
         self.latest: dict[str, str] = {}  # per free-text parameter, the text said for it last
         self.identified: set[tuple[int, str]] = set()  # (call, arg) whose mention says the value itself
@@ -403,11 +419,27 @@ class _Planner:
             for other in state.get(collection) or {}
         )
 
-    def _say(self, env: str, collection: str, key: Any) -> None:
-        """Record that a turn names ``key`` of ``collection`` (by name, id or a pointer to it)."""
+    def _say(self, env: str, collection: str, key: Any, i: int) -> None:
+        """Record that a turn names ``key`` of ``collection`` (by name, id or a pointer to it),
+        first for call ``i``."""
         keys = self.named_in.setdefault((env, collection), [])
         if key not in keys:
             keys.append(key)
+        self.said_for.setdefault((env, key), i)
+
+    def _tried_on_another(self, i: int, env: str, collection: str, key: Any) -> bool:
+        """Whether call ``i`` is the fallback of a planned error one sentence says with it ("try
+        to ...; if that is not possible, ... instead"), and the try names another record of
+        ``collection``: a pointer sentence before that sentence cannot then be "that run"."""
+        calls, acting, turn = self.view.calls, self.view.mutating, self.turn_of.get(i)
+        steps = [j for j in range(i) if acting[j] or calls[j].expected_error]  # (a try writes nothing)
+        before = [j for j in steps if self.turn_of.get(j) == turn]
+        if not before or not calls[before[-1]].expected_error:
+            return False
+        return any(
+            other != key and self.said_for.get((env, other)) == before[-1]
+            for other in self.named_in.get((env, collection), [])
+        )
 
     def rivals(self, env: str, collection: str, key: Any) -> bool:
         """Whether the turns name another record of ``collection`` than ``key``: then "that
@@ -515,10 +547,10 @@ class _Planner:
                     noun = book.entity(collection).noun
                     return Mention(i, arg, value, f"that {noun}", label, said_as=lead or pointer)
             if collection is not None and i < len(self.view.calls):
-                self._say(call.env, collection, value)
+                self._say(call.env, collection, value, i)
             if lead and collection is not None and i < len(self.view.calls):  # a sentence of its own first
                 noun = book.entity(collection).noun
-                if self.rivals(call.env, collection, value):
+                if self._tried_on_another(i, call.env, collection, value):
                     # "The message ... says a run still needs attention. Try to skip a job of the
                     # run submitted on January 4 ...; if that is not possible, skip one of that
                     # run": the run just described, or the message's? (round 47, R3: 0.0)
@@ -539,7 +571,7 @@ class _Planner:
                 return Mention(i, arg, value, f"that {book.entity(collection).noun}", kind, said_as=text)
             return Mention(i, arg, value, text, kind)
         if collection is not None and i < len(self.view.calls):
-            self._say(call.env, collection, value)
+            self._say(call.env, collection, value, i)
         if collection is not None:  # a record of S0
             entity = book.entity(collection)
             name = book.name_of(self._spoken_state(i, call.env), collection, value)
@@ -629,6 +661,11 @@ class _Planner:
             what = f"the id of the resulting {humanize(field.removesuffix('_id'))}"
         elif field.endswith("_id"):  # "incident_id": the id of that incident
             what = f"the id of that {humanize(field.removesuffix('_id'))}"
+            said = self.named.get((origin.env, carried))
+            if said is not None and self._rivalled(i, origin.env, carried):
+                # "that recipe" of the recipe edited in turn 2 after another made in turn 1
+                # (round 48, R1: either reading is the user's): the recipe as the user named it
+                what = f"the id of {said[0]}"
         else:
             what = f"that {humanize(field)}"
         where = "" if MESSAGE_PARAMS.search(arg) else f" in the {humanize(arg)}"
@@ -652,6 +689,15 @@ class _Planner:
             ):
                 spoken[collection] = {**{k: v for k, v in records.items() if k not in before}, **before}
         return spoken
+
+    def _rivalled(self, i: int, env: str, key: Any) -> bool:
+        """Whether the turns name, or the work up to call ``i`` made, another record of the
+        collection holding ``key``: "that recipe" could be that one."""
+        state = self.view.after(min(i, len(self.view.calls)) - 1) if i else self.view.initial
+        collection = phrasebook(self.packages[env]).collection_of(state.get(env, {}), key)
+        if collection is None:
+            return False
+        return self.rivals(env, collection, key) or self.made_before(i, env, collection)
 
     def made_before(self, i: int, env: str, collection: str, since: int = 0) -> bool:
         """Whether a call from ``since`` up to ``i`` created a record of ``collection``: then

@@ -161,24 +161,15 @@ class Phrasebook:
                 found.append((name, matching[0]))
         return found
 
-    def name_of(
-        self, state: Mapping[str, Any], collection: str, key: str, *, unique: bool = True
-    ) -> str | None:
+    def name_of(self, state: Mapping[str, Any], collection: str, key: str) -> str | None:
         """How a person names record ``key``: the first declared name that no other record of
         the collection shares, said without its parenthesized details (an email beside a name,
         an id beside a driver; in the records it names as well) where that alone tells the
-        record apart (``unique=False``: the first that renders, details included). None if there
-        is none."""
+        record apart. None if there is none."""
         records = state.get(collection)
         if not isinstance(records, dict) or key not in records:
             return None
         codes = self._codes.get(collection, frozenset())
-        if not unique:
-            for template in self._templates.get(collection, ()):
-                text = self._render_record(state, records[key], template, 0, key, codes=codes)
-                if text is not None:
-                    return text
-            return None
         templates, plains = self._templates.get(collection, ()), self._plain.get(collection, ())
         for template, plain in zip(templates, plains, strict=True):
             said = None
