@@ -204,6 +204,10 @@ class Job:
     # another job ("memo": a receipt's memo, not "Month-end stock correction"): ``param`` for
     # every step that takes it, ``tool.param`` for that step alone
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    # what the last step answers when the outcome the goal states came about (a dispatch:
+    # ``{"status": "dispatched"}``); a run whose last step answered otherwise (the rider
+    # declined the fare) did not carry the job out, and its goal would claim it did
+    reaches: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def template(self) -> Template:
         return Template.parse(self.goal)

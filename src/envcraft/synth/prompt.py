@@ -196,6 +196,8 @@ after the first acting on what an earlier one made or touched: open a journal, s
 post it), a read-only tool only right before a step that needs its answer; `goal` is how a person
 asks for the whole, in their terms, with the steps' parameters as placeholders (`{tool.param}` for
 one step's own where two share a name). The agent is then left to find the steps and their order.
+Where the last step can go through and still not bring the outcome about (a rider declines the
+fare), `reaches={"status": "dispatched"}` says what it answers when it did.
 **`generate()`** builds a valid S0 for every seed and size 1-3: deterministic in its arguments
 (only `random.Random(seed)`), varied across seeds, quick (well under a second), holding the records
 tasks act on. `cls.repository(data)` is the reference data to read (`data` when the caller passes

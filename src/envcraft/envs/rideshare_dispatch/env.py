@@ -69,6 +69,7 @@ class RideshareDispatch(Environment):
             "dispatch a ride",
             ("list_available_drivers", "propose_match", "confirm_match"),
             "get {request_id} on its way with {driver_id}: the driver takes it and the rider confirms",
+            reaches={"status": "dispatched"},
         ),
         Job(
             "finish and rate a ride",

@@ -124,8 +124,9 @@ def job_spans(
         jobs = [(job, job_writes(job, package)) for job in package.env_class.jobs] if package else []
         found = None
         for job, writes_of in sorted(jobs, key=lambda pair: -len(pair[1])):
-            if _carries_out(writes_of, calls, acts[at : at + len(writes_of)], package):
-                found = (job, acts[at : at + len(writes_of)])
+            span = acts[at : at + len(writes_of)]
+            if _carries_out(writes_of, calls, span, package) and _reached(job, calls[span[-1]]):
+                found = (job, span)
                 break
         if found is None:
             at += 1
@@ -133,6 +134,14 @@ def job_spans(
         spans.append(found)
         at += len(found[1])
     return spans
+
+
+def _reached(job: Job, last: GoldenCall) -> bool:
+    """Whether the job's last step answered the outcome its goal states (:attr:`Job.reaches`):
+    "get the request on its way ...: the driver takes it and the rider confirms" of a confirm
+    the rider declined asks for what cannot happen (round 48, R1: a careful agent scored 0.0)."""
+    result = last.result if isinstance(last.result, dict) else {}
+    return all(result.get(key) == value for key, value in job.reaches.items())
 
 
 def job_writes(job: Job, package: EnvPackage | None) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from envcraft.tasks.verifier.checks import (
     entries_held,
     file_format,
     guard_on_time,
+    holds_option,
     id_shaped,
     is_counter,
     optional_fields,
@@ -278,7 +279,7 @@ class GoalChecks(CheckList):
                     if acted and marked:  # a later asked call set it: a flag put on the new message
                         fields[name] = {"$members": {"has": marked, "lacks": []}}
                     continue  # a free field the chain did not fill, or the tool filled (how it was made)
-                if name in unpassed and value in ("", None):
+                if holds_option(name, unpassed) and value in ("", None):
                     continue  # an optional argument's empty default: nobody asked for it either way
                 seen = [value] + [o.get(name, MISSING) for o in others]
                 expected = self.expected(seen)
