@@ -90,7 +90,7 @@ class MailTriage(ClawEnvironment):
             "delegate a message and keep track of it",
             ("draft_forward", "send_draft", "add_todo"),
             "pass {draft_forward.message_id} on to {to}[ with the note {body}], and put {text} on my to-do "
-            "list, linked to the forward[, due {due_date:date}]",
+            "list[{add_todo.message_id|*=, linked to the forward}][, due {due_date:date}]",
         ),
         Job(
             "turn a message into an action item",

@@ -1856,7 +1856,7 @@ def section_fault(content: str, check: dict[str, Any]) -> str | None:
             continue  # the file's title or a section's name: "# Quarterly review prep"
         near = {w for t in said for w in about.get(t, ())} - set(claims)
         here = allowed | frozenset(near)
-        dated = known_day_numbers(said, [*framing, *own])
+        dated = known_day_numbers(said, [*framing, *own]) | _split_compounds(said, here)
         odd += [w for k, w in enumerate(said) if not _told(w, here) and k not in dated]
         odd += [w for w in said if w in untrue and w not in odd]
         foreign = foreign_words(line, check.get("foreign") or {}, about, plain | own)
@@ -1905,6 +1905,16 @@ def foreign_words(
             if _among(y, frozenset(foreign.get(x, ()))) or _among(x, frozenset(foreign.get(y, ()))):
                 odd += [f"{x} {' '.join(tokens[i + 1 : j])} {y}"]
     return odd
+
+
+def _split_compounds(said: list[str], allowed: frozenset[str]) -> set[int]:
+    """The positions of two words in a row that are an allowed word written apart ("pick up"
+    of a trip's ``pickup_eta_at``: "is en route to pick up Wei Silva"; round 49, R2: 0.833)."""
+    found: set[int] = set()
+    for k in range(len(said) - 1):
+        if _told(said[k] + said[k + 1], allowed):
+            found |= {k, k + 1}
+    return found
 
 
 def _states_of(said: list[str], states: dict[str, list[str]]) -> frozenset[str]:
