@@ -78,7 +78,7 @@ def test_score_explain_itemizes_every_check_the_sum_and_the_failed_calls(
     failing_goal = goals[0]
     assert f"FAIL goal {failing_goal['name']} expected: {failing_goal['expected']}" in text
     assert f"had: {failing_goal['had']}" in text
-    assert f"score = goals 0/{sums['goal_wanted']:g} = 0.000 x 0.5^{sums['harms']}" in text
+    assert f"score = goal weight 0/{sums['goal_wanted']:g} = 0.000 x 0.5^{sums['harms']}" in text
     assert f"failed calls (1): turn 1 call 1: {env}.no_such_tool {{}} -> {failed['code']}" in text
     assert "failed calls: none" in text  # the golden run's
 

@@ -87,6 +87,25 @@ def test_each_trajectory_gets_one_line_and_bad_lines_do_not_stop_the_file(tmp_pa
     assert set(rows[0]) >= {"task_id", "score", "components"}
 
 
+def test_a_lines_own_keys_come_back_beside_its_score(tmp_path: Path) -> None:
+    """A caller tags runs ("label", "what"): the tags come back with each score, so scores match
+    runs by more than line order; the scorer's own keys are never the line's."""
+    directory = counter_task_dir(tmp_path)
+    right = {"task_id": "count-1", "label": "right", "turns": [[inc("a", 2)], [inc("b", 5)]]}
+    wrong = {
+        "task_id": "count-1",
+        "label": "wrong",
+        "what": "turn 2 skipped",
+        "score": 1.0,
+        "turns": [[inc("a", 2)]],
+    }
+    code, rows = run_score(directory, [json.dumps(right), json.dumps(wrong)], tmp_path)
+    assert code == 0
+    assert [(r["label"], r["score"]) for r in rows] == [("right", 1.0), ("wrong", rows[1]["score"])]
+    assert rows[1]["what"] == "turn 2 skipped" and rows[1]["score"] < 1.0  # its own "score" is not kept
+    assert "turns" not in rows[0] and rows[1]["line"] == 2
+
+
 def test_a_file_with_nothing_scorable_exits_non_zero(tmp_path: Path) -> None:
     directory = counter_task_dir(tmp_path)
     code, rows = run_score(directory, ['{"task_id": "ghost", "turns": []}'], tmp_path)

@@ -190,7 +190,8 @@ def score(
     ] = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """Score agent trajectories with their tasks' verifiers: one line per trajectory."""
+    """Score agent trajectories with their tasks' verifiers: one line per trajectory (with --json,
+    the line's own other keys, a label or a note, come back beside its score)."""
     if not trajectories.is_file():
         die(f"{trajectories}: no such file")
     lines: list[dict[str, Any]] = []
@@ -201,7 +202,7 @@ def score(
     except (TaskSetError, OSError) as exc:
         die(str(exc))
     for entry in progress(entries, len(entries), "score"):
-        row: dict[str, Any] = {"line": entry.line, "task_id": entry.task_id}
+        row: dict[str, Any] = {**entry.extra, "line": entry.line, "task_id": entry.task_id}
         task = tasks.get(entry.task_id) if entry.task_id is not None else None
         if entry.error is None and task is None:
             entry.error = f"unknown task id {entry.task_id!r}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +176,9 @@ class TrajectoryLine:
     turns: list[list[Any]] | None = None
     error: str | None = None
     messages: list[Any] | None = None  # the conversation, when the line carries it (eval writes it)
+    # the line's other keys (a label, a note, the sampling temperature): what a caller tagged the
+    # run with, handed back beside its score so scores and runs match by more than line order
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def read_trajectories(path: str | Path) -> Iterator[TrajectoryLine]:
@@ -200,4 +203,7 @@ def _trajectory(number: int, raw: bytes) -> TrajectoryLine:
     if not isinstance(turns, list) or not all(isinstance(t, list) for t in turns):
         return TrajectoryLine(number, task_id, error="turns must be a list of lists of calls")
     messages = value.get("messages")
-    return TrajectoryLine(number, task_id, turns, messages=messages if isinstance(messages, list) else None)
+    extra = {k: v for k, v in value.items() if k not in ("task_id", "turns", "messages")}
+    return TrajectoryLine(
+        number, task_id, turns, messages=messages if isinstance(messages, list) else None, extra=extra
+    )

@@ -532,7 +532,7 @@ def render(explanation: Explanation, components: dict[str, float]) -> list[str]:
         if a["harms"] != a["guards_broken"]:
             guards += f" on {a['harms']} subjects (a guard's copy at a turn's end counts with it)"
         lines.append(
-            f"score = goals {a['goal_achieved']:g}/{a['goal_wanted']:g} = {a['goal_mean']:.3f}"
+            f"score = goal weight {a['goal_achieved']:g}/{a['goal_wanted']:g} = {a['goal_mean']:.3f}"
             f" x {a['harm']:g}^{a['harms']} ({guards}) = {a['score']:.3f}"
         )
     if explanation.failed_calls:
