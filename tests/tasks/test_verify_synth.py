@@ -134,7 +134,7 @@ def test_checks_literal_in_source_is_exactly_the_declared_checks(packages: dict[
     assert isinstance(embedded, ast.Call) and isinstance(embedded.args[0], ast.Constant)
     assert json.loads(embedded.args[0].value) == task.verifier.checks
     imported = {a.name for node in tree.body if isinstance(node, ast.Import) for a in node.names}
-    assert imported <= {"csv", "functools", "io", "json", "math", "re"}  # stdlib only
+    assert imported <= {"csv", "functools", "io", "itertools", "json", "math", "re"}  # stdlib only
     kinds = {c["kind"] for c in task.verifier.checks}
     assert {"created_in", "value", "absent", "unchanged"} <= kinds
 
