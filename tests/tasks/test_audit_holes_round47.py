@@ -12,16 +12,14 @@
 
 from __future__ import annotations
 
-import random
+from typing import Any
 
 import pytest
 
-from envcraft.core.package import load_package
 from envcraft.tasks.format.model import Task
-from envcraft.tasks.golden.coherence import job_spans
-from envcraft.tasks.phrasing.intents import ChainView, IntentPlan, Unnameable, plan_intents
+from envcraft.tasks.phrasing.intents import IntentPlan, Unnameable
 
-from .test_created_records import audit_tasks, planned, replayed
+from .test_created_records import audit_tasks, planned
 
 FALLBACK = "job_scheduler-56b892c4a016"  # try a skip on one run, else skip a job of the cited run
 FORWARD = "mail_triage-b021b1e11025"  # forward a message, then an incident titled with its id
@@ -33,20 +31,10 @@ def tasks() -> dict[str, Task]:
     return audit_tasks("audit_tasks_round47.jsonl")
 
 
-def cited(task: Task, change: dict[int, dict[str, str]] | None = None) -> IntentPlan:
+def cited(task: Task, change: dict[int, dict[str, Any]] | None = None) -> IntentPlan:
     """The plan of ``task`` with its fallback's run pointed at by the message that cites it, as
     the data engine points at it (a sentence of its own said first)."""
-    run, wrote = replayed(task, change)
-    packages = {env: load_package(env) for env in task.envs}
-    turns: dict[int, list[int]] = {}
-    for i, stored in enumerate(task.reference.calls):
-        turns.setdefault(stored.turn, []).append(i)
-    key = ("job_scheduler", "RUN-7600")
-    view = ChainView(
-        run.calls, run.initial, run.after, wrote, {key: "the run the message names"}, leads={key: CITED}
-    )
-    spans = job_spans(run.calls, wrote, packages)
-    return plan_intents(view, [turns[t] for t in sorted(turns)], packages, random.Random(0), jobs=spans)
+    return planned(task, change, cited={("job_scheduler", "RUN-7600"): ("the run the message names", CITED)})
 
 
 def test_a_pointed_record_is_that_one_only_where_no_other_of_its_kind_is_named(

@@ -121,11 +121,17 @@ def replayed(task: Task, change: dict[int, dict[str, Any]] | None = None) -> tup
     return run, writes(run, graphs)
 
 
-def planned(task: Task, change: dict[int, dict[str, Any]] | None = None, pointed: bool = False) -> IntentPlan:
+def planned(
+    task: Task,
+    change: dict[int, dict[str, Any]] | None = None,
+    pointed: bool = False,
+    cited: dict[tuple[str, str], tuple[str, str]] | None = None,
+) -> IntentPlan:
     """The intent plan this checkout makes of ``task``'s reference (:func:`replayed` with
     ``change``), split into the task's turns, with the jobs its calls carry out; where
     ``pointed``, the record the task's user points at through a workspace file is pointed at
-    again, its stored pointer said as a sentence of its own before the work on it."""
+    again, its stored pointer said as a sentence of its own before the work on it; ``cited``:
+    records pointed at by a note elsewhere, ``(env, key) -> (pointer, its sentence)``."""
     run, wrote = replayed(task, change)
     packages = {env: load_package(env) for env in task.envs}
     turns: dict[int, list[int]] = {}
@@ -134,6 +140,8 @@ def planned(task: Task, change: dict[int, dict[str, Any]] | None = None, pointed
     fact = task.provenance.get("file_fact") if pointed else None
     pointers = {(fact["env"], fact["value"]): fact["pointer"]} if fact else {}
     leads = {key: f"{pointer}." for key, pointer in pointers.items()}
+    for key, (pointer, lead) in (cited or {}).items():
+        pointers[key], leads[key] = pointer, lead
     view = ChainView(run.calls, run.initial, run.after, wrote, pointers, leads=leads)
     spans = job_spans(run.calls, wrote, packages)
     return plan_intents(view, [turns[t] for t in sorted(turns)], packages, random.Random(0), jobs=spans)

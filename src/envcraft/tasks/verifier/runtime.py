@@ -1856,8 +1856,9 @@ def section_fault(content: str, check: dict[str, Any]) -> str | None:
             continue  # the file's title or a section's name: "# Quarterly review prep"
         near = {w for t in said for w in about.get(t, ())} - set(claims)
         here = allowed | frozenset(near)
-        dated = known_day_numbers(said, [*framing, *own]) | _split_compounds(said, here)
-        odd += [w for k, w in enumerate(said) if not _told(w, here) and k not in dated]
+        # words told by their neighbour: a day's number beside its month, a word written apart
+        paired = known_day_numbers(said, [*framing, *own]) | _split_compounds(said, here)
+        odd += [w for k, w in enumerate(said) if not _told(w, here) and k not in paired]
         odd += [w for w in said if w in untrue and w not in odd]
         foreign = foreign_words(line, check.get("foreign") or {}, about, plain | own)
         odd += [w for w in foreign if w not in odd]
