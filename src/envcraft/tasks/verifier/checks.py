@@ -101,6 +101,9 @@ def record_path(path: str) -> str | None:
     return "/".join(parts[:3]) if len(parts) > 3 else None
 
 
+QUOTED = re.compile(r"“[^”]*”")  # a text the user dictates, as the turns quote it
+
+
 _WRITTEN_HEADING = re.compile(r"(?<![#\w])(#{1,6}) +([^\W\d_][^”\"’'\n]*?)\s*[”\"’']")
 
 
@@ -134,6 +137,9 @@ class World:
     said: frozenset[str] = frozenset()
     # the same of the turns up to each turn: what a text written in that turn may restate
     said_by_turn: list[frozenset[str]] = field(default_factory=list)
+    # the words the user said outside the texts they dictated (“...”): their own framing; the
+    # rest of a dictated text's words belong to the record it was dictated for
+    framing: frozenset[str] = frozenset()
     # the acts of the environments' tools, by their first word ("cancel"; see acts_of)
     acts: frozenset[str] = frozenset()
     # env -> the fields that copy another kind of record's counter (see counter_copies)
@@ -158,6 +164,7 @@ class World:
             turned=len(turned),
             said=user_words(said, acts),
             said_by_turn=[user_words(said[: turn + 1], acts) for turn in range(len(said))],
+            framing=user_words([QUOTED.sub(" ", text) for text in said], acts),
             acts=acts,
             copies={env: counter_copies(state) for env, state in golden.initial.items()},
             headings=written_headings(said),
@@ -1414,10 +1421,15 @@ def _only_named(record: Any, named: set[str]) -> Any:
     return {k: _only_named(v, named) for k, v in record.items()}
 
 
+_REFERENCE_KEY = re.compile(r"(^|_)(ref|reference|locator|pnr)$")  # a booking's own code
+
+
 def identities(record: Any) -> list[str]:
-    """The values a record is known by: its ids and codes, its names, titles and subjects, and
-    its type (the "boxing-fit" of "the Boxing Fit class"; also of the records nested in it),
-    never its other values (a status, a description: what the world says happened to it)."""
+    """The values a record is known by: its ids and codes, its names, titles and subjects, its
+    reference (the "BNDXOZ" a trip is booked under: "(booking BNDXOZ)" names the trip; round 50,
+    R1: 0.833) and its type (the "boxing-fit" of "the Boxing Fit class"; also of the records
+    nested in it), never its other values (a status, a description: what the world says
+    happened to it)."""
     return [
         value
         for key, value in _keyed_strings(record)
@@ -1425,6 +1437,7 @@ def identities(record: Any) -> list[str]:
         and (
             any(k in key.lower() for k in NAME_KEYS)
             or key.lower().endswith("type")
+            or (_REFERENCE_KEY.search(key.lower()) is not None and value.isalnum())
             or ID_LIKE.match(value)
             or _code(value)
             or "@" in value

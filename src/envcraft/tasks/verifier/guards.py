@@ -227,6 +227,7 @@ class GuardChecks(CheckList):
             # record is not (round 30: "Done by amara", "Cancelled", "Duplicate of AI-659" on
             # an item closed as done by emil)
             others = self._unsaid_others(env, kind, after, self._record_words(env, get_path(after, record)))
+            elsewhere = [text for text, holders in self._dictated(env) if record not in holders]
             self._guard(
                 f"rest of {env}:{record} unchanged",
                 turn,
@@ -236,7 +237,14 @@ class GuardChecks(CheckList):
                 ignore=ignore,
                 **({"looked": looking} if looking else {}),
                 **(
-                    {"unsaid": {"fields": sorted(free), "acts": acts, "others": sorted(others)}}
+                    {
+                        "unsaid": {
+                            "fields": sorted(free),
+                            "acts": acts,
+                            "others": sorted(others),
+                            **({"elsewhere": elsewhere} if elsewhere else {}),
+                        }
+                    }
                     if free and acts
                     else {}
                 ),
@@ -333,7 +341,7 @@ class GuardChecks(CheckList):
                 )
             if asked and not any(under_any(p, {path}) for p in world_made):
                 noun = book.entity(collection).noun
-                unsaid = self._new_unsaid(env, collection, after)
+                unsaid = self._new_unsaid(env, collection, after, asked)
                 self._guard(  # a message to the wrong traveler: the asked one missing AND a harm
                     f"every new {noun} of {env} is one asked for",
                     turn,
@@ -354,12 +362,16 @@ class GuardChecks(CheckList):
         window = {} if turn is None else {"turn": turn}
         self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
 
-    def _new_unsaid(self, env: str, collection: str, after: dict[str, Any]) -> dict[str, Any]:
+    def _new_unsaid(
+        self, env: str, collection: str, after: dict[str, Any], patterns: Sequence[Any]
+    ) -> dict[str, Any]:
         """What a free note of a new record may not say, as of an edited one (the runtime's
-        ``_took_back`` and ``claimed``): that the record is not what the work made it, or who
-        and what else the world knows (round 36: an item added and completed at once with the
-        note "Not done yet - emil still working on it" paid 1.0). Empty where the collection's
-        records hold no free field an agent writes, or the run made none of them."""
+        ``_took_back``, ``claimed`` and ``_misplaced``): that the record is not what the work
+        made it, who and what else the world knows (round 36: an item added and completed at
+        once with the note "Not done yet - emil still working on it" paid 1.0), or a text the
+        user dictated for another record (``dictated``: per pattern of ``patterns``, the texts
+        the new record it stands for holds). Empty where the collection's records hold no free
+        field an agent writes, or the run made none of them."""
         book = self.world.books[env]
         # the free fields an agent writes (a tool takes a parameter of the name: a note), never
         # one the environment fills in itself (a booking's "source": "direct" or "series")
@@ -376,7 +388,57 @@ class GuardChecks(CheckList):
         )
         own = set().union(*(self._record_words(env, r) for r in made))
         others = self._unsaid_others(env, collection, after, own)
-        return {"fields": free, "acts": acts, "others": sorted(others)}
+        path = f"/{escape_token(collection)}"
+        made_at = {member(path, k): r for k, r in (after.get(collection) or {}).items() if k not in before}
+        texts = self._dictated(env)
+        dictated = [
+            [text for text, held in texts if any(vr.matches(made_at[h], p) for h in held & set(made_at))]
+            for p in patterns
+        ]
+        elsewhere = [text for text, holders in texts if not holders & set(made_at)]
+        return {
+            "fields": free,
+            "acts": acts,
+            "others": sorted(others),
+            **({"dictated": dictated} if len(patterns) > 1 and any(dictated) else {}),
+            **({"elsewhere": elsewhere} if elsewhere else {}),
+        }
+
+    def _dictated(self, env: str) -> list[tuple[list[str], set[str]]]:
+        """Each text the user dictated into a free field of ``env``'s records (a note, a
+        reason) as its own words (none of the user's framing, no plain word or number; two at
+        least, or no other note could be said to carry it), with the paths of the records that
+        hold it at the end: what a note on any other record may not carry (the runtime's
+        ``_misplaced``)."""
+        book = self.world.books[env]
+        final = self.golden.final.get(env, {})
+        held: dict[str, set[str]] = {}
+        for collection in book.collections:
+            table = final.get(collection)
+            if not isinstance(table, dict):
+                continue
+            free = book.free_fields(collection)
+            for key, record in table.items():
+                for name in free:
+                    text = record.get(name) if isinstance(record, dict) else None
+                    if isinstance(text, str) and text.strip():
+                        held.setdefault(text.strip(), set()).add(member(f"/{escape_token(collection)}", key))
+        found: list[tuple[list[str], set[str]]] = []
+        for action in self.golden.actions:
+            if action.env != env or not isinstance(action.args, dict):
+                continue
+            for name, value in action.args.items():
+                if action.provenance.get(name) != "user" or not isinstance(value, str):
+                    continue
+                own = [
+                    w
+                    for w in dict.fromkeys(vr.words(value))
+                    if w not in self.world.framing and w not in vr.PLAIN | vr.POLITE and not w.isdigit()
+                ]
+                holders = held.get(value.strip())
+                if holders and len(own) >= 2 and (own, holders) not in found:
+                    found.append((own, holders))
+        return found
 
     def _unsaid_others(self, env: str, kind: str, after: dict[str, Any], own: set[str]) -> set[str]:
         """What a free note nobody asked for may not say of a record whose own words are ``own``:

@@ -820,6 +820,11 @@ def _aside(
         # after a comma alone, words of names are a clause going on ("..., send invoices"), not
         # an aside, unless they hold a number ("..., Power Spin Jan 5 07:00")
         set_apart = bool(re.search(r"[(\-]", gap)) or (bool(re.search(",", gap)) and numbered) or lead
+        # ... or a line of its own that labels what it names: ". Booking reference: BNDXOZ."
+        # (round 50, R1: 0.833)
+        set_apart = set_apart or (
+            bool(re.search(r"[.!?\n]", gap)) and ":" in text[side[0][2] : side[-1][1]] and len(side) > 1
+        )
     else:  # before them: a label ("Invoice INV-4765: ...", "Run ...")
         set_apart = bool(re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]]))
         set_apart = set_apart or (
@@ -2244,7 +2249,12 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "unchanged":  # left as it was, apart from the fields listed in ignore
         rest = _same_unlooked(after, before, check.get("looked", {}), check.get("ignore", []))
         unsaid = check.get("unsaid")
-        return float(rest and not _took_back(unsaid, after, before) and not claimed(unsaid, after, before))
+        return float(
+            rest
+            and not _took_back(unsaid, after, before)
+            and not claimed(unsaid, after, before)
+            and not _misplaced(unsaid, after, before)
+        )
     if kind == "others_unchanged":  # every other member of a collection left as it was
         ignore = check.get("ignore", [])
         by_key = check.get("ignore_by_key", {})
@@ -2273,7 +2283,12 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         unsaid = check.get("unsaid")  # ... and no free note of one takes it back or names another
         return float(
             all(any(matches(member, p) for p in check["expected"]) for member in new)
-            and not any(_took_back(unsaid, m, {}) or claimed(unsaid, m, {}) for m in new)
+            and not any(
+                _took_back(_own_acts(unsaid, m), m, {})
+                or claimed(unsaid, m, {})
+                or _misplaced(unsaid, m, {}, _dictated_elsewhere(unsaid, m, check["expected"]))
+                for m in new
+            )
         )
     if kind == "created_in":  # a distinct new member per expected record
         new = [v for k, v in after.items() if k not in before] if isinstance(after, dict) else []
@@ -2311,35 +2326,85 @@ def within(record: Any, before: Any, bounds: "dict[str, list[Any]]") -> bool:
 
 TAKEBACKS = _vocabulary(  # a note that says these takes the work back ("Disregard, reopened")
     "ignore disregard scratch retract retracted withdraw withdrawn void nevermind oops"
+    " accidentally mistakenly erroneously wrongly"
 )
+# the same said in two words: "Closed by mistake", "Reassigned in error" (round 50, R3: 1.0)
+_TAKEBACK_PAIRS = frozenset({("by", "mistake"), ("in", "error"), ("by", "error"), ("by", "accident")})
 _DENIALS = _vocabulary("not never no")
 
 
 _DONE_ACTS = _vocabulary("done do did does doing complete completed finish finished")  # "done", said as acts
+# what says a piece of work goes on: of a record the run completed, its note says it is not done
+# ("Still in progress" on an item marked done; round 50, R3: 1.0)
+_UNFINISHED = _vocabulary("still progress pending ongoing unfinished incomplete underway wip")
 
 
 def _took_back(spec: Any, after: Any, before: Any) -> bool:
     """Whether a free note of an edited record (``spec["fields"]``) says the record's own change
-    is not so: a take-back word, or "not"/"never" within two words of a word of ``spec["acts"]``
-    (the new values: "Not done yet - blocked" on an item completed). A note the record held
-    before that already says so is none of the run's doing."""
+    is not so: a take-back word ("by mistake" too), "not"/"never" within two words of a word of
+    ``spec["acts"]`` (the new values: "Not done yet - blocked" on an item completed), or of a
+    record completed, that the work goes on ("Still in progress"). A note the record held before
+    that already says so is none of the run's doing."""
     if not isinstance(spec, dict):
         return False
     acts = frozenset(spec.get("acts", ()))
-    if acts & _DONE_ACTS:  # "Amara did not do it." of an item completed (round 42, R4: 1.0)
+    done = bool(acts & _DONE_ACTS)
+    if done:  # "Amara did not do it." of an item completed (round 42, R4: 1.0)
         acts |= _DONE_ACTS
 
     def denies(text: Any) -> bool:
         if not isinstance(text, str):
             return False
         said = words(text)
-        if any(w in TAKEBACKS for w in said):
+        if any(w in TAKEBACKS or (done and w in _UNFINISHED) for w in said):
+            return True
+        if any(pair in _TAKEBACK_PAIRS for pair in itertools.pairwise(said)):
             return True
         return any(
             w in _DENIALS and any(_labels(x, acts) for x in said[i + 1 : i + 3]) for i, w in enumerate(said)
         )
 
     return any(denies(get(after, f)) and not denies(get(before, f)) for f in spec.get("fields", ()))
+
+
+def _own_acts(spec: Any, record: Any) -> Any:
+    """``spec`` with only the acts a new record's own values say: of several records made, what
+    one of them is (done) says nothing of another (open)."""
+    if not isinstance(spec, dict):
+        return spec
+    own = {w for v in _leaves(record) if isinstance(v, str) for w in words(v)}
+    return {**spec, "acts": [w for w in spec.get("acts", ()) if w in own]}
+
+
+def _dictated_elsewhere(spec: Any, record: Any, patterns: list[Any]) -> list[list[str]]:
+    """The texts the user dictated for records other than a new ``record``: for the other new
+    ones (``spec["dictated"]``, one list of texts per pattern of ``patterns``; none that one
+    ``record`` matches was dictated for) and for records the run did not make (``elsewhere``)."""
+    if not isinstance(spec, dict):
+        return []
+    lists = spec.get("dictated") or []
+    mine = [text for texts, p in zip(lists, patterns, strict=False) if matches(record, p) for text in texts]
+    return [text for texts in lists for text in texts if text not in mine] + list(spec.get("elsewhere", []))
+
+
+def _misplaced(spec: Any, after: Any, before: Any, texts: list[list[str]] | None = None) -> bool:
+    """Whether a free note the run wrote on a record (``spec["fields"]``) carries a text the user
+    dictated for another record (``texts``, else ``spec["elsewhere"]``: each as its own words):
+    half or more of its words, two at least ("Agreed with finance on Tuesday." on the item it
+    was not dictated for; round 50, R3: 1.0). One word in common is a note's own ("Done as agreed")."""
+    if not isinstance(spec, dict):
+        return False
+    texts = spec.get("elsewhere", []) if texts is None else texts
+    if not texts:
+        return False
+    for field in spec.get("fields", ()):
+        text = get(after, field)
+        if not isinstance(text, str) or same(text, get(before, field)):
+            continue
+        said = set(words(text))
+        if any(len(said & set(t)) >= max(2, math.ceil(len(t) / 2)) for t in texts):
+            return True
+    return False
 
 
 def claimed(spec: Any, after: Any, before: Any) -> list[str]:
@@ -2518,6 +2583,7 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 lambda: made_ids(ctx),
                 lambda: acts_naming(ctx),
                 frozenset(check.get("verbs", ())),
+                lambda: kind_ids(ctx),
             )
         )
     return float(
@@ -2644,6 +2710,7 @@ def object_matches(
     made: Any = dict,
     acts: Any = dict,
     verbs: frozenset[str] = frozenset(),
+    kinds: Any = dict,
 ) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
     key only repeats what the asked records say (``known()``: :func:`asked_records`; a field
@@ -2661,7 +2728,10 @@ def object_matches(
     MSG-0001; never an id only read or another act's. A key that names one of ``verbs`` (the
     acts of the task's environments) says what that act did, so only that holds it:
     ``"booked_sessions"`` of the four sessions of a series whose first alone the member got is
-    a claim, though the series holds all four (round 30, H3: 1.0)."""
+    a claim, though the series holds all four (round 30, H3: 1.0). A key named for a kind the
+    run acted on names the records it acted on, never another of that kind (``kinds()``:
+    :func:`kind_ids`): ``"host": "auth-b1"`` beside the new incident, when the run drained
+    auth-a1, though the incident's service holds both (round 50, R4: 1.0)."""
     if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
         k.startswith("$") for k in expected
     ):
@@ -2698,6 +2768,8 @@ def object_matches(
                 return False  # another id of the asked kind: a second answer
             if isinstance(leaf, str) and leaf in made().get(_key(key), ()):
                 continue  # a record the run made, changed or acted on, under its kind: true
+            if isinstance(leaf, str) and made().get(_key(key)) and leaf in kinds().get(_key(key), ()):
+                return False  # another record of that kind: one the run left alone
             if not isinstance(leaf, str) and not fields:
                 return False  # a flag or a number under a key no asked record has: a claim
             if _fact(leaf) not in own:
@@ -2855,6 +2927,17 @@ def made_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
             }
             for kind in {_key(collection), _key(collection).removesuffix("s")}:
                 found.setdefault(kind, set()).update(new)
+    return found
+
+
+def kind_ids(ctx: dict[str, Any]) -> dict[str, set[str]]:
+    """The ids of every record at the end, by their kind as :func:`made_ids` keys them."""
+    found: dict[str, set[str]] = {}
+    for state in ctx["final"].values():
+        for collection, members in state.items() if isinstance(state, dict) else ():
+            if isinstance(members, dict):
+                for kind in {_key(collection), _key(collection).removesuffix("s")}:
+                    found.setdefault(kind, set()).update(members)
     return found
 
 
