@@ -9,6 +9,11 @@
   of its own: "(booking BNDXOZ)", "Booking reference: BNDXOZ." (R1: 0.833 each).
 * A key of an asked JSON object named for a kind the run acted on names what it acted on:
   ``"host": "auth-b1"`` beside the new incident, when the run drained auth-a1 (R4: 1.0).
+* A record named in one turn is not "that recipe" in a later one where the work made another of
+  its kind before: "Create a cleaning recipe called “Blue Harbor”. After that remove rule 1 from
+  the cleaning recipe “Quarterly sales cleanup”." then "Add a trim rule ... to that cleaning
+  recipe" (R2: the new recipe read, 0.009); naming it again would repeat a value, so no plan
+  says it.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ import json
 import pytest
 
 from envcraft.tasks.format.model import Task
+from envcraft.tasks.phrasing.intents import Unnameable
 
 from .test_audit_holes_round41 import reference, said
-from .test_created_records import audit_tasks, score
+from .test_created_records import audit_tasks, planned, score
 
 ITEMS = "notes_desk-fdb9d7ad4de5"  # AI-006 handed on and closed; two items tracked, handed on, closed
 TRIP = "itinerary_rebooking-e1d493cdff4c"  # a pickup moved, an email, then a text message
 INCIDENT = "infra_recovery-c4d4952f9d54"  # an incident opened, a host drained, its id in a JSON file
+RECIPES = "sheet_analytics-be97a9c45ca1"  # a recipe made, another edited, then edited again
 
 DICTATED = "Agreed with finance on Tuesday."
 
@@ -91,3 +98,10 @@ def test_a_key_named_for_a_kind_names_what_the_run_acted_on(
     [i] = [i for i, c in enumerate(task.reference.calls) if c.tool == "write_file"]
     content = json.dumps({"new_incident": "INC-2042", **extra})
     assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid
+
+
+def test_that_recipe_is_not_said_in_a_later_turn_where_the_one_made_could_be_meant(
+    tasks: dict[str, Task],
+) -> None:
+    with pytest.raises(Unnameable, match="could be the one made before"):
+        planned(tasks[RECIPES])

@@ -561,12 +561,23 @@ class _Planner:
         if collection is not None and (call.env, value) in self.named:  # said once: referred back to
             text, kind = self.named[(call.env, value)]
             kind = kind if kind == "user" or not source.from_call else label
+            since = self.named_at.get((call.env, value), 0)
+            if (
+                i < len(self.view.calls)
+                and self.turn_of.get(since) != self.turn_of.get(i)
+                and self.made_before(since, call.env, collection)
+                and not self.made_before(i, call.env, collection, since=since)
+            ):
+                # in a later turn, a record of its kind the work made before it was named is a
+                # rival too: "Create a recipe “Blue Harbor”. After that remove rule 1 from the
+                # recipe “Quarterly sales cleanup”." then "Add a trim rule to that recipe" reads
+                # as either, a new recipe being the one to fill (round 50, R2: 0.009); its name
+                # said again in another turn repeats a value (the lint's repeated_values)
+                raise Unnameable(f"'that {book.entity(collection).noun}' could be the one made before")
             if (
                 i < len(self.view.calls)
                 and self.named_in.get((call.env, collection)) == [value]
-                and not self.made_before(
-                    i, call.env, collection, since=self.named_at.get((call.env, value), 0)
-                )
+                and not self.made_before(i, call.env, collection, since=since)
             ):
                 return Mention(i, arg, value, f"that {book.entity(collection).noun}", kind, said_as=text)
             return Mention(i, arg, value, text, kind)
@@ -702,8 +713,8 @@ class _Planner:
     def made_before(self, i: int, env: str, collection: str, since: int = 0) -> bool:
         """Whether a call from ``since`` up to ``i`` created a record of ``collection``: then
         "that trip" could be the one just made (a trip offered to a driver) as well as the one
-        named at call ``since``. A record made before the naming is no rival: the user's "that"
-        points back to the last record they said."""
+        named at call ``since``. A record made before the naming in the same turn is no rival:
+        the user's "that" points back to the last record they said."""
         if i == 0 or since >= i:
             return False
         made = self.view.after(min(i, len(self.view.calls)) - 1).get(env, {}).get(collection)
