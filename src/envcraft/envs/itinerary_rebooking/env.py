@@ -76,6 +76,15 @@ class ItineraryRebooking(Environment):
             ("reschedule_transfer", "notify_traveler"),
             "have {transfer_id} pick the traveler up on {pickup_at:when} instead and let them know by "
             "{channel|email=email|sms=text message}, saying {message}",
+            # what such a message says: the pickup moved ("Please call the travel desk if anything
+            # about your trip is unclear." told the traveler nothing of it; round 50, R1)
+            examples={
+                "message": (
+                    "Your airport pickup time has changed; please check the new time in your app.",
+                    "Your driver will now meet you at a different time; the details are in your app.",
+                    "We have moved your airport transfer; please check the new pickup time in the app.",
+                )
+            },
         ),
     )
 

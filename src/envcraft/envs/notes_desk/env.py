@@ -61,6 +61,15 @@ class NotesDesk(ClawEnvironment):
             "action item export[ in {path}] for the weekly review",
         ),
         Job(
+            "record an item someone else did in the end",
+            ("add_action_item", "reassign_action_item", "complete_action_item"),
+            # one outcome, not three steps: "Track X: chen took it on in the meeting, but hand it
+            # over to bruno, and mark it as done" (round 50, R3)
+            "record that {reassign_action_item.owner} has already done {title}[ from the meeting notes in "
+            "{meeting}] (due {due:date}), though {add_action_item.owner} took it on in the meeting[, noting "
+            "{note}]",
+        ),
+        Job(
             "track an item and hand it over",
             ("add_action_item", "reassign_action_item"),
             "track {title}, due {due:date}[, from the meeting notes in {meeting}]: {add_action_item.owner} "

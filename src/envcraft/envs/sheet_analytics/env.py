@@ -341,7 +341,8 @@ class SheetAnalytics(ClawEnvironment):
         map_values ("from=to;from=to"); parse_date; parse_number; fill_missing (zero, mean,
         median, mode, drop_row or value=<literal>); drop_invalid; dedupe (column * or key
         columns "a,b"; option first or last); derive (column = new column name, option = an
-        arithmetic expression such as "units * unit_price * (1 - discount)").
+        arithmetic expression such as "units * unit_price * (1 - discount)" over columns some
+        dataset has or an earlier rule derives).
 
         Args:
             recipe_id: The recipe to extend.
@@ -359,11 +360,27 @@ class SheetAnalytics(ClawEnvironment):
         problem = check_rule(operation, column, option.strip())
         if problem:
             self.fail("invalid_argument", problem, field="option", operation=operation)
+        if operation == "derive":  # a name no sheet has is a typo, not a column ("option zero")
+            unknown = sorted(expression_names(option) - self._known_columns(recipe))
+            if unknown:
+                self.fail(
+                    "invalid_argument",
+                    f"derive expression uses {unknown}, which no dataset has and no earlier rule derives",
+                    field="option",
+                    operation=operation,
+                )
         rule = Rule(rule_no=len(recipe.rules) + 1, operation=operation, column=column, option=option.strip())
         recipe.rules.append(rule)
         recipe.version += 1
         self._sync_manifest()
         return {"recipe_id": recipe_id, "rule": rule.model_dump(), "version": recipe.version}
+
+    def _known_columns(self, recipe: Recipe) -> set[str]:
+        """The columns a derive rule of ``recipe`` may read: any schema's or dataset's, and those
+        its earlier rules derive."""
+        known = {c for schema in self.data.json("schemas.json").values() for c in schema["columns"]}
+        known |= {c for ds in self.state.datasets.values() for c in [*ds.columns, *ds.extra_columns]}
+        return known | {r.column for r in recipe.rules if r.operation == "derive"}
 
     @tool(goal="remove rule {rule_no} from {recipe_id}", undoes=["add_cleaning_rule"], consumes=["recipe_id"])
     def remove_cleaning_rule(self, recipe_id: str, rule_no: int) -> dict[str, Any]:
