@@ -283,6 +283,32 @@ def test_the_same_request_on_the_same_record_in_other_words_rejects_the_chain(tm
     assert tidy(run, packages, graphs) == (None, "repeat")
 
 
+def test_the_same_act_on_what_it_just_made_rejects_the_chain() -> None:
+    """Round 51: "Pass that message on to Operations ..." then "draft a forward of the message you
+    created to the same address as before". Forwarding the new forward to another address is a
+    job people do."""
+    package = load_package("mail_triage")
+    world = package.env_class.generate(seed=1, data=package.data)
+    state = world.state.model_dump(mode="json")
+    packages, graphs = {"mail_triage": package}, {"mail_triage": build_tool_graph(package)}
+    message = next(iter(state["messages"]))
+
+    def forwarded(first: str, second: str) -> GoldenRun:
+        forward = GoldenCall("mail_triage", "draft_forward", {"message_id": message, "to": [first]}, {}, {})
+        made = replay([forward], packages, {"mail_triage": state}, world.files)
+        assert made is not None and made.calls[0].ok
+        draft = made.calls[0].result["draft_id"]
+        send = GoldenCall("mail_triage", "send_draft", {"draft_id": draft}, {}, {})
+        again = GoldenCall("mail_triage", "draft_forward", {"message_id": draft, "to": [second]}, {}, {})
+        run = replay([forward, send, again], packages, {"mail_triage": state}, world.files)
+        assert run is not None and all(c.ok for c in run.calls), run and [c.result for c in run.calls]
+        return run
+
+    ops, finance = "Operations <ops@northwind.example>", "Finance <finance@northwind.example>"
+    assert tidy(forwarded(ops, ops), packages, graphs) == (None, "repeat")
+    assert tidy(forwarded(ops, finance), packages, graphs)[1] == "ok"
+
+
 def test_salvage_keeps_the_job_up_to_the_step_that_takes_it_back_or_repeats_it(tmp_path: Path) -> None:
     """The walk went on past a job: with ``salvage`` (a deeper corpus, which grows the job from
     there) what came before the undoing step is the job (the repeated one:

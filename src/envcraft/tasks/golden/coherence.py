@@ -184,9 +184,11 @@ def _carries_out(
 def _repeated(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> int | None:
     """The first call that makes the same request again, if any: identical calls, or two
     successful writes of one tool on the same records that differ only in their free text (a
-    reply drafted twice to one message). The second has no purpose. A planned failure and its
-    corrected call are one request, not two."""
+    reply drafted twice to one message), or the same act made on what it just made (a forward
+    of the new forward to the same address: round 51). The second has no purpose. A planned
+    failure and its corrected call are one request, not two."""
     done, targets = set(), set()
+    made: list[GoldenCall] = []  # the successful writes so far
     for i, (call, wrote) in enumerate(zip(run.calls, writes(run, graphs), strict=True)):
         if wrote or call.expected_error:
             key = (call.env, call.tool, canonical_json(call.args))
@@ -200,7 +202,21 @@ def _repeated(run: GoldenRun, graphs: Mapping[str, ToolGraph]) -> int | None:
                 if target in targets:
                     return i
                 targets.add(target)
+            if any(_on_its_own_output(call, earlier) for earlier in made):
+                return i
+            made.append(call)
     return None
+
+
+def _on_its_own_output(call: GoldenCall, earlier: GoldenCall) -> bool:
+    """Whether ``call`` makes ``earlier``'s request again on the record ``earlier`` made: the
+    same tool and arguments (free text aside), but for one naming what ``earlier`` returned."""
+    if (call.env, call.tool) != (earlier.env, earlier.tool) or set(call.args) != set(earlier.args):
+        return False
+    output = set(scalars(earlier.result))
+    fixed = [k for k in call.args if not FREE_TEXT_PARAMS.search(k)]
+    moved = [k for k in fixed if not _same(call.args[k], earlier.args[k])]
+    return bool(moved) and all(isinstance(call.args[k], str) and call.args[k] in output for k in moved)
 
 
 def _prune_reads(

@@ -545,7 +545,9 @@ def _render_values(
     words = humanize(pick.arg)
     pointer = f"the {words} listed for that {noun} in {path}"
     if _pointer_style(packages[pick.env], run.calls[pick.call].tool, pick.arg, words) == "as":
-        pointer = f"as listed for that {noun} in {path}"
+        # the value's own word comes first, maybe before the record ("remove rule {rule_no} from
+        # {recipe_id}"): "that cleaning recipe" would point ahead (round 51)
+        pointer = f"as listed in {path}"
 
     def name(key: str) -> str:
         return bare_name(book, state, pick.collection, key)
