@@ -125,7 +125,11 @@ def job_spans(
         found = None
         for job, writes_of in sorted(jobs, key=lambda pair: -len(pair[1])):
             span = acts[at : at + len(writes_of)]
-            if _carries_out(writes_of, calls, span, package) and _reached(job, calls[span[-1]]):
+            if (
+                _carries_out(writes_of, calls, span, package)
+                and _reached(job, calls[span[-1]])
+                and _one_subject(job, calls, span, package)
+            ):
                 found = (job, span)
                 break
         if found is None:
@@ -142,6 +146,54 @@ def _reached(job: Job, last: GoldenCall) -> bool:
     the rider declined asks for what cannot happen (round 48, R1: a careful agent scored 0.0)."""
     result = last.result if isinstance(last.result, dict) else {}
     return all(result.get(key) == value for key, value in job.reaches.items())
+
+
+def _one_subject(job: Job, calls: Sequence[GoldenCall], span: list[int], package: EnvPackage | None) -> bool:
+    """Whether each record a step acts on that the job's phrase leaves unsaid is one an earlier
+    step named, made, or answered as its own record: "swap {booking_id} for a seat in
+    {session_id}" books the booking's member, never the member the cancel promoted from the
+    waitlist (round 51, R4: the reference booked Priya Silva where the user said Luca
+    Adeyemi's booking; every right run scored 0.389)."""
+    if package is None:
+        return True
+    tools = package.env_class.tools
+    own: set[Any] = set()  # what the steps so far named or made, and their own records' values
+    for n, i in enumerate(span):
+        call = calls[i]
+        spec = tools.get(call.tool)
+        if spec is None:
+            continue
+        unsaid = [p for p in spec.parameters.get("required", []) if not _said_by(job, call.tool, p, package)]
+        if n and any(_identifying_value(call.args.get(p)) and call.args.get(p) not in own for p in unsaid):
+            return False
+        named = _identifying(call.args)
+        result = call.result if isinstance(call.result, dict) else {}
+        own |= named | {result.get(kind) for kind in spec.annotations.produces}
+        for record in _dicts(result):  # the records it answered that hold what it named
+            values = {v for v in record.values() if _identifying_value(v)}  # their own fields
+            if values & named:
+                own |= values
+    return True
+
+
+def _said_by(job: Job, tool: str, param: str, package: EnvPackage) -> bool:
+    """Whether the job's phrase says ``tool``'s ``param``: as ``{tool.param}``, or as ``{param}``
+    where ``tool`` is the first step that takes it."""
+    said = job.template().fields()
+    if f"{tool}.{param}" in said:
+        return True
+    tools = package.env_class.tools
+    first = next((t for t in job.steps if t in tools and param in tools[t].parameters["properties"]), None)
+    return param in said and first == tool
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dicts in a call's answer, the answer itself among them."""
+    if isinstance(value, dict):
+        return [value, *(d for item in value.values() for d in _dicts(item))]
+    if isinstance(value, list):
+        return [d for item in value for d in _dicts(item)]
+    return []
 
 
 def job_writes(job: Job, package: EnvPackage | None) -> tuple[str, ...]:

@@ -489,7 +489,18 @@ def content_items(
         }
         for p, record in zip(pattern, gold, strict=True)
     ]
-    kept = [i for i, record in enumerate(gold) if isinstance(before, list) and record in before]
+
+    def own(record: Any) -> Any:  # a record but for what the world numbers (a rule renumbered)
+        return (
+            {k: v for k, v in record.items() if not generated(k, v, asked)}
+            if isinstance(record, dict)
+            else record
+        )
+
+    # ... renumbered or not: rule 3 removed, the rules after it keep their order (round 51, R3:
+    # the dedupe rule moved after the derive rule paid 1.0 once the rules were renumbered)
+    old = [own(record) for record in before] if isinstance(before, list) else []
+    kept = [i for i, record in enumerate(gold) if own(record) in old]
     return {"$items": {"rows": items, "in_order": kept}} if len(kept) > 1 else {"$items": items}
 
 

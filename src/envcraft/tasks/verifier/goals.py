@@ -24,6 +24,7 @@ from envcraft.tasks.verifier.checks import (
     BODY_PARAMS,
     CHOICE,
     ID_LIKE,
+    ID_SHAPE,
     NAME_LIMIT,
     CheckList,
     FileRequest,
@@ -507,7 +508,7 @@ class GoalChecks(CheckList):
                 return {"words": told, "quoted": sorted(quoted - set(told))} if quoted - set(told) else told
         return None
 
-    def _note_words(self, action: Action, made: list[str]) -> list[str]:
+    def _note_words(self, action: Action, made: list[str], quoting: bool = True) -> list[str]:
         """What a note nobody dictated may say on the records ``made`` by ``action`` (the
         runtime's ``noted``; a forward's cover line): what the world and the user say of them and
         the acts on them, and what the records the call names say in their short texts ("FYI,
@@ -518,7 +519,39 @@ class GoalChecks(CheckList):
         found = set(carried_context(self.golden, book, made)) | self.world.said
         found |= {w for v in made for w in acts_on(self.golden, v)}
         found |= {w for v in self._named_texts(action) if len(v) <= NAME_LIMIT for w in affirmed(v)}
+        found |= {w for line in self._noted_lines(action) for w in affirmed(line)}
+        if quoting:  # ... and what a note may say on a record the run made that it names (a
+            # forward of the forward quotes its cover note; round 51, R3: 0.889)
+            for maker, value in self._makers(action):
+                found |= set(self._note_words(maker, [value], quoting=False))
         return sorted(found - vr.NEGATIONS - vr.RETRACTIONS)
+
+    def _makers(self, action: Action) -> list[tuple[Action, str]]:
+        """The earlier calls that made a record ``action`` names, each with that record's id."""
+        earlier = self.golden.actions[: self.golden.actions.index(action)]
+        book = self.world.books.get(action.env)
+        state = self.golden.initial.get(action.env, {})
+        found: list[tuple[Action, str]] = []
+        for value in (v for v in scalars(action.args) if isinstance(v, str) and ID_LIKE.match(v)):
+            if book is None or book.collection_of(state, value) is not None:
+                continue  # a record of S0
+            maker = next((a for a in earlier if a.env == action.env and value in scalars(a.result)), None)
+            if maker is not None:
+                found.append((maker, value))
+        return found
+
+    def _noted_lines(self, action: Action) -> list[str]:
+        """The lines of the workspace's own notes (S0 files) that name a record ``action`` names
+        and no other: what the desk says of it, which a cover note may repeat ("Needs action
+        today, per the shift handoff" of a message the handoff says "needs action today" of;
+        round 51, R3: 0.778)."""
+        named = {v for v in scalars(action.args) if isinstance(v, str) and ID_LIKE.match(v)}
+        return [
+            line
+            for content in self.golden.initial_files.values()
+            for line in content.splitlines()
+            if len(line) <= 4 * NAME_LIMIT and (ids := set(ID_SHAPE.findall(line))) and ids <= named
+        ]
 
     def _quoted_words(self, action: Action) -> set[str]:
         """The words of the long texts of the records ``action`` names (a forwarded mail's
