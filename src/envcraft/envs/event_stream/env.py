@@ -149,7 +149,7 @@ class EventStream(ClawEnvironment):
             topic: Topic name, e.g. payments.
             partition: Partition number, e.g. 1.
             from_offset: First offset to read; -1 reads from the partition's position.
-            max_records: How many records (1 to 100).
+            max_records: How many records (1 to 100; 20 when left out).
 
         Returns:
             The records with their offsets and raw text (the parsed event when it is JSON).
@@ -178,7 +178,7 @@ class EventStream(ClawEnvironment):
             topic: Topic name, e.g. payments.
             partition: Partition number, e.g. 1.
             from_offset: First offset to check; -1 starts at the partition's position.
-            max_records: How many records (1 to 100).
+            max_records: How many records (1 to 100; 20 when left out).
 
         Returns:
             Per record: offset, event id, verdict and detail; plus counts by verdict.
@@ -298,7 +298,7 @@ class EventStream(ClawEnvironment):
         Args:
             topic: Topic name, e.g. payments.
             partition: Partition number, e.g. 0.
-            max_records: Records to consume at most (1 to 100).
+            max_records: Records to consume at most (1 to 100; 20 when left out).
             dedupe: Drop duplicate deliveries (same event id) instead of halting on them.
             on_invalid: halt (stop at a faulty record) or dead_letter (move it to the DLQ and go on).
 

@@ -112,8 +112,9 @@ def job_spans(
     on a record an earlier step named or answered (a step naming no record, an export of the
     whole desk, goes with any), and on the record an earlier step made where it needs one of
     that kind (the item just added, never another of the owner's items a listing gave first; an
-    optional link, a to-do's message, may name any).
-    The longest job first where two start at one step; no step
+    optional link, a to-do's message, may name any); a record a step acts on that the job's
+    phrase leaves unsaid is one an earlier step named, made or answered as its own (a swap books
+    the cancelled booking's member). The longest job first where two start at one step; no step
     serves two jobs. A person asks for such a span as one outcome."""
     acts = [i for i, c in enumerate(calls) if wrote[i] or c.expected_error]
     spans: list[tuple[Job, list[int]]] = []
