@@ -474,7 +474,7 @@ class EventStream(ClawEnvironment):
         return {"topic": topic, "partition": partition, "rewound": rewound, **partition_offsets(part)}
 
     @tool(
-        goal="dead-letter[ {count}] faulty records[ from offset {offset}] of partition {partition} of "
+        goal="dead-letter[ {count}] faulty record(s)[ from offset {offset}] of partition {partition} of "
         "the {topic} topic, noting {note}",
         consumes=["topic", "partition", "offset"],
         produces=["dlq_id"],

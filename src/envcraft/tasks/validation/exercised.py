@@ -111,16 +111,18 @@ def loud_numbers(
 
 
 def _said_numbers(spec: Any) -> dict[str, int]:
-    """The whole-number arguments with a default that the goal phrase has a place for."""
+    """The whole-number arguments with a default that the goal phrase has a place for: a
+    count, never a marker (``from_offset=-1``, "where the partition stands", is no offset)."""
     if not spec.annotations.goal:
         return {}
     properties = spec.parameters["properties"]
     return {
-        part.name: properties[part.name]["default"]
+        part.name: default
         for part in _placeholders(Template.parse(spec.annotations.goal).parts)
         if not part.choices
         and properties.get(part.name, {}).get("type") == "integer"
-        and type(properties[part.name].get("default")) is int
+        and type(default := properties[part.name].get("default")) is int
+        and default > 0
     }
 
 
