@@ -9,13 +9,10 @@
 * A cover note nobody dictated may say what the desk's own notes say of its record: "Needs
   action today, per the shift handoff." of a message the handoff says "needs action today" of,
   also where a later forward quotes it (R3: 0.778).
-* A whole number left at its default is said where it matters: "process partition 1" of one
-  batch of 20 where 24 records wait read as the backlog (R4: the backlog processed, 0.046).
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
@@ -25,16 +22,13 @@ from envcraft.tasks.format.model import GoldenCall, Task
 from envcraft.tasks.golden.coherence import job_spans, writes
 from envcraft.tasks.golden.run import replay
 from envcraft.tasks.graphs.graph import build_tool_graph
-from envcraft.tasks.phrasing.intents import ChainView, plan_intents
-from envcraft.tasks.validation.exercised import loud_numbers
 
 from .test_audit_holes_round41 import reference
-from .test_created_records import audit_tasks, replayed, score
+from .test_created_records import audit_tasks, score
 
 SWAP = "class_booking-1d58294c68db"  # cancel Luca's booking, a seat elsewhere; a series in turn 2
 RULES = "sheet_analytics-d9573e0c079a"  # rule 3 removed from the house recipe, items, a CSV
 FORWARD = "mail_triage-a0e93f149cc6"  # the handoff's message forwarded, then the forward forwarded
-BATCH = "event_stream-c51b977a1983"  # one default batch of partition 1 processed, 24 records waiting
 
 
 @pytest.fixture(scope="module")
@@ -110,22 +104,3 @@ def test_a_cover_note_may_say_what_the_desk_notes_say_of_its_record(
     task = tasks[FORWARD]
     first = next(i for i, c in enumerate(task.reference.calls) if c.tool == "draft_forward")
     assert (score(task, reference(task, {first: {"body": note}})) == 1.0) is paid
-
-
-def test_a_default_batch_size_that_matters_is_said(tasks: dict[str, Task]) -> None:
-    task = tasks[BATCH]
-    run, wrote = replayed(task)
-    packages = {"event_stream": load_package("event_stream")}
-    loud = loud_numbers(run.calls, packages, run.initial, run.files)
-    [batch] = [i for i, c in enumerate(run.calls) if c.tool == "process_batch"]
-    assert "max_records" not in run.calls[batch].args and loud == {(batch, "max_records")}
-    turns: dict[int, list[int]] = {}
-    for i, stored in enumerate(task.reference.calls):
-        turns.setdefault(stored.turn, []).append(i)
-    view = ChainView(run.calls, run.initial, run.after, wrote, loud=loud)
-    plan = plan_intents(view, [turns[t] for t in sorted(turns)], packages, random.Random(0))
-    said = next(g.text for goals in plan.turns for g in goals if g.call == batch)
-    assert "up to 20 records of partition 1" in said, said
-    quiet = ChainView(run.calls, run.initial, run.after, wrote)  # where no number matters
-    plain = plan_intents(quiet, [turns[t] for t in sorted(turns)], packages, random.Random(0))
-    assert "up to" not in next(g.text for goals in plain.turns for g in goals if g.call == batch)

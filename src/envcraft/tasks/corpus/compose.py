@@ -55,7 +55,7 @@ from envcraft.tasks.phrasing.render import IntentRenderer, Persona, TemplateRend
 from envcraft.tasks.phrasing.writer import intent_of
 from envcraft.tasks.play.execute import LEADS, keeps_pace, left_unrecovered
 from envcraft.tasks.play.outcome import Outcome, outcome_hash
-from envcraft.tasks.validation.exercised import loud_numbers, quiet_defaults, unexercised_choices
+from envcraft.tasks.validation.exercised import quiet_defaults, unexercised_choices
 from envcraft.tasks.validation.validate import validate
 from envcraft.tasks.values.args import StateIndex
 from envcraft.tasks.verifier.synthesis import synthesize_verifier
@@ -591,8 +591,7 @@ def plan_stage(draft: Draft, renderer: IntentRenderer) -> str | None:
         pointers[(draft.cited.env, draft.cited.value)] = draft.cited.pointer
         leads[(draft.cited.env, draft.cited.value)] = draft.cited.lead
     quiet = quiet_defaults(run.calls, draft.packages, run.initial, run.files)
-    loud = loud_numbers(run.calls, draft.packages, run.initial, run.files)
-    view = ChainView(run.calls, run.initial, run.after, mutating, pointers, quiet, leads, loud)
+    view = ChainView(run.calls, run.initial, run.after, mutating, pointers, quiet, leads)
     skip = {len(run.calls) - 1} if request is not None else set()
     try:
         closing = request.clause if request else ""

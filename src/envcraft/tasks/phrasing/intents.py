@@ -146,9 +146,6 @@ class ChainView:
     # (env, value) -> the pointer as a sentence of its own ("The handoff note in ... flags a
     # recipe as needing action"): said before the goal, which then says "that recipe"
     leads: Mapping[tuple[str, Any], str] = field(default_factory=dict)
-    # (call, argument) of left-out whole numbers whose default the turn says: another would
-    # end the run otherwise ("up to 20 records" of a backlog of 24)
-    loud: frozenset[tuple[int, str]] = frozenset()
 
 
 def plan_intents(
@@ -503,8 +500,6 @@ class _Planner:
                 if (j, name) in self.view.quiet:
                     return None  # a default that changes nothing here goes unsaid
                 return part.choose(params[name]["default"])  # an omitted flag says its default
-            if mention is None and (j, name) in self.view.loud:
-                return show_value(params[name]["default"])  # ... and a number, where it matters
             if mention is None or mention.value in (None, "", []):
                 return None
             if part.choices:

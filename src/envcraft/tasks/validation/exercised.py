@@ -10,9 +10,7 @@ alternative ends in the same world as the reference, the choice was never exerci
 the call leaves out is stated too where the turn says the default
 its goal phrase gives it ("halting at the first duplicate"). So that such a default is said
 only where it matters, :func:`quiet_defaults` finds, before the turns are written, the
-left-out flags whose other values change nothing: the turn leaves them unsaid. A whole number
-left at its default is the other way round: :func:`loud_numbers` finds those one more or one
-less would change, and the turn says them ("up to 20 records" where more wait).
+left-out flags whose other values change nothing: the turn leaves them unsaid.
 """
 
 from __future__ import annotations
@@ -80,50 +78,6 @@ def quiet_defaults(
             if _ends_alike((packages, initial, files), [plain], (0, index), name, others, end):
                 quiet.add((index, name))
     return frozenset(quiet)
-
-
-def loud_numbers(
-    calls: Sequence[GoldenCall],
-    packages: Mapping[str, EnvPackage],
-    initial: Mapping[str, Any],
-    files: Mapping[str, str],
-) -> frozenset[tuple[int, str]]:
-    """``(call, argument)`` of every whole number a call leaves at its default that its goal
-    phrase can say, where one more or one less would end the run otherwise: "process partition
-    1" of a batch of 20 records where 24 wait reads as the whole backlog (round 51, R4: the
-    backlog processed scored 0.046), so the turn says "up to 20 records"."""
-    plain: list[dict[str, Any]] = [{"env": c.env, "tool": c.tool, "args": dict(c.args)} for c in calls]
-    end: str | None = None
-    loud: set[tuple[int, str]] = set()
-    for index, call in enumerate(calls):
-        spec = packages[call.env].env_class.tools.get(call.tool)
-        if spec is None:
-            continue
-        for name, default in _said_numbers(spec).items():
-            if name in call.args:
-                continue
-            if end is None:
-                end = _end(run_calls(packages, initial, files, [plain]))
-            others = _neighbours(spec.parameters["properties"][name], default)
-            if others and not _ends_alike((packages, initial, files), [plain], (0, index), name, others, end):
-                loud.add((index, name))
-    return frozenset(loud)
-
-
-def _said_numbers(spec: Any) -> dict[str, int]:
-    """The whole-number arguments with a default that the goal phrase has a place for: a
-    count, never a marker (``from_offset=-1``, "where the partition stands", is no offset)."""
-    if not spec.annotations.goal:
-        return {}
-    properties = spec.parameters["properties"]
-    return {
-        part.name: default
-        for part in _placeholders(Template.parse(spec.annotations.goal).parts)
-        if not part.choices
-        and properties.get(part.name, {}).get("type") == "integer"
-        and type(default := properties[part.name].get("default")) is int
-        and default > 0
-    }
 
 
 def _ends_alike(
