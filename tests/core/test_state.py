@@ -174,6 +174,17 @@ def test_symlinks_leaving_the_workspace_are_denied(workspace: Workspace, tmp_pat
     assert not (tmp_path / "new.txt").exists()
 
 
+def test_a_symlink_is_in_the_snapshot_unfollowed(workspace: Workspace, tmp_path: Path) -> None:
+    """An agent's ``ln -s`` is a new path of the workspace (round 52, R3: it passed "no other
+    workspace file created"); the link is never followed, inside or out."""
+    os.symlink("docs/a.txt", workspace.root / "current.txt")
+    os.symlink(tmp_path / "secret.txt", workspace.root / "out.txt")
+    files = workspace.snapshot()
+    assert files["current.txt"] == "<symlink to docs/a.txt>" and files["docs/a.txt"] == "inside"
+    assert files["out.txt"] == f"<symlink to {tmp_path / 'secret.txt'}>"
+    assert "outside" not in files.values()
+
+
 def test_nul_byte_is_invalid(workspace: Workspace) -> None:
     with pytest.raises(ToolFailure) as caught:
         workspace.read_text("docs/a\x00.txt")

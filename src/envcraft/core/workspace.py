@@ -254,8 +254,10 @@ class Workspace:
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self) -> dict[str, str]:
         """Every committed file as text (non-UTF-8 files as ``<binary sha256:...>``), sorted by
-        path; symbolic links are not followed (a link is not a file of the workspace)."""
-        found: list[tuple[str, str]] = []
+        path; a symbolic link is not followed, but is there as ``<symlink to TARGET>``: one an
+        agent made is a change to the workspace (round 52, R3: ``ln -s`` passed "no other
+        workspace file created")."""
+        found: list[tuple[str, str, bool]] = []
         pending = [("", str(self.root))]
         while pending:
             prefix, directory = pending.pop()
@@ -265,12 +267,17 @@ class Workspace:
                 continue
             for entry in entries:
                 rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_symlink():
+                    found.append((rel, entry.path, True))
+                elif entry.is_dir(follow_symlinks=False):
                     pending.append((rel + "/", entry.path))
                 elif entry.is_file(follow_symlinks=False):
-                    found.append((rel, entry.path))
+                    found.append((rel, entry.path, False))
         files: dict[str, str] = {}
-        for rel, full in sorted(found, key=lambda item: item[0].split("/")):  # pathlib's order
+        for rel, full, link in sorted(found, key=lambda item: item[0].split("/")):  # pathlib's order
+            if link:
+                files[rel] = f"<symlink to {os.readlink(full)}>"
+                continue
             with open(full, "rb") as handle:
                 data = handle.read()
             try:

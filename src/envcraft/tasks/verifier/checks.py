@@ -868,8 +868,10 @@ def free_texts(
     } - nouns
     found = []
     for action in golden.actions:
-        if not isinstance(action.args, dict):
-            continue
+        if not isinstance(action.args, dict) or "error" in action.result:
+            continue  # a refused call's text lands nowhere: the fallback's is read with its own
+            # records ("public holiday (RUN-7368)" on the run the fallback skipped a job of;
+            # round 52, R2: 0.5, and "(RUN-7367)", the run the try named, 1.0)
         now = said[min(action.turn, len(said) - 1)] if said else frozenset()
         restated = sorted(now - acts)
         later = sorted(_clocks(said[-1]) - _clocks(now)) if said else []
@@ -966,6 +968,23 @@ def acts_on(golden: Outcome, value: str) -> set[str]:
             continue
         for word in _act_words(action, value):
             found |= {word, *word_forms(word)}
+    return found
+
+
+def desk_acts(golden: Outcome, books: Mapping[str, Phrasebook]) -> set[str]:
+    """The words of the acts the run did on the whole desk (a tool that needs no argument: an
+    export of every tracked item), and their past and -ing forms: true of the run as a whole,
+    a report may say them beside the asked values ("Exported 6 tracked items"; round 52, R4:
+    0.833). An act on a record (a partition paused) stays the record's (:func:`acts_on`)."""
+    found: set[str] = set()
+    for action in golden.actions:
+        book = books.get(action.env)
+        spec = book.package.env_class.tools.get(action.tool) if book is not None else None
+        if spec is None or action.tool in SYSTEM_TOOLS or "error" in action.result:
+            continue
+        if not spec.parameters.get("required") and not spec.annotations.read_only:
+            for word in vr.words(humanize(action.tool)):
+                found |= {word, *word_forms(word)}
     return found
 
 

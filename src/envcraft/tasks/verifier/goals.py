@@ -35,6 +35,7 @@ from envcraft.tasks.verifier.checks import (
     carried_context,
     columns_free,
     counters_free,
+    desk_acts,
     entries_held,
     file_format,
     guard_on_time,
@@ -660,6 +661,7 @@ class GoalChecks(CheckList):
             return {}
         found = {w for name in request.expected for w in vr.words(name)}
         found |= {w for value in asked_values(request) for w in acts_on(self.golden, value)}
+        found |= desk_acts(self.golden, self.world.books)
         found |= self._asked_verbs(request)
         reported, numbers = self._reported(request)  # a whole-number field's label -> what it held
         now = {label: set(held) for label, held in numbers.items()}  # ... and holds (or a call told)
