@@ -403,26 +403,10 @@ def test_a_clean_artifact_is_rebuilt_in_place_only_from_its_own_schema(s: Sessio
 def test_a_derive_rule_reads_only_columns_a_sheet_has_or_an_earlier_rule_derives(s: Session) -> None:
     """ "derive unit_price with option zero" took "zero" for a column, and broke the recipe only
     when a stage next ran it (round 50, R1): a name no dataset has is refused when it is added."""
-    rid = ok(s, "create_recipe", name="r")["recipe_id"]
-    bad = err(
-        s,
-        "add_cleaning_rule",
-        "invalid_argument",
-        recipe_id=rid,
-        operation="derive",
-        column="x",
-        option="zero",
-    )
+    rid = recipe(s, [("derive", "net", "units * (1 - discount)"), ("derive", "half", "net / 2")])
+    derive = {"recipe_id": rid, "operation": "derive", "column": "x", "option": "zero"}
+    bad = err(s, "add_cleaning_rule", "invalid_argument", **derive)
     assert "zero" in bad["message"]
-    ok(
-        s,
-        "add_cleaning_rule",
-        recipe_id=rid,
-        operation="derive",
-        column="net",
-        option="units * (1 - discount)",
-    )
-    ok(s, "add_cleaning_rule", recipe_id=rid, operation="derive", column="half", option="net / 2")
 
 
 def test_clean_errors(s: Session) -> None:

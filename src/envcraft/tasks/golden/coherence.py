@@ -157,14 +157,15 @@ def _one_subject(job: Job, calls: Sequence[GoldenCall], span: list[int], package
     Adeyemi's booking; every right run scored 0.389)."""
     if package is None:
         return True
-    tools = package.env_class.tools
+    tools, said = package.env_class.tools, job.template().fields()
     own: set[Any] = set()  # what the steps so far named or made, and their own records' values
     for n, i in enumerate(span):
         call = calls[i]
         spec = tools.get(call.tool)
         if spec is None:
             continue
-        unsaid = [p for p in spec.parameters.get("required", []) if not _said_by(job, call.tool, p, package)]
+        required = spec.parameters.get("required", [])
+        unsaid = [p for p in required if not _said_by(job, said, call.tool, p, tools)]
         if n and any(_identifying_value(call.args.get(p)) and call.args.get(p) not in own for p in unsaid):
             return False
         named = _identifying(call.args)
@@ -177,13 +178,11 @@ def _one_subject(job: Job, calls: Sequence[GoldenCall], span: list[int], package
     return True
 
 
-def _said_by(job: Job, tool: str, param: str, package: EnvPackage) -> bool:
-    """Whether the job's phrase says ``tool``'s ``param``: as ``{tool.param}``, or as ``{param}``
-    where ``tool`` is the first step that takes it."""
-    said = job.template().fields()
+def _said_by(job: Job, said: set[str], tool: str, param: str, tools: Mapping[str, Any]) -> bool:
+    """Whether the job's phrase (its placeholders ``said``) says ``tool``'s ``param``: as
+    ``{tool.param}``, or as ``{param}`` where ``tool`` is the first step that takes it."""
     if f"{tool}.{param}" in said:
         return True
-    tools = package.env_class.tools
     first = next((t for t in job.steps if t in tools and param in tools[t].parameters["properties"]), None)
     return param in said and first == tool
 

@@ -29,7 +29,7 @@ from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Job, Placeholder, Template
 from envcraft.tasks.format.model import GoldenCall, Source
 from envcraft.tasks.phrasing.phrasebook import humanize, is_time, join_words, phrasebook, show_value
-from envcraft.tasks.phrasing.words import imperative, join_facts, possessives, quote, says
+from envcraft.tasks.phrasing.words import QUOTED, imperative, join_facts, possessives, quote, says
 from envcraft.tasks.values.args import flatten, value_at
 
 YOUR_NEW = "your new "  # a record the goal just before made, beside another of its kind it named
@@ -222,7 +222,7 @@ def pointed_back(lead: str, noun: str) -> str:
     flagged cleaning recipe" after "Create a cleaning recipe called “Northwind review”. The
     handoff note ... flags a cleaning recipe as needing action ..."; round 48, R4: "that
     cleaning recipe" read as the new one, 0.0), else "the same {noun} as before"."""
-    said = set(re.findall(r"[a-z]+", re.sub(r"“[^”]*”", " ", lead).lower()))
+    said = set(re.findall(r"[a-z]+", QUOTED.sub(" ", lead).lower()))
     mark = next((mark for word, mark in POINTED_MARKS if word in said), None)
     return f"the {mark} {noun}" if mark else POINTED_BACK.format(noun=noun)
 

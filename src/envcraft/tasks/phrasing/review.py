@@ -29,9 +29,8 @@ from collections.abc import Iterable, Sequence
 from envcraft.tasks.format.model import Task, Turn
 from envcraft.tasks.phrasing.leaks import find_leaks, hidden_values, missing_user_values, names_said
 from envcraft.tasks.phrasing.lint import TURN_CHECKS, repeated_values
-from envcraft.tasks.phrasing.words import says
+from envcraft.tasks.phrasing.words import QUOTED, says
 
-_CURLY = re.compile(r"“[^”]*”")
 _STRAIGHT = re.compile(r"\"[^\"\n]*\"")
 # a word that is a value, not English: it has a digit, an @ or a slash (ids, amounts, dates,
 # times, addresses, paths)
@@ -75,14 +74,14 @@ def _phrases(task: Task, text: str) -> list[str]:
     phrases = [
         c for c in candidates if len(c) >= 3 and c.casefold() not in PRONOUNS and c.casefold() in folded
     ]
-    phrases += _CURLY.findall(text)
+    phrases += QUOTED.findall(text)
     phrases += _value_tokens(text)
     return list(dict.fromkeys(p for p in phrases if p.strip() and _count(p, text)))
 
 
 def _value_tokens(text: str) -> list[str]:
     """The value-like words of ``text`` outside its quotes (a digit, ``@`` or ``/`` in them)."""
-    tokens = (w.rstrip(".:!?'") for w in _VALUE_TOKEN.findall(_CURLY.sub(" ", text)))
+    tokens = (w.rstrip(".:!?'") for w in _VALUE_TOKEN.findall(QUOTED.sub(" ", text)))
     return [w for w in tokens if w]
 
 
@@ -122,7 +121,7 @@ def _turn_reason(
     # each phrase as often as the template says it (two classes in room RM-11 stay two); a
     # dictated text exactly as often (twice could be two messages)
     short = [p for p in _phrases(task, before) if _count(p, text) < _count(p, before)]
-    quotes, allowed = _CURLY.findall(text), _CURLY.findall(before)
+    quotes, allowed = QUOTED.findall(text), QUOTED.findall(before)
     straight = len(_STRAIGHT.findall(text)) > len(_STRAIGHT.findall(before))
     if (
         any(p.startswith("“") for p in short)

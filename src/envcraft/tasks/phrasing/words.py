@@ -18,6 +18,9 @@ def quote(value: Any) -> str:
     return f"“{value}”"
 
 
+QUOTED = re.compile(r"“[^”]*”")  # a text :func:`quote` wrote: what the user dictates
+
+
 def join_facts(texts: list[str]) -> str:
     """Values only the user knows that a goal phrase leaves out, said with it ("for X and Y")."""
     return "for " + join_words(texts)

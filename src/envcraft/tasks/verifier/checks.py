@@ -22,6 +22,7 @@ from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, phrasebook
+from envcraft.tasks.phrasing.words import QUOTED
 from envcraft.tasks.play.execute import (
     clock_run,
     late_runs,
@@ -99,9 +100,6 @@ def record_path(path: str) -> str | None:
     """The record a deep path lies in (``/orders/O-1`` for ``/orders/O-1/status``), if any."""
     parts = path.split("/")
     return "/".join(parts[:3]) if len(parts) > 3 else None
-
-
-QUOTED = re.compile(r"“[^”]*”")  # a text the user dictates, as the turns quote it
 
 
 _WRITTEN_HEADING = re.compile(r"(?<![#\w])(#{1,6}) +([^\W\d_][^”\"’'\n]*?)\s*[”\"’']")

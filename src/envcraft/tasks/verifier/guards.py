@@ -146,6 +146,7 @@ class GuardChecks(CheckList):
         changed_records: dict[str, set[str]] = {}
         consequences: list[str] = []
         world_made: list[str] = []
+        dictated = self._dictated(env)  # what a free note on another record may not carry
         for change in diff(before, after):
             collection, key, rest = split_path(change["path"])
             if collection is not None and collection in book.collections and not rest:
@@ -227,7 +228,7 @@ class GuardChecks(CheckList):
             # record is not (round 30: "Done by amara", "Cancelled", "Duplicate of AI-659" on
             # an item closed as done by emil)
             others = self._unsaid_others(env, kind, after, self._record_words(env, get_path(after, record)))
-            elsewhere = [text for text, holders in self._dictated(env) if record not in holders]
+            elsewhere = [text for text, holders in dictated if record not in holders]
             self._guard(
                 f"rest of {env}:{record} unchanged",
                 turn,
@@ -341,7 +342,7 @@ class GuardChecks(CheckList):
                 )
             if asked and not any(under_any(p, {path}) for p in world_made):
                 noun = book.entity(collection).noun
-                unsaid = self._new_unsaid(env, collection, after, asked)
+                unsaid = self._new_unsaid(env, collection, after, asked, dictated)
                 self._guard(  # a message to the wrong traveler: the asked one missing AND a harm
                     f"every new {noun} of {env} is one asked for",
                     turn,
@@ -363,15 +364,20 @@ class GuardChecks(CheckList):
         self._add(name if turn is None else f"turn {turn + 1}: {name}", "guard", **spec, **window)
 
     def _new_unsaid(
-        self, env: str, collection: str, after: dict[str, Any], patterns: Sequence[Any]
+        self,
+        env: str,
+        collection: str,
+        after: dict[str, Any],
+        patterns: Sequence[Any],
+        texts: list[tuple[list[str], set[str]]],
     ) -> dict[str, Any]:
         """What a free note of a new record may not say, as of an edited one (the runtime's
         ``_took_back``, ``claimed`` and ``_misplaced``): that the record is not what the work
         made it, who and what else the world knows (round 36: an item added and completed at
         once with the note "Not done yet - emil still working on it" paid 1.0), or a text the
-        user dictated for another record (``dictated``: per pattern of ``patterns``, the texts
-        the new record it stands for holds). Empty where the collection's records hold no free
-        field an agent writes, or the run made none of them."""
+        user dictated for another record (``texts``, :meth:`_dictated`; ``dictated``: per
+        pattern of ``patterns``, the texts the new record it stands for holds). Empty where the
+        collection's records hold no free field an agent writes, or the run made none of them."""
         book = self.world.books[env]
         # the free fields an agent writes (a tool takes a parameter of the name: a note), never
         # one the environment fills in itself (a booking's "source": "direct" or "series")
@@ -390,7 +396,6 @@ class GuardChecks(CheckList):
         others = self._unsaid_others(env, collection, after, own)
         path = f"/{escape_token(collection)}"
         made_at = {member(path, k): r for k, r in (after.get(collection) or {}).items() if k not in before}
-        texts = self._dictated(env)
         dictated = [
             [text for text, held in texts if any(vr.matches(made_at[h], p) for h in held & set(made_at))]
             for p in patterns
