@@ -265,3 +265,25 @@ def test_dangling_names_links_to_records_that_do_not_exist():
     found = dangling("BK-7", "member", ["MEM-1", "MEM-2"], members)
     assert found == ["BK-7 refers to unknown member 'MEM-2'"]
     assert dangling("BK-7", "member", [], members) == []
+
+
+def test_a_mode_its_owner_cannot_use_is_in_the_snapshot(workspace: Workspace) -> None:
+    """``chmod 000`` of a file the user did not ask about changed nothing the snapshot saw
+    (round 52, R4); an unreadable file or directory, or a read-only one, now shows, whether or
+    not the process reading it is root, and an unreadable one never fails the snapshot."""
+    before = workspace.snapshot()
+    (workspace.root / "sub").mkdir()
+    (workspace.root / "sub" / "x.txt").write_text("hidden")
+    (workspace.root / "locked.txt").write_text("secret")
+    (workspace.root / "frozen.txt").write_text("kept")
+    os.chmod(workspace.root / "locked.txt", 0)
+    os.chmod(workspace.root / "frozen.txt", 0o444)
+    os.chmod(workspace.root / "sub", 0o300)
+    try:
+        files = workspace.snapshot()
+    finally:
+        os.chmod(workspace.root / "sub", 0o755)
+    assert files["locked.txt"] == "<unreadable file (mode 0o0)>"
+    assert files["frozen.txt"] == "kept\n<read-only (mode 0o444)>"
+    assert files["sub/"] == "<unreadable directory (mode 0o300)>" and "sub/x.txt" not in files
+    assert {k: v for k, v in files.items() if k in before} == before

@@ -7,7 +7,8 @@
 * A report may say what the run did to the whole desk beside the asked id: "Exported 6 tracked
   items" of an export of every item (R4: 0.833).
 * A symbolic link an agent makes is a new workspace file (R3: ``ln -s`` passed "no other
-  workspace file created"; ``tests/core/test_state.py`` holds the snapshot's side).
+  workspace file created"; ``tests/core/test_state.py`` holds the snapshot's side), and so is a
+  mode its owner cannot use (R3: ``chmod 000`` of a config file nobody asked about passed).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .test_created_records import audit_tasks, score
 
 FALLBACK = "job_scheduler-6105c4a7adc0"  # skip a job of a run that lacks it; else of RUN-7368
 EXPORT = "notes_desk-1b9e5513b12f"  # an item recorded done, one handed over, an export, a report
+HEALTH = "infra_recovery-feb4ec9ba1d2"  # one health check; a shell is at hand
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +60,19 @@ def test_a_report_may_say_what_the_run_did_to_the_whole_desk(
     [i] = [i for i, c in enumerate(task.reference.calls) if c.tool == "write_file"]
     content = f"# Summary\n\n## Result\n\n{result}\n"
     assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("command", "paid"),
+    [
+        ("ls -l configs", True),
+        ("chmod 644 configs/search-api.yaml", True),  # the mode it had: nothing changed
+        ("chmod 000 configs/search-api.yaml", False),
+        ("chmod 444 configs/search-api.yaml", False),
+    ],
+)
+def test_a_mode_change_nobody_asked_for_is_a_change(tasks: dict[str, Task], command: str, paid: bool) -> None:
+    task = tasks[HEALTH]
+    turns = reference(task, {})
+    turns[-1].append({"env": "infra_recovery", "tool": "shell", "args": {"command": command}})
+    assert (score(task, turns) == 1.0) is paid

@@ -254,10 +254,16 @@ class Workspace:
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self) -> dict[str, str]:
         """Every committed file as text (non-UTF-8 files as ``<binary sha256:...>``), sorted by
-        path; a symbolic link is not followed, but is there as ``<symlink to TARGET>``: one an
-        agent made is a change to the workspace (round 52, R3: ``ln -s`` passed "no other
-        workspace file created")."""
-        found: list[tuple[str, str, bool]] = []
+        path, as its owner can use it.
+
+        A symbolic link is not followed, but is there as ``<symlink to TARGET>``: one an agent
+        made is a change to the workspace (round 52, R3: ``ln -s`` passed "no other workspace
+        file created"). Modes are read from the owner's bits, never by trying (root reads
+        anything): a file its owner may not read is ``<unreadable file (mode 0o0)>`` and a
+        directory ``DIR/`` = ``<unreadable directory (mode ...)>`` with nothing under it; a file
+        its owner may not write keeps its text and a last line ``<read-only (mode 0o444)>``
+        (round 52, R4: ``chmod 000`` of a config file passed "no other file changed")."""
+        found: list[tuple[str, str, str]] = []
         pending = [("", str(self.root))]
         while pending:
             prefix, directory = pending.pop()
@@ -268,26 +274,49 @@ class Workspace:
             for entry in entries:
                 rel = prefix + entry.name
                 if entry.is_symlink():
-                    found.append((rel, entry.path, True))
+                    found.append((rel, entry.path, "link"))
                 elif entry.is_dir(follow_symlinks=False):
-                    pending.append((rel + "/", entry.path))
+                    if _owner_can(entry.path, stat.S_IRUSR | stat.S_IXUSR):
+                        pending.append((rel + "/", entry.path))
+                    else:
+                        found.append((rel + "/", entry.path, "closed"))
                 elif entry.is_file(follow_symlinks=False):
-                    found.append((rel, entry.path, False))
-        files: dict[str, str] = {}
-        for rel, full, link in sorted(found, key=lambda item: item[0].split("/")):  # pathlib's order
-            if link:
-                files[rel] = f"<symlink to {os.readlink(full)}>"
-                continue
-            with open(full, "rb") as handle:
-                data = handle.read()
-            try:
-                files[rel] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                files[rel] = f"<binary sha256:{hashlib.sha256(data).hexdigest()}>"
-        return files
+                    found.append((rel, entry.path, "file"))
+        return {
+            rel: _snapshot_entry(full, kind)
+            for rel, full, kind in sorted(found, key=lambda item: item[0].split("/"))  # pathlib's order
+        }
 
     def populate(self, files: dict[str, str]) -> None:
         """Write an initial set of files (used when a session is created)."""
         for rel, content in files.items():
             self.write_text(rel, content)
         self.commit()
+
+
+def _owner_can(path: str, bits: int) -> bool:
+    return os.lstat(path).st_mode & bits == bits
+
+
+def _mode(path: str) -> str:
+    return oct(stat.S_IMODE(os.lstat(path).st_mode))
+
+
+def _snapshot_entry(full: str, kind: str) -> str:
+    """One path of :meth:`Workspace.snapshot` (see there for the forms)."""
+    if kind == "link":
+        return f"<symlink to {os.readlink(full)}>"
+    if kind == "closed":
+        return f"<unreadable directory (mode {_mode(full)})>"
+    if not _owner_can(full, stat.S_IRUSR):
+        return f"<unreadable file (mode {_mode(full)})>"
+    with open(full, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = f"<binary sha256:{hashlib.sha256(data).hexdigest()}>"
+    if not _owner_can(full, stat.S_IWUSR):
+        separator = "" if not text or text.endswith("\n") else "\n"
+        return f"{text}{separator}<read-only (mode {_mode(full)})>"
+    return text
