@@ -83,6 +83,19 @@ def test_a_report_gives_a_short_code_or_a_whole_number_never_nothing() -> None:
     assert not _reportable("two words")
 
 
+def test_a_free_field_of_a_lists_items_is_declared_as_list_star_field() -> None:
+    """``lines/*/note``: a journal line's note (round 53); lint knows each item's fields."""
+    from envcraft.core.lint.structure import _item_fields
+    from envcraft.envs.inventory_ledger.state import Journal
+
+    fields = set(Journal.model_fields) | _item_fields(Journal)
+    assert "lines/*/note" in fields and "lines/*/quantity" in fields
+    assert check_entity(Entity("journals", "journal", free=("lines/*/note",)), fields) == []
+    assert check_entity(Entity("journals", "journal", free=("lines/*/nope",)), fields) == [
+        "free lists unknown fields lines/*/nope"
+    ]
+
+
 def test_a_field_label_must_name_a_field_of_the_record() -> None:
     """Labels are checked like the other field lists of a declaration (lint rule entity-decl)."""
     labelled = Entity("partitions", "partition", labels={"comitted": "committed offset"})

@@ -162,7 +162,8 @@ class Entity:
     confirmation mail, a flight number), so a turn may quote them. ``vary``: fields a
     distractor (a look-alike record the agent must not touch) may differ in; without them
     the collection gets no look-alikes. ``free``: fields a user leaves to the agent (notes,
-    comments): no check pins them. ``log``: records the environment writes as a by-product
+    comments): no check pins them; ``LIST/*/FIELD`` names a field of each item of a list (a
+    journal line's ``lines/*/note``). ``log``: records the environment writes as a by-product
     of looking (health checks, delivered replies): an agent that adds more harms nothing.
     ``labels``: what a person calls a field whose name alone says it badly (``committed``: the
     "committed offset"); the others are said as their names.

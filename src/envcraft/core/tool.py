@@ -37,7 +37,10 @@ class ToolAnnotations:
     free-text parameter, texts a user of this desk would dictate for it ("Instructor out sick"
     for a class's cancellation reason): they go into the parameter's JSON schema, and where the
     world holds no such text the data engine dictates one of them, not one of a bank shared by
-    every desk.
+    every desk. ``inspects`` marks a tool that writes down only what it found looking at one
+    record (a dataset's profile): asked for, it is work like any; done unasked, it is a look, as
+    a read-only tool's marks are (a message read gains "seen"), and no verifier holds it against
+    the agent.
     """
 
     produces: tuple[str, ...] = ()
@@ -49,6 +52,7 @@ class ToolAnnotations:
     goal: str | None = None
     undoes: tuple[str, ...] = ()
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    inspects: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,7 @@ def tool(
     goal: str | None = None,
     undoes: tuple[str, ...] | list[str] = (),
     examples: Mapping[str, Sequence[str]] | None = None,
+    inspects: bool = False,
 ) -> Callable[[F], F]: ...
 def tool(function: Any = None, **hints: Any) -> Any:
     """Declare an environment method as a tool.

@@ -12,7 +12,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import ValidationError
 
@@ -159,6 +159,18 @@ def _jobs(env_class: type[Environment], line: int) -> list[Finding]:
     ]
 
 
+def _item_fields(record: Any) -> set[str]:
+    """``LIST/*/FIELD`` for each field of the records a list field of ``record`` holds (a
+    journal's ``lines/*/note``): what an entity may leave free in each item."""
+    found: set[str] = set()
+    for name, info in record.model_fields.items():
+        args = get_args(info.annotation)
+        item = args[0] if get_origin(info.annotation) is list and args else None
+        if isinstance(item, type) and hasattr(item, "model_fields"):
+            found |= {f"{name}/*/{field}" for field in item.model_fields}
+    return found
+
+
 def _entities(env_class: type[Environment], line: int) -> list[Finding]:
     """Each entity declaration names a ``dict[str, Record]`` field of the State model."""
     findings = []
@@ -172,7 +184,7 @@ def _entities(env_class: type[Environment], line: int) -> list[Finding]:
             )
             findings.append(finding("entity-decl", "env.py", line, message))
             continue
-        for problem in check_entity(entity, set(record.model_fields)):
+        for problem in check_entity(entity, set(record.model_fields) | _item_fields(record)):
             findings.append(
                 finding("entity-decl", "env.py", line, f"entity {entity.collection!r}: {problem}")
             )

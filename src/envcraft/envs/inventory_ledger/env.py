@@ -78,7 +78,13 @@ class InventoryLedger(Environment):
             ("{customer}'s order due {ship_by:date} (from {warehouse_id})",),
             id_known=True,
         ),
-        Entity("journals", "journal", ("the {status} journal “{memo}”",), id_known=True),
+        Entity(
+            "journals",
+            "journal",
+            ("the {status} journal “{memo}”",),
+            id_known=True,
+            free=("lines/*/note",),  # a line's note: the user's memo is the journal's
+        ),
         Entity("movements", "stock movement", (), log=True),
         Entity(
             "cycle_counts",

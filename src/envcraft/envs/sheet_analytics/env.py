@@ -272,7 +272,7 @@ class SheetAnalytics(ClawEnvironment):
             "rows": len(rows),
         }
 
-    @tool(goal="profile {dataset_id}", consumes=["dataset_id"])
+    @tool(goal="profile {dataset_id}", consumes=["dataset_id"], inspects=True)
     def profile_dataset(self, dataset_id: str) -> dict[str, Any]:
         """Profile a dataset against its schema: blanks, invalid values, case variants and duplicates.
 

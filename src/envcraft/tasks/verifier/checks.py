@@ -123,6 +123,10 @@ class World:
     exogenous_files: set[str] = field(default_factory=set)
     # env -> collection -> what looking at a record changes in it (see looking_changes)
     looked: dict[str, dict[str, dict[str, list[Any] | None]]] = field(default_factory=dict)
+    # what inspecting a record writes down (a profile): excused only on the records the work
+    # names, where a careful agent inspects before it acts ("Profile before cleaning"; round 53,
+    # R3: 0.5), never on another (an unasked profile of the Q4 sheet; rounds 41-51: wrong)
+    inspected: dict[str, dict[str, dict[str, list[Any] | None]]] = field(default_factory=dict)
     # env -> the [tool, parameter] calls that void a record the run created (see voiding_calls)
     voiders: dict[str, list[list[str]]] = field(default_factory=dict)
     # env -> the [tool, parameter] calls that give a made record consequences (see keeping_calls)
@@ -168,6 +172,7 @@ class World:
             headings=written_headings(said),
         )
         world.looked = looking_changes(golden, packages, books)
+        world.inspected = looking_changes(golden, packages, books, inspecting=True)
         world.voiders = {env: found for env, package in packages.items() if (found := voiding_calls(package))}
         world.keepers = {env: keeping_calls(packages[env], world.voiders[env]) for env in world.voiders}
         world.options = {env: empty_options(package) for env, package in packages.items()}
@@ -320,13 +325,19 @@ def _beyond(writes: Iterable[str], kind: str) -> bool:
 
 
 def looking_changes(
-    golden: Outcome, packages: Mapping[str, EnvPackage], books: Mapping[str, Phrasebook]
+    golden: Outcome,
+    packages: Mapping[str, EnvPackage],
+    books: Mapping[str, Phrasebook],
+    inspecting: bool = False,
 ) -> dict[str, dict[str, dict[str, list[Any] | None]]]:
     """What looking at a record changes in it: a read-only tool that marks what it showed (a
-    message read gains the flag "seen"). Learned by looking, from S0, at one record of every
-    collection with every read-only tool that writes state: ``{env: {collection: {field path:
-    the members a list gains, or None for a value that changes}}}``. Anything else a run changes
-    on a record nobody asked about is the agent's doing."""
+    message read gains the flag "seen"), or (``inspecting``) a tool that ``inspects`` it and
+    writes down what it found (a dataset profiled gains its issues and ``profiled_sha``).
+    Learned by looking, from S0, with every such tool that writes state: a read-only tool at one
+    record of every collection, an inspecting one at each record (what it writes down depends on
+    what it finds: a raw sheet becomes validated, a clean one already is): ``{env: {collection:
+    {field path: the members a list gains, or None for a value that changes}}}``. Anything else
+    a run changes on a record nobody asked about is the agent's doing."""
     found: dict[str, dict[str, dict[str, list[Any] | None]]] = {}
     for env, package in packages.items():
         effects = tool_effects(package.env_class)
@@ -334,12 +345,14 @@ def looking_changes(
         for name, spec in sorted(package.env_class.tools.items()):
             required = spec.parameters.get("required", [])
             writes = effects.get(name)
-            if not spec.annotations.read_only or writes is None or not writes.writes or len(required) != 1:
+            looks = spec.annotations.inspects if inspecting else spec.annotations.read_only
+            if not looks or writes is None or not writes.writes or len(required) != 1:
                 continue
             for collection in books[env].collections:
                 records = golden.initial[env].get(collection)
                 if isinstance(records, dict) and records:
-                    calls.append({"env": env, "tool": name, "args": {required[0]: min(records)}})
+                    keys = sorted(records) if inspecting else [min(records)]
+                    calls += [{"env": env, "tool": name, "args": {required[0]: key}} for key in keys]
         if not calls:
             continue
         looked = run_calls({env: package}, {env: golden.initial[env]}, golden.initial_files, [calls])
@@ -349,10 +362,16 @@ def looking_changes(
                 continue
             before, after = change.get("before"), change.get("after")
             fields = found.setdefault(env, {}).setdefault(marked, {})
-            if isinstance(before, list) and isinstance(after, list):
-                fields[rest] = [m for m in after if m not in before]
-            else:
-                fields[rest] = None
+            gained = (
+                [m for m in after if m not in before]
+                if isinstance(before, list) and isinstance(after, list)
+                else None
+            )
+            known = fields.get(rest, [])
+            # one path learned from several records: the members any of them gained
+            fields[rest] = (
+                None if gained is None or known is None else known + [m for m in gained if m not in known]
+            )
     return found
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.sandbox.profiles import SYSTEM_TOOLS
-from envcraft.tasks.phrasing.phrasebook import humanize, is_time
+from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time
 from envcraft.tasks.play.outcome import Action
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
@@ -187,6 +187,24 @@ class GoalChecks(CheckList):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._value(env, path, expected, prefix, extra)
 
+    def _unasked(self, value: Any) -> bool:
+        """Whether a free field's value is none the chain filled: empty, or not what the user said."""
+        return value in (None, "", [], 0, False) or not set(map(str, scalars(value))) <= self.asked
+
+    def _items_unfree(self, book: Phrasebook, collection: str, name: str, value: Any) -> Any:
+        """A list field's items without the free fields of each (``LIST/*/FIELD`` of the
+        collection's ``free``) that the chain did not fill: a note on a journal line is the
+        agent's to write or leave (round 53, R3: "Shelf check: 2 boxes damaged" scored 0.333)."""
+        inner = [f.split("/*/", 1)[1] for f in book.free_fields(collection) if f.startswith(f"{name}/*/")]
+        if not inner or not isinstance(value, list):
+            return value
+        return [
+            {k: v for k, v in item.items() if k not in inner or not self._unasked(v)}
+            if isinstance(item, dict)
+            else item
+            for item in value
+        ]
+
     def _settling(self, env: str, path: str) -> list[Any]:
         """The states a status the run set passes through by the clock alone: its values at the
         ends of the golden turns from the last one whose calls named its record (a host drained
@@ -274,16 +292,17 @@ class GoalChecks(CheckList):
             fields: dict[str, Any] = {}
             acted = self._acted_on(env, key, turn)
             for name, value in record.items():
-                if name in book.free_fields(collection) and (
-                    value in (None, "", [], 0, False) or not set(map(str, scalars(value))) <= self.asked
-                ):
+                if name in book.free_fields(collection) and self._unasked(value):
                     marked = self._marked(env, collection, name, [value] + [o.get(name) for o in others])
                     if acted and marked:  # a later asked call set it: a flag put on the new message
                         fields[name] = {"$members": {"has": marked, "lacks": []}}
                     continue  # a free field the chain did not fill, or the tool filled (how it was made)
                 if holds_option(name, unpassed) and value in ("", None):
                     continue  # an optional argument's empty default: nobody asked for it either way
-                seen = [value] + [o.get(name, MISSING) for o in others]
+                seen = [
+                    self._items_unfree(book, collection, name, v)
+                    for v in [value] + [o.get(name, MISSING) for o in others]
+                ]
                 expected = self.expected(seen)
                 if (
                     name in unpassed

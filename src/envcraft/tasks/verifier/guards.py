@@ -210,7 +210,7 @@ class GuardChecks(CheckList):
             )
         for record, fields in sorted(changed_records.items()):
             kind = split_path(record + "/x")[0] or ""
-            free = {f"/{escape_token(name)}" for name in book.free_fields(kind)}
+            free = {f"/{escape_token(name)}" for name in book.free_fields(kind) if "/" not in name}
             # what looking at the record changes (a message read gains "seen") is excused, in a
             # field the work left or changed only so; anything else there is not (a flag nobody
             # asked for)
@@ -221,7 +221,7 @@ class GuardChecks(CheckList):
                 if f not in shifting
                 or _only_looked(get_path(before, record + f), get_path(after, record + f), members)
             }
-            ignore = sorted((shifting - set(looking)) | free)
+            ignore = sorted((shifting - set(looking)) | free | set(self._inspected(env, record)))
             set_to = [get_path(after, record + f) for f in sorted(fields)]  # what the work set it to
             acts = sorted({w for v in set_to if isinstance(v, str) and len(v) <= 40 for w in vr.words(v)})
             # what a free note may not say: who and what else the world knows, and what the
@@ -290,7 +290,14 @@ class GuardChecks(CheckList):
                 looked = self.world.looked.get(env, {}).get(collection)
                 if looked:
                     spec["looked"] = looked  # what reading a record marks on it (a message "seen")
-                by_key = {k: ig for k in keep if (ig := self._record_ignore(env, member(path, k), turn))}
+                by_key = {
+                    k: ig
+                    for k in keep
+                    if (
+                        ig := self._record_ignore(env, member(path, k), turn)
+                        + self._inspected(env, member(path, k))
+                    )
+                }
                 if by_key:
                     spec["ignore_by_key"] = by_key
                 bounds = {
@@ -384,9 +391,13 @@ class GuardChecks(CheckList):
         written = {
             p for spec in book.package.env_class.tools.values() for p in spec.parameters.get("properties", {})
         }
-        free = sorted(f"/{escape_token(name)}" for name in book.free_fields(collection) if name in written)
         before = self.golden.initial.get(env, {}).get(collection) or {}
         made = [r for k, r in (after.get(collection) or {}).items() if k not in before]
+        free = sorted(  # a list's items' own ("lines/*/note") too
+            "/" + "/".join(map(escape_token, name.split("/")))
+            for name in book.free_fields(collection)
+            if name.rsplit("/", 1)[-1] in written
+        )
         if not free or not made:
             return {}
         acts = sorted(
@@ -408,6 +419,20 @@ class GuardChecks(CheckList):
             **({"dictated": dictated} if len(patterns) > 1 and any(dictated) else {}),
             **({"elsewhere": elsewhere} if elsewhere else {}),
         }
+
+    def _inspected(self, env: str, record: str) -> list[str]:
+        """The fields inspecting ``record`` writes down (``World.inspected``: a profile's
+        findings) where the reference's calls name it: the record the work is about, which a
+        careful agent inspects before it acts on it; never another record."""
+        collection, key, _ = split_path(record + "/x")
+        fields = self.world.inspected.get(env, {}).get(collection or "", {})
+        named = {
+            str(v)
+            for action in self.golden.actions
+            if action.env == env and "error" not in action.result
+            for v in scalars(action.args)
+        }
+        return sorted(fields) if fields and key in named else []
 
     def _dictated(self, env: str) -> list[tuple[list[str], set[str]]]:
         """Each text the user dictated into a free field of ``env``'s records (a note, a
@@ -469,7 +494,10 @@ class GuardChecks(CheckList):
         ``OUTCOMES``. A free note that uses one the edited record and the user never do says
         something of another record, or that this one is what it is not."""
         found: set[str] = set()
-        for table in (t for t in state.values() if isinstance(t, dict)):
+        # the collections' records only: the desk's own settings (the ``operator`` the agent
+        # works as) are no one else, and may sign ("Corrected after a recount. - Alex"; round 43)
+        collections = self.world.books[env].collections
+        for table in (state[c] for c in collections if isinstance(state.get(c), dict)):
             for key, record in table.items():
                 found |= {w for name in [str(key), *_named_by(record)] for w in vr.words(name)}
         for record in (state.get(kind) or {}).values():

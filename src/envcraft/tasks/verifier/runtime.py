@@ -811,7 +811,9 @@ def _aside(
     named by a word of ``acted`` (its own arguments: "plans changed - notify_finance skipped"),
     never of another one ("- Load Warehouse Skipped" of a job still pending)."""
     side = spans[first:end]
-    if not side or len(side) > _ASIDE:
+    # the words that point ("about your", "re the") lengthen no aside: "About your trip booked
+    # under reference 4LB9MP: ..." names as much as "Your trip booked ..." (round 53, R4: 0.5)
+    if not side or sum(w.lower() not in MENTION | POSSESSIVES for w, _, _ in side) > _ASIDE:
         return False
     if first > 0:  # after the words: set apart, or pointing ("... on your trip UFE6UR")
         gap = text[spans[first - 1][2] : spans[first][1]]
@@ -1661,6 +1663,27 @@ def rows_match(
     return kept == sorted(kept)
 
 
+def _as_named(cell: Any, rows: list[Any]) -> Any:
+    """A cell that is an expected id but for case ("ai-006" of AI-006) as the id: an id is a name,
+    and case says nothing of which record it names (round 53, R1: 0.833). Only ids (letters and
+    digits, as "AI-006" or "paygw-a1"), never a word, where case may be a claim."""
+    if (
+        not isinstance(cell, str)
+        or not any(ch.isdigit() for ch in cell)
+        or not any(ch.isalpha() for ch in cell)
+    ):
+        return cell
+    folded = cell.casefold()
+    named = {
+        v
+        for row in rows
+        if isinstance(row, list)
+        for v in row
+        if isinstance(v, str) and v.casefold() == folded
+    }
+    return next(iter(named)) if len(named) == 1 else cell
+
+
 def content_matches(
     content: str,
     fmt: str,
@@ -1679,7 +1702,8 @@ def content_matches(
     if fmt in ("csv", "tsv"):
         if [norm_words(h) for h in parsed["header"]] != [norm_words(h) for h in expected["header"]]:
             return False
-        return rows_match(parsed["rows"], expected["rows"], expected.get("exact", True))
+        rows = [[_as_named(cell, expected["rows"]) for cell in row] for row in parsed["rows"]]
+        return rows_match(rows, expected["rows"], expected.get("exact", True))
     if fmt == "lines":
         return lines_match(parsed, expected, known, note)
     if fmt == "markdown":  # each asked section holds its texts, and no line is written twice
@@ -2364,7 +2388,22 @@ def _took_back(spec: Any, after: Any, before: Any) -> bool:
             w in _DENIALS and any(_labels(x, acts) for x in said[i + 1 : i + 3]) for i, w in enumerate(said)
         )
 
-    return any(denies(get(after, f)) and not denies(get(before, f)) for f in spec.get("fields", ()))
+    return any(denies(now) and not denies(was) for now, was in _free_notes(spec, after, before))
+
+
+def _free_notes(spec: dict[str, Any], after: Any, before: Any) -> list[tuple[Any, Any]]:
+    """(now, before) of each free note ``spec["fields"]`` names on a record; ``/LIST/*/FIELD``
+    names that field of each item of the list (a journal's lines' notes)."""
+    pairs = []
+    for field in spec.get("fields", ()):
+        head, star, tail = field.partition("/*/")
+        if not star:
+            pairs.append((get(after, field), get(before, field)))
+            continue
+        items = get(after, head)
+        for i in range(len(items) if isinstance(items, list) else 0):
+            pairs.append((get(after, f"{head}/{i}/{tail}"), get(before, f"{head}/{i}/{tail}")))
+    return pairs
 
 
 def _own_acts(spec: Any, record: Any) -> Any:
@@ -2397,9 +2436,8 @@ def _misplaced(spec: Any, after: Any, before: Any, texts: list[list[str]] | None
     texts = spec.get("elsewhere", []) if texts is None else texts
     if not texts:
         return False
-    for field in spec.get("fields", ()):
-        text = get(after, field)
-        if not isinstance(text, str) or same(text, get(before, field)):
+    for text, was in _free_notes(spec, after, before):
+        if not isinstance(text, str) or same(text, was):
             continue
         said = set(words(text))
         if any(len(said & set(t)) >= max(2, math.ceil(len(t) / 2)) for t in texts):
@@ -2416,9 +2454,8 @@ def claimed(spec: Any, after: Any, before: Any) -> list[str]:
         return []
     others = frozenset(spec["others"])
     found: list[str] = []
-    for field in spec.get("fields", ()):
-        text = get(after, field)
-        if isinstance(text, str) and not same(text, get(before, field)):
+    for text, was in _free_notes(spec, after, before):
+        if isinstance(text, str) and not same(text, was):
             found += [w for w in words(text) if w in others and w not in found]
     return found
 
