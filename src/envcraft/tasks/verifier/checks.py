@@ -1306,6 +1306,9 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
             for w in vr.words(humanize(str(k)))
         ),
         *(n for t in near for v in scalars(t) for n in re.findall(r"\d+", str(v))),
+        # ... and the days they hold as such, so a day an aside gives is one of theirs ("New
+        # pickup: March 05" of a pickup on March 13; round 54, R1: 1.0)
+        *(d for t in near for v in scalars(t) if isinstance(v, str) for d in _ISO_DAY.findall(v)),
     }
     others = {
         w.lower()
@@ -1359,6 +1362,9 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         **({"party": sorted(party), "bystanders": sorted(near_people - party)} if party else {}),
         **({"subjects": sorted(subjects - vr.NEGATIONS - vr.RETRACTIONS)} if subjects else {}),
     }
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _done_words(golden: Outcome, book: Phrasebook | None, action: Action, made: set[str]) -> set[str]:

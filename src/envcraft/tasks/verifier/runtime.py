@@ -836,6 +836,8 @@ def _aside(
         return False  # a sentence of its own ("Invoice received, please archive.") is content
     if first > 0 and side[0][0].lower() in _SOURCES:
         return False  # says who asked: an attribution (:func:`_attribution`), not a record's name
+    if wrong_dates([w.lower() for w, _, _ in side], names | acted):
+        return False  # "New pickup: March 05 at 16:10" of a pickup on March 13 (round 54, R1: 1.0)
     known = names | MENTION | POSSESSIVES | MONTHS
     numbers = {n.lstrip("0") for n in known if n.isdigit()}
     if values is not None and first > 0 and side[0][0].lower() not in _LEADS:  # "on your trip" points
@@ -1225,13 +1227,28 @@ def _framed_from(value: str, start: int, parts: list[Any]) -> bool:
     pattern, text = parts[0], parts[1]
     if len(parts) == 2:
         end = len(value) - len(text)
-        return end >= start and value.endswith(text) and matches(value[start:end], pattern)
+        return end >= start and value.endswith(text) and _fills(value, start, end, pattern)
     at = value.find(text, start)
     while at != -1:  # each place the next text stands: the pattern before it, the rest after
-        if matches(value[start:at], pattern) and _framed_from(value, at + len(text), parts[2:]):
+        if _fills(value, start, at, pattern) and _framed_from(value, at + len(text), parts[2:]):
             return True
         at = value.find(text, at + 1) if text else -1
     return False
+
+
+def _fills(value: str, start: int, end: int, pattern: Any) -> bool:
+    """Whether ``value[start:end]`` fills a slot of a frame: it matches ``pattern``, and where
+    the slot opens inside a line of the rendering ("- [x] TODO-01 "), no line of it starts as
+    that line does (a new item of the list): "- [ ] Call back about the order" added by hand
+    under the ticked to-do is no part of its text (round 54, R1: 1.0), where a to-do written
+    with a greeting on lines of its own ("Hi,\n\npriority for this week") still is."""
+    text = value[start:end]
+    line = value[value.rfind("\n", 0, start) + 1 : start]
+    marker = re.match(r"[^\w]*", line)
+    lead = marker[0].strip() if marker and line else ""
+    if lead and any(part.strip().startswith(lead) for part in text.split("\n")[1:]):
+        return False
+    return matches(text, pattern)
 
 
 def matches(value: Any, pattern: Any) -> bool:
