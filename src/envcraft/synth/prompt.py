@@ -169,6 +169,8 @@ repository or base_time.
 event and advances no counter: apply those in the tools that write); `produces=[...]` /
 `consumes=[...]` the id parameters a tool creates or needs (they shape the tool graph);
 `undoes=[...]` the tools whose effect this one takes back (no task asks for both on one record);
+`inspects=True` for a tool that only writes down what it found looking at one record (a
+profile): done unasked on a record the work is about, it is a look, not a change;
 `examples={"reason": [...]}` three texts a user of this desk would dictate for each free-text
 parameter (a reason, a note, a message body), fitting the desk and free of ids;
 `goal="..."` how a user asks for what the tool does, never naming a tool or parameter. A goal
@@ -187,7 +189,8 @@ user names the records of a `dict[str, Record]` field: `names` are templates ove
 fields, tried in order until one tells the record apart from all others; `id_known=True` when users
 hold these ids (order numbers on a receipt); `vary` the fields in which a look-alike record (a
 distractor the data engine adds to S0) may differ (none: no look-alikes); `free` fields a user
-leaves to the agent (never checked); `log=True` for records the environment writes as a
+leaves to the agent (never pinned; `"lines/*/note"` names a field of each item of a list);
+`log=True` for records the environment writes as a
 by-product (health checks, events), which an agent may add to without harm; `labels` what a person
 calls a field whose name alone says it badly (`{"committed": "committed offset"}`).
 **`jobs = (Job(name, steps, goal), ...)`** declares the work the desk exists for, asked as one

@@ -3107,11 +3107,37 @@ def renaming(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, str]:
         made = sorted((k for k in after if k not in old), key=made_order) if isinstance(after, dict) else []
         if len(made) != len(where["ids"]):
             continue  # not the same number of records: nothing to pair them by
-        for mine, gold in zip(made, where["ids"], strict=True):
+        for mine, gold in _paired(made, where["ids"], after, where.get("looks") or {}):
             if mine != gold:
                 names[mine] = gold
                 names.setdefault(gold, "<" + gold + " voided>")
     return names
+
+
+def _paired(
+    made: list[str], ids: list[str], after: dict[str, Any], looks: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """The run's new records (``made``, in the order it made them) paired with the golden run's
+    (``ids``): first each that looks like exactly one of the golden run's still unpaired (its
+    short texts and S0's ids: ``looks``), then the rest in the order both made them. A draft
+    journal rolled back and opened again after a later journal is still the draft."""
+    pairs: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for mine in made:
+            if mine in pairs:
+                continue
+            fits = [
+                g
+                for g in ids
+                if g not in pairs.values() and g in looks and matches(after.get(mine), looks[g])
+            ]
+            if len(fits) == 1:
+                pairs[mine], changed = fits[0], True
+    rest = [g for g in ids if g not in pairs.values()]
+    pairs.update(zip([m for m in made if m not in pairs], rest, strict=True))
+    return [(mine, pairs[mine]) for mine in made]
 
 
 def made_order(key: str) -> tuple[str, int, str]:
