@@ -263,7 +263,7 @@ class Workspace:
         directory ``DIR/`` = ``<unreadable directory (mode ...)>`` with nothing under it; a file
         its owner may not write keeps its text and a last line ``<read-only (mode 0o444)>``
         (round 52, R4: ``chmod 000`` of a config file passed "no other file changed")."""
-        found: list[tuple[str, str, str]] = []
+        found: list[tuple[str, str, str, int]] = []  # (path, full path, kind, mode)
         pending = [("", str(self.root))]
         while pending:
             prefix, directory = pending.pop()
@@ -274,17 +274,19 @@ class Workspace:
             for entry in entries:
                 rel = prefix + entry.name
                 if entry.is_symlink():
-                    found.append((rel, entry.path, "link"))
-                elif entry.is_dir(follow_symlinks=False):
-                    if _owner_can(entry.path, stat.S_IRUSR | stat.S_IXUSR):
+                    found.append((rel, entry.path, "link", 0))
+                    continue
+                mode = entry.stat(follow_symlinks=False).st_mode  # one stat a path, kept by the entry
+                if entry.is_dir(follow_symlinks=False):
+                    if _owner_may(mode, stat.S_IRUSR | stat.S_IXUSR):
                         pending.append((rel + "/", entry.path))
                     else:
-                        found.append((rel + "/", entry.path, "closed"))
+                        found.append((rel + "/", entry.path, "closed", mode))
                 elif entry.is_file(follow_symlinks=False):
-                    found.append((rel, entry.path, "file"))
+                    found.append((rel, entry.path, "file", mode))
         return {
-            rel: _snapshot_entry(full, kind)
-            for rel, full, kind in sorted(found, key=lambda item: item[0].split("/"))  # pathlib's order
+            rel: _snapshot_entry(full, kind, mode)
+            for rel, full, kind, mode in sorted(found, key=lambda item: item[0].split("/"))  # pathlib's order
         }
 
     def populate(self, files: dict[str, str]) -> None:
@@ -294,29 +296,26 @@ class Workspace:
         self.commit()
 
 
-def _owner_can(path: str, bits: int) -> bool:
-    return os.lstat(path).st_mode & bits == bits
+def _owner_may(mode: int, bits: int) -> bool:
+    return mode & bits == bits
 
 
-def _mode(path: str) -> str:
-    return oct(stat.S_IMODE(os.lstat(path).st_mode))
-
-
-def _snapshot_entry(full: str, kind: str) -> str:
-    """One path of :meth:`Workspace.snapshot` (see there for the forms)."""
+def _snapshot_entry(full: str, kind: str, mode: int) -> str:
+    """One path of :meth:`Workspace.snapshot` (see there for the forms); ``mode`` its ``st_mode``."""
     if kind == "link":
         return f"<symlink to {os.readlink(full)}>"
+    shown = oct(stat.S_IMODE(mode))
     if kind == "closed":
-        return f"<unreadable directory (mode {_mode(full)})>"
-    if not _owner_can(full, stat.S_IRUSR):
-        return f"<unreadable file (mode {_mode(full)})>"
+        return f"<unreadable directory (mode {shown})>"
+    if not _owner_may(mode, stat.S_IRUSR):
+        return f"<unreadable file (mode {shown})>"
     with open(full, "rb") as handle:
         data = handle.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = f"<binary sha256:{hashlib.sha256(data).hexdigest()}>"
-    if not _owner_can(full, stat.S_IWUSR):
+    if not _owner_may(mode, stat.S_IWUSR):
         separator = "" if not text or text.endswith("\n") else "\n"
-        return f"{text}{separator}<read-only (mode {_mode(full)})>"
+        return f"{text}{separator}<read-only (mode {shown})>"
     return text

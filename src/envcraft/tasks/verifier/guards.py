@@ -426,13 +426,14 @@ class GuardChecks(CheckList):
         careful agent inspects before it acts on it; never another record."""
         collection, key, _ = split_path(record + "/x")
         fields = self.world.inspected.get(env, {}).get(collection or "", {})
-        named = {
-            str(v)
+        if not fields:  # no tool of the environment inspects this collection: nothing to read
+            return []
+        named = any(
+            key in {str(v) for v in scalars(action.args)}
             for action in self.golden.actions
             if action.env == env and "error" not in action.result
-            for v in scalars(action.args)
-        }
-        return sorted(fields) if fields and key in named else []
+        )
+        return sorted(fields) if named else []
 
     def _dictated(self, env: str) -> list[tuple[list[str], set[str]]]:
         """Each text the user dictated into a free field of ``env``'s records (a note, a
