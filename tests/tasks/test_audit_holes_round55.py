@@ -1,10 +1,16 @@
-"""Classes found by the fifty-fifth blind audit (a run at ``13192ab``, seed 55; the real task in
-``tests/fixtures/audit_tasks_round55.jsonl``, stored without its verifier):
+"""Classes found by the fifty-fifth blind audit (a run at ``13192ab``, seed 55; the real tasks in
+``tests/fixtures/audit_tasks_round55.jsonl``, stored without their verifiers):
 
 * The run's new records are paired with the golden run's by what they hold before by the order
   they were made: a draft journal opened after the committed transfer journal (or rolled back
   and opened again after it) made every stock movement name "the draft", 0.47 of a right run
   (R2, three runs).
+* A report may say what is true of its record beyond the asked value: what a lookup shows of it
+  at the end ("committed offset: 4 (log end 53, lag 49)" of list_partitions' row, R1: 0.889),
+  what it held at a turn's end ("rewound from 27", the blind miss), that a list of it was empty
+  ("empty at first, now 2 rules") and a quarter written after its year ("Q1" of
+  ``sales_2025Q1.csv``, R4: 0.909). A wrong lag, or the number it held earlier said as what it
+  is, stays a claim.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from .test_audit_holes_round41 import reference
 from .test_created_records import audit_tasks, score
 
 JOURNALS = "returns_desk-122a8e50d250"  # a refund; a shipment, a draft transfer, a committed one
+OFFSETS = "event_stream-76b135d6c3d7"  # committed at 27 in turn 1, sought back to 4; a handover
+RECIPE = "sheet_analytics-560c75f23a53"  # a recipe created in turn 2, two rules in turn 3; a note
 LEDGER = "inventory_ledger"
 
 
@@ -64,3 +72,40 @@ def test_new_records_are_paired_by_what_they_hold(
     turns = reference(task, {})
     turns[1] = _journals(draft_sku, posted_sku, draft_first)
     assert (score(task, turns) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("line", "paid"),
+    [
+        ("- partition_committed: 4", True),  # the reference
+        ("- committed offset: 4 (log end 53, lag 49)", True),
+        ("- committed offset: 4 (rewound from 27)", True),
+        ("- committed offset: 4, initially 27", True),
+        ("- committed offset: 4 (lag 12)", False),  # the lag is 53 - 4
+        ("- committed offset: 4 (lag 29)", False),  # as it was before the rewind
+        ("- committed offset: 4\n- current committed offset: 27", False),  # held at turn 1 only
+        ("- committed offset: 4; the partition is empty", False),
+    ],
+)
+def test_a_report_may_say_what_is_true_of_its_record(tasks: dict[str, Task], line: str, paid: bool) -> None:
+    task = tasks[OFFSETS]
+    i = [c.tool for c in task.reference.calls].index("write_file")
+    content = f"# Summary\n\n## Result\n{line}\n"
+    assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("line", "paid"),
+    [
+        ("RCP-03", True),
+        ("New recipe: RCP-03 (Blue Harbor). Q1 was cleaned with RCP-01 before it was created.", True),
+        ("RCP-03 (created today, empty at first, now 2 rules)", True),
+        ("RCP-03 (created today, approved by finance)", False),
+        ("RCP-01", False),
+    ],
+)
+def test_a_recipe_note_may_say_what_it_went_through(tasks: dict[str, Task], line: str, paid: bool) -> None:
+    task = tasks[RECIPE]
+    i = [c.tool for c in task.reference.calls].index("write_file")
+    content = f"## Result\n\n{line}\n"
+    assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid

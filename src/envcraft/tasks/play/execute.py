@@ -272,6 +272,27 @@ def _recoveries(golden: Outcome) -> Iterator[tuple[Action, list[tuple[str, dict[
         yield action, packages[action.env].env_class.recovery(action.tool, args, action.result)
 
 
+def closing_reads(golden: Outcome) -> list[Action]:
+    """What every lookup that needs no argument (``read_only``, no required parameter) answers
+    on the world the golden run leaves: what an agent sees when it looks once more before it
+    reports ("lag 49" of a partition whose committed offset went to 4, from list_partitions),
+    so a report may say it back. Run on the final state and workspace, never replayed: no
+    state of the run changes. Kept on ``golden``."""
+    cached: list[Action] | None = golden._derived.get("closing")
+    if cached is None:
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
+        calls = [
+            {"env": env, "tool": name, "args": {}}
+            for env, package in sorted(packages.items())
+            for name, spec in sorted(package.env_class.tools.items())
+            if spec.annotations.read_only and not spec.parameters["required"]
+        ]
+        run = run_calls(packages, golden.final, golden.files, [calls]) if calls else None
+        cached = [a for a in run.actions if not is_error(a.result)] if run is not None else []
+        golden._derived["closing"] = cached
+    return cached
+
+
 def clock_run(golden: Outcome) -> Outcome:
     """S0 left alone while time passes as long as the longest tail run: only the environments'
     own dynamics change anything (a flight delayed, a timer fired). Kept on ``golden``."""

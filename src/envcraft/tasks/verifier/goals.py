@@ -18,6 +18,7 @@ from envcraft.core.pointer import escape_token, unescape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time
+from envcraft.tasks.play.execute import closing_reads
 from envcraft.tasks.play.outcome import Action
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
@@ -710,6 +711,9 @@ class GoalChecks(CheckList):
                             said, said_numbers(k, was) if type(was) is int else ()
                         )
                         now.setdefault(label, set()).update(said)
+                record_path = "/".join(parts[:3])
+                found |= self._held_between(env, record_path, numbers)
+                found |= self._viewed(env, record, numbers, now)
             found.update(w for label in labels for w in vr.words(humanize(label)))
             if len(parts) > 2:
                 found |= self._days_of(env, unescape_token(parts[2]), record)
@@ -761,6 +765,58 @@ class GoalChecks(CheckList):
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
             **({"numbers_before": before} if before else {}),
         }
+
+    def _held_between(self, env: str, path: str, numbers: dict[str, set[str]]) -> set[str]:
+        """What the record at ``path`` held at the end of each turn of the golden run, which a
+        report may tell as what it went through: its whole numbers join ``numbers`` as held
+        before ("rewound from 27" of an offset committed at 27 in turn 1 and sought back to 4 in
+        turn 3), which a line may give only as what was (the runtime's ``section_fault``), and a
+        list that held nothing is ``empty`` ("RCP-03, empty at first, now 2 rules"; round 55,
+        R4: 0.909)."""
+        found: set[str] = set()
+        for snapshot in self.golden.turns:
+            then = get_path(snapshot.final.get(env, {}), path)
+            if not isinstance(then, dict):
+                continue
+            for key, value in then.items():
+                if type(value) is int:
+                    said = said_numbers(key, value)
+                    numbers.setdefault(" ".join(vr.words(humanize(key))), set()).update(said)
+                elif isinstance(value, list | dict) and not value:
+                    found.add("empty")
+        return found
+
+    def _viewed(
+        self, env: str, record: dict[str, Any], numbers: dict[str, set[str]], now: dict[str, set[str]]
+    ) -> set[str]:
+        """What the lookups an agent may make before it reports (:func:`closing_reads`) show of
+        ``record`` beyond its own fields, which a report may say back: a row of their answers
+        that agrees with the record on every field both have (two at least, a text among them)
+        is the record as that tool shows it, and the names of its other fields, their short
+        texts and their whole numbers (by label, into ``numbers`` and ``now``) are true of it
+        ("committed 4 (log end 53, lag 49)" of list_partitions' row; round 55, R1: 0.889). A
+        flag's name alone stays a claim."""
+        found: set[str] = set()
+        for action in closing_reads(self.golden):
+            if action.env != env:
+                continue
+            for row in _rows(action.result):
+                shared = [k for k in row if k in record and isinstance(record[k], str | int | float | bool)]
+                texts = [k for k in shared if isinstance(record[k], str) and record[k]]
+                if len(shared) < 2 or not texts or any(not vr.same(row[k], record[k]) for k in shared):
+                    continue
+                for key, value in row.items():
+                    if key in record or isinstance(value, bool):
+                        continue
+                    label = vr.words(humanize(str(key)))
+                    if type(value) is int:
+                        said = said_numbers(str(key), value)
+                        numbers.setdefault(" ".join(label), set()).update(said)
+                        now.setdefault(" ".join(label), set()).update(said)
+                        found.update([*label, *said])
+                    elif isinstance(value, str) and len(value) <= _SHORT:
+                        found.update([*label, *vr.words(value)])
+        return found - vr.NEGATIONS - vr.RETRACTIONS
 
     def _sent_anything(self) -> bool:
         """Whether a call of the golden run that went through sends, notifies or tells someone
@@ -1086,3 +1142,12 @@ def _read_back(request: FileRequest) -> dict[str, Any]:
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # an ISO date or the day of an ISO time
+
+
+def _rows(value: Any) -> list[dict[str, Any]]:
+    """Every object in a tool's answer, the answer itself included: the rows a lookup lists."""
+    if isinstance(value, dict):
+        return [value, *(row for item in value.values() for row in _rows(item))]
+    if isinstance(value, list):
+        return [row for item in value for row in _rows(item)]
+    return []
