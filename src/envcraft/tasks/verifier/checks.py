@@ -22,6 +22,7 @@ from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.format.model import Source
 from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, phrasebook
+from envcraft.tasks.phrasing.render import situations
 from envcraft.tasks.phrasing.words import QUOTED
 from envcraft.tasks.play.execute import (
     clock_run,
@@ -159,6 +160,7 @@ class World:
         tails = tail_runs(golden)
         turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden)]  # golden turns
         acts = acts_of(packages.values())
+        said = unsituated(said, list(packages))
         world = cls(
             golden,
             [*turned, *tails],
@@ -636,18 +638,19 @@ class CheckList:
         spec.update(self.renames({k: v for k, v in spec.items() if k != "turn"}, spec.get("turn")))
         self.checks.append({"name": unique, "role": role, "weight": 1.0, **spec})
 
-    def expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
+    def expected(self, values: Sequence[Any], before: Any = MISSING, about: str = "") -> Any:
         """The pattern for a value a goal sets: free text the run passed by its words within reason
         (:func:`text_pattern`; inside an env's own words, :func:`frame`), a list of flags or labels
         by what was added and removed (and no member no correct run holds), else :func:`pattern_of`;
         the ids of records the run created inside a list or a record by their shape
         (:meth:`ids_free`). A value that is itself such an id stays as it is: the same shape
         would accept the id it held before (a dataset's recipe put back), and a goal's record
-        is named by the golden run's id anyway."""
-        found = self._expected(values, before)
+        is named by the golden run's id anyway. ``about``: the path of the value (which call's
+        text it is, where several calls passed the same)."""
+        found = self._expected(values, before, about)
         return found if isinstance(found, str) else self.ids_free(found)
 
-    def _expected(self, values: Sequence[Any], before: Any = MISSING) -> Any:
+    def _expected(self, values: Sequence[Any], before: Any = MISSING, about: str = "") -> Any:
         gold = values[0]
         if (
             scalar_list(gold)
@@ -667,7 +670,7 @@ class CheckList:
                 within = list(dict.fromkeys([*before, *(x for v in values if v is not MISSING for x in v)]))
                 return {"$members": {"has": added, "lacks": removed, "within": within}}
         if isinstance(gold, str):
-            said = self.said_in(gold)
+            said = self.said_in(gold, about)
             if said:
                 if gold in said:
                     return said[gold]
@@ -778,14 +781,18 @@ class CheckList:
             return value
         return said[value] if value in said else frame(value, said)
 
-    def said_in(self, value: str) -> dict[str, Any]:
+    def said_in(self, value: str, about: str = "") -> dict[str, Any]:
         """The free texts of the run that ``value`` is or holds (one longer than a few characters
         inside it), each with how it is read (:func:`text_pattern`): the value itself alone if it
-        is one of them."""
+        is one of them, as the call that names the most records of the path ``about`` passed it
+        where several passed it (the same reason dictated for two jobs: an aside may name the job
+        the note is on; round 56, R1: 0.9)."""
         said: dict[str, Any] = {}
+        same = [free for free in self.texts if value == free.text]
+        if same:
+            parts = {unescape_token(part) for part in about.split("/")}
+            return {value: text_pattern(max(same, key=lambda free: len(parts & set(free.keys))))}
         for free in self.texts:
-            if value == free.text:
-                return {value: text_pattern(free)}
             if len(free.text) > 8 and free.text in value:
                 said.setdefault(free.text, text_pattern(free))
         return said
@@ -804,6 +811,36 @@ class CheckList:
         self, turn: int | None
     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, str]]:
         return window(self.golden, turn)
+
+    def _inspected(self, env: str, record: str) -> list[str]:
+        """The fields inspecting ``record`` writes down (``World.inspected``: a profile's
+        findings) where the reference's calls name it or change it (a sheet registered again by
+        its path): the record the work is about, which a careful agent inspects before or after it
+        acts on it; never another record."""
+        collection, key, _ = split_path(record + "/x")
+        fields = self.world.inspected.get(env, {}).get(collection or "", {})
+        if not fields:  # no tool of the environment inspects this collection: nothing to read
+            return []
+        named = any(
+            key in {str(v) for v in scalars(action.args)}
+            for action in self.golden.actions
+            if action.env == env and "error" not in action.result
+        )
+        changed = get_path(self.golden.initial.get(env, {}), record) != get_path(
+            self.golden.final.get(env, {}), record
+        )
+        return sorted(fields) if named or changed else []
+
+    def _uninspected(self, env: str, path: str, change: dict[str, Any]) -> bool:
+        """Whether ``change`` leaves empty a field that inspecting the record writes down (a
+        dataset registered again has no ``profiled_sha`` or issues yet): what the work left
+        for an inspection to fill, which a careful agent then makes (the environment's own docs
+        say to profile a sheet once registered; round 56, R3: 0.029), so neither a goal nor a
+        consequence. Where the work itself inspected, the findings stay asked."""
+        collection, key, rest = split_path(path)
+        if collection is None or key is None or change.get("after") not in (None, "", [], {}, False):
+            return False
+        return rest in self._inspected(env, f"/{escape_token(collection)}/{escape_token(key)}")
 
 
 def member(collection_path: str, key: str) -> str:
@@ -886,6 +923,7 @@ class FreeText(NamedTuple):
     context: list[str]  # the words the world says about the records it carries (:func:`carried_context`)
     restated: list[str] = []  # the user's own words, less the environment's acts (:func:`free_texts`)
     later_times: list[str] = []  # times of day the user gives only in later turns (:func:`free_texts`)
+    keys: list[str] = []  # the call's other text arguments: the records it names ("RUN-7625", a job)
 
 
 def free_texts(
@@ -930,7 +968,8 @@ def free_texts(
                 origin = golden.actions[source.call].env if source.call is not None else action.env
                 context = carried_context(golden, books.get(origin), embedded)
                 context = sorted({*context, *(w for v in embedded for w in acts_on(golden, v))})
-            found.append(FreeText(value, embedded, name, names, context, restated, later))
+            keys = [v for k, v in action.args.items() if k != name and isinstance(v, str)]
+            found.append(FreeText(value, embedded, name, names, context, restated, later, keys))
     return found
 
 
@@ -968,6 +1007,20 @@ def acts_of(packages: Iterable[EnvPackage]) -> frozenset[str]:
         for name, spec in package.env_class.tools.items()
         if not spec.annotations.read_only
     )
+
+
+def unsituated(texts: Sequence[str], envs: Sequence[str]) -> list[str]:
+    """The user's turns without the sentence a person at the desk opens with (the phrasing's
+    ``situations``: "I'm working the disruption desk today."): why they write, not what they ask,
+    so none of its words is a framing a note or a report may say of the records ("Disruption:
+    Please call the travel desk ..." to a traveler whose trip has none; round 56, R1: 1.0)."""
+    openers = [line for env in envs for line in situations().get(env, ())]
+    found = []
+    for text in texts:
+        for line in openers:
+            text = text.replace(line, " ")
+        found.append(text)
+    return found
 
 
 def user_words(texts: Sequence[str], acts: frozenset[str] = frozenset()) -> frozenset[str]:

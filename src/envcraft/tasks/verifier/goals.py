@@ -177,12 +177,14 @@ class GoalChecks(CheckList):
             return  # a counter or a number the world assigns moves with how the work was done
         if self._looked_only(env, path, change):
             return  # looking marked it (a message read gains "seen"): no step asks for that
+        if self._uninspected(env, path, change):
+            return  # left for an inspection to fill (a sheet registered again: no profile yet)
         values = self.world.values(env, path, turn) + (self._settling(env, path) if turn is None else [])
         if change["op"] == "removed":
             if all(v is MISSING for v in values):
                 self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
             return
-        expected = self._unlooked(env, path, self.expected(values, change.get("before", MISSING)))
+        expected = self._unlooked(env, path, self.expected(values, change.get("before", MISSING), path))
         expected = options_free(expected, self._unpassed_options(env, turn))
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for

@@ -175,13 +175,14 @@ class GuardChecks(CheckList):
                 and not is_free(book, collection, rest)
                 and not is_timestamp(change)
                 and not self.numbered_change(env, change)
+                and not self._uninspected(env, change["path"], change)
             ):
                 consequences.append(change["path"])
         for path in consequences:
             values = self.world.values(env, path, turn)
             if all(v is MISSING for v in values):
                 continue
-            expected = self.expected(values)
+            expected = self.expected(values, about=path)
             if wild(expected):
                 continue
             self._guard(
@@ -419,21 +420,6 @@ class GuardChecks(CheckList):
             **({"dictated": dictated} if len(patterns) > 1 and any(dictated) else {}),
             **({"elsewhere": elsewhere} if elsewhere else {}),
         }
-
-    def _inspected(self, env: str, record: str) -> list[str]:
-        """The fields inspecting ``record`` writes down (``World.inspected``: a profile's
-        findings) where the reference's calls name it: the record the work is about, which a
-        careful agent inspects before it acts on it; never another record."""
-        collection, key, _ = split_path(record + "/x")
-        fields = self.world.inspected.get(env, {}).get(collection or "", {})
-        if not fields:  # no tool of the environment inspects this collection: nothing to read
-            return []
-        named = any(
-            key in {str(v) for v in scalars(action.args)}
-            for action in self.golden.actions
-            if action.env == env and "error" not in action.result
-        )
-        return sorted(fields) if named else []
 
     def _dictated(self, env: str) -> list[tuple[list[str], set[str]]]:
         """Each text the user dictated into a free field of ``env``'s records (a note, a

@@ -2812,6 +2812,8 @@ def object_matches(
         fields = [v for r in records for v in _named_fields(r, _key(key)) if v not in ("", [], None)]
         if fields and not any(same(said, field) for field in fields):
             return False  # the asked records hold another value: a contradiction
+        if any(isinstance(leaf, str) and _misroled(key, leaf, records) for leaf in _leaves(said)):
+            return False  # what the record holds in another role: "assignee": the previous owner
         if fields:
             continue  # a field of the asked record, as it is: "forward_of": "MSG-0002" beside a forward
         if _claims_act(key, verbs):
@@ -2835,6 +2837,29 @@ def object_matches(
             if _fact(leaf) not in own:
                 return False  # not what the asked record says ("urgent_service": another service)
     return True
+
+
+def _misroled(key: str, value: str, records: list[Any]) -> bool:
+    """Whether ``key`` tells ``value`` as what the asked records held before when they hold it
+    now, or the other way round: a key with a word of :data:`_EARLIER` ("previous_owner",
+    "original_assignee") holds a value only a field of such a name holds (a reassignment's
+    ``previous_owner``), and a key without one holds no value only such a field holds
+    (``"assignee": "bruno"`` of an item bruno handed to chen; ``"previous_owner": "chen"`` of
+    one added to chen directly; round 56, R1: 1.0)."""
+    holders = [
+        set(_key_parts(str(name)))
+        for record in records
+        if isinstance(record, dict)
+        for name, held in record.items()
+        if held == value
+    ]
+    if not holders:
+        return False
+    earlier = bool(set(_key_parts(key)) & _EARLIER)
+    return all(bool(holder & _EARLIER) != earlier for holder in holders)
+
+
+_EARLIER = frozenset({"previous", "prev", "old", "former", "original", "prior"})
 
 
 def _named_fields(record: Any, key: str) -> list[Any]:
