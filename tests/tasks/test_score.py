@@ -123,6 +123,17 @@ def test_human_output_lists_every_line(tmp_path: Path) -> None:
     assert "1.000" in done.stdout and "mean score 1.000 over 1" in done.stdout
 
 
+def test_human_output_says_how_many_calls_were_refused(tmp_path: Path) -> None:
+    """A wrong argument name scores as the call never made: the table says the call was refused."""
+    directory = counter_task_dir(tmp_path)
+    path = tmp_path / "t.jsonl"
+    wrong = {"env": "counter", "tool": "increment", "args": {"counter": "a", "by": 2}}
+    path.write_text(json.dumps({"task_id": "count-1", "turns": [[wrong], [inc("b", 5)]]}) + "\n")
+    done = CliRunner().invoke(app, ["tasks", "score", str(directory), "--trajectories", str(path)])
+    assert done.exit_code == 0
+    assert "1 call refused" in done.stdout
+
+
 def test_score_trajectory_reports_an_unloadable_task(tmp_path: Path) -> None:
     task, _ = make_task([[inc("a", 2)]])
     task.provenance["packages"] = {"counter": str(tmp_path / "gone")}

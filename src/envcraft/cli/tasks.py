@@ -243,10 +243,14 @@ def score(
 
 
 def _print_scores(lines: list[dict[str, Any]]) -> None:
+    """The scores as a table; a trajectory whose calls the environments refused says how many:
+    a wrong argument name scores as the call never made, which a score alone does not show."""
     table = Table("line", "task", "score", "note")
     for row in lines:
         shown = "-" if row["score"] is None else f"{row['score']:.3f}"
-        table.add_row(str(row["line"]), str(row["task_id"]), shown, row.get("error") or "")
+        failed = len(row.get("failed_calls") or [])
+        note = row.get("error") or (f"{failed} call{'s' * (failed != 1)} refused" if failed else "")
+        table.add_row(str(row["line"]), str(row["task_id"]), shown, note)
     console.print(table)
     scored = [row["score"] for row in lines if row["score"] is not None]
     if scored:
