@@ -122,6 +122,11 @@ def test_show_reveals_only_the_turns_the_play_has_reached(
     for every in ("--all", "--reveal"):  # --reveal shows the reference, so every turn, as it did
         shown = ok_json(envcraft("tasks", "show", task_dir, tool_task.id, every, "--json", cwd=tmp_path))
         assert shown["turns"] == [t.user for t in tool_task.turns]
+    # as text, --reveal lists the checks one a line, not the runtime's source
+    revealed = envcraft("tasks", "show", task_dir, tool_task.id, "--reveal", cwd=tmp_path).stdout
+    first_check = tool_task.verifier.checks[0]
+    assert f"{first_check['role']} {first_check['weight']:g}: {first_check['name']}" in revealed
+    assert tool_task.verifier.source not in revealed and len(revealed.splitlines()) < 400
 
     # a play in the default directory (./play-TASK) has reached turn 2: show reveals turns 1-2
     assert envcraft("tasks", "play", task_dir, tool_task.id, cwd=tmp_path).returncode == 0

@@ -130,11 +130,20 @@ def show(
                 highlight=False,
                 soft_wrap=True,
             )
+        # each check on a line of its own: the runtime every verifier carries is thousands of lines
+        # a reader has to scroll past (round 56, R1 and R3); --json holds it, with each check whole
         console.print(
-            f"\n[bold]verifier[/bold] ({len(task.verifier.checks)} checks)\n{task.verifier.source}",
+            f"\n[bold]verifier[/bold] ({count(len(task.verifier.checks), 'check')}; the source with --json)",
             highlight=False,
             soft_wrap=True,
         )
+        for check in task.verifier.checks:
+            console.print(
+                f"  {check.get('role', '?')} {check.get('weight', 1.0):g}: {check.get('name', '')}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def _revealed(task: Task, play_dir: Path | None) -> int:
