@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envcraft.core import ErrorCategory, Session, ToolFailure, Workspace, canonical_json, diff, state_hash
-from envcraft.core.state import MISSING, get_path
+from envcraft.core.state import MISSING, get_path, objects_in
 
 KEYS = st.sampled_from(["", "/", "~", "~1", "a/b", "id", "é"]) | st.text(max_size=5)
 SCALARS = (
@@ -287,3 +287,10 @@ def test_a_mode_its_owner_cannot_use_is_in_the_snapshot(workspace: Workspace) ->
     assert files["frozen.txt"] == "kept\n<read-only (mode 0o444)>"
     assert files["sub/"] == "<unreadable directory (mode 0o300)>" and "sub/x.txt" not in files
     assert {k: v for k, v in files.items() if k in before} == before
+
+
+def test_objects_in_lists_every_object_at_any_depth_the_outer_first() -> None:
+    rows = [{"topic": "payments", "partition": 0, "lag": 49}, {"topic": "refunds", "segments": [{"n": 1}]}]
+    answer = {"group": "sink", "partitions": rows}
+    assert objects_in(answer) == [answer, rows[0], rows[1], {"n": 1}]
+    assert objects_in([1, "a", None]) == [] and objects_in("text") == []

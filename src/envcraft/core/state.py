@@ -120,3 +120,13 @@ def get_path(value: Any, path: str) -> Any:
         else:
             return MISSING
     return value
+
+
+def objects_in(value: Any) -> list[dict[str, Any]]:
+    """Every JSON object in ``value``, ``value`` itself first if it is one: the records a tool's
+    answer holds, at any depth (the rows a lookup lists)."""
+    if isinstance(value, dict):
+        return [value, *(found for item in value.values() for found in objects_in(item))]
+    if isinstance(value, list):
+        return [found for item in value for found in objects_in(item)]
+    return []

@@ -30,7 +30,7 @@ from typing import Any
 
 from envcraft.core.package import EnvPackage
 from envcraft.core.phrasing import Job
-from envcraft.core.state import MISSING, canonical_json, get_path
+from envcraft.core.state import MISSING, canonical_json, get_path, objects_in
 from envcraft.tasks.format.model import GoldenCall
 from envcraft.tasks.golden.choose import scalars
 from envcraft.tasks.golden.run import GoldenRun, bookkeeping, keep_calls, passed_texts
@@ -171,7 +171,7 @@ def _one_subject(job: Job, calls: Sequence[GoldenCall], span: list[int], package
         named = _identifying(call.args)
         result = call.result if isinstance(call.result, dict) else {}
         own |= named | {result.get(kind) for kind in spec.annotations.produces}
-        for record in _dicts(result):  # the records it answered that hold what it named
+        for record in objects_in(result):  # the records it answered that hold what it named
             values = {v for v in record.values() if _identifying_value(v)}  # their own fields
             if values & named:
                 own |= values
@@ -185,15 +185,6 @@ def _said_by(job: Job, said: set[str], tool: str, param: str, tools: Mapping[str
         return True
     first = next((t for t in job.steps if t in tools and param in tools[t].parameters["properties"]), None)
     return param in said and first == tool
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    """The dicts in a call's answer, the answer itself among them."""
-    if isinstance(value, dict):
-        return [value, *(d for item in value.values() for d in _dicts(item))]
-    if isinstance(value, list):
-        return [d for item in value for d in _dicts(item)]
-    return []
 
 
 def job_writes(job: Job, package: EnvPackage | None) -> tuple[str, ...]:

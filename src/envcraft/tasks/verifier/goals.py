@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from envcraft.core.pointer import escape_token, unescape_token
-from envcraft.core.state import MISSING, diff, get_path
+from envcraft.core.state import MISSING, diff, get_path, objects_in
 from envcraft.sandbox.profiles import SYSTEM_TOOLS
 from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time
 from envcraft.tasks.play.execute import closing_reads
@@ -802,7 +802,7 @@ class GoalChecks(CheckList):
         for action in closing_reads(self.golden):
             if action.env != env:
                 continue
-            for row in _rows(action.result):
+            for row in objects_in(action.result):
                 shared = [k for k in row if k in record and isinstance(record[k], str | int | float | bool)]
                 texts = [k for k in shared if isinstance(record[k], str) and record[k]]
                 if len(shared) < 2 or not texts or any(not vr.same(row[k], record[k]) for k in shared):
@@ -1144,12 +1144,3 @@ def _read_back(request: FileRequest) -> dict[str, Any]:
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # an ISO date or the day of an ISO time
-
-
-def _rows(value: Any) -> list[dict[str, Any]]:
-    """Every object in a tool's answer, the answer itself included: the rows a lookup lists."""
-    if isinstance(value, dict):
-        return [value, *(row for item in value.values() for row in _rows(item))]
-    if isinstance(value, list):
-        return [row for item in value for row in _rows(item)]
-    return []
