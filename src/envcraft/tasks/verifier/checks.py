@@ -1382,7 +1382,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         *(n for t in near for v in scalars(t) for n in re.findall(r"\d+", str(v))),
         # ... and the days they hold as such, so a day an aside gives is one of theirs ("New
         # pickup: March 05" of a pickup on March 13; round 54, R1: 1.0)
-        *(d for t in near for v in scalars(t) if isinstance(v, str) for d in _ISO_DAY.findall(v)),
+        *(d for t in near for v in scalars(t) if isinstance(v, str) for d in ISO_DAY.findall(v)),
     }
     others = {
         w.lower()
@@ -1438,7 +1438,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     }
 
 
-_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # an ISO date or the day of an ISO time
 
 
 def _done_words(golden: Outcome, book: Phrasebook | None, action: Action, made: set[str]) -> set[str]:

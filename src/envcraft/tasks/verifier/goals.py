@@ -26,6 +26,7 @@ from envcraft.tasks.verifier.checks import (
     CHOICE,
     ID_LIKE,
     ID_SHAPE,
+    ISO_DAY,
     NAME_LIMIT,
     CheckList,
     FileRequest,
@@ -670,7 +671,7 @@ class GoalChecks(CheckList):
         named = [t[v] for v in scalars(record) if isinstance(v, str) for t in tables if v in t]
         told = [a.result for a in self.golden.actions if a.env == env and key in map(str, scalars(a.result))]
         held = [v for r in [record, *named, *told] for v in scalars(r) if isinstance(v, str)]
-        return {v.lower() for v in held if _DAY.match(v)}
+        return {v.lower() for v in held if ISO_DAY.match(v)}
 
     def _section_framing(self, request: FileRequest) -> dict[str, Any]:
         """For a Markdown section: the words it may hold beside the asked values (the runtime's
@@ -808,7 +809,7 @@ class GoalChecks(CheckList):
                 if len(shared) < 2 or not texts or any(not vr.same(row[k], record[k]) for k in shared):
                     continue
                 for key, value in row.items():
-                    if key in record or isinstance(value, bool):
+                    if key in record:
                         continue
                     label = vr.words(humanize(str(key)))
                     if type(value) is int:
@@ -1141,6 +1142,3 @@ def _read_back(request: FileRequest) -> dict[str, Any]:
     (:func:`envcraft.tasks.verifier.runtime.read_back`), never the reference's counter."""
     fields = [[i, env, where] for i, (env, where) in enumerate(request.sources) if where.count("/") == 3]
     return {"read_back": fields} if fields else {}
-
-
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # an ISO date or the day of an ISO time
