@@ -21,7 +21,7 @@ import pytest
 
 from envcraft.tasks.format.model import Task
 
-from .test_audit_holes_round41 import reference
+from .test_audit_holes_round41 import reference, said
 from .test_created_records import audit_tasks, score
 
 JOURNALS = "returns_desk-122a8e50d250"  # a refund; a shipment, a draft transfer, a committed one
@@ -88,10 +88,7 @@ def test_new_records_are_paired_by_what_they_hold(
     ],
 )
 def test_a_report_may_say_what_is_true_of_its_record(tasks: dict[str, Task], line: str, paid: bool) -> None:
-    task = tasks[OFFSETS]
-    i = [c.tool for c in task.reference.calls].index("write_file")
-    content = f"# Summary\n\n## Result\n{line}\n"
-    assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid
+    assert (said(tasks[OFFSETS], "write_file", "content", f"# Summary\n\n## Result\n{line}\n") == 1.0) is paid
 
 
 @pytest.mark.parametrize(
@@ -105,7 +102,4 @@ def test_a_report_may_say_what_is_true_of_its_record(tasks: dict[str, Task], lin
     ],
 )
 def test_a_recipe_note_may_say_what_it_went_through(tasks: dict[str, Task], line: str, paid: bool) -> None:
-    task = tasks[RECIPE]
-    i = [c.tool for c in task.reference.calls].index("write_file")
-    content = f"## Result\n\n{line}\n"
-    assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid
+    assert (said(tasks[RECIPE], "write_file", "content", f"## Result\n\n{line}\n") == 1.0) is paid

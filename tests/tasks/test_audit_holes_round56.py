@@ -63,10 +63,8 @@ def test_a_sheet_registered_again_may_be_profiled(
 def test_a_handover_gives_each_value_its_role(
     tasks: dict[str, Task], extra: dict[str, str], paid: bool
 ) -> None:
-    task = tasks[ITEM]
-    i = [c.tool for c in task.reference.calls].index("write_file")
     content = json.dumps({"new_action_item": "AI-006", **extra})
-    assert (score(task, reference(task, {i: {"content": content}})) == 1.0) is paid
+    assert (said(tasks[ITEM], "write_file", "content", content) == 1.0) is paid
 
 
 @pytest.mark.parametrize(
