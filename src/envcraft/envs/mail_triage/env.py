@@ -600,7 +600,7 @@ class MailTriage(ClawEnvironment):
         message.sender = formataddr((owner.name, owner.email))
         message.to, message.cc, message.subject, message.body = to, cc, draft["subject"], draft["body"]
         message.date = mail_date(self.now())
-        message.flags = ["seen"]
+        message.flags = sorted({*message.flags, "seen"})  # a draft flagged stays flagged once sent
         self.workspace.delete(mail_path(folder, draft_id))
         self.workspace.write_text(mail_path("sent", draft_id), render_message(message, message.body))
         react(self.state, self.data, message, self.now().date().isoformat(), self.action_index)
