@@ -56,7 +56,7 @@ def test_a_job_step_on_the_record_its_earlier_step_made_is_the_job(tasks: dict[s
 @pytest.mark.parametrize(
     ("link", "said"),
     [
-        (None, "as done, for the new message"),  # the reference: the to-do of the reply it sent
+        (None, "as done, for your new message"),  # the reference: the to-do of the reply it sent
         ("MSG-0003", "as done, for the message “Where is my order ORD-4421?” from Nadia Petrova"),
         ("", "on my to-do list as done"),  # linked to nothing
     ],

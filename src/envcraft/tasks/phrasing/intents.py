@@ -755,6 +755,14 @@ class _Planner:
             ):
                 self.pronoun = True
                 named = {v for v in _leaf_values(last.args) if isinstance(v, str) and v in after[collection]}
+                # ... or any record of its kind the turn has named: "Answer that message, ...,
+                # and flag it" flagged the message answered, not the reply (round 58, R4: 0.179)
+                named |= {
+                    k
+                    for k in self.named_in.get((env, collection), [])
+                    if turn
+                    in {self.turn_of.get(at.get((env, k), -1)) for at in (self.named_at, self.said_for)}
+                }
                 return f"{YOUR_NEW}{noun}" if named - {value} else "it"
             # ... and by the time of the call that refers back: "the message you created" of a
             # reply, where a forward was made since, is either (round 43, R3: 0.364)
