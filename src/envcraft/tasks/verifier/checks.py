@@ -790,7 +790,11 @@ class CheckList:
         said: dict[str, Any] = {}
         same = [free for free in self.texts if value == free.text]
         if same:
+            # a path's parts and the words and numbers in them: "payments", "p1" and "1" of
+            # "/partitions/payments~1p1/pause_reason"
             parts = {unescape_token(part) for part in about.split("/")}
+            parts |= {w for part in set(parts) for w in re.findall(r"[^\W_]+", part)}
+            parts |= {n for part in set(parts) for n in re.findall(r"\d+", part)}
             return {value: text_pattern(max(same, key=lambda free: len(parts & set(free.keys))))}
         for free in self.texts:
             if len(free.text) > 8 and free.text in value:
@@ -919,7 +923,7 @@ class FreeText(NamedTuple):
     text: str
     embedded: list[str]  # the values a composed text carries (empty: a dictated text)
     param: str  # the argument it was passed as
-    names: dict[str, list[str]]  # the names a greeting or sign-off around it may hold (:func:`addressed`)
+    names: dict[str, Any]  # the names a greeting or sign-off around it may hold (:func:`addressed`)
     context: list[str]  # the words the world says about the records it carries (:func:`carried_context`)
     restated: list[str] = []  # the user's own words, less the environment's acts (:func:`free_texts`)
     later_times: list[str] = []  # times of day the user gives only in later turns (:func:`free_texts`)
@@ -951,7 +955,7 @@ def free_texts(
         now = said[min(action.turn, len(said) - 1)] if said else frozenset()
         restated = sorted(now - acts)
         later = sorted(_clocks(said[-1]) - _clocks(now)) if said else []
-        names: dict[str, list[str]] | None = None
+        names: dict[str, Any] | None = None
         for name, value in action.args.items():
             if not isinstance(value, str) or (
                 " " not in value.strip() and not _one_word_text(books, action, name)
@@ -968,7 +972,8 @@ def free_texts(
                 origin = golden.actions[source.call].env if source.call is not None else action.env
                 context = carried_context(golden, books.get(origin), embedded)
                 context = sorted({*context, *(w for v in embedded for w in acts_on(golden, v))})
-            keys = [v for k, v in action.args.items() if k != name and isinstance(v, str)]
+            # (a number too: the partition a pause names, "payments/p1" of partition 1)
+            keys = [str(v) for k, v in action.args.items() if k != name and isinstance(v, str | int)]
             found.append(FreeText(value, embedded, name, names, context, restated, later, keys))
     return found
 
@@ -1141,9 +1146,13 @@ ROUTE_ENDS = {"from": {"pickup", "origin", "departure"}, "to": {"dropoff", "dest
 
 def route_ends(golden: Outcome, book: Phrasebook | None, values: list[str]) -> dict[str, list[str]]:
     """Where the records ``values`` name, and those they point at, start and end (lower-cased;
-    a field named for a pickup, an origin or a departure, and for a drop-off, a destination or an
-    arrival): a report that says "from" the end or "to" the start gives the route reversed
-    (round 22: "TRP-40501 to Z-DTN from Z-HBR" paid 1.0 for a ride from Z-DTN to Z-HBR)."""
+    a field named for a pickup, an origin or a departure, or led by "from", and for a drop-off,
+    a destination or an arrival, or led by "to", in the record or in the lines it holds), each
+    end by its value and by what the record it names is known by (a transfer line's
+    ``from_warehouse_id`` WH-RNX, and "Reno Overflow"): a text that says "from" the end or "to"
+    the start gives the route reversed (round 22: "TRP-40501 to Z-DTN from Z-HBR" paid 1.0 for a
+    ride from Z-DTN to Z-HBR; round 58, R1: a memo's "(Columbus DC to Reno Overflow)" of a
+    transfer out of Reno Overflow, 1.0)."""
     ends: dict[str, set[str]] = {"from": set(), "to": set()}
     if book is None:
         return {}
@@ -1156,18 +1165,53 @@ def route_ends(golden: Outcome, book: Phrasebook | None, values: list[str]) -> d
             seen.add(key)
             if collection is None:
                 continue
-            for name, value in state[collection][key].items():
-                if not isinstance(value, str) or not value:
-                    continue
-                parts = set(name.lower().split("_"))
+            for name, value, way in _routed_strings(state[collection][key]):
+                parts = name.lower().split("_")
                 for side, named in ROUTE_ENDS.items():
-                    if parts & named:
-                        ends[side].add(value.lower())
+                    if (
+                        set(parts) & named
+                        or parts[0] == side
+                        or (way == side and (parts[-1] == "id" or ID_LIKE.match(value)))
+                    ):
+                        place = book.collection_of(state, value)
+                        ends[side] |= {
+                            v.lower() for v in [value, *(_names(state[place][value]) if place else [])]
+                        }
                 nxt.append(value)
         todo = nxt
     if not ends["from"] or not ends["to"]:
         return {}
     return {side: sorted(found) for side, found in ends.items()}
+
+
+def _routed_strings(value: Any, way: str = "") -> Iterable[tuple[str, str, str]]:
+    """Every keyed string of a record with the way its part of the record goes: "from" in a part
+    whose code says out ("transfer_out"), "to" in one whose code says in ("transfer_in"), else
+    the way of the part around it (a journal's lines: the warehouse each line names)."""
+    if isinstance(value, dict):
+        codes = {p for v in value.values() if isinstance(v, str) and _CODE.fullmatch(v) for p in v.split("_")}
+        way = "from" if "out" in codes else "to" if "in" in codes else way
+        for name, item in value.items():
+            if isinstance(item, str) and item:
+                yield str(name), item, way
+            elif isinstance(item, dict | list):
+                yield from _routed_strings(item, way)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _routed_strings(item, way)
+
+
+_CODE = re.compile(r"[a-z]+(?:_[a-z]+)+")  # a code of several words: "transfer_out"
+
+
+def _names(record: Any) -> list[str]:
+    """What a record is called: its own name and title fields (a warehouse's "Reno Overflow"),
+    never the ids it holds (the stock it keeps)."""
+    if not isinstance(record, dict):
+        return []
+    return [
+        v for k, v in record.items() if isinstance(v, str) and v and any(n in k.lower() for n in NAME_KEYS)
+    ]
 
 
 def said_numbers(key: str, value: int) -> list[str]:
@@ -1310,7 +1354,7 @@ def _code(word: str) -> bool:
     return word.isalnum() and 5 <= len(word) <= 8 and letters >= 2 and letters < len(word)
 
 
-def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) -> dict[str, list[str]]:
+def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) -> dict[str, Any]:
     """The names a greeting or a sign-off around a text this call passes may hold (lower-cased):
     ``names``, the words of the records the call names and of those they point at (the message
     replied to and its sender, the itinerary and its traveler), of its other arguments and result
@@ -1394,10 +1438,19 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         for w in _NAME_WORD.findall(text)
     }
     aside -= vr.NEGATIONS | vr.RETRACTIONS
+    # a number the call passes is its record's own, by the parameter's name: "(partition 0)" of
+    # a seek on partition 0, never "(partition 2)" (round 58, R2: a pause reason naming
+    # another partition paid 1.0, and the seek's true "(partition 0)", "(offset 13)" 0.857)
+    numbered = {
+        humanize(k): [str(v)]
+        for k, v in action.args.items()
+        if isinstance(v, int) and not isinstance(v, bool)
+    }
     label = (
         {
             *(w for c in own for w in vr.words(book.entity(c).noun if book is not None else c)),
             *vr.words(humanize(action.tool)),
+            *(w for k in numbered for w in vr.words(k)),
         }
         - vr.NEGATIONS
         - vr.RETRACTIONS
@@ -1421,8 +1474,17 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         w for v in action.args.values() if isinstance(v, str) and 0 < len(v.split()) == 1 for w in vr.words(v)
     }
     done = _done_words(golden, book, action, {v for v in result.values() if isinstance(v, str)})
+    route = route_ends(
+        golden, book, [v for v in scalars(action.args) if isinstance(v, str)] + sorted(records)
+    )
+    # the names of several words an aside may give whole, never mixed: "Reno DC" of Reno
+    # Overflow and Columbus DC (round 58, R1: 1.0)
+    phrases = {v.lower() for record in near for v in _names(record) if len(_NAME_WORD.findall(v)) > 1}
     return {
         **({"done": sorted(done)} if done else {}),
+        **({"route": route} if route else {}),
+        **({"numbered": numbered} if numbered else {}),
+        **({"phrases": sorted(phrases)} if phrases else {}),
         "names": sorted(names),
         "others": sorted(others - names),
         "aside": sorted(aside),

@@ -302,7 +302,12 @@ class GoalChecks(CheckList):
                         fields[name] = {"$members": {"has": marked, "lacks": []}}
                     continue  # a free field the chain did not fill, or the tool filled (how it was made)
                 if holds_option(name, unpassed) and value in ("", None):
-                    continue  # an optional argument's empty default: nobody asked for it either way
+                    # an optional argument's empty default: nobody asked for it either way, but a
+                    # link names a record the turn is about, or none (round 58, R3: a to-do
+                    # linked to an unrelated message paid 1.0)
+                    if name.endswith("_id"):
+                        fields[name] = {"$one_of": ["", *self._linkable(env, key)]}
+                    continue
                 seen = [
                     self._items_unfree(book, collection, name, v)
                     for v in [value] + [o.get(name, MISSING) for o in others]
@@ -386,6 +391,24 @@ class GoalChecks(CheckList):
             return []
         marks = self.world.looked.get(env, {}).get(collection, {}).get(name) or []
         return [m for m in seen[0] if m not in marks and all(m in v for v in seen[1:])]
+
+    def _linkable(self, env: str, key: str) -> list[str]:
+        """The records a new record may be linked to where the reference linked none: those the
+        calls of the turn that made it name or make (a to-do linked to the message the turn
+        forwards: round 48, R1), never another one (what a listing returned is no such record)."""
+        maker = next((a for a in self.golden.actions if a.env == env and key in scalars(a.result)), None)
+        if maker is None:
+            return []
+        final = self.golden.final.get(env, {})
+        book = self.world.books[env]
+        named = {
+            v
+            for a in self.golden.actions
+            if a.env == env and a.turn == maker.turn and "error" not in a.result
+            for v in [*scalars(a.args), *(v for v in scalars(a.result) if v in self.created)]
+            if isinstance(v, str) and v != key and book.collection_of(final, v) is not None
+        }
+        return sorted(named)
 
     def _unpassed_options(self, env: str, turn: int | None, through: bool = False) -> set[str]:
         """The optional text arguments (empty by default) that a call of the window's reference

@@ -1266,7 +1266,7 @@ def matches(value: Any, pattern: Any) -> bool:
         if op == "$one_of":
             return any(matches(value, p) for p in arg)
         if op in ("$text", "$says"):  # dictated words, read within reason
-            return said_fault(value, *_said(op, arg)) is None or _says_rendered(value, op, arg)
+            return dictated_fault(value, op, arg) is None
         if op == "$composed":
             return composed(value, arg)
         if op == "$framed":
@@ -1335,6 +1335,59 @@ def _said(op: str, arg: Any) -> tuple[Any, ...]:
     return arg["text"], names, others, True, message, aside, label, titles, acted, things, subjects, done
 
 
+def dictated_fault(value: Any, op: str, arg: Any) -> str | None:
+    """Why ``value`` is not the dictated text of a ``$text`` / ``$says`` pattern, or None: it
+    must say the words (:func:`said_fault`, or once what the environment rendered beside them is
+    left out), and what it says around them of the call's records must be true of them
+    (:func:`aside_claim`)."""
+    fault = said_fault(value, *_said(op, arg))
+    if fault is not None and not _says_rendered(value, op, arg):
+        return fault
+    return aside_claim(value, arg) if isinstance(arg, dict) and isinstance(value, str) else None
+
+
+def aside_claim(text: str, arg: dict[str, Any]) -> str | None:
+    """What the words around a dictated text say of the call's records that is untrue, or None.
+    An aside is read by its words (:func:`_aside`), which a route reversed, two names mixed or
+    another record's number pass: "(Columbus DC to Reno Overflow)" of a transfer out of Reno
+    Overflow (``route``, :func:`reversed_route`); "(Reno DC)" of Reno Overflow beside Columbus
+    DC (``phrases``, the names of several words the records have, :func:`mixed_name`);
+    "(partition 2)" of a pause on partition 1 (``numbered``, the numbers the call passes by
+    their parameter's name, :func:`misnumbered`). Round 58, R1 and R2: each paid 1.0. What the
+    dictated words say themselves is the user's: a check they fail is not applied."""
+    dictated = str(arg.get("text", ""))
+    route, numbered = arg.get("route") or {}, arg.get("numbered") or {}
+    phrases = list(arg.get("phrases") or ())
+    for check in (
+        lambda t: reversed_route(t, route),
+        lambda t: mixed_name(t, phrases),
+        lambda t: misnumbered(t, numbered),
+    ):
+        if check(dictated) is None:
+            fault = check(text)
+            if fault is not None:
+                return fault
+    return None
+
+
+def mixed_name(text: str, phrases: list[str]) -> str | None:
+    """Two capitalised words side by side that are words of the records' names of several words
+    (``phrases``) but stand side by side in none of them ("Reno DC" of Reno Overflow and
+    Columbus DC): a name of no record. None where every such pair is part of a name."""
+    named = [words(p) for p in phrases]
+    pairs = {(n[i], n[i + 1]) for n in named for i in range(len(n) - 1)}
+    parts = {w for n in named for w in n}
+    folded = _folded(text)
+    spans = _spans(folded)
+    for (a, _, a_end), (b, b_start, _) in itertools.pairwise(spans):
+        if not (a[:1].isupper() and b[:1].isupper()) or folded[a_end:b_start].strip():
+            continue
+        pair = (a.lower(), b.lower())
+        if pair[0] in parts and pair[1] in parts and pair not in pairs:
+            return f"'{a} {b}' mixes the words of two names"
+    return None
+
+
 def _says_rendered(value: Any, op: str, arg: Any) -> bool:
     """Whether ``value`` says the words once what the environment rendered of optional fields
     beside them is left out (:func:`rendered_options`)."""
@@ -1368,8 +1421,7 @@ def text_fault(value: Any, pattern: Any) -> str | None:
         return None
     ((op, arg),) = pattern.items()
     if op in ("$text", "$says"):
-        fault = said_fault(value, *_said(op, arg))
-        return None if fault is None or _says_rendered(value, op, arg) else fault
+        return dictated_fault(value, op, arg)
     if op == "$composed":
         return composed_fault(value, arg)
     return None
