@@ -49,6 +49,9 @@ def tasks() -> dict[str, Task]:
         (f"{MEMO} (from Columbus DC)", False),
         (f"{MEMO} (Reno DC to Columbus DC)", False),  # no warehouse is Reno DC
         (f"{MEMO} (from Reno DC)", False),
+        (f"{MEMO} - Reno Overflow -> Columbus DC", True),
+        (f"{MEMO} - Columbus DC -> Reno Overflow", False),
+        (f"{MEMO} (WH-CMH → WH-RNX)", False),
     ],
 )
 def test_an_aside_says_the_route_and_the_names_as_they_are(

@@ -2094,13 +2094,16 @@ def misnumbered(
     return None
 
 
+_ARROW = re.compile(r"\s*(?:->|=>|→|⇒|⟶)\s*")
+
+
 def reversed_route(content: str, route: dict[str, list[str]]) -> str | None:
     """Which end of a route a text gives as the other, or None: "from" before a place the
     records only end at, or "to" before one they only start at ("to Z-DTN from Z-HBR" of a ride
-    from Z-DTN to Z-HBR). Word order is all it reads; a text that names the places without
-    these words says nothing about their order."""
+    from Z-DTN to Z-HBR); an arrow says "to" ("Columbus DC -> Reno Overflow"). Word order is all
+    it reads; a text that names the places without these words says nothing about their order."""
     ends = {side: [words(place) for place in places] for side, places in route.items()}
-    for line in content.splitlines():
+    for line in _ARROW.sub(" to ", content).splitlines():
         tokens = words(line)
         for side, other in (("from", "to"), ("to", "from")):
             for i in _find(tokens, [side]):
