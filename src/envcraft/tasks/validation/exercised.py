@@ -44,11 +44,14 @@ def unexercised_choices(task: Task, golden: Outcome, packages: Mapping[str, EnvP
             if name in call.args and Source.parse(call.provenance.get(name, "user")).kind != "user":
                 continue
             schema = spec.parameters["properties"].get(name, {})
-            others = [o for o in _choices(schema) if o != value] or _neighbours(schema, value)
-            if not others:
-                continue
             world = (packages, task.initial_state, task.workspace)
-            if _ends_alike(world, turns, flat[index], name, others, end):
+            choices = [o for o in _choices(schema) if o != value]
+            if choices:  # a choice is put to the test when another one would end the run otherwise
+                alike = _ends_alike(world, turns, flat[index], name, choices, end)
+            else:  # a number, when every near one would: one that ends alike is paid as the asked one
+                numbers = _neighbours(schema, value)
+                alike = any(_ends_alike(world, turns, flat[index], name, [n], end) for n in numbers)
+            if alike:
                 found.append(f"{call.tool}.{name}")
     return found
 
@@ -139,16 +142,22 @@ def _choices(schema: Mapping[str, Any]) -> list[Any]:
 
 
 def _neighbours(schema: Mapping[str, Any], value: Any) -> list[int]:
-    """A whole number the user stated, one less and one more (within the schema's bounds): when
-    neither changes how the run ends, the number is never put to the test ("with 1 minute of
-    waiting" where the first 3 minutes are free: 0, 2 or none paid the same; round 40, R4)."""
+    """A whole number the user stated, one less, one more and the default (within the schema's
+    bounds): where one of them does not change how the run ends, the number is not put to the
+    test ("with 1 minute of waiting" where the first 3 minutes are free: 0, 2 or none paid the
+    same; round 40, R4; "with 3 minutes of waiting" paid as none, though 4 would cost more;
+    round 59, R4)."""
     if schema.get("type") != "integer" or type(value) is not int:
         return []
     low, high = schema.get("minimum"), schema.get("maximum")
+    default = schema.get("default")
+    near = [
+        value - 1,
+        value + 1,
+        *([default] if type(default) is int and default not in (value, value - 1) else []),
+    ]
     return [
-        n
-        for n in (value - 1, value + 1)
-        if (not isinstance(low, int) or n >= low) and (not isinstance(high, int) or n <= high)
+        n for n in near if (not isinstance(low, int) or n >= low) and (not isinstance(high, int) or n <= high)
     ]
 
 
