@@ -79,3 +79,24 @@ def test_an_option_nobody_named_is_the_agents_inside_a_record_too(
 )
 def test_a_number_before_a_plural_noun_counts_things(text: str, wrong: bool) -> None:
     assert (vr.misnumbered(text, {"processed": ["26", "31"]}) is not None) is wrong
+
+
+FORWARD = "mail_triage-91d42e9a6f40"  # forward the urgent message; its ids in handover/status.json
+
+
+@pytest.mark.parametrize(
+    ("extra", "paid"),
+    [
+        ("", True),
+        (', "sent": true', True),  # the new message was sent
+        (', "status": "sent"', True),
+        (', "sent": false', False),
+        (', "draft": true', False),  # it is no draft
+        (', "urgent": true', False),
+    ],
+)
+def test_a_flag_may_say_a_state_the_asked_record_is_in(
+    tasks: dict[str, Task], extra: str, paid: bool
+) -> None:
+    content = '{"new_message": "MSG-0010", "new_conversation": "THR-010"' + extra + "}"
+    assert (said(tasks[FORWARD], "write_file", "content", content) == 1.0) is paid

@@ -2844,7 +2844,8 @@ def object_matches(
     which purchase order a receipt is for; it may not name another id of an asked id's shape (a
     second answer for the asked thing), carry a value the asked records do not hold (a claim:
     ``"urgent_service"`` naming another service, ``"health_check": "passed"`` for a failed one),
-    a flag or a number under a key no asked record has (``"sent": true``), nor give a field of an
+    a flag or a number under a key no asked record has, but for a state one of them is in
+    (``"sent": true`` of a sent message; round 59, R3: 0.75; of a draft, a claim), nor give a field of an
     asked record another value than the record has (``"status": "posted"`` beside a draft
     receipt's id contradicts the answer). A key that names an act and a kind holds the id of a
     record of that kind a call of that act named (``acts()``: :func:`acts_naming`):
@@ -2896,6 +2897,8 @@ def object_matches(
                 continue  # a record the run made, changed or acted on, under its kind: true
             if isinstance(leaf, str) and made().get(_key(key)) and leaf in kinds().get(_key(key), ()):
                 return False  # another record of that kind: one the run left alone
+            if leaf is True and _fact(_key(key)) in own:
+                continue  # a state an asked record is in, as a flag: "sent": true of a sent message
             if not isinstance(leaf, str) and not fields:
                 return False  # a flag or a number under a key no asked record has: a claim
             if _fact(leaf) not in own:
