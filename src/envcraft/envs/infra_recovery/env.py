@@ -382,10 +382,7 @@ class InfraRecovery(ClawEnvironment):
         incident.root_cause = root_cause
         incident.health_check_id = check.check_id
         self._timeline(incident, f"closed (root cause: {root_cause}, health check {check.check_id} passed)")
-        text = self.workspace.read_text(record_path(incident_id))
-        self.workspace.write_text(
-            record_path(incident_id), re.sub(r"(?m)^- Status: .*$", "- Status: closed", text)
-        )
+        self._show_status(incident)
         return incident.model_dump()
 
     # -- host lifecycle -------------------------------------------------------------------------------
@@ -669,6 +666,7 @@ class InfraRecovery(ClawEnvironment):
         if incident.status == "open":
             incident.status = "mitigating"
         self._timeline(incident, what)
+        self._show_status(incident)
 
     def _config_file(self, service_id: str) -> tuple[dict[str, Scalar] | None, list[str]]:
         """The service's configuration file parsed and validated: (values or None, errors)."""
@@ -687,6 +685,16 @@ class InfraRecovery(ClawEnvironment):
     def _unfilled_sections(self, incident: Incident) -> list[str]:
         path = record_path(incident.incident_id)
         return unfilled_sections(self.workspace.read_text(path) if self.workspace.exists(path) else "")
+
+    def _show_status(self, incident: Incident) -> None:
+        """The record's ``- Status:`` line as the incident's status is now: the record is where
+        an on-call reads it (an incident left "open" there while it was mitigating was a value
+        no agent could see; round 60, R3)."""
+        path = record_path(incident.incident_id)
+        text = self.workspace.read_text(path)
+        shown = re.sub(r"(?m)^- Status: .*$", f"- Status: {incident.status}", text)
+        if shown != text:
+            self.workspace.write_text(path, shown)
 
     def _timeline(self, incident: Incident, what: str, at: datetime | None = None) -> str:
         """Append a line to the record's Timeline section (recreating a lost record or section)."""
