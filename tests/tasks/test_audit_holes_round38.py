@@ -128,6 +128,6 @@ def test_a_job_whose_steps_name_two_records_under_one_name_is_asked_step_by_step
 def test_the_same_as_before_is_only_the_text_said_last_for_that_parameter(tasks: dict[str, Task]) -> None:
     plan = planned(tasks[REPLAY])
     assert texts(plan, 2) == [
-        "move partition 2 of the payments topic back to offset 10 to replay records; the reason is "
-        "“replay after the consumer fix”"
+        "move partition 2 of the payments topic back to offset 10; "
+        "the reason is “replay after the consumer fix”"
     ]

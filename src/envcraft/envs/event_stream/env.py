@@ -412,8 +412,10 @@ class EventStream(ClawEnvironment):
         }
 
     @tool(
-        goal="move partition {partition} of the {topic} topic back[ to offset {offset}] to replay "
-        "records; the reason is {reason}",
+        # (no "to replay records": the move is the whole ask, and an agent that read it as asking
+        # for the replay too processed the records again; round 60, R1: 0.469)
+        goal="move partition {partition} of the {topic} topic back[ to offset {offset}]; "
+        "the reason is {reason}",
         consumes=["topic", "partition", "offset"],
         examples={
             "reason": (
