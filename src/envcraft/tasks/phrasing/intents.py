@@ -272,6 +272,7 @@ class _Planner:
         self.named_in: dict[tuple[str, str], list[Any]] = {}  # (env, collection) -> keys said, in order
         self.said_for: dict[tuple[str, Any], int] = {}  # (env, key) -> the call it was first said for
         self.quoted: set[str] = set()  # free text already quoted in full
+        self.quoted_at: dict[str, int] = {}  # ... and the call it was first quoted for
         self.latest: dict[str, str] = {}  # per free-text parameter, the text said for it last
         self.identified: set[tuple[int, str]] = set()  # (call, arg) whose mention says the value itself
         self.last_goal: GoldenCall | None = None  # the goal planned just before, and its turn
@@ -630,9 +631,15 @@ class _Planner:
             again = value in self.quoted and (not free or self.latest.get(arg, value) == value)
             if i < len(self.view.calls):
                 self.quoted.add(value)
+                self.quoted_at.setdefault(value, i)
                 if free:
                     self.latest[arg] = value
-            if again and len(value) >= REPEAT_QUOTE and i < len(self.view.calls):
+            # ... and an address only where it is the one address said before: "to the same address
+            # as before" after a forward to two is either (round 61, R3: 0.8)
+            alone = "@" not in value or not any(
+                "@" in q and q != value and at < i for q, at in self.quoted_at.items()
+            )
+            if again and alone and len(value) >= REPEAT_QUOTE and i < len(self.view.calls):
                 return Mention(i, arg, value, _same_again(arg, value), "user", said_as=quote(value))
             return Mention(i, arg, value, quote(value), "user")
         prop = self.packages[call.env].env_class.tools[call.tool].parameters["properties"].get(arg, {})
