@@ -1739,7 +1739,14 @@ def rows_match(
 def _as_named(cell: Any, rows: list[Any]) -> Any:
     """A cell that is an expected id but for case ("ai-006" of AI-006) as the id: an id is a name,
     and case says nothing of which record it names (round 53, R1: 0.833). Only ids (letters and
-    digits, as "AI-006" or "paygw-a1"), never a word, where case may be a claim."""
+    digits, as "AI-006" or "paygw-a1"), never a word, where case may be a claim, but for a word
+    capitalised as a cell's first letter."""
+    if isinstance(cell, str) and cell[:1].isupper() and cell[1:].islower():
+        # ... and a word with a capital only to start it ("Cancelled" of the status cancelled),
+        # as a person heads a cell (round 61, R2: 0.875)
+        lowered = cell.lower()
+        if any(isinstance(row, list) and lowered in row for row in rows):
+            return lowered
     if (
         not isinstance(cell, str)
         or not any(ch.isdigit() for ch in cell)
