@@ -1970,8 +1970,7 @@ def section_fault(content: str, check: dict[str, Any]) -> str | None:
         # what the world says of a record the line names is true of it, though a claim of an
         # asked record: "Health check HC-0001 failed" beside an incident whose health check
         # field is empty (round 59, R2: 0.889)
-        near = {w for t in said if t not in own for w in about.get(t, ())}
-        near |= {w for t in said if t in own for w in about.get(t, ())} - set(claims)
+        near = {w for t in said for w in about.get(t, ()) if t not in own or w not in claims}
         here = allowed | frozenset(near) | (earlier if set(said) & _PAST else frozenset())
         # words told by their neighbour: a day's number beside its month, a word written apart
         paired = known_day_numbers(said, [*framing, *own]) | _split_compounds(said, here)
