@@ -580,7 +580,9 @@ def optional_fields(pattern: Any, options: set[str]) -> Any:
         return [optional_fields(p, options) for p in pattern]
     if not isinstance(pattern, dict):
         return pattern
-    said = pattern.get("$says", pattern.get("$text"))
+    # (a composed text too: "Check the invoice totals (AI-006) (from MSG-0009, due 2026-03-02)";
+    # round 62, R3: 0.875)
+    said = pattern.get("$says", pattern.get("$text", pattern.get("$composed")))
     if len(pattern) == 1 and isinstance(said, dict):
         words = sorted({w for option in options for w in vr.words(humanize(option))})
         return {op: {**arg, "optional": words} for op, arg in pattern.items()}
@@ -1711,6 +1713,9 @@ def text_pattern(free: FreeText) -> Any:
         # ... and what the run did to the records the call names ("your pickup is now at 16:45"
         # of the transfer the turn moved), as around dictated words (:func:`addressed`)
         told = set(free.context) | set(free.names.get("done", ()))
+        # ... and the records the call itself names: the message a to-do is linked to ("Check
+        # the invoice totals - action item AI-006, re MSG-0009"; round 62, R3: 0.75)
+        told |= {w for key in free.keys if ID_LIKE.match(key) for w in vr.words(key)}
         context = sorted(told - framing - vr.POLITE - vr.MENTION - vr.POINTING)
         if "draft" in free.context:  # a note about a draft may not say it went out
             claims = sending_claims(framing, set(free.context))

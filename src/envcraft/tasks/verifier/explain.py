@@ -268,12 +268,13 @@ def _why(check: dict[str, Any], ctx: dict[str, Any]) -> tuple[str, str]:
     kind = check.get("kind")
     if kind == "file":
         path = check["path"]
-        like = check.get("path_like")  # a file the env numbers: the first such file written
+        like = check.get("path_like")  # a file the env numbers: the one of the golden id if this
+        # run wrote it too (a second draft's file, not the first's; round 61, R3), else the first
         if like is not None:
-            path = next(
-                (p for p in sorted(files) if runtime.matches(p, like) and files[p] != before_files.get(p)),
-                path,
-            )
+            written = [
+                p for p in sorted(files) if runtime.matches(p, like) and files[p] != before_files.get(p)
+            ]
+            path = path if path in written else next(iter(written), path)
         content = files.get(path)
         if content is None:
             had = "no such file"

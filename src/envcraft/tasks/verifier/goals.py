@@ -496,8 +496,8 @@ class GoalChecks(CheckList):
                     self._line_count(path, new, turn, expected) if fmt == "lines" and note is None else None
                 )
                 later = self._later_lines(path, new, turn) if fmt == "lines" else []
-                timed = fmt == "lines" and old is not None and _adds_dated_lines(old, new)
-                until = self._dated_until(path, turn, old) if timed and old is not None else None
+                timed = fmt == "lines" and (old is not None or rendered) and _adds_dated_lines(old or "", new)
+                until = self._dated_until(path, turn, old or "") if timed else None
                 known = self._known_lines(path, turn) if fmt == "lines" and count is None else None
                 logs = self._by_products() if fmt == "lines" and rendered else []
                 self._add(
@@ -1115,10 +1115,13 @@ class GoalChecks(CheckList):
 
 def _adds_dated_lines(old: str, new: str) -> bool:
     """Whether the golden run added dated lines to a file whose dated lines keep time (a
-    timeline, a log): then every correct run's entries come after the entries already there."""
+    timeline, a log): then every correct run's entries come after the entries already there.
+    A file the run made keeps time when it holds two dated lines or more, in order: a new
+    incident's timeline, whose note no correct run dates before the incident opened (a note
+    written in by hand an hour back paid 1.0; round 62, R2)."""
     before = {line for line in vr.norm_text(old).split("\n") if vr.utc_moment(line)}
     added = [line for line in vr.norm_text(new).split("\n") if vr.utc_moment(line) and line not in before]
-    return bool(before) and bool(added) and vr.in_time_order(new, old)
+    return (bool(before) or len(added) > 1) and bool(added) and vr.in_time_order(new, old)
 
 
 def dictated_message(pattern: Any) -> bool:

@@ -62,7 +62,9 @@ done to (``"forwarded_message"``). So ``"purchase_order": "PO-7004"`` beside the
 passes, and so does ``"health_check": "HC-0001"`` beside the asked new incident; a second
 receipt id, a value the record does not hold (another service, "passed" for a failed check),
 ``"sent": true``, a note taking the answer back, or ``"status": "posted"`` for a draft receipt
-fail. Lines added to
+fail. A key may name a record the asked ones lead to by its kind, by id or name (``"rider"``
+of the trip's request), and say what happened in the words the world times it by
+(``"closed_action_item"`` of an item with a ``closed_at`` the run set). Lines added to
 an asked text, table or section are still counted (``line_count``, ``only_ids``): there a line
 is content.
 
@@ -207,6 +209,7 @@ NOTE_LABELS = _vocabulary("update fyi info reminder note comment")  # what label
 HANDING_ON = _vocabulary(  # a note handing work on asks for it, claiming nothing of the world
     "handle handling take taking look looking one passing over onto action attention"
     " deal care could can would will you need needs needed required when possible pick"
+    " visibility awareness again"  # "Forwarding this again for visibility." (round 61, R3: 0.8)
 )
 COURTESY_LINES = (
     _vocabulary(  # a line of these alone says nothing about the work ("Forwarding as requested.")
@@ -287,6 +290,19 @@ def _folded(text: Any) -> str:
     for pattern, full in _CONTRACTIONS:
         folded = pattern.sub(full, folded)
     return folded
+
+
+def _hyphenated_as(text: str, dictated: str) -> str:
+    """``text`` with two words the dictated text joins by a hyphen, or sets apart, joined or set
+    apart as it does: "Month end stock correction" says "Month-end stock correction" and
+    "upstream schema change in-progress" says "... in progress" (round 62, R1 and R4: 0.8 and
+    0.5). Only the mark between the words changes, so every word keeps its place."""
+    if "-" not in text and "-" not in dictated:
+        return text
+    for first, mark, second in re.findall(r"(?=\b([A-Za-z]+)([ -])([A-Za-z]+)\b)", dictated):
+        pattern = rf"\b({re.escape(first)})[ -]({re.escape(second)})\b"
+        text = re.sub(pattern, rf"\1{mark}\2", text, flags=re.IGNORECASE)
+    return text
 
 
 Span = tuple[str, int, int]  # a word and where it stands in the folded text
@@ -586,7 +602,7 @@ def said_fault(
         return "not a text"
     if _TOKEN_WORDS.fullmatch(text.strip()):  # an env's own token for the words: "no_longer_needed"
         text = text.replace("_", " ")
-    folded = _folded(text)
+    folded = _hyphenated_as(_folded(text), _folded(dictated))
     spans = [s for s in _spans(folded) if s[0].lower() not in COURTESIES]
     phrase = [_numeral(w.replace("-", "")) for w in words(dictated) if w not in COURTESIES]
     # a hyphen inside a word changes nothing: "signups" says "sign-ups" (round 23, AC: 0.5); nor
@@ -675,9 +691,6 @@ def said_fault(
         if plain != text:
             return said_fault(plain, dictated, *again)
     if not hits:
-        joined = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "year-end" said as "year end"
-        if joined.search(dictated) and not joined.search(text):
-            return said_fault(text, joined.sub(" ", dictated), *again)
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
     odd = [w for w in around if w.lower() not in POLITE and not _name(w)] if polite else []
@@ -827,6 +840,14 @@ def _aside(
         set_apart = set_apart or (
             bool(re.search(r"[.!?\n]", gap)) and ":" in text[side[0][2] : side[-1][1]] and len(side) > 1
         )
+        # ... or one id at the end, after a space or a colon: "Inbound delivery PO-4939", as
+        # "(PO-4939)" and "- PO-4939" are (round 62, R3: 0.875); the id is still the call's own
+        set_apart = set_apart or (
+            len(side) == 1
+            and end == len(spans)
+            and _ID.fullmatch(side[0][0]) is not None
+            and re.fullmatch(r"\s*:?\s*", gap) is not None
+        )
     else:  # before them: a label ("Invoice INV-4765: ...", "Run ...")
         set_apart = bool(re.search(r"[:)\-]", text[spans[end - 1][2] : spans[end][1]]))
         set_apart = set_apart or (
@@ -936,7 +957,7 @@ def composed_fault(text: Any, spec: Any) -> str | None:
     finance") is not framing."""
     if not isinstance(text, str) or not isinstance(spec, dict):
         return "not a text"
-    folded = _folded(text)
+    folded = _hyphenated_as(_folded(text), _folded(spec.get("says") or ""))
     spans = _spans(folded)
     lowered = [w.lower() for w, _, _ in spans]
     used = [False] * len(spans)
@@ -2647,14 +2668,17 @@ def read_back(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
     left that field (``check["read_back"]``: ``[index, env, path]`` per such value). A recipe's
     version after the asked rules is what this run's edits made it: a rule added, removed and
     added again is version 17, and a report of 17 is true where the reference's 15 would be
-    false (round 44, R2); whether the edits were right is the state goals' question."""
+    false (round 44, R2); whether the edits were right is the state goals' question. A value
+    that is the id of a record the run made is read as the file is, under the golden run's id:
+    the trip proposed again after the first lapsed (round 61, R3: 0.833)."""
     spec = check.get("read_back")
     if not spec:
         return check
     expected = json.loads(json.dumps(check["expected"]))
     numbers = json.loads(json.dumps(check.get("numbers") or {}))
+    names = renaming(ctx, check)  # the file is read with the run's new ids as the golden run's
     for index, env, path in spec:
-        value = get(ctx["final"].get(env, MISSING), path)
+        value = _rename(get(ctx["final"].get(env, MISSING), path), names)
         if isinstance(value, bool) or not isinstance(value, int | str):
             continue
         try:
@@ -2714,6 +2738,8 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
                 lambda: acts_naming(ctx),
                 frozenset(check.get("verbs", ())),
                 lambda: kind_ids(ctx),
+                timed_acts(ctx),
+                lambda: linked_by_kind(ctx, check),
             )
         )
     return float(
@@ -2841,6 +2867,8 @@ def object_matches(
     acts: Any = dict,
     verbs: frozenset[str] = frozenset(),
     kinds: Any = dict,
+    timed: frozenset[str] = frozenset(),
+    linked: Any = dict,
 ) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
     key only repeats what the asked records say (``known()``: :func:`asked_records`; a field
@@ -2862,7 +2890,11 @@ def object_matches(
     a claim, though the series holds all four (round 30, H3: 1.0). A key named for a kind the
     run acted on names the records it acted on, never another of that kind (``kinds()``:
     :func:`kind_ids`): ``"host": "auth-b1"`` beside the new incident, when the run drained
-    auth-a1, though the incident's service holds both (round 50, R4: 1.0)."""
+    auth-a1, though the incident's service holds both (round 50, R4: 1.0). A key naming what
+    the world times (``timed``: :func:`timed_acts`, "closed" of a ``closed_at``) claims that act
+    too, in the user's words: ``"closed_action_item"`` holds an item the run closed, never the
+    new one. A key named for the kind of a record the asked ones lead to holds its id or name
+    (``linked()``: :func:`linked_by_kind`, ``"rider"`` of the trip's request), no other."""
     if not (isinstance(value, dict) and isinstance(expected, dict)) or any(
         k.startswith("$") for k in expected
     ):
@@ -2877,6 +2909,7 @@ def object_matches(
     records = known()
     own = {_fact(leaf) for record in records for leaf in _leaves(record)}
     made = functools.cache(made)  # read the run's new records once, however many leaves ask
+    linked = functools.cache(linked)
     acts = functools.cache(acts)
     for key, said in extra.items():
         # (a field the state leaves empty, a draft's subject kept in its file, tells nothing)
@@ -2887,7 +2920,12 @@ def object_matches(
             return False  # what the record holds in another role: "assignee": the previous owner
         if fields:
             continue  # a field of the asked record, as it is: "forward_of": "MSG-0002" beside a forward
-        if _claims_act(key, verbs):
+        named = linked().get(_key(key))
+        if named:  # the rider of the trip's request, by id or name, and no other rider
+            if all(isinstance(leaf, str) and leaf in named for leaf in _leaves(said)):
+                continue
+            return False
+        if _claims_act(key, verbs) or set(_key_parts(key)[:-1]) & timed:
             if all(isinstance(leaf, str) and _acted_as(key, leaf, made(), acts()) for leaf in _leaves(said)):
                 continue
             return False  # "booked_sessions": what the act did, not whatever the records hold
@@ -3038,7 +3076,54 @@ def acts_naming(ctx: dict[str, Any]) -> dict[str, set[str]]:
             for leaf in _leaves(new.pop(key)):
                 if isinstance(leaf, str):
                     found.setdefault(leaf, set()).update(str(action.get("tool", "")).split("_"))
+    for key, marks in _marks_set(ctx).items():
+        found.setdefault(key, set()).update(marks)
     return found
+
+
+def timed_acts(ctx: dict[str, Any]) -> frozenset[str]:
+    """The past forms the world's records time (``closed`` of a ``closed_at`` field, ``confirmed``
+    of ``confirmed_at``): words that say what happened to a record, as a user says it."""
+    return frozenset(
+        word
+        for state in ctx["final"].values()
+        if isinstance(state, dict)
+        for members in state.values()
+        if isinstance(members, dict)
+        for record in members.values()
+        if isinstance(record, dict)
+        for field in record
+        if (word := str(field).removesuffix("_at")) != field and word.endswith("ed") and "_" not in word
+    )
+
+
+def _marks_set(ctx: dict[str, Any]) -> dict[str, set[str]]:
+    """Per record the run changed, the words of what the world now says happened to it: the
+    names of the fields the run filled (``closed_at``) and the state it put it in (``done``).
+    A report names what was done in the user's words, not the tool's: ``"closed_action_item"``
+    of the item ``complete_action_item`` closed (round 61, R1: 0.833); an item never closed has
+    no ``closed_at``, so the key stays a claim of any other."""
+    found: dict[str, set[str]] = {}
+    for env, state in ctx["final"].items():
+        before = ctx["initial"].get(env) or {}
+        for collection, members in state.items() if isinstance(state, dict) else ():
+            if not isinstance(members, dict):
+                continue
+            old_members = before.get(collection) or {}
+            for key, record in members.items():
+                old = old_members.get(key) or {}
+                if not isinstance(record, dict) or record == old:
+                    continue
+                marks = found.setdefault(key, set())
+                for field, value in record.items():
+                    if value not in _EMPTY and old.get(field) in _EMPTY:
+                        marks.update(_key_parts(str(field)))
+                    if field in ("status", "state") and isinstance(value, str) and value != old.get(field):
+                        marks.update(_key_parts(value))
+    return found
+
+
+_EMPTY: tuple[Any, ...] = ("", [], {}, None, 0, False)
 
 
 def _new_records(ctx: dict[str, Any]) -> dict[str, Any]:
@@ -3139,6 +3224,28 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
         {k: v for k, v in r.items() if _key(str(k)) not in now} for r in _final_records(ctx, sorted(linked))
     ]
     return records + answered + beside
+
+
+def linked_by_kind(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, set[str]]:
+    """The ids and names of the records the asked ones lead to, one or two links away, by their
+    kind (:func:`made_ids`' keys): the rider of the request a new trip serves is ``"rider"``
+    ``RID-3242`` or ``"Fatima Silva"`` (a report's ``"rider"`` beside the trip's id; round 61,
+    R3: 0.833), and no other rider is. Not for a kind the run acted on: a key of that kind names
+    what the run acted on (:func:`object_matches`), not any host of the incident's service."""
+    # (the asked records hold the ids one link away, the records those name beside them the next)
+    keys = {leaf for record in asked_records(ctx, check) for leaf in _leaves(record) if isinstance(leaf, str)}
+    acted = made_ids(ctx)
+    found: dict[str, set[str]] = {}
+    for state in ctx["final"].values():
+        for collection, members in state.items() if isinstance(state, dict) else ():
+            kinds = {_key(collection), _key(collection).removesuffix("s")}
+            if not isinstance(members, dict) or any(acted.get(kind) for kind in kinds):
+                continue
+            for key in keys & set(members):
+                name = members[key].get("name") if isinstance(members[key], dict) else None
+                for kind in kinds:
+                    found.setdefault(kind, set()).update([key, *([name] if isinstance(name, str) else [])])
+    return found
 
 
 def _final_records(ctx: dict[str, Any], keys: list[str]) -> list[dict[str, Any]]:
