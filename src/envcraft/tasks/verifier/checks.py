@@ -1462,7 +1462,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         for v in scalars(action.args)
         if isinstance(v, str) and not ID_LIKE.match(v)
         for w in _NAME_WORD.findall(v)
-    }
+    } | {str(v) for v in scalars(action.args) if type(v) is int}  # and its numbers: "p2" of partition 2
     party, near_people = _party(book, states, action, acted), _people(near)
     subjects = {  # who a reason may say did it: "Customer found a better price", "Wei ordered ..."
         w
