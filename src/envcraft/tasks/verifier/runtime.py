@@ -871,6 +871,7 @@ def _aside(
         if not any(_named(w.lower(), naming) or any(c.isdigit() for c in w) for w, _, _ in side):
             return False
     own = first > 0 and any(p in acted for w, _, _ in side for p in _LETTERS.findall(w.lower()))
+    passed = {a.lstrip("0") for a in acted if a.isdigit()}  # the numbers the call passed
     for k, (word, _, _) in enumerate(side):
         lowered = word.lower()
         if lowered in NEGATIONS | RETRACTIONS:
@@ -885,9 +886,12 @@ def _aside(
         # ... or the first letter of a word of theirs before a number the call passed: "payments
         # p2" of a pause of partition 2 (round 63, R4: 0.5), never "p3"
         initial = len(letters) == 1 and len(letters[0]) == 1 and bool(digits) and lowered[0] == letters[0]
-        passed = {a.lstrip("0") for a in acted if a.isdigit()}
-        if initial and all(d.lstrip("0") in passed for d in digits):
-            letters = [] if any(len(w) > 3 and w.startswith(letters[0]) for w in names) else letters
+        if (
+            initial
+            and all(d.lstrip("0") in passed for d in digits)
+            and any(len(w) > 3 and w.startswith(letters[0]) for w in names)
+        ):
+            letters = []
         if not (letters or digits) or not all(p in known for p in letters):
             return False
         if numbers and not all(d.lstrip("0") in numbers for d in digits):
@@ -2740,17 +2744,21 @@ def _file_check(ctx: dict[str, Any], check: dict[str, Any], content: Any, before
             parsed = parse_file(content, "json")
         except ValueError:
             return 0.0
+        # (read once, whichever of the reads below asks first: the asked records and what the
+        # run made also tell which records the asked ones lead to)
+        records = functools.cache(lambda: asked_records(ctx, check))
+        acted = functools.cache(lambda: made_ids(ctx))
         return float(
             object_matches(
                 parsed,
                 check["expected"],
-                lambda: asked_records(ctx, check),
-                lambda: made_ids(ctx),
+                records,
+                acted,
                 lambda: acts_naming(ctx),
                 frozenset(check.get("verbs", ())),
                 lambda: kind_ids(ctx),
-                timed_acts(ctx),
-                lambda: linked_by_kind(ctx, check),
+                lambda: timed_acts(ctx),
+                lambda: linked_by_kind(ctx, records(), acted()),
             )
         )
     return float(
@@ -2878,7 +2886,7 @@ def object_matches(
     acts: Any = dict,
     verbs: frozenset[str] = frozenset(),
     kinds: Any = dict,
-    timed: frozenset[str] = frozenset(),
+    timed: Any = frozenset,
     linked: Any = dict,
 ) -> bool:
     """Whether an asked JSON object holds the asked keys with the asked values, and every other
@@ -2902,7 +2910,7 @@ def object_matches(
     run acted on names the records it acted on, never another of that kind (``kinds()``:
     :func:`kind_ids`): ``"host": "auth-b1"`` beside the new incident, when the run drained
     auth-a1, though the incident's service holds both (round 50, R4: 1.0). A key naming what
-    the world times (``timed``: :func:`timed_acts`, "closed" of a ``closed_at``) claims that act
+    the world times (``timed()``: :func:`timed_acts`, "closed" of a ``closed_at``) claims that act
     too, in the user's words: ``"closed_action_item"`` holds an item the run closed, never the
     new one. A key named for the kind of a record the asked ones lead to holds its id or name
     (``linked()``: :func:`linked_by_kind`, ``"rider"`` of the trip's request), no other."""
@@ -2921,6 +2929,7 @@ def object_matches(
     own = {_fact(leaf) for record in records for leaf in _leaves(record)}
     made = functools.cache(made)  # read the run's new records once, however many leaves ask
     linked = functools.cache(linked)
+    timed = functools.cache(timed)
     acts = functools.cache(acts)
     for key, said in extra.items():
         # (a field the state leaves empty, a draft's subject kept in its file, tells nothing)
@@ -2936,7 +2945,7 @@ def object_matches(
             if all(isinstance(leaf, str) and leaf in named for leaf in _leaves(said)):
                 continue
             return False
-        if _claims_act(key, verbs) or set(_key_parts(key)[:-1]) & timed:
+        if _claims_act(key, verbs) or set(_key_parts(key)[:-1]) & timed():
             if all(isinstance(leaf, str) and _acted_as(key, leaf, made(), acts()) for leaf in _leaves(said)):
                 continue
             return False  # "booked_sessions": what the act did, not whatever the records hold
@@ -3237,15 +3246,17 @@ def asked_records(ctx: dict[str, Any], check: dict[str, Any]) -> list[dict[str, 
     return records + answered + beside
 
 
-def linked_by_kind(ctx: dict[str, Any], check: dict[str, Any]) -> dict[str, set[str]]:
-    """The ids and names of the records the asked ones lead to, one or two links away, by their
-    kind (:func:`made_ids`' keys): the rider of the request a new trip serves is ``"rider"``
-    ``RID-3242`` or ``"Fatima Silva"`` (a report's ``"rider"`` beside the trip's id; round 61,
-    R3: 0.833), and no other rider is. Not for a kind the run acted on: a key of that kind names
-    what the run acted on (:func:`object_matches`), not any host of the incident's service."""
+def linked_by_kind(
+    ctx: dict[str, Any], records: list[dict[str, Any]], acted: dict[str, set[str]]
+) -> dict[str, set[str]]:
+    """The ids and names of the records the asked ones (``records``: :func:`asked_records`) lead
+    to, one or two links away, by their kind (:func:`made_ids`' keys): the rider of the request a
+    new trip serves is ``"rider"`` ``RID-3242`` or ``"Fatima Silva"`` (a report's ``"rider"``
+    beside the trip's id; round 61, R3: 0.833), and no other rider is. Not for a kind the run
+    acted on (``acted``: :func:`made_ids`): a key of that kind names what the run acted on
+    (:func:`object_matches`), not any host of the incident's service."""
     # (the asked records hold the ids one link away, the records those name beside them the next)
-    keys = {leaf for record in asked_records(ctx, check) for leaf in _leaves(record) if isinstance(leaf, str)}
-    acted = made_ids(ctx)
+    keys = {leaf for record in records for leaf in _leaves(record) if isinstance(leaf, str)}
     found: dict[str, set[str]] = {}
     for state in ctx["final"].values():
         for collection, members in state.items() if isinstance(state, dict) else ():
