@@ -1125,6 +1125,8 @@ IRREGULAR = {  # short or irregular verbs whose forms are known, not guessed
     "send": {"sent", "sending"},
     "take": {"took", "taken", "taking"},  # "taken out of rotation" (round 42, R2: 0.923)
     "give": {"gave", "given", "giving"},  # "waitlist place given up" (round 44, R1: 0.667)
+    "open": {"opened", "opening"},  # stressed first, its n never doubles ("openned")
+    "edit": {"edited", "editing"},
 }
 
 

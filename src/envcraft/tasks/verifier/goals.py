@@ -186,7 +186,13 @@ class GoalChecks(CheckList):
                 self._add(f"{prefix}{env}:{path} deleted", "goal", kind="absent", env=env, path=path, **extra)
             return
         expected = self._unlooked(env, path, self.expected(values, change.get("before", MISSING), path))
-        expected = options_free(expected, self._unpassed_options(env, turn))
+        unpassed = self._unpassed_options(env, turn)
+        expected = options_free(expected, unpassed)
+        if expected == "" and holds_option(path.rsplit("/", 1)[-1], unpassed):
+            # the option itself changed in place (a rule moved up a list into another's slot):
+            # nobody named it, so the agent's pick stands (a dedupe rule given "last"; round 64,
+            # R1: 0.996)
+            expected = {"$any": "str"}
         if wild(expected) and (is_time(change["after"]) or ID_LIKE.match(str(change["after"]))):
             return  # a timestamp or a fresh id: bookkeeping, never what the user asked for
         self._value(env, path, expected, prefix, extra)
@@ -787,7 +793,12 @@ class GoalChecks(CheckList):
             **({"claims": sorted({*claims, *untrue})} if claims or untrue else {}),
             **({"sent": sent} if sent is not None else {}),
             **({"labels": told} if told else {}),
-            **({"states": states} if (states := self._other_states(request)) else {}),
+            **(
+                {"states": states, "kinds": self._kinds(states, request)}
+                if (states := self._other_states(request))
+                else {}
+            ),
+            **({"acts": verbs} if (verbs := self._desk_verbs()) else {}),
             **({"foreign": foreign} if (foreign := self._foreign_words(request, about, changed)) else {}),
             **({"about": about} if about else {}),
             **({"numbers": {k: sorted(v) for k, v in sorted(numbers.items())}} if numbers else {}),
@@ -988,9 +999,12 @@ class GoalChecks(CheckList):
 
     def _other_states(self, request: FileRequest) -> dict[str, list[str]]:
         """Per asked record id (lower-cased), the states its kind of record can be in and it is
-        not, nowhere in the record as the run left it ("refunded" and "open" of a return that is
-        "received"): what a line naming it may not call it (the runtime's ``section_fault``;
-        "Return RMA-00001 (refunded)" paid 1.0; round 46, R2)."""
+        not, nowhere in the record as the run left it nor among the acts the run did on it
+        ("open" of a return that is "refunded" is untrue; "received" is what was done to it on
+        the way): what a line naming it may not call it (the runtime's ``section_fault``;
+        "Return RMA-00001 (refunded)" paid 1.0; round 46, R2). A state of several words is said
+        as words ("store credit" of a refund's ``store_credit`` method: "Note: refund was issued
+        as store credit" of a refund to the original payment paid 1.0; round 64, R1)."""
         found: dict[str, list[str]] = {}
         for (env, where), value in zip(request.sources, asked_values(request), strict=False):
             parts = where.split("/")
@@ -1001,9 +1015,40 @@ class GoalChecks(CheckList):
             if not isinstance(record, dict):
                 continue
             held = {w for v in scalars(record) if isinstance(v, str) for w in vr.words(v)}
-            codes = {code for values in book.choices(parts[1]).values() for code in values if "_" not in code}
-            if codes - held:
-                found[str(value).lower()] = sorted(codes - held - vr.NEGATIONS)
+            done = acts_on(self.golden, str(value))
+            codes = {code for values in book.choices(parts[1]).values() for code in values}
+            words = {code for code in codes if "_" not in code} - held - done - vr.NEGATIONS
+            phrases = {
+                " ".join(code.split("_")) for code in codes if "_" in code and code not in scalars(record)
+            }
+            if words | phrases:
+                found[str(value).lower()] = sorted(words | phrases)
+        return found
+
+    def _desk_verbs(self) -> dict[str, list[str]]:
+        """The words of the tools that change the task's environments, each with its past and
+        -ing forms (``reconcile_count``: "reconcile", "reconciled", "count", "counted"): what a
+        report may say is still to come for the next shift (the runtime's ``to_come``)."""
+        found: dict[str, list[str]] = {}
+        for env in self.golden.final:
+            book = self.world.books.get(env)
+            tools = book.package.env_class.tools if book is not None else {}
+            for name, spec in tools.items():
+                if name in SYSTEM_TOOLS or spec.annotations.read_only:
+                    continue
+                for word in vr.words(humanize(name)):
+                    found[word] = sorted(word_forms(word))
+        return dict(sorted(found.items()))
+
+    def _kinds(self, states: dict[str, list[str]], request: FileRequest) -> dict[str, list[str]]:
+        """Per asked record id of ``states``, the words of its kind ("refunds" of a refund): a
+        line naming no id names the asked record of the kind it names (the runtime's
+        ``section_fault``)."""
+        found: dict[str, list[str]] = {}
+        for (_, where), value in zip(request.sources, asked_values(request), strict=False):
+            parts = where.split("/")
+            if str(value).lower() in states and len(parts) > 2:
+                found[str(value).lower()] = vr.words(humanize(parts[1]))
         return found
 
     def _foreign_words(

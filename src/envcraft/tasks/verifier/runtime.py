@@ -1969,11 +1969,13 @@ def section_fault(content: str, check: dict[str, Any]) -> str | None:
     ("Current position: 7").
     ``states``: per asked record id, the states its kind can be in and it is not, which a line
     naming it and no other record may not give it ("Return RMA-00001 (refunded)" of a return
-    received), unless it denies them ("not refunded yet"). ``foreign``: per asked record id,
+    received), unless it denies them ("not refunded yet"); a line naming no id, the one asked
+    record of the kind it names (``kinds``: per asked id, its kind's words). ``foreign``: per asked record id,
     what the world says only of other records the run changed, which a clause naming it may not
     give it (:func:`foreign_words`)."""
     expected, framing, claims = check["expected"], check["framing"], check.get("claims", ())
-    about, states = check.get("about") or {}, check.get("states") or {}
+    about, states, kinds = check.get("about") or {}, check.get("states") or {}, check.get("kinds") or {}
+    acts = check.get("acts") or {}
     turned = reversed_route(content, check.get("route") or {})
     if turned is not None:
         return turned
@@ -1998,9 +2000,9 @@ def section_fault(content: str, check: dict[str, Any]) -> str | None:
     earlier = frozenset(n for held in (check.get("numbers_before") or {}).values() for n in held)
     for line in content.splitlines():
         line = _DONE.sub(" ", line)  # "Done." alone: the asked work reported done, of no record
-        line = _NOTHING_ELSE.sub(" ", line)
-        untrue = _states_of(words(line), states)  # what the one record it names is not
-        said = _denied(words(line), frozenset(claims) | untrue)
+        line = to_come(_NOTHING_ELSE.sub(" ", line), acts)
+        untrue = _states_of(words(line), states, kinds)  # what the one record it names is not
+        said = _denied(words(line), frozenset(claims) | _state_words(untrue))
         if line.lstrip().startswith("#") and not set(said) & (NEGATIONS | RETRACTIONS | set(claims)):
             continue  # the file's title or a section's name: "# Quarterly review prep"
         # what the world says of a record the line names is true of it, though a claim of an
@@ -2012,6 +2014,7 @@ def section_fault(content: str, check: dict[str, Any]) -> str | None:
         paired = known_day_numbers(said, [*framing, *own]) | _split_compounds(said, here)
         odd += [w for k, w in enumerate(said) if not _told(w, here) and k not in paired]
         odd += [w for w in said if w in untrue and w not in odd]
+        odd += [s for s in untrue if " " in s and _find(said, s.split()) and s not in odd]  # "store credit"
         foreign = foreign_words(line, check.get("foreign") or {}, about, plain | own)
         odd += [w for w in foreign if w not in odd]
         if sent is not None:
@@ -2070,12 +2073,22 @@ def _split_compounds(said: list[str], allowed: frozenset[str]) -> set[int]:
     return found
 
 
-def _states_of(said: list[str], states: dict[str, list[str]]) -> frozenset[str]:
+def _states_of(said: list[str], states: dict[str, list[str]], kinds: dict[str, list[str]]) -> frozenset[str]:
     """The states the one record a line names is not in (``states``, per asked id), which the
     line may deny ("RMA-00001 received, not refunded yet") and may not give it; none where the
-    line names no record or several."""
+    line names several records. A line naming no id names the one asked record of the kind it
+    names (``kinds``, per asked id: "Note: refund was issued as store credit" is about the
+    asked refund; round 64, R1: 1.0)."""
     ids = [w for w in said if _ID.fullmatch(w)]
+    if not ids:
+        ids = [key for key, kind in kinds.items() if any(_among(w, frozenset(kind)) for w in said)]
     return frozenset(states.get(ids[0], ())) if len(ids) == 1 else frozenset()
+
+
+def _state_words(states: frozenset[str]) -> frozenset[str]:
+    """The words a negation before them denies of ``states``: each state's own, but those of a
+    state that is itself a denial ("not as described" is claimed, never denied)."""
+    return frozenset(w for s in states if s.split()[0] not in DENIALS for w in s.split())
 
 
 DENIALS = _vocabulary("no not never without")  # what says a claim did not come true: "no due date"
@@ -2176,6 +2189,50 @@ def _unsent_claims(line: str, sent: frozenset[str]) -> list[str]:
 
 
 _DONE = re.compile(r"(?:^|(?<=[.!?]))\s*(?:all\s+)?done\s*[.!,;:]+", re.IGNORECASE)
+# what opens an act still to come, the rest of its sentence: "frozen until the count is
+# reconciled", "CC-0002 (awaiting count)"; "please" and "to" only before the act's own verb
+_PENDING = re.compile(r"\b(until|till|once|awaiting|pending|please|to)\s+((?:be\s+)?[\w-]+)", re.IGNORECASE)
+_LEADS_ON = _vocabulary("until till once awaiting pending please to")
+_CAME = _vocabulary("was were had already did")  # what says the act came after all: "until it was reconciled"
+_SENTENCE = re.compile(r"[^.;!?]+[.;!?]*")
+
+
+def to_come(line: str, acts: dict[str, list[str]]) -> str:
+    """``line`` without the acts it says are still to come: after "until", "once", "awaiting",
+    "pending", or "please" and "to" before an act's verb ("please reconcile", "to be
+    reconciled", never "set to cancelled"), each word of ``acts`` (the verbs of the
+    environments' tools with their forms: "reconcile", "reconciled") and of what is done
+    ("done", "finished") to the end of the sentence, unless it says the act came ("was",
+    "already"). A handover tells the next shift what is left ("please count SKU-17643 and
+    reconcile CC-0002", "frozen until the count is reconciled"; round 64, R2: 0.875 each); none
+    of it claims the act happened, which "CC-0002 reconciled" still does."""
+    if not acts:
+        return line
+    forms = frozenset(acts) | frozenset(f for said in acts.values() for f in said)
+    kept: list[str] = []
+    for sentence in _SENTENCE.findall(line):
+        lead = next((m for m in _PENDING.finditer(sentence) if _opens(m, acts, forms)), None)
+        if lead is None or set(words(sentence[lead.start() :])) & _CAME:
+            kept.append(sentence)
+            continue
+        rest = re.sub(
+            r"[\w-]+",
+            lambda w: "" if _among(w[0].lower(), forms | _DONE_ACTS | _LEADS_ON) else w[0],
+            sentence[lead.start(1) :],
+        )
+        kept.append(sentence[: lead.start(1)] + rest)
+    return "".join(kept)
+
+
+def _opens(lead: re.Match[str], acts: dict[str, list[str]], forms: frozenset[str]) -> bool:
+    """Whether a match of :data:`_PENDING` opens an act still to come: "until", "awaiting" and
+    the like always; "please" and "to" before an act's own verb, or "to be" before its form."""
+    if lead[1].lower() not in ("please", "to"):
+        return True
+    then = lead[2].lower().split()
+    return then[-1] in forms if len(then) == 2 else then[0] in acts
+
+
 # "nothing else" of a report closing: no more work, which no negation of what it reports
 _NOTHING_ELSE = re.compile(r"\b(?:nothing|no)\s+(?:else|further|more)\b", re.IGNORECASE)
 
@@ -2772,7 +2829,7 @@ def _deniable(check: dict[str, Any]) -> list[str]:
     """What an asked section may say did not happen: the claims of the check and the states its
     records are not in ("not refunded yet" of a return received)."""
     states = check.get("states") or {}
-    return [*check.get("claims", ()), *(w for held in states.values() for w in held)]
+    return [*check.get("claims", ()), *(w for held in states.values() for w in _state_words(frozenset(held)))]
 
 
 def by_product_ids(ctx: dict[str, Any], logs: list[list[str]]) -> set[str]:
