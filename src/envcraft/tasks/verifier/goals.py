@@ -458,8 +458,10 @@ class GoalChecks(CheckList):
                         **self._only_ids(request),
                         **_read_back(request),
                         **(
+                            # (a table of items and values tells an object: its rows are keys)
                             {"extra_keys": "facts", "verbs": self._verbs(), **self._held_by(request)}
                             if request.format == "json"
+                            or (request.format == "csv" and len(request.expected.get("header", ())) == 2)
                             else {}
                         ),
                         **self._section_framing(request),
