@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 
 from envcraft.core.package import load_package
 from envcraft.core.session import Session
@@ -82,3 +83,21 @@ def test_an_item_links_only_to_a_note_that_lists_it() -> None:
         assert refused["error"]["field"] == "meeting"
         assert not any(i.title == "Budget draft" for i in session.env.state.items.values())
         assert session.call("add_action_item", args)["meeting"] == ""
+
+
+def test_the_list_tells_today() -> None:
+    """The README says items cannot be due in the past, and no tool told the date (round 64, R3:
+    a player learned it only from the item it had just made): the list reports it, and an item
+    due that day is accepted while one due the day before is refused."""
+    package = load_package("notes_desk")
+    generated = package.env_class.generate(seed=0, size=1, data=package.data)
+    with Session.memory(
+        package, state=generated.state.model_dump(mode="json"), files=generated.files
+    ) as session:
+        today = session.call("list_action_items", {})["today"]
+        owner = sorted(generated.state.members)[0]
+        made = session.call("add_action_item", {"title": "Send the recap", "owner": owner, "due": today})
+        assert made["due"] == today
+        before = (date.fromisoformat(today) - timedelta(days=1)).isoformat()
+        late = session.call("add_action_item", {"title": "Send the agenda", "owner": owner, "due": before})
+        assert "error" in late

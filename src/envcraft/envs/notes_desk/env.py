@@ -150,7 +150,7 @@ class NotesDesk(ClawEnvironment):
             owner: Only items owned by this handle; everyone's when empty.
 
         Returns:
-            The matching items and how many there are.
+            The matching items, how many there are, and today's date (no item may be due before it).
         """
         if owner:
             self._member(owner)
@@ -159,7 +159,7 @@ class NotesDesk(ClawEnvironment):
             for item in sorted(self.state.items.values(), key=lambda i: (i.due, i.item_id))
             if (status == "all" or item.status == status) and (not owner or item.owner == owner)
         ]
-        return {"items": items, "count": len(items)}
+        return {"items": items, "count": len(items), "today": self.now().date().isoformat()}
 
     @tool(
         consumes=["item_id"],
