@@ -45,6 +45,8 @@ def written(task: Task, content: str) -> float:
         ("- Note: refund issued to the original payment\n", True),
         ("- Refund RF-00003 to the original payment (not store credit)\n", True),
         ("- Return RMA-00003 (damaged)\n", True),
+        ("- Return RMA-00003 (opened as damaged, received, refunded)\n", True),  # what was done to it
+        ("- Return RMA-00003 (open)\n", False),  # a state it left
         ("- Note: refund was issued as store credit\n", False),
         ("- Refund RF-00003 issued as store credit\n", False),
         ("- Note: the refund went out as store credit\n", False),

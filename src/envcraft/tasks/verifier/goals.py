@@ -1001,9 +1001,9 @@ class GoalChecks(CheckList):
 
     def _other_states(self, request: FileRequest) -> dict[str, list[str]]:
         """Per asked record id (lower-cased), the states its kind of record can be in and it is
-        not, nowhere in the record as the run left it nor among the acts the run did on it
-        ("open" of a return that is "refunded" is untrue; "received" is what was done to it on
-        the way): what a line naming it may not call it (the runtime's ``section_fault``;
+        not, nowhere in the record as the run left it nor a form of an act the run did on it
+        ("open" of a return that is "refunded" is untrue; "received" and "opened" tell what was
+        done to it on the way): what a line naming it may not call it (the runtime's ``section_fault``;
         "Return RMA-00001 (refunded)" paid 1.0; round 46, R2). A state of several words is said
         as words ("store credit" of a refund's ``store_credit`` method: "Note: refund was issued
         as store credit" of a refund to the original payment paid 1.0; round 64, R1)."""
@@ -1017,7 +1017,9 @@ class GoalChecks(CheckList):
             if not isinstance(record, dict):
                 continue
             held = {w for v in scalars(record) if isinstance(v, str) for w in vr.words(v)}
-            done = acts_on(self.golden, str(value))
+            # (an act's past or -ing form, never its base, which may be the state: "open")
+            acts = acts_on(self.golden, str(value))
+            done = {form for word in acts for form in word_forms(word)} & acts
             codes = {code for values in book.choices(parts[1]).values() for code in values}
             words = {code for code in codes if "_" not in code} - held - done - vr.NEGATIONS
             phrases = {
