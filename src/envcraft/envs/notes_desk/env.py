@@ -63,17 +63,17 @@ class NotesDesk(ClawEnvironment):
         Job(
             "record an item someone else did in the end",
             ("add_action_item", "reassign_action_item", "complete_action_item"),
-            # one outcome, not three steps: "Track X: chen took it on in the meeting, but hand it
-            # over to bruno, and mark it as done" (round 50, R3)
+            # one outcome, not three steps: "Track X: chen took it on, but hand it over to bruno,
+            # and mark it as done" (round 50, R3); no meeting the notes may not hold (round 65, R1:
+            # "took it on in the meeting" of an item no note lists)
             "record that {reassign_action_item.owner} has already done {title}[ from the meeting notes in "
-            "{meeting}] (due {due:date}), though {add_action_item.owner} took it on in the meeting[, noting "
-            "{note}]",
+            "{meeting}] (due {due:date}), though {add_action_item.owner} had taken it on[, noting {note}]",
         ),
         Job(
             "track an item and hand it over",
             ("add_action_item", "reassign_action_item"),
             "track {title}, due {due:date}[, from the meeting notes in {meeting}]: {add_action_item.owner} "
-            "took it on in the meeting, but hand it over to {reassign_action_item.owner}",
+            "took it on at first, but hand it over to {reassign_action_item.owner}",
         ),
     )
 
