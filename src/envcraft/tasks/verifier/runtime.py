@@ -2307,7 +2307,11 @@ def lines_match(
         return False  # a line no correct run writes: an unasked note, a "Cc:" header added to a draft
     heads = {e["$framed"][0] for e in expected if isinstance(e, dict) and "$framed" in e and e["$framed"][0]}
     if any(
-        not claimed[i] and head and line.startswith(head) and not _courtesy(line[len(head) :])
+        not claimed[i]
+        and head
+        and line.startswith(head)
+        and _WORD.search(line)  # (a quoted blank, "> >", is no line of words: it says nothing)
+        and not _courtesy(line[len(head) :])
         for i, line in enumerate(lines)
         for head in heads
     ):

@@ -119,7 +119,11 @@ def _given(expected: Any, given: set[Any]) -> str:
 
 
 def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[str, Any]]:
-    """The checks every correct variant run passes (one that fails pins what the clock decides)."""
+    """The checks every correct variant run passes (one that fails pins what the clock decides).
+    An on-time guard leaves whether the work is right to the goal at the end on the same
+    subject; where that goal is gone, the guard judges the work at its turn's end itself, or
+    goes too (a draft's body checked by no one: a reply saying the opposite of the dictated
+    text paid 1.0; round 67, R4)."""
     contexts = [build_context(run) for run in runs]
 
     def passes(check: dict[str, Any], ctx: dict[str, Any]) -> bool:
@@ -128,7 +132,21 @@ def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[s
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             return False
 
-    return [c for c in checks if all(passes(c, ctx) for ctx in contexts)]
+    kept = [c for c in checks if all(passes(c, ctx) for ctx in contexts)]
+    ends = {_subject(c) for c in kept if c["role"] == "goal" and "turn" not in c}
+    found: list[dict[str, Any]] = []
+    for check in kept:
+        if check.get("on_time") and _subject(check) not in ends:
+            check = {k: v for k, v in check.items() if k != "on_time"}
+            if not all(passes(check, ctx) for ctx in contexts):
+                continue
+        found.append(check)
+    return found
+
+
+def _subject(check: dict[str, Any]) -> tuple[Any, ...]:
+    """What a check judges: its kind and where (a file's path, a record's env and path)."""
+    return (check["kind"], check.get("env"), check.get("path"))
 
 
 class _Builder(GoalChecks, GuardChecks):
