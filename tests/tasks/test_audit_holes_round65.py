@@ -48,3 +48,26 @@ def test_a_table_of_items_may_hold_true_rows_as_a_report_may_hold_true_keys(
     turns = reference(task, {})
     turns[-1][-1]["args"]["content"] = "item,value\n" + rows
     assert (score(task, turns) == 1.0) is paid
+
+
+FORWARD = "mail_triage-1fb684361628"  # a forward drafted to two lists in turn 1, sent in turn 3
+
+
+@pytest.mark.parametrize(
+    ("to", "paid"),
+    [
+        (["cs-team@northwind.example", "ops@northwind.example"], True),  # bare addresses
+        (["Customer Operations <cs-team@northwind.example>", "Operations <ops@northwind.example>"], True),
+        (["cs-team@northwind.example"], False),
+    ],
+)
+def test_a_sent_drafts_recipients_are_judged_by_the_end_goal_on_the_message(
+    tasks: dict[str, Task], to: list[str], paid: bool
+) -> None:
+    """The turn that sends a draft sets its recipients on the record; the goal at the end on the
+    new message judges them by address, so its turn's guard stays an on-time guard (a first
+    version of round 67's change to on-time guards judged them as the reference wrote them and
+    paid bare addresses 0.5)."""
+    task = tasks[FORWARD]
+    [at] = [i for i, c in enumerate(task.reference.calls) if c.tool == "draft_forward"]
+    assert (score(task, reference(task, {at: {"to": to}})) == 1.0) is paid

@@ -133,10 +133,10 @@ def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[s
             return False
 
     kept = [c for c in checks if all(passes(c, ctx) for ctx in contexts)]
-    ends = {_subject(c) for c in kept if c["role"] == "goal" and "turn" not in c}
+    ends = [c for c in kept if c["role"] == "goal" and "turn" not in c]
     found: list[dict[str, Any]] = []
     for check in kept:
-        if check.get("on_time") and _subject(check) not in ends:
+        if check.get("on_time") and not any(_covers(end, check) for end in ends):
             check = {k: v for k, v in check.items() if k != "on_time"}
             if not all(passes(check, ctx) for ctx in contexts):
                 continue
@@ -144,9 +144,14 @@ def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[s
     return found
 
 
-def _subject(check: dict[str, Any]) -> tuple[Any, ...]:
-    """What a check judges: its kind and where (a file's path, a record's env and path)."""
-    return (check["kind"], check.get("env"), check.get("path"))
+def _covers(goal: dict[str, Any], guard: dict[str, Any]) -> bool:
+    """Whether a goal at the end judges what an on-time guard's turn did: the same file, or the
+    same record or one holding it (a message's new records at the end hold a sent draft's
+    recipients, which its turn set)."""
+    if (goal["kind"] == "file") != (guard["kind"] == "file") or goal.get("env") != guard.get("env"):
+        return False
+    path, within = guard.get("path", ""), goal.get("path", "")
+    return path == within or (goal["kind"] != "file" and path.startswith(within.rstrip("/") + "/"))
 
 
 class _Builder(GoalChecks, GuardChecks):
