@@ -7,7 +7,8 @@
   the correct run itself, as two quoted blank lines ("> >") read as second lines of the quoted
   text's kind, so it was dropped; and the turn's on-time guard, which leaves whether the work
   is right to that goal, passed alone. A line of no words is now no such line, and an on-time
-  guard whose goal at the end is gone judges its turn's work itself, or goes too.
+  guard whose goal at the end is gone judges its turn's work itself where every correct
+  variant passes that.
 """
 
 from __future__ import annotations

@@ -121,9 +121,10 @@ def _given(expected: Any, given: set[Any]) -> str:
 def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[str, Any]]:
     """The checks every correct variant run passes (one that fails pins what the clock decides).
     An on-time guard leaves whether the work is right to the goal at the end on the same
-    subject; where that goal is gone, the guard judges the work at its turn's end itself, or
-    goes too (a draft's body checked by no one: a reply saying the opposite of the dictated
-    text paid 1.0; round 67, R4)."""
+    subject; where that goal is gone, the guard judges the work at its turn's end itself where
+    every correct variant passes that (a draft's body checked by no one: a reply saying the
+    opposite of the dictated text paid 1.0; round 67, R4), and else stays what it was: that the
+    work was done then and the end still shows it (a file the clock rewrites, deleted, fails)."""
     contexts = [build_context(run) for run in runs]
 
     def passes(check: dict[str, Any], ctx: dict[str, Any]) -> bool:
@@ -137,9 +138,9 @@ def robust(checks: list[dict[str, Any]], runs: Sequence[Outcome]) -> list[dict[s
     found: list[dict[str, Any]] = []
     for check in kept:
         if check.get("on_time") and not any(_covers(end, check) for end in ends):
-            check = {k: v for k, v in check.items() if k != "on_time"}
-            if not all(passes(check, ctx) for ctx in contexts):
-                continue
+            strict = {k: v for k, v in check.items() if k != "on_time"}
+            if all(passes(strict, ctx) for ctx in contexts):
+                check = strict
         found.append(check)
     return found
 
