@@ -1654,7 +1654,10 @@ def reference_closure(book: Phrasebook, record: Any) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     values = [v for v in scalars(record) if isinstance(v, str)]
     for _depth in range(2):
-        rows = [row for v in values for row in reference_rows(book, v) if row not in found]
+        rows: list[dict[str, Any]] = []
+        for row in (row for v in values for row in reference_rows(book, v)):
+            if row not in found and row not in rows:
+                rows.append(row)
         found += rows
         values = [v for row in rows for v in row.values() if isinstance(v, str)]
     return found

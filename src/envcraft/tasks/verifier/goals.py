@@ -1016,15 +1016,14 @@ class GoalChecks(CheckList):
             record = get_path(self.golden.final.get(env, {}), "/".join(parts[:3]))
             if not isinstance(record, dict):
                 continue
-            held = {w for v in scalars(record) if isinstance(v, str) for w in vr.words(v)}
+            values = {v for v in scalars(record) if isinstance(v, str)}
+            held = {w for v in values for w in vr.words(v)}
             # (an act's past or -ing form, never its base, which may be the state: "open")
             acts = acts_on(self.golden, str(value))
             done = {form for word in acts for form in word_forms(word)} & acts
             codes = {code for values in book.choices(parts[1]).values() for code in values}
             words = {code for code in codes if "_" not in code} - held - done - vr.NEGATIONS
-            phrases = {
-                " ".join(code.split("_")) for code in codes if "_" in code and code not in scalars(record)
-            }
+            phrases = {" ".join(code.split("_")) for code in codes if "_" in code and code not in values}
             if words | phrases:
                 found[str(value).lower()] = sorted(words | phrases)
         return found

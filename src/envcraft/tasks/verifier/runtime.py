@@ -1772,6 +1772,14 @@ def rows_match(
     return kept == sorted(kept)
 
 
+def _named_rows(table: dict[str, Any], expected: dict[str, Any]) -> list[list[Any]] | None:
+    """A parsed table's rows with each cell that names an expected id read as that id
+    (:func:`_as_named`), or None when its header is not the expected one."""
+    if [norm_words(h) for h in table["header"]] != [norm_words(h) for h in expected["header"]]:
+        return None
+    return [[_as_named(cell, expected["rows"]) for cell in row] for row in table["rows"]]
+
+
 def _as_named(cell: Any, rows: list[Any]) -> Any:
     """A cell that is an expected id but for case ("ai-006" of AI-006) as the id: an id is a name,
     and case says nothing of which record it names (round 53, R1: 0.833). Only ids (letters and
@@ -1816,10 +1824,8 @@ def content_matches(
     except ValueError:
         return False
     if fmt in ("csv", "tsv"):
-        if [norm_words(h) for h in parsed["header"]] != [norm_words(h) for h in expected["header"]]:
-            return False
-        rows = [[_as_named(cell, expected["rows"]) for cell in row] for row in parsed["rows"]]
-        return rows_match(rows, expected["rows"], expected.get("exact", True))
+        rows = _named_rows(parsed, expected)
+        return rows is not None and rows_match(rows, expected["rows"], expected.get("exact", True))
     if fmt == "lines":
         return lines_match(parsed, expected, known, note)
     if fmt == "markdown":  # each asked section holds its texts, and no line is written twice
@@ -2209,6 +2215,7 @@ def to_come(line: str, acts: dict[str, list[str]]) -> str:
     if not acts:
         return line
     forms = frozenset(acts) | frozenset(f for said in acts.values() for f in said)
+    pending = forms | _DONE_ACTS | _LEADS_ON  # what a sentence of an act to come may say
     kept: list[str] = []
     for sentence in _SENTENCE.findall(line):
         lead = next((m for m in _PENDING.finditer(sentence) if _opens(m, acts, forms)), None)
@@ -2217,7 +2224,7 @@ def to_come(line: str, acts: dict[str, list[str]]) -> str:
             continue
         rest = re.sub(
             r"[\w-]+",
-            lambda w: "" if _among(w[0].lower(), forms | _DONE_ACTS | _LEADS_ON) else w[0],
+            lambda w: "" if _among(w[0].lower(), pending) else w[0],
             sentence[lead.start(1) :],
         )
         kept.append(sentence[: lead.start(1)] + rest)
@@ -2839,16 +2846,16 @@ def item_values(content: str, check: dict[str, Any]) -> dict[str, Any] | None:
     shape (more columns, an item twice, asked rows that are patterns). Raises ValueError on a
     file that is no table."""
     expected = check["expected"]
-    table = parse_file(content, "csv")
     two = [row for row in expected["rows"] if isinstance(row, list) and len(row) == 2]
     if (
         len(expected["header"]) != 2
         or len(two) != len(expected["rows"])
         or not all(isinstance(cell, str) for row in two for cell in row)
-        or [norm_words(h) for h in table["header"]] != [norm_words(h) for h in expected["header"]]
     ):
         return None
-    rows = [[_as_named(cell, expected["rows"]) for cell in row] for row in table["rows"]]
+    rows = _named_rows(parse_file(content, "csv"), expected)
+    if rows is None:
+        return None
     if any(len(row) != 2 for row in rows) or len({row[0] for row in rows}) != len(rows):
         raise ValueError("not one value per item")
     return dict(rows)
