@@ -40,7 +40,9 @@ class ToolAnnotations:
     every desk. ``inspects`` marks a tool that writes down only what it found looking at one
     record (a dataset's profile): asked for, it is work like any; done unasked, it is a look, as
     a read-only tool's marks are (a message read gains "seen"), and no verifier holds it against
-    the agent.
+    the agent. ``fetches`` marks a tool that only brings in what the world has already decided
+    (send/receive: the replies that have arrived): what it delivers is the world's doing, so the
+    data engine's idle runs call it too, and an agent that fetches is no agent that did harm.
     """
 
     produces: tuple[str, ...] = ()
@@ -53,6 +55,7 @@ class ToolAnnotations:
     undoes: tuple[str, ...] = ()
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inspects: bool = False
+    fetches: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,7 @@ def tool(
     undoes: tuple[str, ...] | list[str] = (),
     examples: Mapping[str, Sequence[str]] | None = None,
     inspects: bool = False,
+    fetches: bool = False,
 ) -> Callable[[F], F]: ...
 def tool(function: Any = None, **hints: Any) -> Any:
     """Declare an environment method as a tool.

@@ -171,6 +171,9 @@ event and advances no counter: apply those in the tools that write); `produces=[
 `undoes=[...]` the tools whose effect this one takes back (no task asks for both on one record);
 `inspects=True` for a tool that only writes down what it found looking at one record (a
 profile): done unasked on a record the work is about, it is a look, not a change;
+`fetches=True` for a tool without required parameters that only brings in what the world has
+already decided (send/receive delivering the replies that arrived): what it delivers after the
+work is the world's doing, not the agent's;
 `examples={"reason": [...]}` three texts a user of this desk would dictate for each free-text
 parameter (a reason, a note, a message body), fitting the desk and free of ids;
 `goal="..."` how a user asks for what the tool does, never naming a tool or parameter. A goal

@@ -613,7 +613,7 @@ class MailTriage(ClawEnvironment):
             "sent_at": iso(self.now()),
         }
 
-    @tool(goal="check for new mail", produces=["message_id"])
+    @tool(goal="check for new mail", produces=["message_id"], fetches=True)
     def sync_mailbox(self) -> dict[str, Any]:
         """Send/receive: deliver the replies that have arrived by now into the inbox.
 

@@ -217,8 +217,9 @@ def _late(golden: Outcome) -> list[Outcome | None]:
 
 
 def tail_runs(golden: Outcome) -> list[Outcome]:
-    """The golden run followed by idle time: in every environment, :data:`TAILS` failed calls and
-    then one harmless lookup, so the environment's own dynamics (timers, counterparts) catch up.
+    """The golden run followed by idle time: in every environment, :data:`TAILS` failed calls,
+    then one harmless lookup and the fetches (:func:`fetch_tools`), so the environment's own
+    dynamics (timers, counterparts, replies on their way) catch up.
 
     Each is a correct run of an agent that kept looking after the work was done; what changes
     in it after the golden end is exogenous, never the agent's doing. Kept on ``golden``.
@@ -312,6 +313,7 @@ def _idle(golden: Outcome, probes: int, *, keep_calls: bool) -> Outcome:
         lookup = advance_tool(package)
         if lookup is not None:
             idle.append({"env": env, "tool": lookup, "args": {}})
+        idle += [{"env": env, "tool": fetch, "args": {}} for fetch in fetch_tools(package)]
         if not keep_calls and package.env_class.settle is not Environment.settle:
             # S0 alone while time passes: a lazy world applies the clock (requests nobody took
             # expire). Never after the golden work: what the work made may lapse there, and that
@@ -332,6 +334,19 @@ def advance_tool(package: EnvPackage) -> str | None:
         if annotations.exclusive and annotations.read_only and not spec.parameters["required"]:
             return name
     return None
+
+
+def fetch_tools(package: EnvPackage) -> list[str]:
+    """The tools that bring in what the world has already decided (``fetches``: send/receive),
+    callable without arguments: the tail runs call them after the work, so what they deliver
+    shows as the world's doing (an out-of-office reply in the inbox), never as the agent's. (Not
+    the settled runs: a fetch within the work moves the ids of what the run makes after it, and
+    with them the files named by those ids, which the checks of the work read.)"""
+    return sorted(
+        name
+        for name, spec in package.env_class.tools.items()
+        if spec.annotations.fetches and not spec.parameters["required"]
+    )
 
 
 def _replay(golden: Outcome, probes: int, settle: int = 0, lead: int = 0) -> Outcome | None:

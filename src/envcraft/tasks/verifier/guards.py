@@ -21,6 +21,7 @@ from typing import Any
 
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
+from envcraft.tasks.phrasing.phrasebook import is_time
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
@@ -351,6 +352,7 @@ class GuardChecks(CheckList):
             if asked and not any(under_any(p, {path}) for p in world_made):
                 noun = book.entity(collection).noun
                 unsaid = self._new_unsaid(env, collection, after, asked, dictated)
+                arrivals = self._arrivals(env, collection) if turn is None else []
                 self._guard(  # a message to the wrong traveler: the asked one missing AND a harm
                     f"every new {noun} of {env} is one asked for",
                     turn,
@@ -360,6 +362,7 @@ class GuardChecks(CheckList):
                     expected=asked,
                     subject=subject,
                     **({"unsaid": unsaid} if unsaid else {}),
+                    **({"arrivals": arrivals} if arrivals else {}),
                     **voided,
                 )
 
@@ -516,6 +519,23 @@ class GuardChecks(CheckList):
             and any(value == empty and type(value) is type(empty) for empty in _EMPTY)
             and all(name in r and type(r[name]) is type(value) and r[name] == value for r in records)
         }
+
+    def _arrivals(self, env: str, collection: str) -> list[dict[str, Any]]:
+        """What the world brings into ``collection`` once the work is done, as the tail runs show
+        it (a reply that lands in the inbox when an agent fetches its mail after sending), each as
+        its fields but its own id and its times: a new record like one of them is the world's,
+        not one the agent made. What it delivers mid-run moves the ids of what the run makes
+        after it, so only the end of the run is judged so."""
+        made = self.golden.final.get(env, {}).get(collection) or {}
+        found: list[dict[str, Any]] = []
+        for run in self.world.variants[self.world.turned :]:
+            for key, record in sorted((run.final.get(env, {}).get(collection) or {}).items()):
+                if key in made or not isinstance(record, dict):
+                    continue
+                fields = {k: v for k, v in record.items() if v != key and not is_time(v)}
+                if (pattern := {"$fields": fields}) not in found:
+                    found.append(pattern)
+        return found
 
     @staticmethod
     def _new_members(run: Outcome, env: str, collection: str, turn: int | None) -> int:

@@ -2501,6 +2501,8 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "only_asked":  # every new member is one of the asked records (none for someone else)
         old = before if isinstance(before, dict) else {}
         new = [v for k, v in after.items() if k not in old] if isinstance(after, dict) else []
+        # ... but for what the world brought in once the work was done (a reply fetched)
+        new = [m for m in new if not any(matches(m, p) for p in check.get("arrivals", ()))]
         unsaid = check.get("unsaid")  # ... and no free note of one takes it back or names another
         return float(
             all(any(matches(member, p) for p in check["expected"]) for member in new)
