@@ -332,3 +332,25 @@ def test_salvage_keeps_the_job_up_to_the_step_that_takes_it_back_or_repeats_it(t
         lights(tmp_path), ROOMS, ("turn_off", {"room_id": "hallway"}), ("turn_on", {"room_id": "hallway"})
     )
     assert steps(tidy(back, packages, graphs, salvage=True)[0]) == [("turn_off", {"room_id": "hallway"})]
+
+
+def test_a_step_the_tool_reports_changed_nothing_is_left_out() -> None:
+    """A stage re-run on inputs that did not change only logs the run (``"changed": false``):
+    34 of 36 re-runs in the golden runs of nine audit rounds were such, a handoff note flagging
+    a dataset as "needing action" that nothing could change (rounds 67-68). The tool says it
+    changed nothing, so no user asks for it; a re-run after its input changed stays."""
+    package = load_package("sheet_analytics")
+    start = package.env_class.generate(seed=0)
+    initial, files = {package.id: start.state.model_dump(mode="json")}, dict(start.files)
+    graphs = {package.id: build_tool_graph(package)}
+    fresh = [d for d in initial[package.id]["datasets"].values() if d["kind"] != "raw" and d["inputs"]]
+    call = GoldenCall(package.id, "rerun_stage", {"dataset_id": fresh[0]["dataset_id"]}, {}, {})
+    named = GoldenCall(package.id, "create_recipe", {"name": "Cedar team"}, {}, {})
+    run = replay([call, named], {package.id: package}, initial, files)
+    assert run is not None and run.calls[0].result["changed"] is False
+    tidied, reason = tidy(run, {package.id: package}, graphs)
+    assert reason == "ok"
+    assert steps(tidied) == [("create_recipe", {"name": "Cedar team"})]
+    alone = replay([call], {package.id: package}, initial, files)
+    assert alone is not None
+    assert tidy(alone, {package.id: package}, graphs) == (None, "no_effect")

@@ -6,8 +6,9 @@ no other step touches, a request whose effect already held, a step that takes ba
 earlier one did. :func:`tidy` turns a golden run into one coherent job or says why it cannot:
 
 * a step that should change something but changes nothing (its effect already held in S0,
-  timestamps and counters aside) is left out, and the chain with it when later steps depend on
-  it (``no_effect``);
+  timestamps and counters aside), or that the tool itself reports changed nothing (``"changed":
+  false``: a stage re-run on inputs that did not change only logs the run), is left out, and the
+  chain with it when later steps depend on it (``no_effect``);
 * read-only steps whose results no later step uses are left out (the run is replayed), with a
   refusal planned before one of them (a planned refusal stays only with the call recovering from it);
 * each step after the first must use an entity an earlier step produced, read or acted on
@@ -72,8 +73,7 @@ def tidy(
         if call.ok
         and graphs[call.env].nodes[call.tool].mutates
         and not graphs[call.env].nodes[call.tool].system
-        and not effects(run, i)
-        and not run.touched_files(i)
+        and ((not effects(run, i) and not run.touched_files(i)) or call.result.get("changed") is False)
     }
     idle |= {i - 1 for i in idle if i > 0 and run.calls[i - 1].expected_error}  # its planned refusal too
     if idle:  # a request whose effect already holds is no request: the step goes, the rest replays
