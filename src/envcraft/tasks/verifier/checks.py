@@ -1385,6 +1385,7 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
     own: set[str] = set()  # the kinds of the records the call names, and of the unnamed ones they point at
     records: set[str] = set()  # the ids of the records found
     persons: list[tuple[str, Any]] = []  # the people the call's records point at
+    pointed: set[str] = set()  # the values the records the call names hold
     todo = [v for v in scalars(action.args) if isinstance(v, str)]
     named = set(todo)
     # ... and the record it makes, as the run left it: a journal opened under a memo holds the
@@ -1407,6 +1408,8 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
                         persons.append((collection, record))  # whom they are for: the order's customer
                     near.append(record)
                     found += [v for v in scalars(state[collection][key]) if isinstance(v, str) and v != key]
+                    if depth == 0:
+                        pointed.update(v for v in found if isinstance(v, str))
             if book is not None and key not in records and key not in seen:
                 near += reference_rows(book, key)  # a code of the world's reference data: LHR
             seen.add(key)
@@ -1475,6 +1478,11 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
         if not party or _people(record) & party
         for w in [*vr.words(book.entity(collection).noun if book else collection), *_people(record)]
     } | party
+    # ... or whom a handle its records hold stands for in the world's roster ("amara": "Amara
+    # Okafor"): the owner of the item completed ("Shared in the team channel. (amara)"; round 69,
+    # R4: 0.75)
+    rostered_people = rostered(states, pointed, book)
+    subjects |= {w.lower() for handle, name in rostered_people for w in [handle, *name.split()]}
     # ... or what it tells of: the record the call names ("archive_reports replaced by the new
     # pipeline" for the dictated "replaced by the new pipeline", round 28 FA: 0.5)
     subjects |= {
@@ -1564,6 +1572,22 @@ def _people(values: Any) -> set[str]:
 
 
 PERSON_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
+
+
+def rostered(states: list[Any], handles: set[str], book: Phrasebook | None) -> list[tuple[str, str]]:
+    """The handles among ``handles`` that a top-level roster of the world maps to a person's
+    name (notes_desk's ``members``: "amara" -> "Amara Okafor"), each with that name: the people
+    a record holding the handle is for, as a person record's name would say."""
+    found: list[tuple[str, str]] = []
+    for state in states:
+        for key, table in state.items():
+            if not isinstance(table, dict) or (book is not None and key in book.collections):
+                continue
+            for handle in sorted(handles):
+                name = table.get(handle)
+                if isinstance(name, str) and PERSON_NAME.fullmatch(name) and (handle, name) not in found:
+                    found.append((handle, name))
+    return found
 
 
 def _kept_lower(near: list[Any]) -> set[str]:
