@@ -338,10 +338,11 @@ def advance_tool(package: EnvPackage) -> str | None:
 
 def fetch_tools(package: EnvPackage) -> list[str]:
     """The tools that bring in what the world has already decided (``fetches``: send/receive),
-    callable without arguments: the tail runs call them after the work, so what they deliver
-    shows as the world's doing (an out-of-office reply in the inbox), never as the agent's. (Not
-    the settled runs: a fetch within the work moves the ids of what the run makes after it, and
-    with them the files named by those ids, which the checks of the work read.)"""
+    callable without arguments: the idle runs call them (the tail runs after the work, and S0 left
+    alone), so what they deliver shows as the world's doing (an out-of-office reply in the inbox),
+    never as the agent's. (Not the settled runs: a fetch within the work moves the ids of what the
+    run makes after it, and with them the files named by those ids, which the checks of the work
+    read.)"""
     return sorted(
         name
         for name, spec in package.env_class.tools.items()

@@ -1408,11 +1408,11 @@ def addressed(golden: Outcome, books: Mapping[str, Phrasebook], action: Action) 
                         persons.append((collection, record))  # whom they are for: the order's customer
                     near.append(record)
                     found += [v for v in scalars(state[collection][key]) if isinstance(v, str) and v != key]
-                    if depth == 0:
-                        pointed.update(v for v in found if isinstance(v, str))
             if book is not None and key not in records and key not in seen:
                 near += reference_rows(book, key)  # a code of the world's reference data: LHR
             seen.add(key)
+        if depth == 0:
+            pointed = set(found)
         todo = found if depth == 0 else []
     for state in states:
         near += [v for k, v in state.items() if book is None or k not in book.collections]

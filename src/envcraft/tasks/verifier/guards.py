@@ -22,6 +22,7 @@ from typing import Any
 from envcraft.core.pointer import escape_token
 from envcraft.core.state import MISSING, diff, get_path
 from envcraft.tasks.phrasing.phrasebook import is_time
+from envcraft.tasks.play.execute import tail_runs
 from envcraft.tasks.play.outcome import Outcome
 from envcraft.tasks.verifier import runtime as vr
 from envcraft.tasks.verifier.checks import (
@@ -528,7 +529,7 @@ class GuardChecks(CheckList):
         after it, so only the end of the run is judged so."""
         made = self.golden.final.get(env, {}).get(collection) or {}
         found: list[dict[str, Any]] = []
-        for run in self.world.variants[self.world.turned :]:
+        for run in tail_runs(self.golden):
             for key, record in sorted((run.final.get(env, {}).get(collection) or {}).items()):
                 if key in made or not isinstance(record, dict):
                     continue
