@@ -7,6 +7,12 @@
   world's roster maps to a name ("amara": "Amara Okafor"), which no record's name field held, so
   she was nobody's. A handle a roster names is now that person (``checks.rostered``). Another
   member ("(Dana)", who had taken it on) and a claim ("(not done)") still fail.
+* A dictated reason with a remark of context after it ("owner asked to stop it (on-call
+  request)"; R3: 0.833, and round 60's "(on-call)", R3: 0.75). Words after dictated ones had to
+  name the call's records in the world's own words, so any context of the agent's own failed. A
+  short remark set apart in brackets or after a dash now holds any words but those that claim
+  something of the world (``runtime._remark``): a negation, a hedge, a time, a rank, an end, a
+  participle, a number, another record's or person's name, a form of the act.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from .test_audit_holes_round41 import said
 from .test_created_records import audit_tasks
 
 DONE = "notes_desk-ce94285a1069"  # amara did "Budget draft", which dana had taken on
+CANCELLED = "job_scheduler-ac499f92cbb4"  # three jobs of RUN-7726 cancelled, each with a dictated reason
 NOTE = "Shared in the team channel."
 
 
@@ -40,3 +47,31 @@ def tasks() -> dict[str, Task]:
 )
 def test_a_note_may_name_the_person_the_item_is_for(tasks: dict[str, Task], note: str, paid: bool) -> None:
     assert (said(tasks[DONE], "complete_action_item", "note", note, 0) == 1.0) is paid
+
+
+REASON = "owner asked to stop it"
+
+
+@pytest.mark.parametrize(
+    ("reason", "paid"),
+    [
+        (REASON, True),
+        (f"{REASON} (on-call request)", True),
+        (f"{REASON} (on-call)", True),
+        (f"{REASON} - on-call rota", True),
+        (f"{REASON} (not really)", False),
+        (f"{REASON} (tentative)", False),
+        (f"{REASON} (approved)", False),
+        (f"{REASON} (awaiting sign-off)", False),
+        (f"{REASON} - urgent", False),
+        (f"{REASON} (for now)", False),
+        (f"{REASON} (retry tomorrow)", False),
+        (f"{REASON} (billing close)", False),  # another workflow's words
+        (f"{REASON} (cancellation)", False),  # the act itself, said again as a remark
+        (f"{REASON} (run 7731)", False),
+        (f"{REASON} (on-call team request via pager)", False),  # no remark: a sentence's length
+        (f"{REASON}, on-call request", False),  # after a comma the words go on
+    ],
+)
+def test_a_reason_may_carry_a_remark_of_context(tasks: dict[str, Task], reason: str, paid: bool) -> None:
+    assert (said(tasks[CANCELLED], "cancel_job", "reason", reason, 0) == 1.0) is paid

@@ -665,6 +665,7 @@ def said_fault(
                 and all(_name(spans[k][0]) and _signs(spans, k, range(i), signers) for k in range(i))
             )
             tail = tail or _aside(folded, spans, end, len(spans), known, label or frozenset(), titles, acted)
+            tail = tail or _remark(folded, spans, end, len(spans), unnamed, label or frozenset())
             # an aside with a greeting before it or a sign-off after it ("Hi Hanna, regarding your
             # trip CLNWG7: ...", "... shortly (trip CLNWG7). Best, Rosa"; round 27, EC: 0.5)
             head = head or any(
@@ -897,6 +898,57 @@ def _aside(
         if numbers and not all(d.lstrip("0") in numbers for d in digits):
             return False  # another record's number: "(re ITN-4002)" beside ITN-4001
     return True
+
+
+# the words by which a remark would claim something of the world rather than give context: it
+# hedges or puts the work off ("(tentative)", "(pending)"), or says the work came to an end,
+# well or badly ("(ok)", "(complete)"); a past or present participle says as much ("(approved)",
+# "(awaiting sign-off)"), and so do these forms of it without the ending
+HEDGES = _vocabulary(
+    "maybe perhaps possibly probably unsure unconfirmed tentative tentatively test testing tbd tbc"
+    " draft wip pending temporary temporarily partly partially almost nearly later soon eventually"
+    " might may could should would reportedly allegedly supposedly if unless"
+    " accidental accidentally error erroneously joke kidding"  # "(in error)": a retraction too
+)
+SUCCESSES = _vocabulary("ok okay success successful successfully complete fine approval open closed live")
+# ... or ranks the work: "Call back about the order - urgent" (round 60, R4: a wrong run)
+PRIORITIES = _vocabulary(
+    "urgent urgently priority critical important high low blocker immediate immediately rush top"
+)
+_HAPPENED = _vocabulary(
+    "done sent paid made taken given seen shut set put held kept left lost won told sold built spent"
+    " begun written broken chosen frozen gone run fed"
+)
+_REMARK = 4  # the most words of a remark: "(on-call request)"
+
+
+def _remark(
+    text: str, spans: list[Span], first: int, end: int, unsaid: frozenset[str], acts: frozenset[str]
+) -> bool:
+    """Whether words ``first``..``end``, after dictated words, are a short remark of the agent's
+    own set apart in brackets or after a dash, which gives the reader context and claims nothing
+    of the world: "duplicate of the morning run (on-call)", "owner asked to stop it (on-call
+    request)" (rounds 60 and 69, R3: 0.75 and 0.833). Which words may stand there is open, as a
+    person's are; the words that claim are not: a negation or a retraction ("(not really)"), a
+    hedge or a time ("(tentative)", "(tomorrow)"), a rank ("- urgent"), an end the work came to
+    ("(failed)", "(ok)"), a participle ("(approved)", "(awaiting sign-off)"), a number, a word of
+    ``unsaid`` (the world's own words for states and for the other people and records in it:
+    "(Liam)", "(billing close)") and a form of one of ``acts`` (the act, the kind and the
+    parameter the words label: "(cancellation)")."""
+    side = spans[first:end]
+    if not side or len(side) > _REMARK or first == 0:
+        return False
+    if not re.fullmatch(r"\s*(?:\(|[-\u2013\u2014]\s)\s*", text[spans[first - 1][2] : side[0][1]]):
+        return False
+    claiming = (
+        NEGATIONS | RETRACTIONS | HEDGES | TIMES | OUTCOMES | SENDING | SUCCESSES | PRIORITIES | _HAPPENED
+    )
+    claiming |= unsaid
+    for word, _, _ in side:
+        for part in word.lower().split("-"):
+            if not part.isalpha() or part in claiming or part.endswith(("ed", "ing")) or _labels(part, acts):
+                return False
+    return re.fullmatch(r"\)?[.!]?\s*", text[side[-1][2] :]) is not None
 
 
 def _numbering(side: list[Span], k: int, naming: frozenset[str]) -> bool:
