@@ -13,6 +13,13 @@
   short remark set apart in brackets or after a dash now holds any words but those that claim
   something of the world (``runtime._remark``): a negation, a hedge, a time, a rank, an end, a
   participle, a number, another record's or person's name, a form of the act.
+* A rider's cancellation made sooner than the golden run made it (R4: two runs of three calls,
+  ids from a filtered lookup, paid 0.45). The golden run's five calls ran past the free minutes
+  after the trip was confirmed, so its 500-cent fee and the driver's share were checks; a run
+  with fewer lookups cancels within them and owes nothing. Every correct run the verifier knew
+  was slower than the golden one. The golden run without its lookups (``brisk_runs``) is now
+  one of them, so what the clock decides is read either way; cancelling as the dispatcher or
+  the driver still fails.
 """
 
 from __future__ import annotations
@@ -22,10 +29,11 @@ import pytest
 from envcraft.tasks.format.model import Task
 
 from .test_audit_holes_round41 import said
-from .test_created_records import audit_tasks
+from .test_created_records import audit_tasks, call, score
 
 DONE = "notes_desk-ce94285a1069"  # amara did "Budget draft", which dana had taken on
 CANCELLED = "job_scheduler-ac499f92cbb4"  # three jobs of RUN-7726 cancelled, each with a dictated reason
+SOONER = "rideshare_dispatch-666aab17185d"  # offer REQ-9890 to Yuki Silva, then a rider cancels TRP-40495
 NOTE = "Shared in the team channel."
 
 
@@ -75,3 +83,20 @@ REASON = "owner asked to stop it"
 )
 def test_a_reason_may_carry_a_remark_of_context(tasks: dict[str, Task], reason: str, paid: bool) -> None:
     assert (said(tasks[CANCELLED], "cancel_job", "reason", reason, 0) == 1.0) is paid
+
+
+RIDE = "rideshare_dispatch"
+
+
+@pytest.mark.parametrize(
+    ("cancelled_by", "paid"),
+    [("rider", True), ("dispatcher", False), ("driver", False)],
+)
+def test_a_cancellation_made_sooner_owes_what_the_clock_says(
+    tasks: dict[str, Task], cancelled_by: str, paid: bool
+) -> None:
+    turns = [
+        [call(RIDE, "propose_match", request_id="REQ-9890", driver_id="DRV-893")],
+        [call(RIDE, "cancel_trip", trip_id="TRP-40495", cancelled_by=cancelled_by, reason="plans changed")],
+    ]
+    assert (score(tasks[SOONER], turns) == 1.0) is paid

@@ -231,6 +231,37 @@ def tail_runs(golden: Outcome) -> list[Outcome]:
     return cached
 
 
+def brisk_runs(golden: Outcome) -> list[Outcome]:
+    """The golden run without its lookups (the calls of read-only tools that fetch nothing), if
+    every other call then fails or succeeds as it did: an agent that knew the ids, or filtered
+    its way to them, and so acted earlier on the clock. What the clock decides shows in it too,
+    the other way from the slower runs: a rider's cancellation within the free minutes costs no
+    fee (round 69, R4: a run of three calls paid 0.45 for the 500-cent fee the golden run's five
+    calls ran into). Aligned with the golden turns. Kept on ``golden``."""
+    cached: list[Outcome] | None = golden._derived.get("brisk")
+    if cached is None:
+        cached = []
+        packages = {env: load_package(path) for env, path in golden.packages.items()}
+        kept = [a for a in golden.actions if not _looks(packages, a)]
+        if len(kept) < len(golden.actions):
+            turns: list[list[dict[str, Any]]] = [[] for _ in golden.turns]
+            for action in kept:
+                turns[action.turn].append({"env": action.env, "tool": action.tool, "args": action.args})
+            run = run_calls(packages, golden.initial, golden.initial_files, turns)
+            pairs = zip(kept, run.actions, strict=True)
+            if not any(is_error(a.result) != is_error(b.result) for a, b in pairs):
+                cached = [run]
+        golden._derived["brisk"] = cached
+    return cached
+
+
+def _looks(packages: Mapping[str, EnvPackage], action: Action) -> bool:
+    """Whether ``action`` calls a read-only tool that brings nothing in (a lookup)."""
+    package = packages.get(action.env)
+    spec = package.env_class.tools.get(action.tool) if package is not None else None
+    return spec is not None and spec.annotations.read_only is True and not spec.annotations.fetches
+
+
 def recovered_runs(golden: Outcome) -> list[Outcome]:
     """The golden run with each documented recovery made (``Environment.recovery``: a failed sink
     write sought back and replayed right after it), or none when no call asks for one. Each is

@@ -26,6 +26,7 @@ from envcraft.tasks.phrasing.phrasebook import Phrasebook, humanize, is_time, ph
 from envcraft.tasks.phrasing.render import situations
 from envcraft.tasks.phrasing.words import QUOTED
 from envcraft.tasks.play.execute import (
+    brisk_runs,
     clock_run,
     late_runs,
     recovered_runs,
@@ -159,7 +160,8 @@ class World:
         packages = {env: load_package(path) for env, path in golden.packages.items()}
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
-        turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden)]  # golden turns
+        # the correct runs aligned with the golden turns
+        turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden), *brisk_runs(golden)]
         acts = acts_of(packages.values())
         said = unsituated(said, list(packages))
         world = cls(
