@@ -12,7 +12,9 @@
   name the call's records in the world's own words, so any context of the agent's own failed. A
   short remark set apart in brackets or after a dash now holds any words but those that claim
   something of the world (``runtime._remark``): a negation, a hedge, a time, a rank, an end, a
-  participle, a number, another record's or person's name, a form of the act.
+  participle, a number, another record's or person's name, a form of the act. The same holds
+  after a sentence's stop: "Shared in the team channel. (amara)", the item's owner by her handle
+  (R4: 0.75), passes; "(dana)" still fails.
 * A rider's cancellation made sooner than the golden run made it (R4: two runs of three calls,
   ids from a filtered lookup, paid 0.45). The golden run's five calls ran past the free minutes
   after the trip was confirmed, so its 500-cent fee and the driver's share were checks; a run
@@ -47,9 +49,12 @@ def tasks() -> dict[str, Task]:
     [
         (NOTE, True),
         (f"{NOTE} (Amara)", True),
+        (f"{NOTE} (amara)", True),  # her handle, as the roster writes it
         (f"{NOTE} - Amara Okafor", True),
         (f"{NOTE} (Dana)", False),  # who had it, not who did it
         (f"{NOTE} (not done)", False),
+        (f"{NOTE} (dana)", False),
+        (f"{NOTE} (tentative)", False),
         ("Not shared in the team channel.", False),
     ],
 )

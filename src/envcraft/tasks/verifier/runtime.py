@@ -926,19 +926,20 @@ def _remark(
     text: str, spans: list[Span], first: int, end: int, unsaid: frozenset[str], acts: frozenset[str]
 ) -> bool:
     """Whether words ``first``..``end``, after dictated words, are a short remark of the agent's
-    own set apart in brackets or after a dash, which gives the reader context and claims nothing
-    of the world: "duplicate of the morning run (on-call)", "owner asked to stop it (on-call
-    request)" (rounds 60 and 69, R3: 0.75 and 0.833). Which words may stand there is open, as a
-    person's are; the words that claim are not: a negation or a retraction ("(not really)"), a
-    hedge or a time ("(tentative)", "(tomorrow)"), a rank ("- urgent"), an end the work came to
-    ("(failed)", "(ok)"), a participle ("(approved)", "(awaiting sign-off)"), a number, a word of
-    ``unsaid`` (the world's own words for states and for the other people and records in it:
-    "(Liam)", "(billing close)") and a form of one of ``acts`` (the act, the kind and the
-    parameter the words label: "(cancellation)")."""
+    own set apart in brackets or after a dash (the words' final stop before it or not), which
+    gives the reader context and claims nothing of the world: "duplicate of the morning run
+    (on-call)", "owner asked to stop it (on-call request)", "Shared in the team channel.
+    (amara)" (round 60, R3: 0.75; round 69, R3 and R4: 0.833 and 0.75). Which words may stand
+    there is open, as a person's are; the words that claim are not: a negation or a retraction
+    ("(not really)"), a hedge or a time ("(tentative)", "(tomorrow)"), a rank ("- urgent"), an
+    end the work came to ("(failed)", "(ok)"), a participle ("(approved)", "(awaiting
+    sign-off)"), a number, a word of ``unsaid`` (the world's own words for states and for the
+    other people and records in it: "(Liam)", "(billing close)") and a form of one of ``acts``
+    (the act, the kind and the parameter the words label: "(cancellation)")."""
     side = spans[first:end]
     if not side or len(side) > _REMARK or first == 0:
         return False
-    if not re.fullmatch(r"\s*(?:\(|[-\u2013\u2014]\s)\s*", text[spans[first - 1][2] : side[0][1]]):
+    if not re.fullmatch(r"[.!]?\s*(?:\(|[-\u2013\u2014]\s)\s*", text[spans[first - 1][2] : side[0][1]]):
         return False
     claiming = (
         NEGATIONS | RETRACTIONS | HEDGES | TIMES | OUTCOMES | SENDING | SUCCESSES | PRIORITIES | _HAPPENED
