@@ -6,8 +6,13 @@ An agent that sends and then runs send/receive (``sync_mailbox``, which the READ
 in the out-of-office reply the world had already decided: a goal on the reply "on its way", a count
 of new messages and the files guard all held that against it. A tool marked ``fetches`` only brings
 in what the world decided, so the tail runs call it after the work, and what it delivers there is
-the world's: a new record like it is no unasked one (``only_asked``'s ``arrivals``). A fetch within
-the work is still judged as before: it moves the ids of what the run makes after it.
+the world's: a new record like it is no unasked one (``only_asked``'s ``arrivals``).
+
+A fetch within the work, in the turn that sent (R4's own run: 0.25 after the first fix), brought the
+same reply in earlier: the turn's count of new messages, its only-asked guard and the files guard
+(the reply's ``mail/inbox/MSG-0011.eml``, where the tail runs' reply had another id) held it against
+the run. Each turn's guards now know the arrivals too, the counts leave them out, and a file of an
+arrival is named by its id whenever it came.
 """
 
 from __future__ import annotations
@@ -35,6 +40,13 @@ def test_mail_fetched_after_the_work_is_the_worlds(round67: dict[str, Task]) -> 
     assert score(task, [*turns[:-1], [*turns[-1], SYNC]]) == 1.0
 
 
+def test_mail_fetched_in_the_turn_that_sent_is_the_worlds(round67: dict[str, Task]) -> None:
+    task = round67[MAIL]
+    turns = reference_turns(task)
+    assert score(task, [[*turns[0], SYNC], *turns[1:]]) == 1.0
+    assert score(task, [[*turns[0], SYNC], *turns[1:-1], [*turns[-1], SYNC]]) == 1.0
+
+
 def test_an_unasked_message_beside_the_fetched_reply_still_fails(round67: dict[str, Task]) -> None:
     task = round67[MAIL]
     turns = reference_turns(task)
@@ -43,6 +55,7 @@ def test_an_unasked_message_beside_the_fetched_reply_still_fails(round67: dict[s
     )
     assert score(task, [*turns[:-1], [*turns[-1], extra, SYNC]]) < 1.0
     assert score(task, [*turns[:-1], [*turns[-1], SYNC, extra]]) < 1.0
+    assert score(task, [[*turns[0], SYNC, extra], *turns[1:]]) < 1.0
 
 
 def test_the_arrival_is_a_pattern_of_what_the_world_delivers(round67: dict[str, Task]) -> None:

@@ -371,9 +371,9 @@ def fetch_tools(package: EnvPackage) -> list[str]:
     """The tools that bring in what the world has already decided (``fetches``: send/receive),
     callable without arguments: the idle runs call them (the tail runs after the work, and S0 left
     alone), so what they deliver shows as the world's doing (an out-of-office reply in the inbox),
-    never as the agent's. (Not the settled runs: a fetch within the work moves the ids of what the
-    run makes after it, and with them the files named by those ids, which the checks of the work
-    read.)"""
+    never as the agent's; the verifier then knows an arrival by its fields, at any turn's end.
+    (Not the settled runs: a fetch within the work moves the ids of what the run makes after it,
+    and with them the files named by those ids, which the checks of the work read.)"""
     return sorted(
         name
         for name, spec in package.env_class.tools.items()

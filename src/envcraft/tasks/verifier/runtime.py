@@ -2550,7 +2550,9 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
     if kind == "no_extra":  # at most `count` members that were not there before
         now = after if isinstance(after, dict) else {}
         old = before if isinstance(before, dict) else {}
-        return float(sum(1 for k in now if k not in old) <= check["count"])
+        arrived = check.get("arrivals", ())  # ... besides what the world brought in (a reply fetched)
+        made = [k for k, v in now.items() if k not in old and not any(matches(v, p) for p in arrived)]
+        return float(len(made) <= check["count"])
     if kind == "only_asked":  # every new member is one of the asked records (none for someone else)
         old = before if isinstance(before, dict) else {}
         new = [v for k, v in after.items() if k not in old] if isinstance(after, dict) else []
