@@ -47,6 +47,21 @@ def test_mail_fetched_in_the_turn_that_sent_is_the_worlds(round67: dict[str, Tas
     assert score(task, [[*turns[0], SYNC], *turns[1:-1], [*turns[-1], SYNC]]) == 1.0
 
 
+def test_a_fetched_reply_the_agent_read_is_still_the_worlds(round67: dict[str, Task]) -> None:
+    """Reading the reply marks it "seen", which no arrival in the tail runs is (round 70, R3: 0.5)."""
+    task = round67[MAIL]
+    turns = reference_turns(task)
+    read = call("mail_triage", "read_message", message_id="MSG-0011")
+    assert score(task, [[*turns[0], SYNC, read], *turns[1:]]) == 1.0
+    assert (
+        score(
+            task,
+            [*turns[:-1], [*turns[-1], SYNC, call("mail_triage", "read_message", message_id="MSG-0012")]],
+        )
+        == 1.0
+    )
+
+
 def test_an_unasked_message_beside_the_fetched_reply_still_fails(round67: dict[str, Task]) -> None:
     task = round67[MAIL]
     turns = reference_turns(task)

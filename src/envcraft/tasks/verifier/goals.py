@@ -720,6 +720,14 @@ class GoalChecks(CheckList):
         found |= desk_acts(self.golden, self.world.books)
         found |= self._asked_verbs(request)
         reported, numbers = self._reported(request)  # a whole-number field's label -> what it held
+        # what the environments the values come from call their records: "aggregated 15 events"
+        found |= {
+            w
+            for env, _ in request.sources
+            if (book := self.world.books.get(env)) is not None
+            for collection in book.collections
+            for w in vr.words(book.entity(collection).noun)
+        }
         now = {label: set(held) for label, held in numbers.items()}  # ... and holds (or a call told)
         found |= reported
         unheld: set[str] = set()  # the words of the fields that hold nothing: what did not happen
@@ -885,20 +893,30 @@ class GoalChecks(CheckList):
         pairs = list(zip(request.sources, asked_values(request), strict=False))
         fields = {where.split("/")[3]: str(value) for (_, where), value in pairs if len(where.split("/")) > 3}
         keys = {str(value) for (_, where), value in pairs if len(where.split("/")) == 3}  # a record's id
+        envs = {env for (env, _), _ in pairs}
         found: set[str] = set()
         numbers: dict[str, set[str]] = {}
         for action in self.golden.actions:
             result = action.result if isinstance(action.result, dict) else {}
             told = any(str(result.get(k)) == v for k, v in fields.items())
+            # ... or a call of the work that reported the asked field before it came to hold the
+            # asked value: process_batch's "committed": 6, then the commit made it 22; its
+            # "halted_at" is what the world said of the same work ("Halted at offset 22
+            # (schema_violation: refund_of missing)"; round 70, R4: 0.833)
+            wrote = action.env in envs and action.tool not in self.world.reads.get(action.env, [])
+            told = told or (wrote and any(k in result for k in fields))
             made = any(isinstance(v, str) and v in keys for v in result.values())  # "count_id": "CC-0002"
             if "error" in result or not (told or made):
                 continue
             for key, value in result.items():
                 label = vr.words(humanize(str(key)))
-                found.update(label)
+                if value not in ([], {}, "", None, False):  # a name over nothing says it did not happen
+                    found.update(label)  # ("dead_lettered": [] makes no "dead-lettered offset 22")
                 whole = [v for v in value.values() if type(v) is int] if isinstance(value, dict) else [value]
                 if len(whole) == 1 and type(whole[0]) is int:  # "halted at 23": the one number it holds
                     numbers.setdefault(" ".join(label), set()).update(said_numbers(str(key), whole[0]))
+                if isinstance(value, list) and value:  # how many it names: "dropped 1 duplicate"
+                    found.add(str(len(value)))
                 for node in scalars(value):
                     if isinstance(node, str) and len(node) <= _SHORT:
                         said = re.findall(r"[^\W_]+", node.lower())

@@ -933,9 +933,10 @@ def _remark(
     there is open, as a person's are; the words that claim are not: a negation or a retraction
     ("(not really)"), a hedge or a time ("(tentative)", "(tomorrow)"), a rank ("- urgent"), an
     end the work came to ("(failed)", "(ok)"), a participle ("(approved)", "(awaiting
-    sign-off)"), a number, a word of ``unsaid`` (the world's own words for states and for the
-    other people and records in it: "(Liam)", "(billing close)") and a form of one of ``acts``
-    (the act, the kind and the parameter the words label: "(cancellation)")."""
+    sign-off)"), a number, a name (a word with a capital: "(Acme Corp)"; who may sign or be
+    credited is :func:`said_fault`'s to say), a word of ``unsaid`` (the world's own words for
+    states and for the other people and records in it: "(dana)", "(billing close)") and a form
+    of one of ``acts`` (the act, the kind and the parameter the words label: "(cancellation)")."""
     side = spans[first:end]
     if not side or len(side) > _REMARK or first == 0:
         return False
@@ -946,7 +947,9 @@ def _remark(
     )
     claiming |= unsaid
     for word, _, _ in side:
-        for part in word.lower().split("-"):
+        if word != word.lower():
+            return False  # a name, of whom the world does not say: "(Acme Corp)", a supplier nobody named
+        for part in word.split("-"):
             if not part.isalpha() or part in claiming or part.endswith(("ed", "ing")) or _labels(part, acts):
                 return False
     return re.fullmatch(r"\)?[.!]?\s*", text[side[-1][2] :]) is not None
@@ -2555,9 +2558,17 @@ def _state_check(kind: str, check: dict[str, Any], after: Any, before: Any) -> f
         return float(len(made) <= check["count"])
     if kind == "only_asked":  # every new member is one of the asked records (none for someone else)
         old = before if isinstance(before, dict) else {}
-        new = [v for k, v in after.items() if k not in old] if isinstance(after, dict) else []
+        made = sorted((k for k in after if k not in old), key=made_order) if isinstance(after, dict) else []
+        new = [after[k] for k in made]
         # ... but for what the world brought in once the work was done (a reply fetched)
         new = [m for m in new if not any(matches(m, p) for p in check.get("arrivals", ()))]
+        # ... and, in a log, the asked act made again after an asked entry (a check to confirm)
+        firsts = [n for n, m in enumerate(new) if any(matches(m, p) for p in check["expected"])]
+        new = [
+            m
+            for n, m in enumerate(new)
+            if not (firsts and n > firsts[0] and any(matches(m, p) for p in check.get("repeats", ())))
+        ]
         unsaid = check.get("unsaid")  # ... and no free note of one takes it back or names another
         return float(
             all(any(matches(member, p) for p in check["expected"]) for member in new)
