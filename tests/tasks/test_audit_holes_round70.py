@@ -14,6 +14,11 @@
   and all, and the second check saw the drained replica. The asked act made again is now an asked
   entry of a log, by the fields the calls chose (the service), not what it observed; a check of
   another service still fails.
+* A dictated message with the new time told inside it ("Your airport pickup time has changed to
+  16:45 UTC on March 13; please check ..."; R3: 0.833, as round 61, R1 and round 67, R4 were). The
+  dictated words had to stand as one run. An aside put inside them is now read as one after them
+  is (``runtime._without_inserted``): it may name the call's records and their numbers and say
+  the time's zone; a wrong time, a wrong day, a negation or a claim still fail.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ import pytest
 from envcraft.tasks.format.model import Task
 from envcraft.tasks.play.execute import reference_turns
 
+from .test_audit_holes_round41 import said
 from .test_created_records import audit_tasks, call, score
 
 CAUGHT_UP = "event_stream-8b37a7fd4c80"  # process refunds p0 (dedupe, halt), commit, report the offset
 STREAM = "event_stream"
 CHECKED = "infra_recovery-749ffcdc1264"  # an incident with a health check, a host drained, a note, a summary
 INFRA = "infra_recovery"
+MOVED = "itinerary_rebooking-7d214b5230f4"  # TRF-0001 moved to 16:45 on March 13, then an email and an SMS
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +89,23 @@ def test_a_health_check_run_again_is_the_asked_one(tasks: dict[str, Task], servi
     turns = reference_turns(tasks[CHECKED])
     again = [*turns[1], call(INFRA, "run_health_check", service_id=service)]  # after the drain
     assert (score(tasks[CHECKED], [turns[0], again, *turns[2:]]) == 1.0) is paid
+
+
+@pytest.mark.parametrize(
+    ("inserted", "paid"),
+    [
+        ("", True),
+        (" to 16:45 UTC on March 13", True),
+        (" (16:45 UTC on March 13)", True),
+        (" to 16:45 on March 13", True),
+        (" to 16:00 UTC on March 13", False),
+        (" to 16:45 UTC on March 14", False),
+        (" (not 16:45)", False),
+        (" to 16:45 UTC, cancelled", False),
+    ],
+)
+def test_a_dictated_message_may_tell_the_new_time_inside_it(
+    tasks: dict[str, Task], inserted: str, paid: bool
+) -> None:
+    text = f"Your airport pickup time has changed{inserted}; please check the new time in your app."
+    assert (said(tasks[MOVED], "notify_traveler", "message", text, 0) == 1.0) is paid

@@ -233,6 +233,7 @@ MONTHS = _vocabulary(  # a record's date said in an aside: "(Power Spin, Jan 5 0
     " august september october november december"
 )
 POSSESSIVES = _vocabulary("my your our their its his her")
+ZONES = _vocabulary("utc gmt")  # the zone the world's times are in: "(16:45 UTC on March 13)"
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_OF = {  # a weekday as said ("sat" and "sun" are words first)
     **{name: name for name in WEEKDAY_NAMES},
@@ -696,6 +697,10 @@ def said_fault(
         plain = _without_vocatives(text, names, phrase)
         if plain != text:
             return said_fault(plain, dictated, *again)
+        known = (names if titles is None else titles) | aside
+        inserted = _without_inserted(folded, spans, phrase, known, label or frozenset(), titles, acted)
+        if inserted is not None:
+            return said_fault(inserted, dictated, *again)
     if not hits:
         return f"the words {dictated!r} are not there as one run"
     around = [w for n, (w, _, _) in enumerate(spans) if not any(i <= n < i + len(phrase) for i in hits)]
@@ -790,6 +795,33 @@ def _without_vocatives(text: str, names: frozenset[str], phrase: list[str]) -> s
 _VOCATIVE = re.compile(r"(?<=[^\W\d_])(,?\s+)([A-Z][a-z]+)(?=\s*,)")
 
 
+def _without_inserted(
+    text: str,
+    spans: list[Span],
+    phrase: list[str],
+    known: frozenset[str],
+    kinds: frozenset[str],
+    titles: frozenset[str] | None,
+    acted: frozenset[str],
+) -> str | None:
+    """``text`` without a short aside put inside the dictated words, where it names the call's
+    records as :func:`_aside` reads one after them ("Your driver will now meet you at a different
+    time (15:05 UTC on March 13); the details are in your app.", "Your airport pickup time has
+    changed to 16:45 UTC on March 13; please ..."; rounds 61, 67 and 70: 0.833 each): the new
+    time told where it belongs. None when the words do not stand so; a wrong time or another
+    record's number is no such aside."""
+    lowered = [_numeral(w.lower().replace("-", "")) for w, _, _ in spans]
+    for k in range(1, len(phrase)):
+        for i in _find(lowered, phrase[:k]):
+            cut = i + k
+            for j in _find(lowered, phrase[k:]):
+                if cut < j <= cut + _ASIDE and _aside(text, spans, cut, j, known, kinds, titles, acted):
+                    after = spans[j - 1][2]
+                    closing = re.match(r"\s*\)", text[after:])
+                    return text[: spans[cut - 1][2]] + text[after + (closing.end() if closing else 0) :]
+    return None
+
+
 def _vocative(text: str, spans: list[Span], end: int, names: frozenset[str]) -> bool:
     """Whether the words after ``end`` call the addressee by name at the end of the dictated
     sentence: "Could you share an update, Ines?" (a comma before, the closing mark after)."""
@@ -865,7 +897,7 @@ def _aside(
         return False  # says who asked: an attribution (:func:`_attribution`), not a record's name
     if wrong_dates([w.lower() for w, _, _ in side], names | acted):
         return False  # "New pickup: March 05 at 16:10" of a pickup on March 13 (round 54, R1: 1.0)
-    known = names | MENTION | POSSESSIVES | MONTHS
+    known = names | MENTION | POSSESSIVES | MONTHS | ZONES
     numbers = {n.lstrip("0") for n in known if n.isdigit()}
     if values is not None and first > 0 and side[0][0].lower() not in _LEADS:  # "on your trip" points
         naming = values | MONTHS
