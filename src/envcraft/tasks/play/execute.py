@@ -18,6 +18,7 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.state import MISSING
 from envcraft.tasks.format.model import Source, Task
+from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.play.episode import Episode, resolve_packages
 from envcraft.tasks.play.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 
@@ -232,12 +233,13 @@ def tail_runs(golden: Outcome) -> list[Outcome]:
 
 
 def brisk_runs(golden: Outcome) -> list[Outcome]:
-    """The golden run without its lookups (the calls of read-only tools that fetch nothing), if
-    every other call then fails or succeeds as it did: an agent that knew the ids, or filtered
-    its way to them, and so acted earlier on the clock. What the clock decides shows in it too,
-    the other way from the slower runs: a rider's cancellation within the free minutes costs no
-    fee (round 69, R4: a run of three calls paid 0.45 for the 500-cent fee the golden run's five
-    calls ran into). Aligned with the golden turns. Kept on ``golden``."""
+    """The golden run without its lookups (the calls of read-only tools that write and fetch
+    nothing: :func:`_looks`), if every other call then fails or succeeds as it did: an agent
+    that knew the ids, or filtered its way to them, and so acted earlier on the clock. What the
+    clock decides shows in it too, the other way from the slower runs: a rider's cancellation
+    within the free minutes costs no fee (round 69, R4: a run of three calls paid 0.45 for the
+    500-cent fee the golden run's five calls ran into). Aligned with the golden turns. Kept on
+    ``golden``."""
     cached: list[Outcome] | None = golden._derived.get("brisk")
     if cached is None:
         cached = []
@@ -256,10 +258,15 @@ def brisk_runs(golden: Outcome) -> list[Outcome]:
 
 
 def _looks(packages: Mapping[str, EnvPackage], action: Action) -> bool:
-    """Whether ``action`` calls a read-only tool that brings nothing in (a lookup)."""
+    """Whether ``action`` calls a read-only tool that writes nothing and brings nothing in (a
+    lookup). One that marks what it showed (a message read is "seen") or applies the world's
+    clock as it looks (a sweep) stays: without it the run would differ in more than its time."""
     package = packages.get(action.env)
     spec = package.env_class.tools.get(action.tool) if package is not None else None
-    return spec is not None and spec.annotations.read_only is True and not spec.annotations.fetches
+    if package is None or spec is None or spec.annotations.read_only is not True or spec.annotations.fetches:
+        return False
+    effects = tool_effects(package.env_class).get(action.tool)
+    return effects is None or not effects.writes
 
 
 def recovered_runs(golden: Outcome) -> list[Outcome]:

@@ -720,12 +720,15 @@ class GoalChecks(CheckList):
         found |= desk_acts(self.golden, self.world.books)
         found |= self._asked_verbs(request)
         reported, numbers = self._reported(request)  # a whole-number field's label -> what it held
-        # what the environments the values come from call their records: "aggregated 15 events"
+        # what the environments the values come from call the records the work added: "aggregated
+        # 15 events" (never a kind it made none of: "duplicate" of a dead letter it made)
         found |= {
             w
             for env, _ in request.sources
             if (book := self.world.books.get(env)) is not None
             for collection in book.collections
+            if set(self.golden.final.get(env, {}).get(collection) or ())
+            - set(self.golden.initial.get(env, {}).get(collection) or ())
             for w in vr.words(book.entity(collection).noun)
         }
         now = {label: set(held) for label, held in numbers.items()}  # ... and holds (or a call told)
@@ -896,6 +899,13 @@ class GoalChecks(CheckList):
         envs = {env for (env, _), _ in pairs}
         found: set[str] = set()
         numbers: dict[str, set[str]] = {}
+        before = {  # what the asked fields held before the asked values, as the calls reported it
+            str(result[k])
+            for action in self.golden.actions
+            if isinstance(result := action.result, dict)
+            for k, v in fields.items()
+            if k in result and str(result[k]) != v
+        }
         for action in self.golden.actions:
             result = action.result if isinstance(action.result, dict) else {}
             told = any(str(result.get(k)) == v for k, v in fields.items())
@@ -904,16 +914,18 @@ class GoalChecks(CheckList):
             # "halted_at" is what the world said of the same work ("Halted at offset 22
             # (schema_violation: refund_of missing)"; round 70, R4: 0.833)
             wrote = action.env in envs and action.tool not in self.world.reads.get(action.env, [])
-            told = told or (wrote and any(k in result for k in fields))
+            earlier = not told and wrote and any(k in result for k in fields)
             made = any(isinstance(v, str) and v in keys for v in result.values())  # "count_id": "CC-0002"
-            if "error" in result or not (told or made):
+            if "error" in result or not (told or made or earlier):
                 continue
             for key, value in result.items():
                 label = vr.words(humanize(str(key)))
                 if value not in ([], {}, "", None, False):  # a name over nothing says it did not happen
                     found.update(label)  # ("dead_lettered": [] makes no "dead-lettered offset 22")
                 whole = [v for v in value.values() if type(v) is int] if isinstance(value, dict) else [value]
-                if len(whole) == 1 and type(whole[0]) is int:  # "halted at 23": the one number it holds
+                # "halted at 23": the one number it holds (not what the field held before the
+                # asked value: "current committed offset: 27" of one rewound to 4 is untrue)
+                if len(whole) == 1 and type(whole[0]) is int and not earlier:
                     numbers.setdefault(" ".join(label), set()).update(said_numbers(str(key), whole[0]))
                 if isinstance(value, list) and value:  # how many it names: "dropped 1 duplicate"
                     found.add(str(len(value)))
@@ -921,8 +933,8 @@ class GoalChecks(CheckList):
                     if isinstance(node, str) and len(node) <= _SHORT:
                         said = re.findall(r"[^\W_]+", node.lower())
                         found |= set(said) | (SUCCEEDED if said == ["ok"] else set())
-                    elif type(node) is int:
-                        found.add(str(node))
+                    elif type(node) is int and not (earlier and str(node) in before):
+                        found.add(str(node))  # (never what the asked field held before it)
         return found - vr.NEGATIONS - vr.RETRACTIONS, numbers
 
     def _asked_verbs(self, request: FileRequest) -> set[str]:
