@@ -18,7 +18,6 @@ from envcraft.core.errors import ErrorCategory, error_result, is_error
 from envcraft.core.package import EnvPackage, PackageError, load_package
 from envcraft.core.state import MISSING
 from envcraft.tasks.format.model import Source, Task
-from envcraft.tasks.graphs.effects import tool_effects
 from envcraft.tasks.play.episode import Episode, resolve_packages
 from envcraft.tasks.play.outcome import Action, ExecutionError, Outcome, TurnSnapshot
 
@@ -232,20 +231,22 @@ def tail_runs(golden: Outcome) -> list[Outcome]:
     return cached
 
 
-def brisk_runs(golden: Outcome) -> list[Outcome]:
-    """The golden run without its lookups (the calls of read-only tools that write and fetch
-    nothing: :func:`_looks`), if every other call then fails or succeeds as it did: an agent
-    that knew the ids, or filtered its way to them, and so acted earlier on the clock. What the
-    clock decides shows in it too, the other way from the slower runs: a rider's cancellation
-    within the free minutes costs no fee (round 69, R4: a run of three calls paid 0.45 for the
-    500-cent fee the golden run's five calls ran into). Aligned with the golden turns. Kept on
-    ``golden``."""
+def brisk_runs(golden: Outcome, lookups: Mapping[str, frozenset[str]]) -> list[Outcome]:
+    """The golden run without its lookups (the calls of the tools ``lookups`` names per
+    environment: read-only tools that write and fetch nothing), if every other call then fails
+    or succeeds as it did: an agent that knew the ids, or filtered its way to them, and so acted
+    earlier on the clock. What the clock decides shows in it too, the other way from the slower
+    runs: a rider's cancellation within the free minutes costs no fee (round 69, R4: a run of
+    three calls paid 0.45 for the 500-cent fee the golden run's five calls ran into). A read that
+    marks what it showed (a message read is "seen") or applies the world's clock as it looks is
+    no lookup: without it the run would differ in more than its time. Aligned with the golden
+    turns. Kept on ``golden`` (one ``lookups`` per golden run)."""
     cached: list[Outcome] | None = golden._derived.get("brisk")
     if cached is None:
         cached = []
-        packages = {env: load_package(path) for env, path in golden.packages.items()}
-        kept = [a for a in golden.actions if not _looks(packages, a)]
+        kept = [a for a in golden.actions if a.tool not in lookups.get(a.env, frozenset())]
         if len(kept) < len(golden.actions):
+            packages = {env: load_package(path) for env, path in golden.packages.items()}
             turns: list[list[dict[str, Any]]] = [[] for _ in golden.turns]
             for action in kept:
                 turns[action.turn].append({"env": action.env, "tool": action.tool, "args": action.args})
@@ -255,18 +256,6 @@ def brisk_runs(golden: Outcome) -> list[Outcome]:
                 cached = [run]
         golden._derived["brisk"] = cached
     return cached
-
-
-def _looks(packages: Mapping[str, EnvPackage], action: Action) -> bool:
-    """Whether ``action`` calls a read-only tool that writes nothing and brings nothing in (a
-    lookup). One that marks what it showed (a message read is "seen") or applies the world's
-    clock as it looks (a sweep) stays: without it the run would differ in more than its time."""
-    package = packages.get(action.env)
-    spec = package.env_class.tools.get(action.tool) if package is not None else None
-    if package is None or spec is None or spec.annotations.read_only is not True or spec.annotations.fetches:
-        return False
-    effects = tool_effects(package.env_class).get(action.tool)
-    return effects is None or not effects.writes
 
 
 def recovered_runs(golden: Outcome) -> list[Outcome]:

@@ -161,7 +161,9 @@ class World:
         books = {env: phrasebook(package) for env, package in packages.items()}
         tails = tail_runs(golden)
         # the correct runs aligned with the golden turns
-        turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden), *brisk_runs(golden)]
+        lookups = {env: pure_lookups(package) for env, package in packages.items()}
+        brisk = brisk_runs(golden, lookups)
+        turned = [*shifted_runs(golden), *recovered_runs(golden), *settled_runs(golden), *brisk]
         acts = acts_of(packages.values())
         said = unsituated(said, list(packages))
         world = cls(
@@ -327,6 +329,19 @@ def _beyond(writes: Iterable[str], kind: str) -> bool:
     of ``journal_id``) and the counters that number new records (``next_transfer``)."""
     own = kind.removesuffix("_id") + "s"
     return any(w != own and not w.startswith("next_") for w in writes)
+
+
+def pure_lookups(package: EnvPackage) -> frozenset[str]:
+    """The tools of ``package`` that only look: read-only, fetching nothing and writing nothing
+    (a read that marks a message "seen" or applies the world's clock as it looks writes)."""
+    effects = tool_effects(package.env_class)
+    return frozenset(
+        name
+        for name, spec in package.env_class.tools.items()
+        if spec.annotations.read_only is True
+        and not spec.annotations.fetches
+        and (name not in effects or not effects[name].writes)
+    )
 
 
 def looking_changes(
